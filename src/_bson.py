@@ -1,0 +1,148 @@
+"""BSON safety shared by every collection: input checks, key escaping, chunked values.
+
+* Identifiers must be strings; anything else is refused before a query runs.
+* User-controlled names (metadata keys, ...) never become BSON field paths:
+  ``.``, ``$``, ``%`` and NUL are percent-escaped in keys and restored on read.
+* Serialized values larger than one document can hold are split into chunk
+  documents that share the value's key and differ by ``chunk``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from bson import Binary
+
+from .errors import InvalidInputError
+
+#: Bytes of serialized value per document; keeps each document well under 16 MiB.
+DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024
+
+_ESCAPES = {"%": "%25", ".": "%2E", "$": "%24", "\x00": "%00"}
+
+
+def require_str(name: str, value: Any, *, allow_empty: bool = True) -> str:
+    """Return ``value`` if it is a ``str``; raise ``InvalidInputError`` otherwise.
+
+    >>> require_str("thread_id", "t-1")
+    't-1'
+    """
+    if not isinstance(value, str):
+        raise InvalidInputError(
+            f"{name} must be a str, got {type(value).__name__} ({value!r:.80}); "
+            f"pass the identifier as a string, e.g. str({name})"
+        )
+    if not allow_empty and not value:
+        raise InvalidInputError(f"{name} must be a non-empty string")
+    return value
+
+
+def escape_key(key: str) -> str:
+    """Make ``key`` safe as one BSON field name (no path, no operator).
+
+    >>> escape_key("a.b$c")
+    'a%2Eb%24c'
+    """
+    if not isinstance(key, str):
+        raise InvalidInputError(f"document keys must be str, got {type(key).__name__} ({key!r:.80})")
+    if not any(ch in key for ch in _ESCAPES):
+        return key
+    return "".join(_ESCAPES.get(ch, ch) for ch in key)
+
+
+def unescape_key(key: str) -> str:
+    if "%" not in key:
+        return key
+    out, i = [], 0
+    while i < len(key):
+        if key[i] == "%" and key[i + 1 : i + 3] in ("25", "2E", "24", "00"):
+            out.append({"25": "%", "2E": ".", "24": "$", "00": "\x00"}[key[i + 1 : i + 3]])
+            i += 3
+        else:
+            out.append(key[i])
+            i += 1
+    return "".join(out)
+
+
+def escape_document(value: Any) -> Any:
+    """Escape every mapping key, recursively (lists and tuples become lists)."""
+    if isinstance(value, Mapping):
+        return {escape_key(k): escape_document(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [escape_document(v) for v in value]
+    return value
+
+
+def unescape_document(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {unescape_key(k): unescape_document(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unescape_document(v) for v in value]
+    return value
+
+
+def containment_filter(prefix: str, query: Mapping[str, Any]) -> dict[str, Any]:
+    """Translate a metadata query into equality on escaped paths under ``prefix``.
+
+    Top-level keys match by equality; nested mappings match by containment
+    (like Postgres ``@>``): ``{"a": {"b": 1}}`` matches ``{"a": {"b": 1, "c": 2}}``.
+    Keys starting with ``$`` are refused, so no operator can widen a query.
+
+    >>> containment_filter("metadata", {"source": "loop", "parents": {"": "1"}})
+    {'metadata.source': 'loop', 'metadata.parents.': '1'}
+    """
+    if not isinstance(query, Mapping):
+        raise InvalidInputError(f"filter must be a dict, got {type(query).__name__}")
+    out: dict[str, Any] = {}
+    for key, value in query.items():
+        if not isinstance(key, str):
+            raise InvalidInputError(f"filter keys must be str, got {type(key).__name__} ({key!r:.80})")
+        if key.startswith("$"):
+            raise InvalidInputError(
+                f"filter key {key!r} starts with '$'; operators are not accepted in filters, "
+                "pass plain metadata keys and values"
+            )
+        path = f"{prefix}.{escape_key(key)}"
+        if isinstance(value, Mapping) and value:
+            out.update(containment_filter(path, value))
+        elif isinstance(value, (list, tuple)):
+            out[path] = {"$all": [escape_document(v) for v in value]} if value else []
+        else:
+            out[path] = escape_document(value)
+    return out
+
+
+def value_documents(key: Mapping[str, Any], typed: tuple[str, bytes], chunk_bytes: int) -> list[dict[str, Any]]:
+    """Documents storing one serialized value under ``key`` (several if it is large).
+
+    Chunk 0 carries the serde type and the chunk count ``n``.
+    """
+    type_, data = typed
+    if len(data) <= chunk_bytes:
+        return [{**key, "chunk": 0, "type": type_, "data": Binary(data)}]
+    parts = [data[i : i + chunk_bytes] for i in range(0, len(data), chunk_bytes)]
+    docs = [{**key, "chunk": i, "data": Binary(part)} for i, part in enumerate(parts)]
+    docs[0].update(type=type_, n=len(parts))
+    return docs
+
+
+def assemble_values(docs: Iterable[Mapping[str, Any]], key_fields: tuple[str, ...]) -> dict[tuple, tuple[str, bytes]]:
+    """Group value documents by key and join their chunks: ``{key tuple: (type, bytes)}``.
+
+    A value whose chunks are not all present (a write still in progress, or
+    storage damaged by hand) is left out rather than returned truncated.
+    """
+    groups: dict[tuple, dict[int, Mapping[str, Any]]] = {}
+    for doc in docs:
+        groups.setdefault(tuple(doc[f] for f in key_fields), {})[doc.get("chunk", 0)] = doc
+    out: dict[tuple, tuple[str, bytes]] = {}
+    for key, chunks in groups.items():
+        head = chunks.get(0)
+        if head is None:
+            continue
+        n = head.get("n", 1)
+        if any(i not in chunks for i in range(n)):
+            continue
+        out[key] = (head["type"], b"".join(bytes(chunks[i]["data"]) for i in range(n)))
+    return out

@@ -1,0 +1,335 @@
+"""MongoDB I/O written once, run by a sync face and a native async face.
+
+Storage logic in this package is written as *plans*: generators that yield
+small request objects (``Find``, ``Upsert``, ...) and receive their results.
+``SyncIO`` runs a plan on a synchronous client (pymongo ``MongoClient``,
+``mongomock``); ``AsyncIO`` runs the same plan with ``await`` on an
+asynchronous client (pymongo ``AsyncMongoClient``, motor, ``mongomock_motor``).
+The logic never knows which one runs it, so the two faces cannot drift apart.
+
+Example::
+
+    def count_threads(thread_id):
+        docs = yield Find("checkpoints", {"thread_id": thread_id}, limit=1)
+        return len(docs)
+
+    SyncIO(client["db"]).run(count_threads("t1"))
+    await AsyncIO(async_client["db"]).run(count_threads("t1"))
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Generator, Iterator
+from dataclasses import dataclass
+from typing import Any, Union
+
+from pymongo import IndexModel, ReplaceOne, ReturnDocument, UpdateOne
+from pymongo.errors import BulkWriteError
+
+DUPLICATE_KEY = 11000
+
+
+@dataclass(frozen=True)
+class Find:
+    """``find`` materialised into a list."""
+
+    collection: str
+    filter: dict[str, Any]
+    projection: dict[str, Any] | None = None
+    sort: list[tuple[str, int]] | None = None
+    limit: int = 0
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    collection: str
+    pipeline: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Upsert:
+    """One unordered bulk of ``UpdateOne``/``ReplaceOne`` upserts (one command on a server).
+
+    Duplicate-key errors from concurrent upserts of the same key are ignored:
+    every caller uses it for idempotent, insert-if-absent or last-writer-wins
+    documents.
+    """
+
+    collection: str
+    operations: list[UpdateOne | ReplaceOne]
+
+
+@dataclass(frozen=True)
+class InsertMany:
+    """Unordered insert of many documents; keys already present are left as they are."""
+
+    collection: str
+    documents: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class UpdateMany:
+    collection: str
+    filter: dict[str, Any]
+    update: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class DeleteMany:
+    collection: str
+    filter: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class InsertOne:
+    """Insert one document; returns False instead of raising on a duplicate key."""
+
+    collection: str
+    document: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class FindOneAndUpdate:
+    """Returns the document after the update, or None when nothing matched."""
+
+    collection: str
+    filter: dict[str, Any]
+    update: dict[str, Any]
+    upsert: bool = False
+    projection: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class CreateIndexes:
+    collection: str
+    indexes: list[IndexModel]
+
+
+@dataclass(frozen=True)
+class Command:
+    command: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Emit:
+    """Not I/O: hands one item to the caller of an iterating plan."""
+
+    value: Any
+
+
+Request = Union[
+    Find, Aggregate, Upsert, InsertMany, UpdateMany, DeleteMany, InsertOne, FindOneAndUpdate, CreateIndexes, Command
+]
+Plan = Generator[Any, Any, Any]
+
+
+def is_async_client(client: Any) -> bool:
+    """True for pymongo's ``AsyncMongoClient``, motor and mongomock_motor clients."""
+    return any(
+        cls.__module__.startswith(("pymongo.asynchronous", "motor", "mongomock_motor")) for cls in type(client).__mro__
+    )
+
+
+def _is_mongomock(collection: Any) -> bool:
+    # mongomock 4.3 cannot take pymongo >= 4.20's UpdateOne/ReplaceOne in
+    # bulk_write (they pass a `sort` argument it does not know). Only there do
+    # we apply a bulk one operation at a time; real servers get one command.
+    return any(cls.__module__.startswith("mongomock") for cls in type(collection).__mro__)
+
+
+def _raise_unless_duplicates(error: BulkWriteError) -> None:
+    others = [e for e in error.details.get("writeErrors", []) if e.get("code") != DUPLICATE_KEY]
+    if others or error.details.get("writeConcernErrors"):
+        raise error
+
+
+def _single_op(collection: Any, op: UpdateOne | ReplaceOne) -> Any:
+    doc = op._doc  # noqa: SLF001 - the public operation objects expose no getters
+    if isinstance(op, ReplaceOne):
+        return collection.replace_one(op._filter, doc, upsert=op._upsert)  # noqa: SLF001
+    return collection.update_one(op._filter, doc, upsert=op._upsert)  # noqa: SLF001
+
+
+class SyncIO:
+    """Runs plans on a synchronous database."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+
+    def execute(self, request: Any) -> Any:
+        coll = self.db[request.collection] if hasattr(request, "collection") else None
+        if isinstance(request, Find):
+            cursor = coll.find(request.filter, request.projection)
+            if request.sort:
+                cursor = cursor.sort(request.sort)
+            if request.limit:
+                cursor = cursor.limit(request.limit)
+            return list(cursor)
+        if isinstance(request, Aggregate):
+            return list(coll.aggregate(request.pipeline))
+        if isinstance(request, Upsert):
+            if not request.operations:
+                return None
+            if _is_mongomock(coll):
+                for op in request.operations:
+                    _single_op(coll, op)
+                return None
+            try:
+                coll.bulk_write(request.operations, ordered=False)
+            except BulkWriteError as error:
+                _raise_unless_duplicates(error)
+            return None
+        if isinstance(request, InsertMany):
+            if request.documents:
+                try:
+                    coll.insert_many(request.documents, ordered=False)
+                except BulkWriteError as error:
+                    _raise_unless_duplicates(error)
+            return None
+        if isinstance(request, UpdateMany):
+            return coll.update_many(request.filter, request.update).modified_count
+        if isinstance(request, DeleteMany):
+            return coll.delete_many(request.filter).deleted_count
+        if isinstance(request, InsertOne):
+            from pymongo.errors import DuplicateKeyError
+
+            try:
+                coll.insert_one(dict(request.document))
+            except DuplicateKeyError:
+                return False
+            return True
+        if isinstance(request, FindOneAndUpdate):
+            return coll.find_one_and_update(
+                request.filter,
+                request.update,
+                projection=request.projection,
+                upsert=request.upsert,
+                return_document=ReturnDocument.AFTER,
+            )
+        if isinstance(request, CreateIndexes):
+            return coll.create_indexes(request.indexes) if request.indexes else []
+        if isinstance(request, Command):
+            return self.db.command(request.command)
+        raise TypeError(f"unknown request {request!r}")
+
+    def run(self, plan: Plan) -> Any:
+        """Drive a plan to its return value."""
+        result = None
+        while True:
+            try:
+                request = plan.send(result)
+            except StopIteration as stop:
+                return stop.value
+            result = self.execute(request)
+
+    def iterate(self, plan: Plan) -> Iterator[Any]:
+        """Drive a plan, yielding what it ``Emit``s."""
+        result = None
+        while True:
+            try:
+                request = plan.send(result)
+            except StopIteration:
+                return
+            if isinstance(request, Emit):
+                result = None
+                yield request.value
+            else:
+                result = self.execute(request)
+
+
+async def _resolve(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+async def _to_list(cursor_or_coro: Any) -> list[Any]:
+    # pymongo's async aggregate/list_indexes are coroutines returning a cursor;
+    # motor's and mongomock_motor's return the cursor directly.
+    cursor = await _resolve(cursor_or_coro)
+    return await cursor.to_list(None)
+
+
+class AsyncIO:
+    """Runs plans natively on an asynchronous database (no thread pool)."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+
+    async def execute(self, request: Any) -> Any:
+        coll = self.db[request.collection] if hasattr(request, "collection") else None
+        if isinstance(request, Find):
+            cursor = coll.find(request.filter, request.projection)
+            if request.sort:
+                cursor = cursor.sort(request.sort)
+            if request.limit:
+                cursor = cursor.limit(request.limit)
+            return await cursor.to_list(None)
+        if isinstance(request, Aggregate):
+            return await _to_list(coll.aggregate(request.pipeline))
+        if isinstance(request, Upsert):
+            if not request.operations:
+                return None
+            if _is_mongomock(coll):
+                for op in request.operations:
+                    await _single_op(coll, op)
+                return None
+            try:
+                await coll.bulk_write(request.operations, ordered=False)
+            except BulkWriteError as error:
+                _raise_unless_duplicates(error)
+            return None
+        if isinstance(request, InsertMany):
+            if request.documents:
+                try:
+                    await coll.insert_many(request.documents, ordered=False)
+                except BulkWriteError as error:
+                    _raise_unless_duplicates(error)
+            return None
+        if isinstance(request, UpdateMany):
+            return (await coll.update_many(request.filter, request.update)).modified_count
+        if isinstance(request, DeleteMany):
+            return (await coll.delete_many(request.filter)).deleted_count
+        if isinstance(request, InsertOne):
+            from pymongo.errors import DuplicateKeyError
+
+            try:
+                await coll.insert_one(dict(request.document))
+            except DuplicateKeyError:
+                return False
+            return True
+        if isinstance(request, FindOneAndUpdate):
+            return await coll.find_one_and_update(
+                request.filter,
+                request.update,
+                projection=request.projection,
+                upsert=request.upsert,
+                return_document=ReturnDocument.AFTER,
+            )
+        if isinstance(request, CreateIndexes):
+            return await coll.create_indexes(request.indexes) if request.indexes else []
+        if isinstance(request, Command):
+            return await self.db.command(request.command)
+        raise TypeError(f"unknown request {request!r}")
+
+    async def run(self, plan: Plan) -> Any:
+        result = None
+        while True:
+            try:
+                request = plan.send(result)
+            except StopIteration as stop:
+                return stop.value
+            result = await self.execute(request)
+
+    async def iterate(self, plan: Plan) -> AsyncIterator[Any]:
+        result = None
+        while True:
+            try:
+                request = plan.send(result)
+            except StopIteration:
+                return
+            if isinstance(request, Emit):
+                result = None
+                yield request.value
+            else:
+                result = await self.execute(request)
+

@@ -1,0 +1,581 @@
+"""Storage logic of the checkpointer, written once as I/O plans.
+
+Each public saver method has a plan here (a generator yielding requests from
+``langgraph_durable_mongodb._mongo``); ``MongoDBCheckpointer`` runs it with its
+sync face or its native async face. Every plan checks its input before it
+yields its first request, so bad input never reaches the server.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+    get_checkpoint_metadata,
+    writes_sort_key,
+)
+from pymongo import ReplaceOne, UpdateOne
+
+from .._bson import (
+    DEFAULT_CHUNK_BYTES,
+    assemble_values,
+    containment_filter,
+    escape_document,
+    require_str,
+    unescape_document,
+    unescape_key,
+    value_documents,
+)
+from .._mongo import CreateIndexes, DeleteMany, Emit, Find, InsertMany, Plan, UpdateMany, Upsert
+from ..errors import DeltaChainError, InvalidInputError
+from .documents import (
+    BLOB_KEY,
+    INLINE_BYTES,
+    INLINE_TYPES,
+    WRITE_KEY,
+    CollectionNames,
+    checkpoint_indexes,
+    checkpoint_key,
+    stored_channels,
+)
+
+#: Checkpoints fetched per page by ``list``: blobs and writes cost one query per page, never per checkpoint.
+LIST_PAGE = 100
+
+_CHAIN_FIELDS = {
+    "_id": 0,
+    "thread_id": 1,
+    "checkpoint_ns": 1,
+    "checkpoint_id": 1,
+    "parent_checkpoint_id": 1,
+    "values.c": 1,
+    "values.v": 1,
+    "metadata.counters_since_delta_snapshot": 1,
+    "metadata.run_id": 1,
+}
+
+
+def _configurable(config: Any) -> Mapping[str, Any]:
+    if not isinstance(config, Mapping) or not isinstance(config.get("configurable"), Mapping):
+        raise InvalidInputError('config must be a dict with a "configurable" dict, e.g. {"configurable": {"thread_id": "t1"}}')
+    return config["configurable"]
+
+
+def _thread_ns(config: Any) -> tuple[str, str, str | None]:
+    conf = _configurable(config)
+    if "thread_id" not in conf:
+        raise InvalidInputError('config["configurable"] has no "thread_id"; pass the thread to read or write')
+    thread_id = require_str("thread_id", conf["thread_id"])
+    checkpoint_ns = require_str("checkpoint_ns", conf.get("checkpoint_ns", ""))
+    checkpoint_id = conf.get("checkpoint_id")
+    if checkpoint_id is not None:
+        require_str("checkpoint_id", checkpoint_id)
+    return thread_id, checkpoint_ns, checkpoint_id or None
+
+
+def _parent_config(doc: Mapping[str, Any]) -> RunnableConfig | None:
+    parent = doc.get("parent_checkpoint_id")
+    if not parent:
+        return None
+    return {"configurable": checkpoint_key(doc["thread_id"], doc["checkpoint_ns"], parent)}
+
+
+def _chain(docs_by_id: Mapping[str, Mapping[str, Any]], start: str | None) -> list[str]:
+    """Checkpoint ids from ``start`` up the parent chain, newest first (stops at a gap)."""
+    chain, seen = [], set()
+    while start and start in docs_by_id and start not in seen:
+        seen.add(start)
+        chain.append(start)
+        start = docs_by_id[start].get("parent_checkpoint_id")
+    return chain
+
+
+def _delta_dependencies(docs_by_id: Mapping[str, Mapping[str, Any]], checkpoint_id: str) -> list[str]:
+    """Ancestors whose writes (or stored seed) a DeltaChannel at ``checkpoint_id`` needs.
+
+    ``counters_since_delta_snapshot`` in a checkpoint's metadata names the
+    delta channels that were written since their last snapshot; each needs
+    every ancestor back to the nearest one that stores its value.
+    """
+    doc = docs_by_id[checkpoint_id]
+    counters = (doc.get("metadata") or {}).get("counters_since_delta_snapshot") or {}
+    pending = {unescape_key(k) for k in counters} - stored_channels(doc)
+    needed: list[str] = []
+    for ancestor in _chain(docs_by_id, doc.get("parent_checkpoint_id")):
+        if not pending:
+            break
+        needed.append(ancestor)
+        pending -= stored_channels(docs_by_id[ancestor])
+    return needed
+
+
+class CheckpointPlans:
+    """The checkpointer's storage logic; mixed into ``MongoDBCheckpointer``."""
+
+    serde: Any
+    collections: CollectionNames
+    ttl: float | None
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES
+
+    # -- expiry ---------------------------------------------------------------
+
+    def _expiry_fields(self, thread_id: str) -> dict[str, Any]:
+        return {"expire_at": self._thread_expiry(thread_id)} if self.ttl is not None else {}
+
+    def _thread_expiry(self, thread_id: str) -> datetime:
+        return self._expiries.get(thread_id) or self._new_expiry()
+
+    def _new_expiry(self) -> datetime:
+        # BSON dates hold milliseconds: truncate so the value read back compares equal.
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        return (now + timedelta(seconds=self.ttl)).replace(microsecond=now.microsecond // 1000 * 1000)
+
+    def _refresh_expiry(self, thread_id: str) -> Plan:
+        """Give every document of a thread one new ``expire_at``, at most once per ttl/10.
+
+        All documents of a thread share the same expiry, so the TTL monitor
+        removes a thread as a whole, never part of its history.
+        """
+        if self.ttl is None:
+            return
+        current = self._expiries.get(thread_id)
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        if current is not None and (current - now).total_seconds() > self.ttl * 0.9:
+            return
+        expiry = self._new_expiry()
+        self._expiries[thread_id] = expiry
+        for coll in self.collections.per_thread:
+            yield UpdateMany(coll, {"thread_id": thread_id}, {"$set": {"expire_at": expiry}})
+
+    # -- setup ------------------------------------------------------------------
+
+    def _setup_plan(self) -> Plan:
+        for coll, indexes in checkpoint_indexes(self.collections, self.ttl).items():
+            yield CreateIndexes(coll, indexes)
+
+    # -- reading ----------------------------------------------------------------
+
+    def _load_tuples(self, docs: list[dict[str, Any]]) -> Plan:
+        """Turn checkpoint documents into tuples with two queries: blobs, then writes."""
+        if not docs:
+            return []
+        refs = {
+            (d["thread_id"], d["checkpoint_ns"], e["c"], e["v"])
+            for d in docs
+            for e in d.get("values", ())
+            if "t" not in e
+        }
+        blobs: dict[tuple, tuple[str, bytes]] = {}
+        if refs:
+            found = yield Find(
+                self.collections.blobs,
+                {"$or": [dict(zip(BLOB_KEY, ref)) for ref in sorted(refs)]},
+                {"_id": 0, "expire_at": 0},
+            )
+            blobs = assemble_values(found, BLOB_KEY)
+        groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for d in docs:
+            groups[(d["thread_id"], d["checkpoint_ns"])].append(d["checkpoint_id"])
+        found = yield Find(
+            self.collections.writes,
+            {
+                "$or": [
+                    {"thread_id": t, "checkpoint_ns": ns, "checkpoint_id": {"$in": ids}}
+                    for (t, ns), ids in groups.items()
+                ]
+            },
+            {"_id": 0, "expire_at": 0},
+        )
+        writes = self._group_writes(found)
+        return [self._tuple(d, blobs, writes.get((d["thread_id"], d["checkpoint_ns"], d["checkpoint_id"]), [])) for d in docs]
+
+    def _group_writes(self, docs: list[dict[str, Any]]) -> dict[tuple, list[tuple[str, str, Any]]]:
+        """Pending writes per checkpoint, in ``writes_sort_key`` order."""
+        heads = {tuple(d[f] for f in WRITE_KEY): d for d in docs if d.get("chunk", 0) == 0}
+        values = assemble_values(docs, WRITE_KEY)
+        out: dict[tuple, list[tuple[str, str, str, int, Any]]] = defaultdict(list)
+        for key, typed in values.items():
+            head = heads[key]
+            out[key[:3]].append((head.get("task_path", ""), head["task_id"], head["idx"], head["channel"], typed))
+        return {
+            key: [
+                (task_id, channel, self.serde.loads_typed(typed))
+                for path, task_id, idx, channel, typed in sorted(rows, key=lambda r: writes_sort_key(r[0], r[1], r[2]))
+            ]
+            for key, rows in out.items()
+        }
+
+    def _tuple(self, doc: dict[str, Any], blobs: Mapping[tuple, tuple[str, bytes]], pending: list) -> CheckpointTuple:
+        checkpoint: Checkpoint = self.serde.loads_typed((doc["checkpoint"]["type"], bytes(doc["checkpoint"]["data"])))
+        values: dict[str, Any] = {}
+        for entry in doc.get("values", ()):
+            if "t" in entry:
+                values[entry["c"]] = self.serde.loads_typed((entry["t"], bytes(entry["d"])))
+            else:
+                typed = blobs.get((doc["thread_id"], doc["checkpoint_ns"], entry["c"], entry["v"]))
+                if typed is not None:
+                    values[entry["c"]] = self.serde.loads_typed(typed)
+        return CheckpointTuple(
+            config={"configurable": checkpoint_key(doc["thread_id"], doc["checkpoint_ns"], doc["checkpoint_id"])},
+            checkpoint={**checkpoint, "channel_values": values},
+            metadata=unescape_document(doc.get("metadata") or {}),
+            parent_config=_parent_config(doc),
+            pending_writes=pending,
+        )
+
+    def _get_tuple_plan(self, config: RunnableConfig) -> Plan:
+        thread_id, checkpoint_ns, checkpoint_id = _thread_ns(config)
+        query: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
+        if checkpoint_id:
+            query["checkpoint_id"] = checkpoint_id
+        docs = yield Find(self.collections.checkpoints, query, {"_id": 0}, [("checkpoint_id", -1)], 1)
+        docs = [d for d in docs if not self._expired(d)]
+        tuples = yield from self._load_tuples(docs)
+        return tuples[0] if tuples else None
+
+    def _expired(self, doc: Mapping[str, Any]) -> bool:
+        # Between two passes of the TTL monitor (and on servers without one)
+        # an expired thread is already gone for readers.
+        expire_at = doc.get("expire_at")
+        return expire_at is not None and expire_at <= datetime.now(timezone.utc).replace(tzinfo=None)
+
+    def _list_plan(
+        self,
+        config: RunnableConfig | None,
+        filter: dict[str, Any] | None,
+        before: RunnableConfig | None,
+        limit: int | None,
+    ) -> Plan:
+        query: dict[str, Any] = {}
+        if config is not None:
+            conf = _configurable(config)
+            if "thread_id" in conf:
+                query["thread_id"] = require_str("thread_id", conf["thread_id"])
+            if "checkpoint_ns" in conf:
+                query["checkpoint_ns"] = require_str("checkpoint_ns", conf["checkpoint_ns"])
+            if conf.get("checkpoint_id") is not None:
+                query["checkpoint_id"] = require_str("checkpoint_id", conf["checkpoint_id"])
+        if filter:
+            query.update(containment_filter("metadata", filter))
+        if before is not None:
+            before_id = _configurable(before).get("checkpoint_id")
+            if before_id is not None:
+                query.setdefault("checkpoint_id", {})
+                bound = {"$lt": require_str("checkpoint_id", before_id)}
+                query["checkpoint_id"] = (
+                    {"$eq": query["checkpoint_id"], **bound} if isinstance(query["checkpoint_id"], str) else bound
+                )
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+            raise InvalidInputError(f"limit must be a non-negative int or None, got {limit!r}")
+        remaining = limit
+        sort = [("checkpoint_id", -1), ("thread_id", -1), ("checkpoint_ns", -1)]
+        after: dict[str, Any] | None = None
+        while remaining is None or remaining > 0:
+            page_size = LIST_PAGE if remaining is None else min(LIST_PAGE, remaining)
+            page_query = query if after is None else {"$and": [query, after]}
+            docs = yield Find(self.collections.checkpoints, page_query, {"_id": 0}, sort, page_size)
+            for tup in (yield from self._load_tuples([d for d in docs if not self._expired(d)])):
+                yield Emit(tup)
+            if len(docs) < page_size:
+                return
+            if remaining is not None:
+                remaining -= len(docs)
+            last = docs[-1]
+            after = {
+                "$or": [
+                    {"checkpoint_id": {"$lt": last["checkpoint_id"]}},
+                    {"checkpoint_id": last["checkpoint_id"], "thread_id": {"$lt": last["thread_id"]}},
+                    {
+                        "checkpoint_id": last["checkpoint_id"],
+                        "thread_id": last["thread_id"],
+                        "checkpoint_ns": {"$lt": last["checkpoint_ns"]},
+                    },
+                ]
+            }
+
+    # -- writing ----------------------------------------------------------------
+
+    def _put_plan(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Plan:
+        thread_id, checkpoint_ns, parent_id = _thread_ns(config)
+        checkpoint_id = require_str("checkpoint id", checkpoint.get("id"), allow_empty=False)
+        skeleton = {k: v for k, v in checkpoint.items() if k != "channel_values"}
+        versions = checkpoint.get("channel_versions", {})
+        expiry = self._expiry_fields(thread_id)
+        values: list[dict[str, Any]] = []
+        blob_ops: list[UpdateOne] = []
+        for channel, value in checkpoint.get("channel_values", {}).items():
+            entry: dict[str, Any] = {"c": channel, "v": versions.get(channel)}
+            typed = self.serde.dumps_typed(value) if isinstance(value, INLINE_TYPES) else None
+            if typed is not None and len(typed[1]) <= INLINE_BYTES:
+                entry.update(t=typed[0], d=typed[1])
+            elif channel in new_versions:
+                key = dict(zip(BLOB_KEY, (thread_id, checkpoint_ns, channel, versions.get(channel))))
+                for doc in value_documents(key, typed or self.serde.dumps_typed(value), self.chunk_bytes):
+                    ident = {**key, "chunk": doc["chunk"]}
+                    rest = {k: v for k, v in doc.items() if k not in ident}
+                    blob_ops.append(UpdateOne(ident, {"$setOnInsert": {**rest, **expiry}}, upsert=True))
+            values.append(entry)
+        stored_metadata = escape_document(get_checkpoint_metadata(config, metadata))
+        skeleton_type, skeleton_data = self.serde.dumps_typed(skeleton)
+        if blob_ops:
+            yield Upsert(self.collections.blobs, blob_ops)
+        key = checkpoint_key(thread_id, checkpoint_ns, checkpoint_id)
+        yield Upsert(
+            self.collections.checkpoints,
+            [
+                UpdateOne(
+                    key,
+                    {
+                        "$set": {
+                            "parent_checkpoint_id": parent_id,
+                            "checkpoint": {"type": skeleton_type, "data": skeleton_data},
+                            "values": values,
+                            "metadata": stored_metadata,
+                            "ts": checkpoint.get("ts"),
+                            **expiry,
+                        }
+                    },
+                    upsert=True,
+                )
+            ],
+        )
+        yield from self._refresh_expiry(thread_id)
+        return {"configurable": key}
+
+    def _put_writes_plan(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> Plan:
+        thread_id, checkpoint_ns, checkpoint_id = _thread_ns(config)
+        require_str("task_id", task_id)
+        require_str("task_path", task_path)
+        if not checkpoint_id:
+            raise InvalidInputError('put_writes needs config["configurable"]["checkpoint_id"]')
+        expiry = self._expiry_fields(thread_id)
+        ops: list[UpdateOne | ReplaceOne] = []
+        for idx, (channel, value) in enumerate(writes):
+            require_str("write channel", channel)
+            write_idx = WRITES_IDX_MAP.get(channel, idx)
+            key = dict(zip(WRITE_KEY, (thread_id, checkpoint_ns, checkpoint_id, task_id, write_idx)))
+            for doc in value_documents(key, self.serde.dumps_typed(value), self.chunk_bytes):
+                ident = {**key, "chunk": doc["chunk"]}
+                full = {**doc, "channel": channel, "task_path": task_path, **expiry}
+                if write_idx < 0:
+                    ops.append(ReplaceOne(ident, full, upsert=True))
+                else:
+                    rest = {k: v for k, v in full.items() if k not in ident}
+                    ops.append(UpdateOne(ident, {"$setOnInsert": rest}, upsert=True))
+        yield Upsert(self.collections.writes, ops)
+
+    # -- thread maintenance -----------------------------------------------------
+
+    def _delete_thread_plan(self, thread_id: str) -> Plan:
+        require_str("thread_id", thread_id)
+        for coll in self.collections.per_thread:
+            yield DeleteMany(coll, {"thread_id": thread_id})
+        self._expiries.pop(thread_id, None)
+
+    def _copy_thread_plan(self, source_thread_id: str, target_thread_id: str) -> Plan:
+        require_str("source_thread_id", source_thread_id)
+        require_str("target_thread_id", target_thread_id)
+        if source_thread_id == target_thread_id:
+            raise InvalidInputError("copy_thread needs two different thread ids")
+        expiry = self._expiry_fields(target_thread_id)
+        for coll in self.collections.per_thread:
+            docs = yield Find(coll, {"thread_id": source_thread_id}, {"_id": 0})
+            copies = [{**d, "thread_id": target_thread_id} for d in docs]
+            for copy in copies:
+                copy.pop("expire_at", None)
+                copy.update(expiry)
+            yield InsertMany(coll, copies)
+        yield from self._refresh_expiry(target_thread_id)
+
+    def _chain_docs(self, thread_ids: list[str]) -> Plan:
+        docs = yield Find(self.collections.checkpoints, {"thread_id": {"$in": thread_ids}}, _CHAIN_FIELDS)
+        by_ns: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
+        for d in docs:
+            by_ns[(d["thread_id"], d["checkpoint_ns"])][d["checkpoint_id"]] = d
+        return by_ns
+
+    def _delete_checkpoints(self, by_ns: Mapping[tuple[str, str], Mapping[str, Any]], keep: Mapping[tuple[str, str], set[str]]) -> Plan:
+        """Delete every checkpoint of ``by_ns`` not in ``keep``, with its writes and the blobs only it referenced."""
+        for (thread_id, ns), docs in by_ns.items():
+            kept = keep.get((thread_id, ns), set())
+            doomed = [cid for cid in docs if cid not in kept]
+            if not doomed:
+                continue
+            scope = {"thread_id": thread_id, "checkpoint_ns": ns}
+            yield DeleteMany(self.collections.checkpoints, {**scope, "checkpoint_id": {"$in": doomed}})
+            yield DeleteMany(self.collections.writes, {**scope, "checkpoint_id": {"$in": doomed}})
+            live = {(e["c"], e["v"]) for cid in kept for e in docs[cid].get("values", ())}
+            dead = {(e["c"], e["v"]) for cid in doomed for e in docs[cid].get("values", ())} - live
+            if dead:
+                yield DeleteMany(
+                    self.collections.blobs,
+                    {**scope, "$or": [{"channel": c, "version": v} for c, v in sorted(dead, key=repr)]},
+                )
+
+    def _prune_plan(self, thread_ids: Sequence[str], strategy: str) -> Plan:
+        if isinstance(thread_ids, str):
+            raise InvalidInputError("prune takes a list of thread ids, not one string")
+        ids = [require_str("thread_id", t) for t in thread_ids]
+        if strategy == "delete":
+            for t in ids:
+                yield from self._delete_thread_plan(t)
+            return
+        if strategy != "keep_latest":
+            raise InvalidInputError(f'unknown prune strategy {strategy!r}; use "keep_latest" or "delete"')
+        if not ids:
+            return
+        by_ns = yield from self._chain_docs(ids)
+        keep = {}
+        for key, docs in by_ns.items():
+            latest = max(docs)
+            # Keep the ancestors a DeltaChannel of the latest checkpoint still replays.
+            keep[key] = {latest, *_delta_dependencies(docs, latest)}
+        yield from self._delete_checkpoints(by_ns, keep)
+
+    def _delete_for_runs_plan(self, run_ids: Sequence[str]) -> Plan:
+        if isinstance(run_ids, str):
+            raise InvalidInputError("delete_for_runs takes a list of run ids, not one string")
+        runs = [require_str("run_id", r) for r in run_ids]
+        if not runs:
+            return
+        hits = yield Find(self.collections.checkpoints, {"metadata.run_id": {"$in": runs}}, {"_id": 0, "thread_id": 1})
+        threads = sorted({d["thread_id"] for d in hits})
+        if not threads:
+            return
+        by_ns = yield from self._chain_docs(threads)
+        keep: dict[tuple[str, str], set[str]] = {}
+        for key, docs in by_ns.items():
+            keep[key] = {cid for cid, d in docs.items() if (d.get("metadata") or {}).get("run_id") not in runs}
+            for cid in keep[key]:
+                broken = [a for a in _delta_dependencies(docs, cid) if a not in keep[key]]
+                if broken:
+                    run = docs[broken[0]]["metadata"].get("run_id")
+                    raise DeltaChainError(
+                        f"deleting run {run!r} would cut the DeltaChannel history of thread {key[0]!r} "
+                        f"(checkpoint {cid} replays writes of checkpoint {broken[0]}); nothing was deleted. "
+                        "Delete the later runs too, or the whole thread with delete_thread()"
+                    )
+        yield from self._delete_checkpoints(by_ns, keep)
+
+    # -- DeltaChannel -----------------------------------------------------------
+
+    def _delta_history_plan(self, config: RunnableConfig, channels: Sequence[str]) -> Plan:
+        """Writes and seed per channel with a bounded number of queries.
+
+        1. the target checkpoint; 2. its ancestors, newest first, in pages sized
+        from ``counters_since_delta_snapshot`` (one page unless forks interleave);
+        3. the channels' writes at the chain's checkpoints; 4. the seed blobs.
+        """
+        thread_id, checkpoint_ns, checkpoint_id = _thread_ns(config)
+        channels = [require_str("channel", c) for c in channels]
+        if not channels:
+            return {}
+        scope = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
+        target_query = {**scope, **({"checkpoint_id": checkpoint_id} if checkpoint_id else {})}
+        targets = yield Find(self.collections.checkpoints, target_query, _CHAIN_FIELDS, [("checkpoint_id", -1)], 1)
+        result: dict[str, DeltaChannelHistory] = {c: {"writes": []} for c in channels}
+        if not targets:
+            return result
+        target = targets[0]
+        counters = (target.get("metadata") or {}).get("counters_since_delta_snapshot") or {}
+        page = 2 + max((int(v[1]) for k, v in counters.items() if unescape_key(k) in channels), default=62)
+
+        docs_by_id: dict[str, dict[str, Any]] = {}
+        chain: list[str] = []
+        seeds: dict[str, dict[str, Any]] = {}
+        remaining = set(channels)
+        cursor_id, oldest = target.get("parent_checkpoint_id"), target["checkpoint_id"]
+        while cursor_id and remaining:
+            if cursor_id not in docs_by_id:
+                older = yield Find(
+                    self.collections.checkpoints,
+                    {**scope, "checkpoint_id": {"$lt": oldest}},
+                    {**_CHAIN_FIELDS, "values": 1},
+                    [("checkpoint_id", -1)],
+                    page,
+                )
+                if not older:
+                    break
+                docs_by_id.update((d["checkpoint_id"], d) for d in older)
+                oldest = older[-1]["checkpoint_id"]
+                page *= 2
+                if cursor_id not in docs_by_id:
+                    continue
+            doc = docs_by_id[cursor_id]
+            chain.append(cursor_id)
+            for entry in doc.get("values", ()):
+                if entry["c"] in remaining:
+                    seeds[entry["c"]] = {"checkpoint_id": cursor_id, **entry}
+                    remaining.discard(entry["c"])
+            cursor_id = doc.get("parent_checkpoint_id")
+
+        if chain:
+            found = yield Find(
+                self.collections.writes,
+                {**scope, "checkpoint_id": {"$in": chain}, "channel": {"$in": channels}},
+                {"_id": 0, "expire_at": 0},
+            )
+            writes = self._group_writes(found)
+            position = {cid: i for i, cid in enumerate(chain)}
+            for channel in channels:
+                stop = position[seeds[channel]["checkpoint_id"]] if channel in seeds else len(chain) - 1
+                for cid in reversed(chain[: stop + 1]):
+                    result[channel]["writes"].extend(
+                        w for w in writes.get((thread_id, checkpoint_ns, cid), []) if w[1] == channel
+                    )
+        refs = [(c, s["v"]) for c, s in seeds.items() if "t" not in s]
+        blobs = {}
+        if refs:
+            found = yield Find(
+                self.collections.blobs,
+                {**scope, "$or": [{"channel": c, "version": v} for c, v in refs]},
+                {"_id": 0, "expire_at": 0},
+            )
+            blobs = assemble_values(found, BLOB_KEY)
+        for channel, seed in seeds.items():
+            if "t" in seed:
+                result[channel]["seed"] = self.serde.loads_typed((seed["t"], bytes(seed["d"])))
+            elif (typed := blobs.get((thread_id, checkpoint_ns, channel, seed["v"]))) is not None:
+                result[channel]["seed"] = self.serde.loads_typed(typed)
+        return result
+
+
+def next_version(current: str | int | float | None) -> str:
+    """Unique, sortable channel version: a zero-padded counter plus random bits.
+
+    Two branches forked from one checkpoint reach the same counter but never
+    the same version, so their stored values never collide.
+
+    >>> next_version(None) < next_version("00000000000000000000000000000001.ab")
+    True
+    """
+    if current is None:
+        counter = 0
+    elif isinstance(current, str):
+        counter = int(current.split(".")[0])
+    else:
+        counter = int(current)
+    return f"{counter + 1:032}.{os.urandom(8).hex()}"

@@ -1,0 +1,126 @@
+"""Client-parametrized fixtures: every storage test runs once per client kind.
+
+``face`` wraps a ``MongoDBCheckpointer`` so a test written once (as ``async``)
+calls the sync methods on sync clients and the native async methods on async
+clients:
+
+- ``mongomock`` (sync) and ``mongomock_motor`` (async): offline, always run;
+- ``pymongo``, ``pymongo_async`` and ``motor``: the real-server tier
+  (FerretDB started by scripts/ferretdb.py, or ``MONGODB_URI``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from langgraph_durable_mongodb import MongoDBCheckpointer
+
+OFFLINE = ["mongomock", "mongomock_motor"]
+SERVER = ["pymongo", "pymongo_async", "motor"]
+ALL_CLIENTS = OFFLINE + [pytest.param(k, marks=pytest.mark.server) for k in SERVER]
+
+
+def make_client(kind: str, uri: str | None) -> Any:
+    if kind == "mongomock":
+        import mongomock
+
+        return mongomock.MongoClient()
+    if kind == "mongomock_motor":
+        from mongomock_motor import AsyncMongoMockClient
+
+        return AsyncMongoMockClient()
+    if kind == "pymongo":
+        from pymongo import MongoClient
+
+        return MongoClient(uri)
+    if kind == "pymongo_async":
+        from pymongo import AsyncMongoClient
+
+        return AsyncMongoClient(uri)
+    if kind == "motor":
+        from motor.motor_asyncio import AsyncIOMotorClient
+
+        return AsyncIOMotorClient(uri)
+    raise ValueError(kind)
+
+
+def is_async_kind(kind: str) -> bool:
+    return kind in ("mongomock_motor", "pymongo_async", "motor")
+
+
+class Face:
+    """Calls the saver's sync or async methods with one ``await``-able API."""
+
+    def __init__(self, saver: MongoDBCheckpointer, kind: str, db: Any) -> None:
+        self.saver, self.kind, self.is_async = saver, kind, is_async_kind(kind)
+        self.db = db  # the raw database, to read documents as stored
+
+    async def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        if self.is_async:
+            return await getattr(self.saver, "a" + name)(*args, **kwargs)
+        return getattr(self.saver, name)(*args, **kwargs)
+
+    async def list(self, *args: Any, **kwargs: Any) -> list:
+        if self.is_async:
+            return [t async for t in self.saver.alist(*args, **kwargs)]
+        return list(self.saver.list(*args, **kwargs))
+
+    async def raw(self, collection: str, query: dict | None = None) -> list[dict]:
+        cursor = self.db[collection].find(query or {}, {"_id": 0})
+        if self.is_async:
+            return await cursor.to_list(None)
+        return list(cursor)
+
+
+@pytest.fixture
+def client_kind(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def server_uri(request: pytest.FixtureRequest, client_kind: str) -> str | None:
+    if client_kind in OFFLINE:
+        return None
+    return request.getfixturevalue("mongodb_uri")
+
+
+@pytest.fixture
+def mongo_client(client_kind: str, server_uri: str | None) -> Iterator[Any]:
+    client = make_client(client_kind, server_uri)
+    yield client
+    if client_kind == "pymongo":
+        client.close()
+    elif client_kind == "motor":
+        client.close()
+
+
+@pytest.fixture
+def db_name(client_kind: str, server_uri: str | None) -> Iterator[str]:
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    yield name
+    if server_uri is not None:
+        from pymongo import MongoClient
+
+        with MongoClient(server_uri) as c:
+            c.drop_database(name)
+
+
+@pytest.fixture
+async def face(client_kind: str, mongo_client: Any, db_name: str) -> Any:
+    saver = MongoDBCheckpointer(mongo_client, db_name=db_name)
+    f = Face(saver, client_kind, mongo_client[db_name])
+    await f.call("setup")
+    yield f
+    if client_kind == "pymongo_async":
+        await mongo_client.close()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "client_kind" in metafunc.fixturenames and not any(
+        m.name == "parametrize" and "client_kind" in m.args[0] for m in metafunc.definition.iter_markers()
+    ):
+        metafunc.parametrize("client_kind", ALL_CLIENTS, indirect=True)

@@ -1,0 +1,301 @@
+"""The BaseCheckpointSaver contract, method by method, on every client kind."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from langgraph.checkpoint.base import ERROR, INTERRUPT, empty_checkpoint
+from langgraph.checkpoint.serde.types import _DeltaSnapshot  # noqa: F401 - used by DeltaChannel tests
+
+from langgraph_durable_mongodb import InvalidInputError, MongoDBCheckpointer
+
+from .clients import Face
+
+
+def cfg(thread: str = "t1", ns: str = "", checkpoint_id: str | None = None) -> dict:
+    conf = {"thread_id": thread, "checkpoint_ns": ns}
+    if checkpoint_id:
+        conf["checkpoint_id"] = checkpoint_id
+    return {"configurable": conf}
+
+
+def make_checkpoint(saver: MongoDBCheckpointer, values: dict, previous: dict | None = None) -> tuple[dict, dict]:
+    """A checkpoint holding ``values``, with fresh versions for all of them."""
+    cp = empty_checkpoint()
+    base = dict(previous["channel_versions"]) if previous else {}
+    new_versions = {k: saver.get_next_version(base.get(k), None) for k in values}
+    cp["channel_versions"] = {**base, **new_versions}
+    cp["channel_values"] = {**(previous or {}).get("channel_values", {}), **values}
+    return cp, new_versions
+
+
+async def put(face: Face, config: dict, values: dict, metadata: dict | None = None, previous: dict | None = None) -> tuple[dict, dict]:
+    cp, new_versions = make_checkpoint(face.saver, values, previous)
+    saved = await face.call("put", config, cp, metadata or {"source": "loop", "step": 0}, new_versions)
+    return saved, cp
+
+
+async def test_put_and_get_tuple_round_trip(face: Face) -> None:
+    saved, cp = await put(face, cfg(), {"small": "hi", "big": {"list": list(range(200))}, "n": 3}, {"source": "input", "step": -1})
+    assert saved == cfg(checkpoint_id=cp["id"])
+    got = await face.call("get_tuple", cfg())
+    assert got.checkpoint["channel_values"] == {"small": "hi", "big": {"list": list(range(200))}, "n": 3}
+    assert got.checkpoint["channel_versions"] == cp["channel_versions"]
+    assert got.checkpoint["id"] == cp["id"]
+    assert got.metadata == {"source": "input", "step": -1}
+    assert got.parent_config is None
+    assert got.pending_writes == []
+    # raw documents: native metadata, small values inline, the big one in a blob
+    [doc] = await face.raw("checkpoints")
+    assert doc["metadata"] == {"source": "input", "step": -1}
+    inline = {e["c"] for e in doc["values"] if "t" in e}
+    assert inline == {"small", "n"}
+    blobs = await face.raw("checkpoint_blobs")
+    assert [(b["channel"], b["version"]) for b in blobs] == [("big", cp["channel_versions"]["big"])]
+
+
+async def test_put_is_an_upsert_and_parent_is_kept(face: Face) -> None:
+    first, cp1 = await put(face, cfg(), {"a": [1]})
+    cp2, versions = make_checkpoint(face.saver, {"a": [1, 2]}, cp1)
+    for _ in range(2):
+        await face.call("put", first, cp2, {"source": "loop", "step": 1}, versions)
+    assert len(await face.raw("checkpoints")) == 2
+    got = await face.call("get_tuple", cfg())
+    assert got.checkpoint["id"] == cp2["id"]
+    assert got.parent_config == cfg(checkpoint_id=cp1["id"])
+    older = await face.call("get_tuple", cfg(checkpoint_id=cp1["id"]))
+    assert older.checkpoint["channel_values"] == {"a": [1]}
+    assert await face.call("get_tuple", cfg(checkpoint_id="nope")) is None
+    assert await face.call("get_tuple", cfg("other")) is None
+
+
+async def test_unchanged_channels_are_not_written_again(face: Face) -> None:
+    first, cp1 = await put(face, cfg(), {"big": ["x"] * 300, "other": ["y"] * 300})
+    cp2, versions = make_checkpoint(face.saver, {"other": ["z"] * 300}, cp1)
+    await face.call("put", first, cp2, {"source": "loop", "step": 1}, versions)
+    blobs = await face.raw("checkpoint_blobs")
+    assert sorted(b["channel"] for b in blobs) == ["big", "other", "other"]
+    got = await face.call("get_tuple", cfg())
+    assert got.checkpoint["channel_values"] == {"big": ["x"] * 300, "other": ["z"] * 300}
+
+
+async def test_put_writes_regular_are_insert_if_absent_special_overwrite(face: Face) -> None:
+    saved, _ = await put(face, cfg(), {"a": 1})
+    await face.call("put_writes", saved, [("ch", "first"), ("ch2", 2)], "task-1", "~__pregel_pull, a")
+    await face.call("put_writes", saved, [("ch", "second")], "task-1", "~__pregel_pull, a")
+    await face.call("put_writes", saved, [(ERROR, ValueError("one"))], "task-2")
+    await face.call("put_writes", saved, [(ERROR, ValueError("two"))], "task-2")
+    got = await face.call("get_tuple", cfg())
+    writes = {(t, c): v for t, c, v in got.pending_writes}
+    assert writes[("task-1", "ch")] == "first"
+    assert writes[("task-1", "ch2")] == 2
+    assert "two" in str(writes[("task-2", ERROR)]) and "one" not in str(writes[("task-2", ERROR)])
+    raw = await face.raw("checkpoint_writes", {"task_id": "task-1"})
+    assert {r["task_path"] for r in raw} == {"~__pregel_pull, a"}
+    assert len(await face.raw("checkpoint_writes")) == 3
+
+
+async def test_pending_writes_come_in_writes_sort_key_order(face: Face) -> None:
+    saved, _ = await put(face, cfg(), {"a": 1})
+    await face.call("put_writes", saved, [("x", "b0"), ("x", "b1")], "task-b", "path-1")
+    await face.call("put_writes", saved, [("x", "a0")], "task-a", "path-2")
+    await face.call("put_writes", saved, [("x", "c0")], "task-c", "")
+    got = await face.call("get_tuple", cfg())
+    assert [v for _, _, v in got.pending_writes] == ["c0", "b0", "b1", "a0"]
+
+
+async def test_writes_may_arrive_before_their_checkpoint(face: Face) -> None:
+    cp, versions = make_checkpoint(face.saver, {"a": 1})
+    await face.call("put_writes", cfg(checkpoint_id=cp["id"]), [(INTERRUPT, {"q": 1})], "task-1")
+    await face.call("put", cfg(), cp, {"source": "loop", "step": 0}, versions)
+    got = await face.call("get_tuple", cfg())
+    assert got.pending_writes == [("task-1", INTERRUPT, {"q": 1})]
+
+
+async def test_list_filters_before_limit_and_namespaces(face: Face) -> None:
+    previous = None
+    ids = []
+    for step in range(4):
+        config = cfg(checkpoint_id=ids[-1]) if ids else cfg()
+        _, previous = await put(face, config, {"n": step}, {"source": "loop", "step": step, "who": {"name": "ann", "age": 3}}, previous)
+        ids.append(previous["id"])
+    _, child = await put(face, cfg(ns="child:1"), {"n": 9}, {"source": "loop", "step": 0})
+    await put(face, cfg("t2"), {"n": 1}, {"source": "input", "step": -1})
+
+    everything = await face.list(None)
+    assert len(everything) == 6
+    assert [t.checkpoint["id"] for t in everything] == sorted((t.checkpoint["id"] for t in everything), reverse=True)
+    all_ns = await face.list({"configurable": {"thread_id": "t1"}})
+    assert len(all_ns) == 5
+    root = await face.list(cfg())
+    assert [t.checkpoint["id"] for t in root] == ids[::-1]
+    assert [t.checkpoint["id"] for t in await face.list(cfg(ns="child:1"))] == [child["id"]]
+    assert [t.checkpoint["id"] for t in await face.list(cfg(), limit=2)] == ids[:1:-1]
+    assert [t.checkpoint["id"] for t in await face.list(cfg(), before=cfg(checkpoint_id=ids[2]))] == ids[1::-1]
+    assert [t.checkpoint["id"] for t in await face.list(cfg(checkpoint_id=ids[1]))] == [ids[1]]
+    assert [t.metadata["step"] for t in await face.list(cfg(), filter={"step": 2})] == [2]
+    assert len(await face.list(None, filter={"source": "input"})) == 1
+    # nested values match by containment
+    assert len(await face.list(cfg(), filter={"who": {"name": "ann"}})) == 4
+    assert len(await face.list(cfg(), filter={"who": {"name": "bob"}})) == 0
+
+
+async def test_list_pages_without_losing_or_repeating(face: Face, monkeypatch: pytest.MonkeyPatch) -> None:
+    from langgraph_durable_mongodb.checkpointer import base
+
+    monkeypatch.setattr(base, "LIST_PAGE", 3)
+    previous = None
+    for step in range(7):
+        _, previous = await put(face, cfg(), {"n": step}, {"source": "loop", "step": step}, previous)
+        # the same checkpoint ids in another thread: pages must not skip them
+    await face.call("copy_thread", "t1", "t2")
+    listed = await face.list(None)
+    assert len(listed) == 14
+    assert len({(t.config["configurable"]["thread_id"], t.checkpoint["id"]) for t in listed}) == 14
+    assert [t.metadata["step"] for t in await face.list(cfg(), limit=5)] == [6, 5, 4, 3, 2]
+
+
+async def test_metadata_keys_with_dots_and_dollars_round_trip_and_filter_exactly(face: Face) -> None:
+    meta = {"source": "loop", "step": 0, "a.b": 1, "$x": {"y.z": 2}, "a": {"b": 99}}
+    await put(face, cfg(), {"n": 1}, meta)
+    [doc] = await face.raw("checkpoints")
+    assert "a%2Eb" in doc["metadata"] and "%24x" in doc["metadata"]
+    got = await face.call("get_tuple", cfg())
+    assert got.metadata == meta
+    assert len(await face.list(cfg(), filter={"a.b": 1})) == 1
+    # "a.b" is a literal key, never the path a -> b
+    assert len(await face.list(cfg(), filter={"a.b": 99})) == 0
+
+
+async def test_bad_identifiers_fail_before_any_query(face: Face) -> None:
+    requests = []
+    io = face.saver._async_io if face.is_async else face.saver._sync_io
+    original = io.execute
+    io.execute = lambda request: requests.append(request) or original(request)
+    bad_configs = [
+        {"configurable": {"thread_id": 1}},
+        {"configurable": {"thread_id": {"$ne": None}}},
+        {"configurable": {"thread_id": "t", "checkpoint_ns": ["x"]}},
+        {"configurable": {"thread_id": "t", "checkpoint_id": {"$gt": ""}}},
+        {"configurable": {}},
+        {"nothing": 1},
+    ]
+    for bad in bad_configs:
+        with pytest.raises(InvalidInputError):
+            await face.call("get_tuple", bad)
+    with pytest.raises(InvalidInputError):
+        await face.list(cfg(), filter={"$where": "1"})
+    with pytest.raises(InvalidInputError):
+        await face.list(cfg(), filter={"ok": {"$ne": 1}, "$or": []})
+    with pytest.raises(InvalidInputError):
+        await face.call("put_writes", cfg(checkpoint_id="c"), [("a", 1)], 5)
+    with pytest.raises(InvalidInputError):
+        await face.call("put_writes", cfg(checkpoint_id="c"), [("a", 1)], "task", None)
+    with pytest.raises(InvalidInputError):
+        await face.call("delete_thread", {"$ne": ""})
+    with pytest.raises(InvalidInputError):
+        await face.call("copy_thread", "a", 7)
+    with pytest.raises(InvalidInputError):
+        await face.call("prune", "t1")
+    with pytest.raises(InvalidInputError):
+        await face.call("delete_for_runs", [None])
+    assert requests == []
+
+
+async def test_operator_values_in_filters_are_refused_at_any_depth(face: Face) -> None:
+    await put(face, cfg(), {"n": 1}, {"source": "loop", "step": 0, "user": "ann"})
+    with pytest.raises(InvalidInputError, match="starts with"):
+        await face.list(cfg(), filter={"user": {"$ne": "bob"}})
+    # values are compared literally: a string that looks like an operator matches nothing
+    assert await face.list(cfg(), filter={"user": "$ne"}) == []
+
+
+async def test_delete_thread_removes_only_that_thread(face: Face) -> None:
+    saved, _ = await put(face, cfg(), {"big": ["x"] * 300})
+    await face.call("put_writes", saved, [("a", 1)], "task")
+    await put(face, cfg("keep"), {"big": ["y"] * 300})
+    before = {c: await face.raw(c, {"thread_id": "keep"}) for c in ("checkpoints", "checkpoint_blobs")}
+    await face.call("delete_thread", "t1")
+    for coll in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+        assert await face.raw(coll, {"thread_id": "t1"}) == []
+    assert {c: await face.raw(c, {"thread_id": "keep"}) for c in before} == before
+
+
+async def test_copy_thread_copies_every_namespace_with_ids_and_parents(face: Face) -> None:
+    s1, cp1 = await put(face, cfg(), {"big": ["x"] * 300})
+    s2, cp2 = await put(face, s1, {"n": 2}, previous=cp1)
+    await face.call("put_writes", s2, [("w", "pending")], "task", "p")
+    await put(face, cfg(ns="child:abc"), {"c": ["child"] * 300})
+    await face.call("copy_thread", "t1", "copy")
+    for ns in ("", "child:abc"):
+        src = await face.list(cfg(ns=ns))
+        dst = await face.list(cfg("copy", ns=ns))
+        assert [t.checkpoint for t in dst] == [t.checkpoint for t in src]
+        assert [t.pending_writes for t in dst] == [t.pending_writes for t in src]
+        assert [t.parent_config and t.parent_config["configurable"]["checkpoint_id"] for t in dst] == [
+            t.parent_config and t.parent_config["configurable"]["checkpoint_id"] for t in src
+        ]
+    assert (await face.call("get_tuple", cfg("copy"))).parent_config == cfg("copy", checkpoint_id=cp1["id"])
+
+
+async def test_prune_keep_latest_and_delete(face: Face) -> None:
+    previous, config = None, cfg()
+    for step in range(3):
+        config, previous = await put(face, config, {"big": [step] * 300}, {"source": "loop", "step": step}, previous)
+        await face.call("put_writes", config, [("w", step)], f"task{step}")
+    await put(face, cfg(ns="child:1"), {"n": 1})
+    await put(face, cfg(ns="child:1"), {"n": 2})
+    await face.call("prune", ["t1"])
+    remaining = await face.list({"configurable": {"thread_id": "t1"}})
+    assert sorted(t.checkpoint["channel_values"].get("n", -1) for t in remaining) == [-1, 2]
+    latest = await face.call("get_tuple", cfg())
+    assert latest.checkpoint["channel_values"] == {"big": [2] * 300}
+    assert latest.pending_writes == [("task2", "w", 2)]
+    assert len(await face.raw("checkpoint_blobs", {"thread_id": "t1"})) == 1
+    assert len(await face.raw("checkpoint_writes", {"thread_id": "t1"})) == 1
+    await face.call("prune", ["t1"], strategy="delete")
+    assert await face.raw("checkpoints", {"thread_id": "t1"}) == []
+    with pytest.raises(InvalidInputError):
+        await face.call("prune", ["t1"], strategy="everything")
+
+
+async def test_delete_for_runs_deletes_their_checkpoints_only(face: Face) -> None:
+    c1, cp1 = await put(face, cfg(), {"big": ["a"] * 300}, {"source": "loop", "step": 0, "run_id": "r1"})
+    await face.call("put_writes", c1, [("w", 1)], "task")
+    _, cp2 = await put(face, c1, {"n": 1}, {"source": "loop", "step": 1, "run_id": "r2"}, cp1)
+    await put(face, cfg("other"), {"n": 1}, {"source": "loop", "step": 0, "run_id": "r1"})
+    await face.call("delete_for_runs", ["r1"])
+    assert [t.checkpoint["id"] for t in await face.list(None)] == [cp2["id"]]
+    assert await face.raw("checkpoint_writes") == []
+
+
+async def test_next_version_is_unique_and_sortable(face: Face) -> None:
+    v1 = face.saver.get_next_version(None, None)
+    forks = {face.saver.get_next_version(v1, None) for _ in range(50)}
+    assert len(forks) == 50
+    assert all(isinstance(v, str) and v > v1 for v in forks)
+    assert face.saver.get_next_version(7, None) > face.saver.get_next_version(6, None)
+
+
+async def test_values_larger_than_a_bson_document_round_trip(face: Face) -> None:
+    huge = bytes(range(256)) * (20 * 1024 * 1024 // 256)  # 20 MiB
+    saved, _ = await put(face, cfg(), {"huge": huge})
+    await face.call("put_writes", saved, [("w", huge)], "task")
+    got = await face.call("get_tuple", cfg())
+    assert got.checkpoint["channel_values"]["huge"] == huge
+    assert got.pending_writes[0][2] == huge
+    assert len(await face.raw("checkpoint_blobs")) == 3
+
+
+async def test_survives_copy_and_with_allowlist(face: Face) -> None:
+    await put(face, cfg(), {"n": [1, 2]})
+    clone = face.saver.with_allowlist([("mymodule", "MyType")])
+    shallow = copy.copy(face.saver)
+    for saver in (clone, shallow):
+        got = await (saver.aget_tuple(cfg()) if face.is_async else _sync(saver.get_tuple, cfg()))
+        assert got.checkpoint["channel_values"] == {"n": [1, 2]}
+
+
+async def _sync(fn, *args):
+    return fn(*args)
