@@ -20,12 +20,15 @@ Example::
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import AsyncIterator, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, Union
 
 from pymongo import IndexModel, ReplaceOne, ReturnDocument, UpdateOne
-from pymongo.errors import BulkWriteError
+from pymongo.errors import BulkWriteError, OperationFailure
+
+logger = logging.getLogger("langgraph_durable_mongodb")
 
 DUPLICATE_KEY = 11000
 
@@ -39,6 +42,8 @@ class Find:
     projection: dict[str, Any] | None = None
     sort: list[tuple[str, int]] | None = None
     limit: int = 0
+    #: Results come in as few replies as 16 MiB allow, not pymongo's first batch of 101.
+    batch_size: int = 10_000
 
 
 @dataclass(frozen=True)
@@ -102,8 +107,12 @@ class FindOneAndUpdate:
 
 @dataclass(frozen=True)
 class CreateIndexes:
+    """Create indexes. ``optional`` ones (a TTL index, say) only log a warning
+    when the server does not implement them, and the request returns False."""
+
     collection: str
     indexes: list[IndexModel]
+    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,6 +153,16 @@ def _raise_unless_duplicates(error: BulkWriteError) -> None:
         raise error
 
 
+def _optional_index_failed(request: CreateIndexes, error: OperationFailure) -> bool:
+    if not request.optional:
+        raise error
+    names = ", ".join(str(i.document.get("name")) for i in request.indexes)
+    logger.warning(
+        "the server refused optional index %s on %s (%s); carrying on without it", names, request.collection, error
+    )
+    return False
+
+
 def _single_op(collection: Any, op: UpdateOne | ReplaceOne) -> Any:
     doc = op._doc  # noqa: SLF001 - the public operation objects expose no getters
     if isinstance(op, ReplaceOne):
@@ -160,7 +179,7 @@ class SyncIO:
     def execute(self, request: Any) -> Any:
         coll = self.db[request.collection] if hasattr(request, "collection") else None
         if isinstance(request, Find):
-            cursor = coll.find(request.filter, request.projection)
+            cursor = coll.find(request.filter, request.projection).batch_size(request.batch_size)
             if request.sort:
                 cursor = cursor.sort(request.sort)
             if request.limit:
@@ -208,7 +227,11 @@ class SyncIO:
                 return_document=ReturnDocument.AFTER,
             )
         if isinstance(request, CreateIndexes):
-            return coll.create_indexes(request.indexes) if request.indexes else []
+            try:
+                coll.create_indexes(request.indexes)
+            except OperationFailure as error:
+                return _optional_index_failed(request, error)
+            return True
         if isinstance(request, Command):
             return self.db.command(request.command)
         raise TypeError(f"unknown request {request!r}")
@@ -258,7 +281,7 @@ class AsyncIO:
     async def execute(self, request: Any) -> Any:
         coll = self.db[request.collection] if hasattr(request, "collection") else None
         if isinstance(request, Find):
-            cursor = coll.find(request.filter, request.projection)
+            cursor = coll.find(request.filter, request.projection).batch_size(request.batch_size)
             if request.sort:
                 cursor = cursor.sort(request.sort)
             if request.limit:
@@ -306,7 +329,11 @@ class AsyncIO:
                 return_document=ReturnDocument.AFTER,
             )
         if isinstance(request, CreateIndexes):
-            return await coll.create_indexes(request.indexes) if request.indexes else []
+            try:
+                await coll.create_indexes(request.indexes)
+            except OperationFailure as error:
+                return _optional_index_failed(request, error)
+            return True
         if isinstance(request, Command):
             return await self.db.command(request.command)
         raise TypeError(f"unknown request {request!r}")

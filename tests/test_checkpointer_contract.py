@@ -299,3 +299,19 @@ async def test_survives_copy_and_with_allowlist(face: Face) -> None:
 
 async def _sync(fn, *args):
     return fn(*args)
+
+
+async def test_setup_is_idempotent_and_every_index_leads_with_thread_id(face: Face) -> None:
+    await face.call("setup")
+    await face.call("setup")
+    for coll in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+        cursor = face.db[coll].list_indexes()
+        if face.is_async:
+            cursor = await cursor if hasattr(cursor, "__await__") else cursor
+            indexes = await cursor.to_list(None)
+        else:
+            indexes = list(cursor)
+        keys = [list(ix["key"]) for ix in indexes if ix["name"] != "_id_"]
+        assert keys and all(k[0] == "thread_id" for k in keys), (coll, keys)
+    [unique] = [ix for ix in indexes if ix.get("unique")]
+    assert list(unique["key"]) == ["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "chunk"]

@@ -46,6 +46,7 @@ from .documents import (
     WRITE_KEY,
     CollectionNames,
     checkpoint_indexes,
+    ttl_index,
     checkpoint_key,
     stored_channels,
 )
@@ -64,6 +65,8 @@ _CHAIN_FIELDS = {
     "metadata.counters_since_delta_snapshot": 1,
     "metadata.run_id": 1,
 }
+
+_CHAIN_WITH_VALUES = {**{k: v for k, v in _CHAIN_FIELDS.items() if not k.startswith("values.")}, "values": 1}
 
 
 def _configurable(config: Any) -> Mapping[str, Any]:
@@ -134,35 +137,44 @@ class CheckpointPlans:
         return {"expire_at": self._thread_expiry(thread_id)} if self.ttl is not None else {}
 
     def _thread_expiry(self, thread_id: str) -> datetime:
-        return self._expiries.get(thread_id) or self._new_expiry()
-
-    def _new_expiry(self) -> datetime:
-        # BSON dates hold milliseconds: truncate so the value read back compares equal.
+        """The one expiry every document of the thread carries; renewed after ttl/10."""
         now = datetime.now(timezone.utc).replace(tzinfo=None)
-        return (now + timedelta(seconds=self.ttl)).replace(microsecond=now.microsecond // 1000 * 1000)
+        with self._expiry_lock:
+            current = self._expiries.get(thread_id)
+            if current is None or (current - now).total_seconds() < self.ttl * 0.9:
+                # BSON dates hold milliseconds: truncate so the value read back compares equal.
+                current = (now + timedelta(seconds=self.ttl)).replace(microsecond=now.microsecond // 1000 * 1000)
+                self._expiries[thread_id] = current
+            return current
 
     def _refresh_expiry(self, thread_id: str) -> Plan:
-        """Give every document of a thread one new ``expire_at``, at most once per ttl/10.
+        """Give every document of the thread the current expiry, once per renewal.
 
         All documents of a thread share the same expiry, so the TTL monitor
         removes a thread as a whole, never part of its history.
         """
         if self.ttl is None:
             return
-        current = self._expiries.get(thread_id)
-        now = datetime.now(timezone.utc).replace(tzinfo=None)
-        if current is not None and (current - now).total_seconds() > self.ttl * 0.9:
+        expiry = self._thread_expiry(thread_id)
+        if self._applied_expiries.get(thread_id) == expiry:
             return
-        expiry = self._new_expiry()
-        self._expiries[thread_id] = expiry
         for coll in self.collections.per_thread:
-            yield UpdateMany(coll, {"thread_id": thread_id}, {"$set": {"expire_at": expiry}})
+            yield UpdateMany(coll, {"thread_id": thread_id, "expire_at": {"$ne": expiry}}, {"$set": {"expire_at": expiry}})
+        self._applied_expiries[thread_id] = expiry
 
     # -- setup ------------------------------------------------------------------
 
     def _setup_plan(self) -> Plan:
-        for coll, indexes in checkpoint_indexes(self.collections, self.ttl).items():
-            yield CreateIndexes(coll, indexes)
+        for coll, indexes in checkpoint_indexes(self.collections).items():
+            # One index per command: FerretDB drops the connection when one
+            # createIndexes command holds several.
+            for index in indexes:
+                yield CreateIndexes(coll, [index])
+        if self.ttl is not None:
+            # Servers without TTL support (FerretDB) keep working: readers
+            # already treat expired threads as gone, and sweep_expired() deletes them.
+            for coll in self.collections.per_thread:
+                yield CreateIndexes(coll, [ttl_index()], optional=True)
 
     # -- reading ----------------------------------------------------------------
 
@@ -283,11 +295,14 @@ class CheckpointPlans:
         after: dict[str, Any] | None = None
         while remaining is None or remaining > 0:
             page_size = LIST_PAGE if remaining is None else min(LIST_PAGE, remaining)
+            # One document more than the page tells whether another page exists.
+            wanted = page_size + 1 if remaining is None or remaining > page_size else page_size
             page_query = query if after is None else {"$and": [query, after]}
-            docs = yield Find(self.collections.checkpoints, page_query, {"_id": 0}, sort, page_size)
+            docs = yield Find(self.collections.checkpoints, page_query, {"_id": 0}, sort, wanted)
+            more, docs = len(docs) > page_size, docs[:page_size]
             for tup in (yield from self._load_tuples([d for d in docs if not self._expired(d)])):
                 yield Emit(tup)
-            if len(docs) < page_size:
+            if not more:
                 return
             if remaining is not None:
                 remaining -= len(docs)
@@ -386,6 +401,7 @@ class CheckpointPlans:
                     rest = {k: v for k, v in full.items() if k not in ident}
                     ops.append(UpdateOne(ident, {"$setOnInsert": rest}, upsert=True))
         yield Upsert(self.collections.writes, ops)
+        yield from self._refresh_expiry(thread_id)
 
     # -- thread maintenance -----------------------------------------------------
 
@@ -394,6 +410,15 @@ class CheckpointPlans:
         for coll in self.collections.per_thread:
             yield DeleteMany(coll, {"thread_id": thread_id})
         self._expiries.pop(thread_id, None)
+        self._applied_expiries.pop(thread_id, None)
+
+    def _sweep_expired_plan(self) -> Plan:
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        expired = yield Find(self.collections.checkpoints, {"expire_at": {"$lte": now}}, {"_id": 0, "thread_id": 1})
+        threads = sorted({d["thread_id"] for d in expired})
+        for thread_id in threads:
+            yield from self._delete_thread_plan(thread_id)
+        return threads
 
     def _copy_thread_plan(self, source_thread_id: str, target_thread_id: str) -> Plan:
         require_str("source_thread_id", source_thread_id)
@@ -513,7 +538,7 @@ class CheckpointPlans:
                 older = yield Find(
                     self.collections.checkpoints,
                     {**scope, "checkpoint_id": {"$lt": oldest}},
-                    {**_CHAIN_FIELDS, "values": 1},
+                    _CHAIN_WITH_VALUES,
                     [("checkpoint_id", -1)],
                     page,
                 )

@@ -52,13 +52,9 @@ class CollectionNames:
         return (self.checkpoints, self.blobs, self.writes, self.journal, self.ordinals)
 
 
-def checkpoint_indexes(names: CollectionNames, ttl: float | None) -> dict[str, list[IndexModel]]:
-    """Every index starts with ``thread_id`` so each collection can be sharded on it.
-
-    The one exception is the TTL index on ``expire_at``: MongoDB only
-    supports TTL on single-field indexes (non-unique, so sharding allows it).
-    """
-    indexes = {
+def checkpoint_indexes(names: CollectionNames) -> dict[str, list[IndexModel]]:
+    """Every index starts with ``thread_id`` so each collection can be sharded on it."""
+    return {
         names.checkpoints: [
             IndexModel(
                 [("thread_id", ASCENDING), ("checkpoint_ns", ASCENDING), ("checkpoint_id", DESCENDING)],
@@ -86,10 +82,15 @@ def checkpoint_indexes(names: CollectionNames, ttl: float | None) -> dict[str, l
             )
         ],
     }
-    if ttl is not None:
-        for coll in (names.checkpoints, names.blobs, names.writes):
-            indexes[coll].append(IndexModel([("expire_at", ASCENDING)], expireAfterSeconds=0, name="thread_ttl"))
-    return indexes
+
+
+def ttl_index() -> IndexModel:
+    """The TTL index of every per-thread collection.
+
+    The one index not led by ``thread_id``: MongoDB supports TTL only on
+    single-field indexes (non-unique, so a sharded collection allows it).
+    """
+    return IndexModel([("expire_at", ASCENDING)], expireAfterSeconds=0, name="thread_ttl")
 
 
 def checkpoint_key(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict[str, str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 import asyncio
+import threading
 from datetime import datetime
 from typing import Any
 
@@ -95,6 +96,8 @@ class MongoDBCheckpointer(CheckpointPlans, BaseCheckpointSaver[str]):
         self._auto_setup = auto_setup
         self._ready = {"sync": not auto_setup, "async": not auto_setup}
         self._expiries: dict[str, datetime] = {}
+        self._applied_expiries: dict[str, datetime] = {}
+        self._expiry_lock = threading.Lock()
 
     @classmethod
     def from_conn_string(cls, conn_string: str, **kwargs: Any) -> "_ConnectionScope":
@@ -208,6 +211,14 @@ class MongoDBCheckpointer(CheckpointPlans, BaseCheckpointSaver[str]):
         """``keep_latest``: keep each namespace's latest checkpoint and what its DeltaChannels replay."""
         self._run(self._prune_plan(thread_ids, strategy))
 
+    def sweep_expired(self) -> list[str]:
+        """Delete every thread past its TTL, whole; returns their ids.
+
+        MongoDB's TTL monitor does this by itself; run it on servers that do
+        not enforce TTL indexes (FerretDB) or to reclaim space at once.
+        """
+        return self._run(self._sweep_expired_plan())
+
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
@@ -260,6 +271,9 @@ class MongoDBCheckpointer(CheckpointPlans, BaseCheckpointSaver[str]):
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         await self._arun(self._prune_plan(thread_ids, strategy))
+
+    async def asweep_expired(self) -> list[str]:
+        return await self._arun(self._sweep_expired_plan())
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]

@@ -1,0 +1,236 @@
+"""Real LangGraph runs on the checkpointer, compared with LangGraph's own InMemorySaver."""
+
+from __future__ import annotations
+
+import operator
+from datetime import datetime, timedelta
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from langgraph.channels.delta import DeltaChannel
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+from langgraph.graph import START, StateGraph
+from langgraph.types import Command, interrupt
+
+from langgraph_durable_mongodb import ClientConfigurationError, DeltaChainError, MongoDBCheckpointer
+
+from .clients import Face
+
+
+class State(TypedDict):
+    log: Annotated[list, operator.add]
+    n: int
+
+
+def nested_graph() -> StateGraph:
+    def review(state: State) -> dict:
+        answer = interrupt("approve?")
+        return {"log": [f"review:{answer}"], "n": state["n"] + 1}
+
+    inner = StateGraph(State)
+    inner.add_node("review", review)
+    inner.add_edge(START, "review")
+    middle = StateGraph(State)
+    middle.add_node("inner", inner.compile())
+    middle.add_node("after", lambda s: {"log": ["after"]})
+    middle.add_edge(START, "inner")
+    middle.add_edge("inner", "after")
+    root = StateGraph(State)
+    root.add_node("first", lambda s: {"log": ["first"]})
+    root.add_node("middle", middle.compile())
+    root.add_edge(START, "first")
+    root.add_edge("first", "middle")
+    return root
+
+
+def _strip(value: Any) -> Any:
+    """Interrupt ids hash checkpoint ids, which differ between savers."""
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k != "__interrupt__"}
+    return value
+
+
+async def scenario(saver: Any, is_async: bool) -> list:
+    graph = nested_graph().compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t1"}}
+
+    async def call(name: str, *args: Any, **kwargs: Any) -> Any:
+        if is_async:
+            return await getattr(graph, "a" + name)(*args, **kwargs)
+        return getattr(graph, name)(*args, **kwargs)
+
+    async def history(cfg: dict) -> list:
+        if is_async:
+            return [s async for s in graph.aget_state_history(cfg)]
+        return list(graph.get_state_history(cfg))
+
+    out: list = [_strip(await call("invoke", {"log": [], "n": 0}, config))]
+    state = await call("get_state", config, subgraphs=True)
+    sub = state.tasks[0].state
+    out.append((state.next, [i.value for t in state.tasks for i in t.interrupts], sub.next, sub.values))
+    out.append(_strip(await call("invoke", Command(resume="yes"), config)))
+    states = await history(config)
+    out.append([(s.next, s.metadata["step"], s.metadata["source"], s.values) for s in states])
+    fork = await call("update_state", states[-2].config, {"log": ["forked"]})
+    out.append((await call("get_state", fork)).values)
+    out.append(_strip(await call("invoke", None, fork)))
+    out.append(len(await history(config)))
+    return out
+
+
+async def test_nested_graph_with_interrupt_matches_inmemory_saver(face: Face) -> None:
+    expected = await scenario(InMemorySaver(), face.is_async)
+    assert await scenario(face.saver, face.is_async) == expected
+    namespaces = {d["checkpoint_ns"].split(":")[0] for d in await face.raw("checkpoints")}
+    assert namespaces == {"", "middle", "middle|inner"} or namespaces == {"", "middle"}
+
+
+def _append(state: list, writes: list) -> list:
+    return state + [w for batch in writes for w in (batch if isinstance(batch, list) else [batch])]
+
+
+class Chat(TypedDict):
+    messages: Annotated[list, DeltaChannel(_append, snapshot_frequency=7)]
+
+
+def chat_graph() -> StateGraph:
+    g = StateGraph(Chat)
+    g.add_node("reply", lambda s: {"messages": [f"reply to {s['messages'][-1]}"]})
+    g.add_edge(START, "reply")
+    return g
+
+
+async def run_chat(saver: Any, is_async: bool, turns: int) -> tuple[Any, list]:
+    graph = chat_graph().compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "chat"}}
+    for turn in range(turns):
+        run = {**config, "run_id": None}
+        del run["run_id"]
+        if is_async:
+            await graph.ainvoke({"messages": [f"user {turn}"]}, config)
+        else:
+            graph.invoke({"messages": [f"user {turn}"]}, config)
+    state = await graph.aget_state(config) if is_async else graph.get_state(config)
+    return graph, state.values["messages"]
+
+
+def count_requests(face: Face) -> list:
+    requests: list = []
+    io = face.saver._async_io if face.is_async else face.saver._sync_io
+    original = io.execute
+
+    def counted(request: Any) -> Any:
+        requests.append(request)
+        return original(request)
+
+    io.execute = counted
+    return requests
+
+
+async def test_delta_channel_history_is_bounded_and_matches_inmemory(face: Face) -> None:
+    _, expected = await run_chat(InMemorySaver(), face.is_async, 30)
+    _, got = await run_chat(face.saver, face.is_async, 30)
+    assert got == expected and len(got) == 60
+    requests = count_requests(face)
+    config = {"configurable": {"thread_id": "chat", "checkpoint_ns": ""}}
+    history = await face.call("get_delta_channel_history", config=config, channels=["messages"])
+    assert len(requests) <= 6
+    seed = history["messages"].get("seed")
+    rebuilt = _append(seed.value if seed is not None else [], [w[2] for w in history["messages"]["writes"]])
+    latest = await face.call("get_tuple", config)
+    assert _append(rebuilt, [w[2] for w in latest.pending_writes if w[1] == "messages"]) == expected or rebuilt == expected
+
+
+async def test_prune_keeps_what_a_delta_channel_replays(face: Face) -> None:
+    graph, expected = await run_chat(face.saver, face.is_async, 12)
+    before = len(await face.raw("checkpoints"))
+    await face.call("prune", ["chat"])
+    after = len(await face.raw("checkpoints"))
+    assert after < before
+    config = {"configurable": {"thread_id": "chat"}}
+    state = await graph.aget_state(config) if face.is_async else graph.get_state(config)
+    assert state.values["messages"] == expected
+
+
+async def test_delete_for_runs_refuses_to_cut_a_delta_chain(face: Face) -> None:
+    graph = chat_graph().compile(checkpointer=face.saver)
+    for turn, run_id in enumerate(["00000000-0000-0000-0000-000000000001", "00000000-0000-0000-0000-000000000002"]):
+        config = {"configurable": {"thread_id": "chat"}, "metadata": {"run_id": run_id}}
+        if face.is_async:
+            await graph.ainvoke({"messages": [f"user {turn}"]}, config)
+        else:
+            graph.invoke({"messages": [f"user {turn}"]}, config)
+    stored = await face.raw("checkpoints")
+    runs = {d["metadata"].get("run_id") for d in stored}
+    assert "00000000-0000-0000-0000-000000000001" in runs
+    with pytest.raises(DeltaChainError, match="delete_thread"):
+        await face.call("delete_for_runs", ["00000000-0000-0000-0000-000000000001"])
+    assert len(await face.raw("checkpoints")) == len(stored)
+    await face.call("delete_for_runs", ["00000000-0000-0000-0000-000000000002"])
+    remaining = await face.raw("checkpoints")
+    assert remaining and all(d["metadata"].get("run_id") == "00000000-0000-0000-0000-000000000001" for d in remaining)
+
+
+async def test_ttl_expires_a_thread_as_a_whole(face: Face) -> None:
+    # No TTL index here (auto_setup=False): mongomock enforces TTL indexes on
+    # read and MongoDB within a minute, and this test is about what readers and
+    # sweep_expired() do before that, or on servers without TTL (FerretDB).
+    saver = MongoDBCheckpointer(
+        face.saver.client or face.saver.async_client, db_name=face.saver.db_name, ttl=3600, auto_setup=False
+    )
+    ttl_face = Face(saver, face.kind, face.db)
+    graph = nested_graph().compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "ttl"}}
+    if face.is_async:
+        await graph.ainvoke({"log": [], "n": 0}, config)
+    else:
+        graph.invoke({"log": [], "n": 0}, config)
+    expiries = set()
+    for coll in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+        docs = await ttl_face.raw(coll, {"thread_id": "ttl"})
+        expiries |= {d["expire_at"] for d in docs}
+    assert len(expiries) == 1
+    [expiry] = expiries
+    assert timedelta(minutes=59) < expiry - datetime.utcnow() < timedelta(minutes=61)
+    # push the whole thread past its expiry: readers see it gone at once, the sweep removes it
+    past = datetime.utcnow() - timedelta(seconds=1)
+    for coll in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+        result = face.db[coll].update_many({"thread_id": "ttl"}, {"$set": {"expire_at": past}})
+        if face.is_async:
+            await result
+    assert await ttl_face.call("get_tuple", config) is None
+    assert await ttl_face.list(config) == []
+    assert await ttl_face.call("sweep_expired") == ["ttl"]
+    for coll in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+        assert await ttl_face.raw(coll) == []
+
+
+async def test_encrypted_serializer_encrypts_values_and_writes_at_rest(face: Face) -> None:
+    serde = EncryptedSerializer.from_pycryptodome_aes(key=b"0123456789abcdef")
+    saver = MongoDBCheckpointer(face.saver.client or face.saver.async_client, db_name=face.saver.db_name, serde=serde)
+    graph = nested_graph().compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "secret"}}
+    payload = {"log": ["card 4111-1111-1111-1111" * 40], "n": 0}
+    if face.is_async:
+        await graph.ainvoke(payload, config)
+        state = await graph.aget_state(config)
+    else:
+        graph.invoke(payload, config)
+        state = graph.get_state(config)
+    assert state.values["log"][0] == payload["log"][0]
+    raw = b""
+    for coll in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+        for doc in await face.raw(coll):
+            raw += repr(doc).encode()
+    assert b"4111-1111" not in raw
+    assert b"aes" in raw  # the serde type names the cipher
+
+
+async def test_missing_client_kind_gives_a_clear_error(face: Face) -> None:
+    if face.is_async:
+        with pytest.raises(ClientConfigurationError, match="client=MongoClient"):
+            face.saver.get_tuple({"configurable": {"thread_id": "t"}})
+    else:
+        with pytest.raises(ClientConfigurationError, match="async_client=AsyncMongoClient"):
+            await face.saver.aget_tuple({"configurable": {"thread_id": "t"}})
