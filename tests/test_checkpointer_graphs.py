@@ -234,3 +234,28 @@ async def test_missing_client_kind_gives_a_clear_error(face: Face) -> None:
     else:
         with pytest.raises(ClientConfigurationError, match="async_client=AsyncMongoClient"):
             await face.saver.aget_tuple({"configurable": {"thread_id": "t"}})
+
+
+Dotted = TypedDict("Dotted", {"price.usd": int, "$meta": str})
+
+
+async def test_channel_and_node_names_with_dots_and_dollars(face: Face) -> None:
+    g = StateGraph(Dotted)
+    g.add_node("step.v1", lambda s: {"price.usd": s["price.usd"] + 1, "$meta": "seen"})
+    g.add_node("$final", lambda s: {"price.usd": s["price.usd"] * 10})
+    g.add_edge(START, "step.v1")
+    g.add_edge("step.v1", "$final")
+    graph = g.compile(checkpointer=face.saver)
+    config = {"configurable": {"thread_id": "names", "user.id": "u1"}}
+    if face.is_async:
+        result = await graph.ainvoke({"price.usd": 1, "$meta": ""}, config)
+        history = [s async for s in graph.aget_state_history(config)]
+    else:
+        result = graph.invoke({"price.usd": 1, "$meta": ""}, config)
+        history = list(graph.get_state_history(config))
+    assert result == {"price.usd": 20, "$meta": "seen"}
+    assert [s.values.get("price.usd") for s in history] == [20, 2, 1, None]
+    assert history[0].metadata["user.id"] == "u1"
+    assert await face.list(config, filter={"user.id": "u1"})
+    for doc in await face.raw("checkpoints"):
+        assert all("." not in k and not k.startswith("$") for k in doc["metadata"])

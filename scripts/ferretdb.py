@@ -1,0 +1,301 @@
+#!/usr/bin/env python3
+"""Build, start and stop a throwaway FerretDB (SQLite backend) for the real-server test tier.
+
+Stdlib only, Python 3.10+.
+
+    python scripts/ferretdb.py install   # build the binary into the cache (no-op when cached)
+    python scripts/ferretdb.py start     # start in the background, print its URI
+    python scripts/ferretdb.py uri       # print the URI of the server started by `start`
+    python scripts/ferretdb.py stop      # stop it and delete its state
+
+From Python::
+
+    with running_ferretdb() as uri:
+        ...
+
+Why not plain ``go install ...@v1.24.2``: the module zip lacks the generated
+build/version/version.txt, and the resulting binary panics at startup ("Invalid
+build/version/version.txt file content"). So we download the module source, write that
+file, and ``go build`` it. The binary lands in
+``${XDG_CACHE_HOME:-~/.cache}/langgraph-durable-mongodb/ferretdb-v1.24.2/ferretdb``;
+``FERRETDB_BIN`` points at a prebuilt binary instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+VERSION = "v1.24.2"
+MODULE = "github.com/FerretDB/FerretDB"
+
+
+class FerretDBError(RuntimeError):
+    pass
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "langgraph-durable-mongodb" / f"ferretdb-{VERSION}"
+
+
+def binary_path() -> Path:
+    return Path(os.environ.get("FERRETDB_BIN") or cache_dir() / "ferretdb")
+
+
+def _binary_works(path: Path) -> bool:
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        return False
+    try:
+        out = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and VERSION in out.stdout
+
+
+def is_available() -> bool:
+    """True when a server can be started: a working binary is cached, or `go` can build one."""
+    return _binary_works(binary_path()) or shutil.which("go") is not None
+
+
+def install(verbose: bool = True) -> Path:
+    """Return a working FerretDB binary, building it with `go` if needed."""
+    target = binary_path()
+    if _binary_works(target):
+        return target
+    if os.environ.get("FERRETDB_BIN"):
+        raise FerretDBError(f"FERRETDB_BIN={target} is not a working FerretDB {VERSION} binary")
+    go = shutil.which("go")
+    if go is None:
+        raise FerretDBError(
+            f"FerretDB {VERSION} is not cached at {target} and `go` is not on PATH to build it. "
+            "Install Go (https://go.dev/dl/), or set MONGODB_URI to an existing MongoDB server."
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    # The copied source is not a VCS checkout; keep any GOFLAGS the user set.
+    env["GOFLAGS"] = (env.get("GOFLAGS", "") + " -buildvcs=false").strip()
+    env.pop("GOBIN", None)  # unused: we `go build -o`
+    log = sys.stderr if verbose else subprocess.DEVNULL
+    started = time.monotonic()
+    if verbose:
+        print(f"building FerretDB {VERSION} into {target} (about 2 min on a cold machine)...", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="ferretdb-src-") as tmp:
+        dl = subprocess.run(
+            [go, "mod", "download", "-json", f"{MODULE}@{VERSION}"], env=env, cwd=tmp,
+            capture_output=True, text=True,
+        )
+        if dl.returncode != 0:
+            raise FerretDBError(f"`go mod download {MODULE}@{VERSION}` failed:\n{dl.stdout}{dl.stderr}")
+        src = Path(tmp) / "src"
+        shutil.copytree(json.loads(dl.stdout)["Dir"], src)
+        for p in src.rglob("*"):  # the module cache is read-only
+            p.chmod(p.stat().st_mode | 0o200)
+        (src / "build" / "version" / "version.txt").write_text(VERSION + "\n")
+        partial = target.with_name(f"ferretdb.{os.getpid()}.tmp")
+        build = subprocess.run(
+            [go, "build", "-trimpath", "-o", str(partial), "./cmd/ferretdb"],
+            env=env, cwd=src, stdout=log, stderr=log,
+        )
+        if build.returncode != 0:
+            partial.unlink(missing_ok=True)
+            raise FerretDBError(f"`go build` of FerretDB {VERSION} failed (exit {build.returncode})")
+        partial.replace(target)  # atomic: concurrent installs never see a half-written binary
+    if not _binary_works(target):
+        raise FerretDBError(f"built {target} but `{target} --version` does not report {VERSION}")
+    if verbose:
+        print(f"built {target} in {time.monotonic() - started:.0f}s", file=sys.stderr)
+    return target
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _bson(doc: dict[str, int | str]) -> bytes:
+    """Encode a flat document of int32 / str values (all `ping` needs)."""
+    body = b""
+    for key, value in doc.items():
+        name = key.encode() + b"\0"
+        if isinstance(value, int):
+            body += b"\x10" + name + struct.pack("<i", value)
+        else:
+            raw = value.encode() + b"\0"
+            body += b"\x02" + name + struct.pack("<i", len(raw)) + raw
+    return struct.pack("<i", len(body) + 5) + body + b"\0"
+
+
+def ping(host: str, port: int, timeout: float = 2.0) -> bool:
+    """Send OP_MSG {ping: 1} and return True when the server answers ok: 1."""
+    payload = struct.pack("<I", 0) + b"\0" + _bson({"ping": 1, "$db": "admin"})
+    header = struct.pack("<iiii", 16 + len(payload), 1, 0, 2013)  # length, id, responseTo, OP_MSG
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as s:
+            s.sendall(header + payload)
+            reply = b""
+            while len(reply) < 4 or len(reply) < struct.unpack("<i", reply[:4])[0]:
+                chunk = s.recv(65536)
+                if not chunk:
+                    return False
+                reply += chunk
+    except OSError:
+        return False
+    return b"\x01ok\x00" + struct.pack("<d", 1.0) in reply  # {ok: 1.0} as a BSON double
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen
+    uri: str
+    state_dir: Path
+
+    @property
+    def log_path(self) -> Path:
+        return self.state_dir / "ferretdb.log"
+
+
+def _log_tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def start(binary: Path | None = None, timeout: float = 60.0, detach: bool = False) -> Server:
+    """Start FerretDB on a free loopback port with a fresh state dir; wait until it answers ping."""
+    binary = binary or install()
+    state = Path(tempfile.mkdtemp(prefix="ferretdb-state-"))
+    (state / "data").mkdir()
+    port = free_port()
+    cmd = [
+        str(binary),
+        "--handler=sqlite",
+        f"--sqlite-url=file:{state / 'data'}/",
+        f"--state-dir={state}",
+        f"--listen-addr=127.0.0.1:{port}",
+        "--debug-addr=-",  # no metrics/pprof HTTP listener
+        "--telemetry=disable",
+    ]
+    with open(state / "ferretdb.log", "wb") as log:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=detach)
+    server = Server(proc, f"mongodb://127.0.0.1:{port}/", state)
+    deadline = time.monotonic() + timeout
+    while not ping("127.0.0.1", port):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            why = f"exited with code {proc.returncode}" if proc.poll() is not None else f"no ping answer in {timeout:.0f}s"
+            tail = _log_tail(server.log_path)
+            stop(server)
+            raise FerretDBError(f"FerretDB {why} ({' '.join(cmd)}). Last log lines:\n{tail}")
+        time.sleep(0.1)
+    return server
+
+
+def _terminate(pid: int, alive, wait: float = 10.0) -> None:
+    """SIGTERM, then SIGKILL after `wait` seconds."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+        deadline = time.monotonic() + wait
+        while alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not alive():
+            return
+
+
+def stop(server: Server) -> None:
+    if server.process.poll() is None:
+        _terminate(server.process.pid, lambda: server.process.poll() is None)
+    shutil.rmtree(server.state_dir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def running_ferretdb(timeout: float = 60.0) -> Iterator[str]:
+    """Start FerretDB (building it first if needed), yield its URI, stop it afterwards."""
+    server = start(timeout=timeout)
+    try:
+        yield server.uri
+    finally:
+        stop(server)
+
+
+# --- CLI: `start` leaves the server running in the background; `stop` ends it. -----------------
+
+def _run_file() -> Path:
+    return cache_dir() / "running.json"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    with contextlib.suppress(OSError):  # Linux: a zombie is not alive
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    return True
+
+
+def _is_ours(running: dict) -> bool:
+    """The recorded server still runs (guards against a recycled pid)."""
+    if not _pid_alive(running["pid"]):
+        return False
+    with contextlib.suppress(OSError):  # Linux: check it is the FerretDB we started
+        return running["state_dir"].encode() in Path(f"/proc/{running['pid']}/cmdline").read_bytes()
+    return True
+
+
+def main(argv: list[str]) -> int:
+    cmd = argv[1] if len(argv) == 2 else ""
+    run_file = _run_file()
+    running = json.loads(run_file.read_text()) if run_file.exists() else None
+    if running and not _is_ours(running):  # stale record: the server is gone
+        shutil.rmtree(running["state_dir"], ignore_errors=True)
+        run_file.unlink()
+        running = None
+    try:
+        if cmd == "install":
+            print(install())
+        elif cmd == "start":
+            if running:
+                print(running["uri"])
+                return 0
+            server = start(detach=True)
+            run_file.parent.mkdir(parents=True, exist_ok=True)
+            run_file.write_text(json.dumps({"pid": server.process.pid, "uri": server.uri, "state_dir": str(server.state_dir)}))
+            print(server.uri)
+        elif cmd == "uri":
+            if not running:
+                print("FerretDB is not running (use `start`)", file=sys.stderr)
+                return 1
+            print(running["uri"])
+        elif cmd == "stop":
+            if running:
+                _terminate(running["pid"], lambda: _pid_alive(running["pid"]))
+                shutil.rmtree(running["state_dir"], ignore_errors=True)
+                run_file.unlink(missing_ok=True)
+        else:
+            print(f"usage: {argv[0]} install|start|stop|uri", file=sys.stderr)
+            return 2
+    except FerretDBError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
