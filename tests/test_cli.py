@@ -1,0 +1,133 @@
+"""The inspector CLI on fixtures: golden tree output, JSON, exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import mongomock
+import pytest
+from langgraph.types import Command
+
+from langgraph_durable_mongodb import MongoDBCheckpointer
+from langgraph_durable_mongodb.cli import EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_USAGE, main
+from langgraph_durable_mongodb.demo import build_graph
+
+GOLDEN = Path(__file__).parent / "golden"
+T0 = datetime(2026, 1, 1, 12, 0, 0)
+
+
+def journal_entry(path: str, node: str, key: str, kind: str, name: str, **extra: object) -> dict:
+    return {
+        "thread_id": "case-42", "path": path, "node": node, "occurrence": 1, "effect_key": key, "chunk": 0,
+        "kind": kind, "name": name, "status": "completed", "attempts": 1,
+        "started_at": T0 + timedelta(seconds=len(key)), "duration_ms": 12, **extra,
+    }
+
+
+@pytest.fixture
+def client() -> mongomock.MongoClient:
+    client = mongomock.MongoClient()
+    saver = MongoDBCheckpointer(client, db_name="langgraph")
+    graph = build_graph().compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "case-42"}}
+    graph.invoke({"case": "case-42", "findings": []}, config)
+    graph.invoke(Command(resume=True), config)
+    graph.invoke({"case": "other", "findings": []}, {"configurable": {"thread_id": "other"}})
+    path = "agent/1/case_investigation/1/policy_analysis/1"
+    client.langgraph.activity_journal.insert_many([
+        journal_entry(path, "review_policy", "1", "llm", "FakeChatModel", replays=1),
+        journal_entry(path, "review_policy", "tool_call:call_1", "tool", "lookup_policy", attempts=2, replays=1),
+        journal_entry("agent/1", "notify", "1", "email", "send_email", status="failed", duration_ms=3,
+                      error={"type": "TimeoutError", "message": "smtp timed out"}),
+    ])
+    return client
+
+
+def run(client: object, *argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(list(argv), client=client, out=out)
+    return code, out.getvalue()
+
+
+def test_inspect_prints_the_operation_tree(client: mongomock.MongoClient) -> None:
+    code, out = run(client, "inspect", "case-42")
+    assert code == 0
+    golden = GOLDEN / "inspect_case-42.txt"
+    assert out == golden.read_text()
+
+
+def test_inspect_json(client: mongomock.MongoClient) -> None:
+    code, out = run(client, "--json", "inspect", "case-42")
+    report = json.loads(out)
+    assert code == 0
+    assert {n["namespace"] for n in report["namespaces"]} == {"(root)", "case_investigation", "case_investigation|policy_analysis"}
+    [op] = [o for o in report["operations"] if o["path"].endswith("policy_analysis/1")]
+    assert [e["name"] for e in op["nodes"][0]["effects"]] == ["FakeChatModel", "lookup_policy"]
+
+
+def test_threads_lists_each_thread_with_its_latest_step(client: mongomock.MongoClient) -> None:
+    code, out = run(client, "threads", "--json")
+    rows = {r["thread_id"]: r for r in json.loads(out)}
+    assert code == 0 and set(rows) == {"case-42", "other"}
+    assert rows["case-42"]["latest_step"] == 2
+    assert rows["case-42"]["checkpoints"] == client.langgraph.checkpoints.count_documents({"thread_id": "case-42"})
+    code, text = run(client, "threads")
+    assert text.splitlines()[0].split() == ["THREAD", "STEP", "CHECKPOINTS", "UPDATED"]
+    assert any(line.startswith("case-42") for line in text.splitlines())
+
+
+def test_journal_json_gives_the_raw_documents(client: mongomock.MongoClient) -> None:
+    code, out = run(client, "journal", "case-42", "--json")
+    docs = json.loads(out)
+    assert code == 0 and len(docs) == 3
+    assert {d["name"] for d in docs} == {"FakeChatModel", "lookup_policy", "send_email"}
+    assert all("_id" not in d for d in docs)
+
+
+def test_unknown_thread_exits_3(client: mongomock.MongoClient, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(client, "inspect", "nope")[0] == EXIT_UNKNOWN_THREAD
+    assert run(client, "journal", "nope", "--json")[0] == EXIT_UNKNOWN_THREAD
+    assert "unknown thread 'nope'" in capsys.readouterr().err
+
+
+def test_doctor_reports_and_fixes_missing_indexes(client: mongomock.MongoClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mongomock.database.Database, "command", _fake_command, raising=False)
+    client.langgraph.checkpoint_blobs.drop_index("thread_ns_channel_version")
+    code, out = run(client, "doctor")
+    assert code == EXIT_PROBLEM
+    assert "checkpoint_blobs.thread_ns_channel_version" in out and "MISSING" in out
+    code, out = run(client, "--json", "doctor", "--fix")
+    assert code == 0 and json.loads(out)["ok"] is True
+    assert run(client, "doctor")[0] == 0
+
+
+def _fake_command(self: object, command: object, *args: object, **kwargs: object) -> dict:
+    # mongomock has no buildInfo/hello; the real-server test below runs the genuine ones.
+    name = command if isinstance(command, str) else next(iter(command))
+    return {"buildInfo": {"version": "7.0.0"}, "hello": {"isWritablePrimary": True}}[name]
+
+
+def test_doctor_on_a_real_server(mongodb_uri: str, server_db_name: str) -> None:
+    code, out = run(None, "--uri", mongodb_uri, "--db", server_db_name, "--json", "doctor", "--fix")
+    report = json.loads(out)
+    assert code == 0 and report["ok"]
+    assert report["server"]["version"]
+    code, out = run(None, "--uri", mongodb_uri, "--db", server_db_name, "doctor")
+    assert code == 0 and "connection  ok" in out and "MISSING" not in out
+
+
+def test_bad_uri_and_no_uri_exit_2(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("MONGODB_URI", raising=False)
+    assert run(None, "threads")[0] == EXIT_USAGE
+    assert run(None, "--uri", "http://nope", "threads")[0] == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "MONGODB_URI" in err and "bad MongoDB URI" in err
+
+
+def test_unreachable_server_exits_4(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _ = run(None, "--uri", "mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=300", "threads")
+    assert code == EXIT_UNREACHABLE
+    assert "cannot reach MongoDB" in capsys.readouterr().err
