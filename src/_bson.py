@@ -38,6 +38,13 @@ def require_str(name: str, value: Any, *, allow_empty: bool = True) -> str:
     return value
 
 
+def require_str_list(name: str, values: Any) -> list[str]:
+    """A list or tuple of strings (not one string, not a dict), else ``InvalidInputError``."""
+    if not isinstance(values, (list, tuple)):
+        raise InvalidInputError(f"{name} must be a list of strings, got {type(values).__name__} ({values!r:.80})")
+    return [require_str(name, v) for v in values]
+
+
 def escape_key(key: str) -> str:
     """Make ``key`` safe as one BSON field name (no path, no operator).
 

@@ -33,6 +33,7 @@ from .._bson import (
     containment_filter,
     escape_document,
     require_str,
+    require_str_list,
     unescape_document,
     unescape_key,
     value_documents,
@@ -461,9 +462,7 @@ class CheckpointPlans:
                 )
 
     def _prune_plan(self, thread_ids: Sequence[str], strategy: str) -> Plan:
-        if isinstance(thread_ids, str):
-            raise InvalidInputError("prune takes a list of thread ids, not one string")
-        ids = [require_str("thread_id", t) for t in thread_ids]
+        ids = require_str_list("thread_ids", thread_ids)
         if strategy == "delete":
             for t in ids:
                 yield from self._delete_thread_plan(t)
@@ -481,9 +480,7 @@ class CheckpointPlans:
         yield from self._delete_checkpoints(by_ns, keep)
 
     def _delete_for_runs_plan(self, run_ids: Sequence[str]) -> Plan:
-        if isinstance(run_ids, str):
-            raise InvalidInputError("delete_for_runs takes a list of run ids, not one string")
-        runs = [require_str("run_id", r) for r in run_ids]
+        runs = require_str_list("run_ids", run_ids)
         if not runs:
             return
         hits = yield Find(self.collections.checkpoints, {"metadata.run_id": {"$in": runs}}, {"_id": 0, "thread_id": 1})
@@ -515,7 +512,7 @@ class CheckpointPlans:
         3. the channels' writes at the chain's checkpoints; 4. the seed blobs.
         """
         thread_id, checkpoint_ns, checkpoint_id = _thread_ns(config)
-        channels = [require_str("channel", c) for c in channels]
+        channels = require_str_list("channels", channels)
         if not channels:
             return {}
         scope = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
