@@ -1,0 +1,346 @@
+"""Stable ordinals for operation paths, persisted in MongoDB.
+
+An operation path is the fixed root ``agent/1`` followed by ``name/ordinal`` for
+each child boundary, e.g. ``agent/1/case_investigation/1/policy_analysis/1``. The
+ordinal says which occurrence of ``name`` under its parent path this is: the
+first visit of ``case_investigation`` is ``1``, a loop's second visit ``2``. Paths
+never contain LangGraph's task ids, only ordinals, and the same occurrence keeps
+its ordinal after a process restart because allocations live in MongoDB.
+
+Allocation is find-or-insert on one document per occurrence,
+``{thread_id, parent_path, name, occurrence_key, ordinal}``, under two unique
+indexes, ``(thread_id, parent_path, name, occurrence_key)`` and
+``(thread_id, parent_path, name, ordinal)``: a writer that loses a race gets a
+duplicate-key error and looks again, so concurrent processes converge on one
+answer. Every index starts with ``thread_id`` (the shard key). Allocations never
+change, so each ``OrdinalAllocator`` caches them.
+
+Occurrence keys
+---------------
+* A root-level task is keyed by its task id, the text after ``:``. LangGraph
+  derives it from the checkpoint the task was prepared from, so it is the same on
+  every resume, and new for a new invoke on the thread or a fork.
+* A task inside a compiled child is keyed by its step within the child's run,
+  ``step:N`` (``langgraph_step``). LangGraph starts a child's run afresh, under new
+  task ids, when a RetryPolicy retries the node that runs it, or when a resume
+  finds none of the child's checkpoints (``durability="exit"``, or a crash before
+  they were written); the steps are what repeats, so the retried or resumed child
+  meets the same occurrences and its recorded effects.
+* Only one edge-triggered task per node runs in a step, so first-come allocation
+  of these keys is deterministic.
+
+Ordinal text
+------------
+* ``n``: an edge-triggered task.
+* ``g.i``: a task created by ``Send`` number ``i`` (LangGraph's PUSH index) of
+  step ``S``. All Sends of that step share the group key ``S`` (the checkpoint
+  the step was prepared from at the root, ``step:N`` in a child run), so they find
+  the same group ordinal ``g`` whichever reaches the allocator first, and ``i``
+  keeps them apart. Groups are counted in their own sequence (stored under
+  ``name + ":send"``; ``:`` cannot occur in node names), so an edge-triggered task
+  of the same node in the same step cannot race them. LangGraph orders a step's
+  Sends deterministically (``apply_writes`` sorts the writing tasks by path), so
+  ``i`` is reproducible; this also covers the prebuilt tool node's ``Send``
+  fan-out. Sends to other nodes take indexes too, so ``i`` may skip numbers.
+* ``…+p``: the ``p``-th compiled-graph run of one function-node task within its
+  retry attempt (p >= 1; the first run has no suffix).
+
+Example::
+
+    allocator = OrdinalAllocator(MongoClient()["app"])
+    allocator.operation_path("thread-1", resolver.resolve(ns))
+    # 'agent/1/case_investigation/1/policy_analysis/1'
+    await OrdinalAllocator(AsyncMongoClient()["app"]).aposition("thread-1", resolved)
+    # OperationPosition(operation_path='agent/1/...', node_name='review_policy', node_ordinal='1')
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from pymongo import ASCENDING, DESCENDING, IndexModel
+
+from langgraph_durable_mongodb._mongo import (
+    AsyncIO,
+    CreateIndexes,
+    DeleteMany,
+    Find,
+    InsertMany,
+    InsertOne,
+    Plan,
+    SyncIO,
+    is_async_client,
+)
+from langgraph_durable_mongodb.errors import ClientConfigurationError, InvalidInputError
+from langgraph_durable_mongodb.resolver.namespace import NS_END, ResolvedNamespace, SendOrigin
+
+__all__ = ["DEFAULT_COLLECTION", "ROOT_PATH", "OperationPosition", "OrdinalAllocator"]
+
+ROOT_PATH = "agent/1"
+DEFAULT_COLLECTION = "operation_ordinals"
+_SEND_SEQUENCE = f"{NS_END}send"
+_CACHED_THREADS = 4096
+_KEY_FIELDS = ("parent_path", "name", "occurrence_key")
+_INDEXES = (
+    IndexModel(
+        [("thread_id", ASCENDING), *((field, ASCENDING) for field in _KEY_FIELDS)],
+        unique=True,
+        name="thread_id_parent_path_name_occurrence_key",
+    ),
+    IndexModel(
+        [("thread_id", ASCENDING), ("parent_path", ASCENDING), ("name", ASCENDING), ("ordinal", ASCENDING)],
+        unique=True,
+        name="thread_id_parent_path_name_ordinal",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class OperationPosition:
+    """Where a node's effects are journaled: its operation path plus the node and its ordinal."""
+
+    operation_path: str
+    node_name: str
+    node_ordinal: str
+
+
+class OrdinalAllocator:
+    """Allocates and persists occurrence ordinals; one storage logic, a sync and an async face.
+
+    Pass a synchronous database (pymongo ``MongoClient``, mongomock), an
+    asynchronous one (pymongo ``AsyncMongoClient``, motor ``AsyncIOMotorClient``,
+    mongomock_motor), or one of each on the same data. Sync methods need the
+    first kind, ``a``-prefixed methods the second (``ClientConfigurationError``
+    otherwise). Indexes are created by ``setup``/``asetup`` and, idempotently,
+    before this allocator's first write.
+
+    Example::
+
+        allocator = OrdinalAllocator(MongoClient()["app"], AsyncMongoClient()["app"])
+        allocator.allocate("thread-1", "agent/1", "case_investigation", "task-a")          # 1
+        await allocator.aallocate("thread-1", "agent/1", "case_investigation", "task-x")   # 2
+    """
+
+    def __init__(self, *databases: Any, collection_name: str = DEFAULT_COLLECTION) -> None:
+        if not isinstance(collection_name, str) or not collection_name:
+            raise InvalidInputError(f"collection_name must be a non-empty string, got {collection_name!r}")
+        sync = [db for db in databases if not is_async_client(db)]
+        aio = [db for db in databases if is_async_client(db)]
+        if not databases or len(sync) > 1 or len(aio) > 1:
+            raise ClientConfigurationError(
+                "OrdinalAllocator takes one synchronous database, one asynchronous database, or one of each"
+            )
+        self._collection = collection_name
+        self._sync = SyncIO(sync[0]) if sync else None
+        self._aio = AsyncIO(aio[0]) if aio else None
+        self._indexed = False
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, dict[tuple[str, str, str], int]] = OrderedDict()
+
+    # -- public API: sync face -------------------------------------------------
+
+    def setup(self) -> None:
+        """Create the unique indexes (idempotent)."""
+        self._sync_io("setup").run(self._setup_plan())
+
+    def allocate(self, thread_id: str, parent_path: str, name: str, occurrence_key: str) -> int:
+        """The ordinal of ``occurrence_key`` among occurrences of ``name`` under ``parent_path``."""
+        _check_strings(thread_id=thread_id, parent_path=parent_path, name=name, occurrence_key=occurrence_key)
+        return self._sync_io("allocate").run(self._allocate_plan(thread_id, parent_path, name, occurrence_key))
+
+    def operation_path(self, thread_id: str, resolved: ResolvedNamespace) -> str:
+        """``agent/1`` plus ``name/ordinal`` for each boundary of ``resolved``."""
+        _check_resolved(thread_id, resolved)
+        return self._sync_io("operation_path").run(self._path_plan(thread_id, resolved))
+
+    def position(self, thread_id: str, resolved: ResolvedNamespace) -> OperationPosition:
+        """The operation path plus the running node's name and ordinal under it."""
+        _check_resolved(thread_id, resolved)
+        return self._sync_io("position").run(self._position_plan(thread_id, resolved))
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete every allocation of ``thread_id``."""
+        _check_strings(thread_id=thread_id)
+        self._sync_io("delete_thread").run(self._delete_plan(thread_id))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Make the target's allocations a copy of the source's (the target's own are replaced)."""
+        _check_copy(source_thread_id, target_thread_id)
+        self._sync_io("copy_thread").run(self._copy_plan(source_thread_id, target_thread_id))
+
+    # -- public API: async face ------------------------------------------------
+
+    async def asetup(self) -> None:
+        """Async ``setup``."""
+        await self._async_io("asetup").run(self._setup_plan())
+
+    async def aallocate(self, thread_id: str, parent_path: str, name: str, occurrence_key: str) -> int:
+        """Async ``allocate``."""
+        _check_strings(thread_id=thread_id, parent_path=parent_path, name=name, occurrence_key=occurrence_key)
+        return await self._async_io("aallocate").run(self._allocate_plan(thread_id, parent_path, name, occurrence_key))
+
+    async def aoperation_path(self, thread_id: str, resolved: ResolvedNamespace) -> str:
+        """Async ``operation_path``."""
+        _check_resolved(thread_id, resolved)
+        return await self._async_io("aoperation_path").run(self._path_plan(thread_id, resolved))
+
+    async def aposition(self, thread_id: str, resolved: ResolvedNamespace) -> OperationPosition:
+        """Async ``position``."""
+        _check_resolved(thread_id, resolved)
+        return await self._async_io("aposition").run(self._position_plan(thread_id, resolved))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Async ``delete_thread``."""
+        _check_strings(thread_id=thread_id)
+        await self._async_io("adelete_thread").run(self._delete_plan(thread_id))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Async ``copy_thread``."""
+        _check_copy(source_thread_id, target_thread_id)
+        await self._async_io("acopy_thread").run(self._copy_plan(source_thread_id, target_thread_id))
+
+    # -- storage logic, written once ---------------------------------------------
+
+    def _setup_plan(self) -> Plan:
+        # One index per command: FerretDB drops the connection when one createIndexes holds several.
+        for index in _INDEXES:
+            yield CreateIndexes(self._collection, [index])
+        self._indexed = True
+
+    def _allocate_plan(self, thread_id: str, parent_path: str, name: str, occurrence_key: str) -> Plan:
+        key = (parent_path, name, occurrence_key)
+        cached = self._cached(thread_id, key)
+        if cached is not None:
+            return cached
+        if not self._indexed:
+            yield from self._setup_plan()
+        sequence = {"thread_id": thread_id, "parent_path": parent_path, "name": name}
+        projection = {"_id": 0, "ordinal": 1}
+        while True:
+            found = yield Find(self._collection, {**sequence, "occurrence_key": occurrence_key}, projection, limit=1)
+            if found:
+                ordinal = found[0]["ordinal"]
+                break
+            last = yield Find(self._collection, sequence, projection, sort=[("ordinal", DESCENDING)], limit=1)
+            ordinal = last[0]["ordinal"] + 1 if last else 1
+            # A duplicate key means another writer took this occurrence or this ordinal: look again.
+            if (yield InsertOne(self._collection, {**sequence, "occurrence_key": occurrence_key, "ordinal": ordinal})):
+                break
+        self._remember(thread_id, key, ordinal)
+        return ordinal
+
+    def _ordinal_plan(
+        self,
+        thread_id: str,
+        parent_path: str,
+        name: str,
+        occurrence_key: str,
+        step: int | None,
+        send: SendOrigin | None,
+        run: int,
+    ) -> Plan:
+        if send is None:
+            key = occurrence_key if step is None else f"step:{step}"
+            text = str((yield from self._allocate_plan(thread_id, parent_path, name, key)))
+        else:
+            group = yield from self._allocate_plan(thread_id, parent_path, name + _SEND_SEQUENCE, send.group)
+            text = f"{group}.{send.index}"
+        return f"{text}+{run}" if run else text
+
+    def _path_plan(self, thread_id: str, resolved: ResolvedNamespace) -> Plan:
+        path = ROOT_PATH
+        for boundary in resolved.boundaries:
+            ordinal = yield from self._ordinal_plan(
+                thread_id,
+                path,
+                boundary.name,
+                boundary.occurrence_key,
+                boundary.step,
+                boundary.send,
+                boundary.subgraph_run,
+            )
+            path = f"{path}/{boundary.name}/{ordinal}"
+        return path
+
+    def _position_plan(self, thread_id: str, resolved: ResolvedNamespace) -> Plan:
+        path = yield from self._path_plan(thread_id, resolved)
+        ordinal = yield from self._ordinal_plan(
+            thread_id, path, resolved.node_name, resolved.node_occurrence_key, resolved.node_step, resolved.node_send, 0
+        )
+        return OperationPosition(path, resolved.node_name, ordinal)
+
+    def _delete_plan(self, thread_id: str) -> Plan:
+        yield DeleteMany(self._collection, {"thread_id": thread_id})
+        self._forget(thread_id)
+
+    def _copy_plan(self, source: str, target: str) -> Plan:
+        docs = yield Find(self._collection, {"thread_id": source}, {"_id": 0})
+        if not self._indexed:
+            yield from self._setup_plan()
+        yield DeleteMany(self._collection, {"thread_id": target})
+        self._forget(target)
+        yield InsertMany(self._collection, [{**doc, "thread_id": target} for doc in docs])
+
+    # -- cache and faces -----------------------------------------------------------
+
+    def _cached(self, thread_id: str, key: tuple[str, str, str]) -> int | None:
+        with self._lock:
+            allocations = self._cache.get(thread_id)
+            if allocations is None:
+                return None
+            self._cache.move_to_end(thread_id)
+            return allocations.get(key)
+
+    def _remember(self, thread_id: str, key: tuple[str, str, str], ordinal: int) -> None:
+        with self._lock:
+            self._cache.setdefault(thread_id, {})[key] = ordinal
+            self._cache.move_to_end(thread_id)
+            while len(self._cache) > _CACHED_THREADS:
+                self._cache.popitem(last=False)
+
+    def _forget(self, thread_id: str) -> None:
+        with self._lock:
+            self._cache.pop(thread_id, None)
+
+    def _sync_io(self, method: str) -> SyncIO:
+        if self._sync is None:
+            raise ClientConfigurationError(
+                f"OrdinalAllocator.{method} needs a synchronous database (pymongo MongoClient or mongomock); "
+                f"this allocator has only an asynchronous one: use a{method} or pass both"
+            )
+        return self._sync
+
+    def _async_io(self, method: str) -> AsyncIO:
+        if self._aio is None:
+            raise ClientConfigurationError(
+                f"OrdinalAllocator.{method} needs an asynchronous database (pymongo AsyncMongoClient, motor or "
+                f"mongomock_motor); this allocator has only a synchronous one: use {method[1:]} or pass both"
+            )
+        return self._aio
+
+
+def _check_strings(**values: Any) -> None:
+    for field, value in values.items():
+        if not isinstance(value, str) or not value:
+            raise InvalidInputError(f"{field} must be a non-empty string, got {value!r}")
+
+
+def _check_resolved(thread_id: Any, resolved: Any) -> None:
+    _check_strings(thread_id=thread_id)
+    if not isinstance(resolved, ResolvedNamespace):
+        raise InvalidInputError(
+            "resolved must be a ResolvedNamespace (from DurableSubgraphResolver.resolve), "
+            f"got {type(resolved).__name__}"
+        )
+    for boundary in resolved.boundaries:
+        _check_strings(boundary_name=boundary.name, boundary_occurrence_key=boundary.occurrence_key)
+    _check_strings(node_name=resolved.node_name, node_occurrence_key=resolved.node_occurrence_key)
+
+
+def _check_copy(source: Any, target: Any) -> None:
+    _check_strings(source_thread_id=source, target_thread_id=target)
+    if source == target:
+        raise InvalidInputError(f"cannot copy thread {source!r} onto itself")

@@ -1,0 +1,149 @@
+"""LangGraph checkpoint namespaces, parsed, and the identities resolved from them.
+
+While a node runs, ``configurable.checkpoint_ns`` names one segment per active
+graph task, ``name:task_id``, joined by ``|``::
+
+    case_investigation:task-a|policy_analysis:task-b|review_policy:task-c
+
+A bare number after a segment (``caller:T|1|inner:U``) is LangGraph's per-task
+subgraph counter: the task's second compiled-graph run. ``parse_namespace`` keeps it
+on the segment it follows; ``DurableSubgraphResolver`` normalises it.
+
+Example::
+
+    [s.name for s in parse_namespace("a:1|b:2|3|c:4")]   # ['a', 'b', 'c']
+    parse_namespace("a:1|b:2|3|c:4")[1].counter           # 3
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from langgraph_durable_mongodb.errors import NamespaceError
+
+__all__ = [
+    "ChildOperationBoundary",
+    "NamespaceSegment",
+    "ResolvedNamespace",
+    "SendOrigin",
+    "parse_namespace",
+]
+
+NS_SEP = "|"  # langgraph/_internal/_constants.py NS_SEP
+NS_END = ":"  # langgraph/_internal/_constants.py NS_END
+
+
+@dataclass(frozen=True)
+class NamespaceSegment:
+    """One ``name:task_id`` segment of a checkpoint namespace.
+
+    ``counter`` is the bare number that followed it (0 when none). ``task_ns`` is
+    the raw namespace of this task (up to this segment, without its counter) and
+    ``parent_ns`` the raw namespace of the graph run that scheduled it; both are the
+    keys LangGraph itself uses (task metadata ``langgraph_checkpoint_ns`` and
+    ``checkpoint_map``).
+    """
+
+    name: str
+    task_id: str
+    counter: int
+    task_ns: str
+    parent_ns: str
+
+
+@dataclass(frozen=True)
+class SendOrigin:
+    """The task came from ``Send`` number ``index`` (LangGraph's PUSH index) of the step ``group``.
+
+    ``group`` names that step: the id of the checkpoint it was prepared from for a
+    root-level task, ``step:N`` for a task inside a compiled child's run.
+    """
+
+    group: str
+    index: int
+
+
+@dataclass(frozen=True)
+class ChildOperationBoundary:
+    """Entry into a compiled child graph.
+
+    ``occurrence_key`` is the text after ``:`` in the namespace (the task id of the
+    node that runs the child). ``subgraph_run`` tells apart the compiled-graph runs
+    of one function-node task within an attempt (0 for the first; always 0 for a
+    node that is itself a compiled graph). Set at run time: ``send`` when the task
+    came from ``Send``, and ``step`` (the task's step within its enclosing child run)
+    for a task inside a compiled child, which is then keyed by its step instead of
+    its task id (see ``allocator``).
+    """
+
+    name: str
+    occurrence_key: str
+    subgraph_run: int = 0
+    send: SendOrigin | None = None
+    step: int | None = None
+
+
+@dataclass(frozen=True)
+class ResolvedNamespace:
+    """The ordered child boundaries and the active (rightmost) node.
+
+    Example::
+
+        ResolvedNamespace(
+            boundaries=(ChildOperationBoundary("case_investigation", "task-a"),
+                        ChildOperationBoundary("policy_analysis", "task-b")),
+            node_name="review_policy",
+            node_occurrence_key="task-c",
+        )
+    """
+
+    boundaries: tuple[ChildOperationBoundary, ...]
+    node_name: str
+    node_occurrence_key: str
+    node_send: SendOrigin | None = None
+    node_step: int | None = None
+
+
+def _is_counter(part: str) -> bool:
+    return part.isascii() and part.isdigit() and str(int(part)) == part
+
+
+def parse_namespace(ns: str) -> tuple[NamespaceSegment, ...]:
+    """Split a checkpoint namespace into segments; raise ``NamespaceError`` on any malformed part."""
+    if not isinstance(ns, str) or not ns:
+        raise NamespaceError(
+            f"checkpoint namespace {ns!r} names no node; resolve it while a graph node runs "
+            "(LangGraph sets configurable.checkpoint_ns for every task)"
+        )
+    segments: list[NamespaceSegment] = []
+    prefix = ""
+    follows_segment = False
+    for position, part in enumerate(ns.split(NS_SEP)):
+        here = f"part {position} ({part!r}) of namespace {ns!r}"
+        if _is_counter(part):
+            if not follows_segment:
+                raise NamespaceError(f"{here} is a subgraph counter that follows no 'name:task_id' segment")
+            if part == "0":  # LangGraph appends the counter only when it is non-zero
+                raise NamespaceError(f"{here} is a zero subgraph counter, which LangGraph never writes")
+            last = segments[-1]
+            segments[-1] = NamespaceSegment(last.name, last.task_id, int(part), last.task_ns, last.parent_ns)
+            follows_segment = False
+        else:
+            name, sep, task_id = part.partition(NS_END)
+            if not sep and name:
+                raise NamespaceError(
+                    f"{here} has no task id; LangGraph writes such segments for a child compiled with "
+                    "checkpointer=True, whose occurrences cannot be told apart. Compile it with "
+                    "checkpointer=None so it inherits the root's saver"
+                )
+            if not name or not task_id or NS_END in task_id:
+                raise NamespaceError(f"{here} is not of the form 'name:task_id'")
+            task_ns = f"{prefix}{NS_SEP}{part}" if prefix else part
+            segments.append(NamespaceSegment(name, task_id, 0, task_ns, prefix))
+            follows_segment = True
+        prefix = f"{prefix}{NS_SEP}{part}" if position else part
+    if segments[-1].counter:
+        raise NamespaceError(
+            f"namespace {ns!r} ends with a subgraph counter: it names a subgraph run, not the node that is running"
+        )
+    return tuple(segments)

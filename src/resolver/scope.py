@@ -1,0 +1,183 @@
+"""Durable scope: the resolver and platform context bound to one graph run.
+
+A scope carries the run's ``DurableSubgraphResolver``, an opaque platform context
+(the journal keeps its own objects there) and the ``TaskTrace`` that records task
+starts. Binding is by ``contextvars``, so it reaches every node at every depth:
+LangGraph copies the caller's context into the tasks it schedules, for async
+nodes (asyncio tasks), for sync nodes it runs in its thread pool, and for
+compiled child graphs.
+
+* ``invoke``/``ainvoke``: bind for the whole call with ``durable_scope``.
+* ``stream``/``astream``: a node sees the context of the ``next()``/``__anext__()``
+  call that scheduled its step, and an async generator may be resumed from a
+  different asyncio task, so a ``with`` block around the loop is not enough. Wrap
+  the iterator with ``scoped_iter``/``scoped_aiter``: every step is then pulled
+  inside the same scope object (one trace for the whole stream).
+
+Outside any scope, ``current_scope()`` raises ``NoDurableScopeError`` and
+``maybe_current_scope()`` returns None. A scope must be bound when the graph
+call starts: a scope bound later (inside a node) cannot resolve nodes of compiled
+children, because it did not see the tasks that entered them
+(``NoDurableScopeError`` from ``resolve_current``).
+
+Example::
+
+    with durable_scope(resolver, context=my_platform_context):
+        graph.invoke(inputs, config)
+
+    scope = DurableScope(resolver, my_platform_context)
+    async for chunk in scoped_aiter(scope, graph.astream(inputs, config)):
+        ...
+
+    # inside any node, at any depth:
+    resolved = current_scope().resolve_current()
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
+from typing import Any, Generic, Protocol, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
+
+from langgraph_durable_mongodb.errors import NamespaceError, NoDurableScopeError
+from langgraph_durable_mongodb.resolver.durable_subgraphs import DurableSubgraphResolver
+from langgraph_durable_mongodb.resolver.namespace import ResolvedNamespace
+from langgraph_durable_mongodb.resolver.trace import TaskTrace, bind_trace
+
+__all__ = [
+    "DurableScope",
+    "SupportsBind",
+    "current_scope",
+    "durable_scope",
+    "maybe_current_scope",
+    "scoped_aiter",
+    "scoped_iter",
+]
+
+T = TypeVar("T")
+
+_CURRENT_SCOPE: ContextVar[DurableScope | None] = ContextVar("langgraph_durable_mongodb_scope", default=None)
+
+
+class DurableScope:
+    """Resolver, platform context and task trace of one graph run.
+
+    Creating a scope validates the resolver's topology (``TopologyError``).
+
+    Example::
+
+        scope = DurableScope(resolver, context=journal_things)
+        with scope.bind():
+            graph.invoke(inputs, config)
+        for chunk in scoped_iter(scope, graph.stream(inputs, config)):
+            ...
+    """
+
+    def __init__(self, resolver: DurableSubgraphResolver, context: Any = None) -> None:
+        resolver.validate()
+        self.resolver = resolver
+        self.context = context
+        self.trace = TaskTrace()
+
+    @contextmanager
+    def bind(self) -> Iterator[DurableScope]:
+        """Make this scope current (and its trace active) for the duration of the block."""
+        token = _CURRENT_SCOPE.set(self)
+        try:
+            with bind_trace(self.trace):
+                yield self
+        finally:
+            _CURRENT_SCOPE.reset(token)
+
+    def resolve_current(self, config: RunnableConfig | None = None) -> ResolvedNamespace:
+        """Resolve the running node: its config defaults to ``langgraph.config.get_config()``."""
+        if config is None:
+            try:
+                config = get_config()
+            except RuntimeError as error:
+                raise NamespaceError(
+                    "resolve_current() was called outside a LangGraph node (get_config() found no runnable "
+                    "config); call it from node code, or pass the node's config"
+                ) from error
+        return self.resolver.resolve_config(config, self.trace)
+
+
+@contextmanager
+def durable_scope(resolver: DurableSubgraphResolver, context: Any = None) -> Iterator[DurableScope]:
+    """Create a scope and bind it for the block (one ``invoke``/``ainvoke``)."""
+    with DurableScope(resolver, context).bind() as scope:
+        yield scope
+
+
+def current_scope() -> DurableScope:
+    """The bound scope; raises ``NoDurableScopeError`` outside any scope."""
+    scope = _CURRENT_SCOPE.get()
+    if scope is None:
+        raise NoDurableScopeError(
+            "no durable scope is bound: run the graph inside durable_scope(resolver, context) for "
+            "invoke/ainvoke, or iterate it through scoped_iter/scoped_aiter for stream/astream"
+        )
+    return scope
+
+
+def maybe_current_scope() -> DurableScope | None:
+    """The bound scope, or None outside any scope."""
+    return _CURRENT_SCOPE.get()
+
+
+class SupportsBind(Protocol):
+    """A scope ``scoped_iter``/``scoped_aiter`` can bind: a ``DurableScope``, or one that binds it with more."""
+
+    def bind(self) -> AbstractContextManager[Any]: ...
+
+
+class _ScopedIterator(Iterator[T], Generic[T]):
+    def __init__(self, scope: SupportsBind, iterable: Iterable[T]) -> None:
+        self._scope = scope
+        self._iterator = iter(iterable)
+
+    def __iter__(self) -> _ScopedIterator[T]:
+        return self
+
+    def __next__(self) -> T:
+        with self._scope.bind():
+            return next(self._iterator)
+
+    def close(self) -> None:
+        close = getattr(self._iterator, "close", None)
+        if close is not None:
+            with self._scope.bind():
+                close()
+
+
+class _ScopedAsyncIterator(AsyncIterator[T], Generic[T]):
+    def __init__(self, scope: SupportsBind, iterable: AsyncIterable[T]) -> None:
+        self._scope = scope
+        self._iterator = iterable.__aiter__()
+
+    def __aiter__(self) -> _ScopedAsyncIterator[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        with self._scope.bind():
+            return await self._iterator.__anext__()
+
+    async def aclose(self) -> None:
+        aclose = getattr(self._iterator, "aclose", None)
+        if aclose is not None:
+            with self._scope.bind():
+                await aclose()
+
+
+def scoped_iter(scope: SupportsBind, iterable: Iterable[T]) -> Iterator[T]:
+    """Iterate ``iterable`` (e.g. ``graph.stream(...)``) with ``scope`` bound during every ``next()``."""
+    return _ScopedIterator(scope, iterable)
+
+
+def scoped_aiter(scope: SupportsBind, iterable: AsyncIterable[T]) -> AsyncIterator[T]:
+    """Iterate ``iterable`` (e.g. ``graph.astream(...)``) with ``scope`` bound during every ``__anext__()``."""
+    return _ScopedAsyncIterator(scope, iterable)
