@@ -32,3 +32,39 @@ class NamespaceError(DurableMongoError):
 
 class NoDurableScopeError(DurableMongoError, RuntimeError):
     """A durable effect ran outside a durable scope (a graph compiled or attached by DurablePlatform)."""
+
+
+class EffectInProgressError(DurableMongoError, RuntimeError):
+    """Another worker holds a live lease on this journal position and did not finish in time.
+
+    Attributes: ``position`` (an ``EffectPosition``) and ``lease_until`` (UTC).
+    """
+
+    def __init__(self, message: str, *, position: object = None, lease_until: object = None) -> None:
+        super().__init__(message)
+        self.position, self.lease_until = position, lease_until
+
+
+class EffectOutcomeUnknownError(DurableMongoError, RuntimeError):
+    """An ``at_most_once`` effect was started by a worker that died before recording its outcome.
+
+    It is not run again. Check the external system for ``idempotency_key``, then
+    record what happened with ``ActivityJournal.resolve`` or let it run again
+    with ``ActivityJournal.discard``.
+    """
+
+    def __init__(self, message: str, *, position: object = None, idempotency_key: str | None = None) -> None:
+        super().__init__(message)
+        self.position, self.idempotency_key = position, idempotency_key
+
+
+class NondeterminismError(DurableMongoError, RuntimeError):
+    """The effect recorded at a journal position is not the one the code calls there now."""
+
+
+class InputChangedError(DurableMongoError, RuntimeError):
+    """The input of an effect differs from the one recorded at its position (``on_input_change="raise"``)."""
+
+
+class InputChangedWarning(UserWarning):
+    """The input of a replayed effect differs from the recorded one (``on_input_change="warn"``)."""

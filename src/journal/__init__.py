@@ -1,0 +1,54 @@
+"""The activity journal: LLM and tool effects recorded once, replayed when a node re-runs.
+
+LangGraph re-runs a whole node on resume (after an exception, a crash,
+``interrupt()`` then ``Command(resume=...)``, a ``RetryPolicy`` retry). Calls
+made through ``SecureLLM``, ``SecureTool`` and ``@effect`` are recorded in the
+``activity_journal`` collection beside the checkpoints, one document per
+effect position, and replayed instead of run again.
+
+Example::
+
+    journal = ActivityJournal.for_checkpointer(saver)
+    llm = SecureLLM(ChatOpenAI(model="gpt-4o")).bind_tools([search])
+    tools = ToolNode([SecureTool(search)])
+    with durable_scope(resolver), effect_scope(journal, ResolverPositions(allocator)):  # DurablePlatform does this
+        graph.invoke(inputs, config)
+"""
+
+from .context import EffectInfo, EffectScope, current_effect, current_scope, effect_scope
+from .documents import EffectCall
+from .effect import effect
+from .journal import ActivityJournal
+from .llm import SecureLLM
+from .position import (
+    EffectPosition,
+    LangGraphPositions,
+    NodePosition,
+    PositionProvider,
+    ResolverPositions,
+    langgraph_task,
+)
+from .redaction import digest, preview, redact
+from .tool import SecureTool
+
+__all__ = [
+    "ActivityJournal",
+    "EffectCall",
+    "EffectInfo",
+    "EffectPosition",
+    "EffectScope",
+    "LangGraphPositions",
+    "NodePosition",
+    "PositionProvider",
+    "ResolverPositions",
+    "SecureLLM",
+    "SecureTool",
+    "current_effect",
+    "current_scope",
+    "digest",
+    "effect",
+    "effect_scope",
+    "langgraph_task",
+    "preview",
+    "redact",
+]

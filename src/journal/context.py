@@ -1,0 +1,137 @@
+"""The context an effect runs in: which journal and node position, and which effect is running.
+
+A durable scope installs a journal and a position provider for everything
+run inside it (the platform does it for its graphs; the resolver's scope is a
+provider). The wrappers find both here, so a graph's code does not change.
+
+Example::
+
+    with effect_scope(journal, ResolverPositions(allocator)):
+        graph.invoke(inputs, config)
+
+    @effect(kind="payment")
+    def charge(amount):
+        return psp.charge(amount, idempotency_key=current_effect().idempotency_key)
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from ..errors import NoDurableScopeError
+from .position import EffectPosition, NodePosition, PositionProvider, check_node, current_attempt
+
+if TYPE_CHECKING:
+    from .journal import ActivityJournal
+
+
+@dataclass(frozen=True)
+class EffectScope:
+    """The journal and position provider that effects run inside this scope use."""
+
+    journal: ActivityJournal
+    positions: PositionProvider
+
+
+@dataclass(frozen=True)
+class EffectInfo:
+    """The effect being executed, as ``current_effect()`` returns it.
+
+    Attributes:
+        position: the effect's journal position.
+        kind, name: what the effect is (``llm``/``tool``/a user kind, and its name).
+        attempt: executions started at this position, this one included.
+        at_most_once: whether a lost outcome stops a re-run.
+    """
+
+    position: EffectPosition
+    kind: str
+    name: str
+    attempt: int
+    at_most_once: bool = False
+    _children: Iterator[int] = field(default_factory=lambda: itertools.count(1), repr=False, compare=False)
+
+    @property
+    def idempotency_key(self) -> str:
+        """Stable across re-executions of this position: pass it to APIs that de-duplicate."""
+        return self.position.idempotency_key
+
+
+_scope: ContextVar[EffectScope | None] = ContextVar("langgraph_durable_mongodb_effect_scope", default=None)
+_effect: ContextVar[EffectInfo | None] = ContextVar("langgraph_durable_mongodb_effect", default=None)
+
+
+@contextmanager
+def effect_scope(journal: ActivityJournal, positions: PositionProvider) -> Iterator[EffectScope]:
+    """Run the block's effects on ``journal``, at the node positions ``positions`` reports."""
+    scope = EffectScope(journal, positions)
+    token = _scope.set(scope)
+    try:
+        yield scope
+    finally:
+        _scope.reset(token)
+
+
+def current_scope() -> EffectScope:
+    scope = _scope.get()
+    if scope is None:
+        raise NoDurableScopeError(
+            "a journaled effect (SecureLLM, SecureTool, @effect) ran outside a durable scope; run the graph "
+            "through DurablePlatform, or inside `with effect_scope(journal, position_provider):`"
+        )
+    return scope
+
+
+def current_effect() -> EffectInfo | None:
+    """The effect executing now (its ``idempotency_key`` and ``position``), or None outside effects."""
+    return _effect.get()
+
+
+@contextmanager
+def running(info: EffectInfo) -> Iterator[None]:
+    """Make ``info`` the current effect for the block."""
+    token = _effect.set(info)
+    try:
+        yield
+    finally:
+        _effect.reset(token)
+
+
+def _nested(key: str | None) -> EffectPosition | None:
+    """Inside another effect, positions number under that effect's key."""
+    parent = _effect.get()
+    if parent is None:
+        return None
+    own = key if key is not None else str(next(parent._children))
+    return replace(parent.position, effect_key=f"{parent.position.effect_key}/{own}")
+
+
+def _at(node: NodePosition, own: str) -> EffectPosition:
+    return EffectPosition(node.thread_id, node.path, node.node, node.occurrence, own)
+
+
+def locate(scope: EffectScope, key: str | None = None) -> EffectPosition:
+    """The position of an effect starting now: ``key`` if given, else the next ordinal of the node attempt."""
+    if (nested := _nested(key)) is not None:
+        return nested
+    attempt = current_attempt(scope.positions)
+    own = key if key is not None else str(attempt.next_ordinal())
+    if attempt.node is None:
+        attempt.node = check_node(scope.positions.position())
+    return _at(attempt.node, own)
+
+
+async def alocate(scope: EffectScope, key: str | None = None) -> EffectPosition:
+    """``locate`` for async effects: the ordinal is taken before the (possibly I/O-bound) node lookup."""
+    if (nested := _nested(key)) is not None:
+        return nested
+    attempt = current_attempt(scope.positions)
+    own = key if key is not None else str(attempt.next_ordinal())
+    if attempt.node is None:
+        attempt.node = check_node(await scope.positions.aposition())
+    return _at(attempt.node, own)

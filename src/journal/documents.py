@@ -1,0 +1,168 @@
+"""The documents of the activity journal, built for people reading them with any MongoDB tool.
+
+One *entry* document per effect position (``chunk: 0``)::
+
+    {thread_id, path, node, occurrence, effect_key, chunk: 0,
+     kind, name, status: "started" | "completed" | "failed", attempts, replays?,
+     idempotency_key, tool_call_id?, at_most_once,
+     input: {digest, preview},
+     owner, lease_until?,                        # the claim: who runs it, until when (while started)
+     created_at, started_at, updated_at, finished_at?, duration_ms?, replayed_at?,
+     outcome?: {type, data, preview, chunks?},   # serialized with the serde (encryption applies)
+     error?: {type, module, message, terminal},
+     expire_at?}                                 # the thread's TTL
+
+An outcome larger than ``chunk_bytes`` keeps its first part in the entry and
+the rest in *chunk* documents ``{..., effect_key: "<key>#<owner>", chunk: i,
+data}``: named by the writer's claim, so a worker whose lease expired can never
+overwrite the chunks of the one that took its place.
+
+The unique index on the position (plus ``chunk``) is what makes a claim an
+insert-if-absent; it starts with ``thread_id`` like every index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pymongo import ASCENDING, IndexModel
+
+from .._bson import assemble_values, value_documents
+from .position import EffectPosition
+
+POSITION_FIELDS = ("thread_id", "path", "node", "occurrence", "effect_key")
+#: Characters of an error message kept.
+MESSAGE_CHARS = 4000
+_NO_PREVIEW = object()
+
+
+@dataclass(frozen=True)
+class EffectCall:
+    """What a wrapper is about to run: recorded with its outcome.
+
+    ``input`` is digested (to notice a changed input on replay); ``preview``
+    (``input`` by default) is rendered, redacted, for people. A call issued for
+    a tool call of a journaled LLM response names its ``tool_call_id``, which
+    becomes its effect key.
+    """
+
+    kind: str
+    name: str
+    input: Any = None
+    preview: Any = field(default=_NO_PREVIEW, compare=False)
+    tool_call_id: str | None = None
+    at_most_once: bool = False
+
+    @property
+    def preview_source(self) -> Any:
+        return self.input if self.preview is _NO_PREVIEW else self.preview
+
+    @property
+    def effect_key(self) -> str | None:
+        return None if self.tool_call_id is None else f"tool_call:{self.tool_call_id}"
+
+
+def journal_indexes() -> list[IndexModel]:
+    return [
+        IndexModel(
+            [(f, ASCENDING) for f in POSITION_FIELDS] + [("chunk", ASCENDING)], unique=True, name="thread_effect_position"
+        ),
+        IndexModel([("thread_id", ASCENDING), ("status", ASCENDING)], name="thread_status"),
+    ]
+
+
+def position_fields(pos: EffectPosition) -> dict[str, Any]:
+    return {f: getattr(pos, f) for f in POSITION_FIELDS}
+
+
+def entry_filter(pos: EffectPosition, **conditions: Any) -> dict[str, Any]:
+    """Matches the position's entry document (and ``conditions``: the fence)."""
+    return {**position_fields(pos), "chunk": 0, **conditions}
+
+
+def chunk_key(pos: EffectPosition, owner: str) -> dict[str, Any]:
+    return {**position_fields(pos), "effect_key": f"{pos.effect_key}#{owner}"}
+
+
+def claim_fields(
+    call: EffectCall, pos: EffectPosition, *, owner: str, now: datetime, lease_until: datetime, input: Mapping[str, str]
+) -> dict[str, Any]:
+    """What every claim of a position sets: the first one, and each take-over."""
+    fields: dict[str, Any] = {
+        "kind": call.kind,
+        "name": call.name,
+        "status": "started",
+        "idempotency_key": pos.idempotency_key,
+        "at_most_once": call.at_most_once,
+        "input": dict(input),
+        "owner": owner,
+        "lease_until": lease_until,
+        "started_at": now,
+        "updated_at": now,
+    }
+    if call.tool_call_id is not None:
+        fields["tool_call_id"] = call.tool_call_id
+    return fields
+
+
+def new_entry(pos: EffectPosition, claim: Mapping[str, Any], expiry: Mapping[str, Any]) -> dict[str, Any]:
+    return {**entry_filter(pos), **claim, "attempts": 1, "created_at": claim["started_at"], **expiry}
+
+
+def takeover_update(claim: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "$set": dict(claim),
+        "$inc": {"attempts": 1},
+        "$unset": {"outcome": "", "error": "", "finished_at": "", "duration_ms": ""},
+    }
+
+
+def outcome_documents(
+    pos: EffectPosition, owner: str, typed: tuple[str, bytes], preview: str, chunk_bytes: int, expiry: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The entry's ``outcome`` field, and the chunk documents of a large outcome."""
+    docs = value_documents(chunk_key(pos, owner), typed, chunk_bytes)
+    head = docs[0]
+    outcome = {"type": head["type"], "data": head["data"], "preview": preview}
+    if "n" in head:
+        outcome["chunks"] = head["n"]
+    return outcome, [{**d, **expiry} for d in docs[1:]]
+
+
+def completed_update(outcome: Mapping[str, Any], *, now: datetime, duration_ms: int) -> dict[str, Any]:
+    return {
+        "$set": {
+            "status": "completed",
+            "outcome": dict(outcome),
+            "finished_at": now,
+            "updated_at": now,
+            "duration_ms": duration_ms,
+        },
+        "$unset": {"error": "", "lease_until": ""},
+    }
+
+
+def error_record(exc: BaseException, *, terminal: bool) -> dict[str, Any]:
+    return {
+        "type": type(exc).__qualname__,
+        "module": type(exc).__module__,
+        "message": str(exc)[:MESSAGE_CHARS],
+        "terminal": terminal,
+    }
+
+
+def failed_update(error: Mapping[str, Any], *, now: datetime, duration_ms: int) -> dict[str, Any]:
+    return {
+        "$set": {"status": "failed", "error": dict(error), "finished_at": now, "updated_at": now, "duration_ms": duration_ms},
+        "$unset": {"outcome": "", "lease_until": ""},
+    }
+
+
+def outcome_typed(entry: Mapping[str, Any], chunks: Sequence[Mapping[str, Any]]) -> tuple[str, bytes] | None:
+    """The serialized outcome of a completed entry, joined from its chunks (None if one is missing)."""
+    outcome = entry["outcome"]
+    head = {"chunk": 0, "type": outcome["type"], "data": outcome["data"], "n": outcome.get("chunks", 1)}
+    return assemble_values([head, *chunks], ()).get(())

@@ -1,0 +1,243 @@
+"""``ActivityJournal``: record each effect's outcome once, replay it on resume."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from langgraph.checkpoint.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from .._bson import DEFAULT_CHUNK_BYTES, require_str
+from .._mongo import Plan, is_async_client
+from ..errors import ClientConfigurationError, InvalidInputError
+from .context import alocate, current_scope, locate
+from .documents import EffectCall
+from .plans import JournalPlans
+from .position import EffectPosition
+from .redaction import Redactor, redact
+from .runner import AsyncRunner, SyncRunner
+
+
+class ActivityJournal(JournalPlans):
+    """The activity journal: one document per effect position, beside the checkpoints.
+
+    Wrappers (``SecureLLM``, ``SecureTool``, ``@effect``) call ``run``/``arun``
+    (``run_stream``/``arun_stream`` for streams); each claims the effect's
+    position, replays a recorded outcome or runs the effect and records it.
+    Build it from the checkpointer so it shares the clients, the database,
+    the serde (encryption applies to outcomes) and the thread's TTL::
+
+        saver = MongoDBCheckpointer(MongoClient(uri), db_name="agents", serde=encrypted)
+        journal = ActivityJournal.for_checkpointer(saver, terminal_errors=(PaymentDeclined,))
+
+    or from clients: ``ActivityJournal(MongoClient(uri), db_name="agents")``.
+
+    Args:
+        client / async_client: as for ``MongoDBCheckpointer``: a sync client
+            serves ``run``, an async one ``arun``.
+        db_name, collection: where entries live (``activity_journal``).
+        serde: serializes outcomes; use the checkpointer's.
+        lease_seconds: how long a claim holds a position before another worker
+            may presume its owner dead and run the effect again.
+        wait_seconds: how long a worker waits for a position under another's
+            live lease before ``EffectInProgressError``.
+        on_input_change: ``"warn"`` (``InputChangedWarning``), ``"raise"``
+            (``InputChangedError``) or ``"ignore"`` when a replayed effect's
+            input digest differs from the recorded one.
+        on_nondeterminism: ``"raise"`` (``NondeterminismError``) or ``"rerun"``
+            when the code calls another kind or name at a recorded position.
+        terminal_errors: exception types replayed (raised again) instead of
+            retried when recorded as an effect's failure.
+        redactor: makes inputs and outcomes safe for the readable previews.
+        preview_chars: length of previews (0: none).
+        chunk_bytes: serialized bytes per document for large outcomes.
+        expiry: ``thread_id -> {"expire_at": ...}`` for new documents (TTL).
+        auto_setup: create indexes before the first operation of each face.
+    """
+
+    def __init__(
+        self,
+        client: Any = None,
+        *,
+        async_client: Any = None,
+        db_name: str = "langgraph",
+        collection: str = "activity_journal",
+        serde: SerializerProtocol | None = None,
+        lease_seconds: float = 300.0,
+        wait_seconds: float = 30.0,
+        on_input_change: str = "warn",
+        on_nondeterminism: str = "raise",
+        terminal_errors: Iterable[type[BaseException]] = (),
+        redactor: Redactor = redact,
+        preview_chars: int = 300,
+        chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+        expiry: Callable[[str], Mapping[str, Any]] | None = None,
+        auto_setup: bool = True,
+    ) -> None:
+        if client is not None and is_async_client(client):
+            if async_client is not None:
+                raise ClientConfigurationError(
+                    "client is an async client and async_client is set too; pass the sync client as client="
+                )
+            client, async_client = None, client
+        if client is None and async_client is None:
+            raise ClientConfigurationError(
+                "ActivityJournal needs a client: pass client=MongoClient(uri) and/or async_client=AsyncMongoClient(uri), "
+                "or build it with ActivityJournal.for_checkpointer(saver)"
+            )
+        if on_input_change not in ("warn", "raise", "ignore"):
+            raise InvalidInputError(f'on_input_change must be "warn", "raise" or "ignore", got {on_input_change!r}')
+        if on_nondeterminism not in ("raise", "rerun"):
+            raise InvalidInputError(f'on_nondeterminism must be "raise" or "rerun", got {on_nondeterminism!r}')
+        for name, seconds in (("lease_seconds", lease_seconds), ("wait_seconds", wait_seconds)):
+            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+                raise InvalidInputError(f"{name} must be a non-negative number of seconds, got {seconds!r}")
+        self.terminal_errors = tuple(terminal_errors)
+        if not all(isinstance(t, type) and issubclass(t, BaseException) for t in self.terminal_errors):
+            raise InvalidInputError(f"terminal_errors must be exception types, got {self.terminal_errors!r}")
+        self.client, self.async_client = client, async_client
+        self.db_name = db_name
+        self.collection = require_str("collection", collection, allow_empty=False)
+        self.serde = serde or JsonPlusSerializer()
+        self.lease_seconds, self.wait_seconds = float(lease_seconds), float(wait_seconds)
+        self.on_input_change, self.on_nondeterminism = on_input_change, on_nondeterminism
+        self.redactor, self.preview_chars = redactor, preview_chars
+        self.chunk_bytes, self.expiry = chunk_bytes, expiry
+        self._sync_io = SyncRunner(client[db_name]) if client is not None else None
+        self._async_io = AsyncRunner(async_client[db_name]) if async_client is not None else None
+        self._ready = {"sync": not auto_setup, "async": not auto_setup}
+
+    @classmethod
+    def for_checkpointer(cls, saver: Any, **options: Any) -> ActivityJournal:
+        """A journal sharing ``saver``'s clients, database, serde, chunk size, collection name and TTL.
+
+        Example::
+
+            journal = ActivityJournal.for_checkpointer(saver, wait_seconds=5)
+        """
+        options.setdefault("collection", saver.collections.journal)
+        options.setdefault("chunk_bytes", saver.chunk_bytes)
+        if saver.ttl is not None:
+            options.setdefault("expiry", saver._expiry_fields)  # noqa: SLF001 - one expiry per thread, shared
+        return cls(saver.client, async_client=saver.async_client, db_name=saver.db_name, serde=saver.serde, **options)
+
+    # -- faces ----------------------------------------------------------------------
+
+    def _sync_face(self) -> SyncRunner:
+        if self._sync_io is None:
+            raise ClientConfigurationError(
+                "this ActivityJournal has only an async client, so a sync effect (invoke, stream, a sync tool or "
+                "function) cannot be journaled; call it with ainvoke/astream, or also pass client=MongoClient(uri)"
+            )
+        if not self._ready["sync"]:
+            self._sync_io.run(self._setup_plan())
+            self._ready["sync"] = True
+        return self._sync_io
+
+    async def _async_face(self) -> AsyncRunner:
+        if self._async_io is None:
+            raise ClientConfigurationError(
+                "this ActivityJournal has only a sync client, so an async effect (ainvoke, astream, an async tool "
+                "or function) cannot be journaled natively; also pass async_client=AsyncMongoClient(uri)"
+            )
+        if not self._ready["async"]:
+            await self._async_io.run(self._setup_plan())
+            self._ready["async"] = True
+        return self._async_io
+
+    def _run(self, plan: Plan) -> Any:
+        return self._sync_face().run(plan)
+
+    async def _arun(self, plan: Plan) -> Any:
+        return await (await self._async_face()).run(plan)
+
+    @staticmethod
+    def _position(call: EffectCall, position: EffectPosition | None) -> EffectPosition:
+        return position if position is not None else locate(current_scope(), call.effect_key)
+
+    @staticmethod
+    async def _aposition(call: EffectCall, position: EffectPosition | None) -> EffectPosition:
+        return position if position is not None else await alocate(current_scope(), call.effect_key)
+
+    # -- setup ----------------------------------------------------------------------
+
+    def setup(self) -> None:
+        """Create the journal's indexes (idempotent)."""
+        self._sync_face()
+        self._run(self._setup_plan())
+
+    async def asetup(self) -> None:
+        await self._arun(self._setup_plan())
+
+    # -- effects ----------------------------------------------------------------------
+
+    def run(self, call: EffectCall, fn: Callable[[], Any], *, position: EffectPosition | None = None) -> Any:
+        """Return ``fn()``'s recorded outcome, or run ``fn`` once and record it.
+
+        ``position`` defaults to the next one of the current durable scope.
+
+        Example::
+
+            reply = journal.run(EffectCall("tool", "search", input=args), lambda: search(**args))
+        """
+        pos = self._position(call, position)
+        return self._run(self._effect_plan(call, pos, fn))
+
+    async def arun(self, call: EffectCall, fn: Callable[[], Any], *, position: EffectPosition | None = None) -> Any:
+        """``run`` natively on the async client; ``fn`` may return an awaitable."""
+        pos = await self._aposition(call, position)
+        return await self._arun(self._effect_plan(call, pos, fn))
+
+    def run_stream(
+        self,
+        call: EffectCall,
+        open_stream: Callable[[], Iterator[Any]],
+        merge: Callable[[list[Any]], Any],
+        replay: Callable[[Any], Iterable[Any]],
+        *,
+        position: EffectPosition | None = None,
+    ) -> Iterator[Any]:
+        """Yield ``open_stream()``'s items as they come and record ``merge(items)``.
+
+        A recorded position yields ``replay(outcome)`` without opening the stream.
+        """
+        pos = self._position(call, position)
+        return self._sync_face().iterate(self._stream_plan(call, pos, open_stream, merge, replay))
+
+    async def arun_stream(
+        self,
+        call: EffectCall,
+        open_stream: Callable[[], AsyncIterator[Any]],
+        merge: Callable[[list[Any]], Any],
+        replay: Callable[[Any], Iterable[Any]],
+        *,
+        position: EffectPosition | None = None,
+    ) -> AsyncIterator[Any]:
+        pos = await self._aposition(call, position)
+        io = await self._async_face()
+        async for item in io.iterate(self._stream_plan(call, pos, open_stream, merge, replay)):
+            yield item
+
+    # -- for people ---------------------------------------------------------------------
+
+    def entries(self, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's entry documents in the order they were first claimed (outcome bytes left out)."""
+        return self._run(self._entries_plan(require_str("thread_id", thread_id)))
+
+    async def aentries(self, thread_id: str) -> list[dict[str, Any]]:
+        return await self._arun(self._entries_plan(require_str("thread_id", thread_id)))
+
+    def resolve(self, position: EffectPosition, outcome: Any) -> None:
+        """Record ``outcome`` for a position a person has checked (after ``EffectOutcomeUnknownError``)."""
+        self._run(self._resolve_plan(position, outcome))
+
+    async def aresolve(self, position: EffectPosition, outcome: Any) -> None:
+        await self._arun(self._resolve_plan(position, outcome))
+
+    def discard(self, position: EffectPosition) -> None:
+        """Forget a position's entry, so its effect runs again on the next attempt."""
+        self._run(self._discard_plan(position))
+
+    async def adiscard(self, position: EffectPosition) -> None:
+        await self._arun(self._discard_plan(position))

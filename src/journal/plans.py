@@ -1,0 +1,382 @@
+"""Storage logic of the activity journal, written once as plans (see ``runner``).
+
+Record and replay, per position:
+
+1. *claim*: insert the entry if absent (``status: started``, ``owner``,
+   ``lease_until``). If an entry is there instead:
+
+   - ``completed``: replay its outcome, never running the effect;
+   - ``failed``: run again (a retry), unless its error type is terminal,
+     which is raised again as the same type;
+   - ``started`` under a live lease: wait (``wait_seconds``) for the other
+     worker, then ``EffectInProgressError``;
+   - ``started`` under an expired lease: the worker died; run again with the
+     same idempotency key (take-over), or ``EffectOutcomeUnknownError`` for an
+     ``at_most_once`` effect.
+
+   A take-over is a conditional update on the previous owner, so two workers
+   cannot both take one position over.
+2. *run* the effect.
+3. *record*: a conditional update on ``owner`` and ``status: started`` (the
+   fence): a worker whose lease expired and whose position was taken over
+   cannot overwrite the new owner's result.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import re
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from .._mongo import CreateIndexes, DeleteMany, Emit, Find, InsertMany, InsertOne, Plan, UpdateMany
+from ..errors import (
+    DurableMongoError,
+    EffectInProgressError,
+    EffectOutcomeUnknownError,
+    InputChangedError,
+    InputChangedWarning,
+    NondeterminismError,
+)
+from .context import EffectInfo
+from .documents import (
+    EffectCall,
+    chunk_key,
+    claim_fields,
+    completed_update,
+    entry_filter,
+    error_record,
+    failed_update,
+    journal_indexes,
+    new_entry,
+    outcome_documents,
+    outcome_typed,
+    takeover_update,
+)
+from .position import EffectPosition
+from .redaction import Redactor, digest, preview
+from .runner import END, Invoke, Next, Raised, Returned, Sleep
+
+logger = logging.getLogger("langgraph_durable_mongodb.journal")
+
+#: First and longest pause while waiting for another worker's outcome.
+_POLL_FIRST, _POLL_MAX = 0.05, 1.0
+
+
+def utcnow() -> datetime:
+    """Naive UTC, truncated to milliseconds like a BSON date, so stored values compare equal."""
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def _naive(value: datetime) -> datetime:
+    return value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo else value
+
+
+@dataclass(frozen=True)
+class _Claimed:
+    owner: str
+    attempt: int
+    started: float  # time.monotonic() when the claim was won
+
+
+@dataclass(frozen=True)
+class _Recorded:
+    value: Any
+
+
+def _resolve_type(module: str, qualname: str) -> type[BaseException] | None:
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        return None
+    return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
+
+
+def _rebuild(cls: type[BaseException], message: str, pos: EffectPosition) -> BaseException:
+    try:
+        exc = cls(message)
+    except Exception:  # noqa: BLE001 - a constructor with other arguments
+        exc = cls.__new__(cls)
+        exc.args = (message,)
+    if hasattr(exc, "add_note"):
+        exc.add_note(f"replayed from the activity journal ({pos}): a terminal failure is not run again")
+    return exc
+
+
+class JournalPlans:
+    """The journal's storage logic; mixed into ``ActivityJournal``."""
+
+    collection: str
+    serde: Any
+    chunk_bytes: int
+    lease_seconds: float
+    wait_seconds: float
+    on_input_change: str
+    on_nondeterminism: str
+    terminal_errors: tuple[type[BaseException], ...]
+    redactor: Redactor
+    preview_chars: int
+    expiry: Callable[[str], Mapping[str, Any]] | None
+
+    def _expiry(self, thread_id: str) -> Mapping[str, Any]:
+        return self.expiry(thread_id) if self.expiry is not None else {}
+
+    def _setup_plan(self) -> Plan:
+        for index in journal_indexes():
+            yield CreateIndexes(self.collection, [index])
+
+    # -- the effect's life ----------------------------------------------------------
+
+    def _effect_plan(self, call: EffectCall, pos: EffectPosition, fn: Callable[[], Any]) -> Plan:
+        claimed = yield from self._claim(call, pos)
+        if isinstance(claimed, _Recorded):
+            return claimed.value
+        result = yield Invoke(fn, self._info(call, pos, claimed))
+        return (yield from self._record(call, pos, claimed, result))
+
+    def _stream_plan(
+        self,
+        call: EffectCall,
+        pos: EffectPosition,
+        open_stream: Callable[[], Any],
+        merge: Callable[[list[Any]], Any],
+        replay: Callable[[Any], Iterable[Any]],
+    ) -> Plan:
+        """Emit the streamed items as they come and record ``merge(items)``; a replay emits ``replay(outcome)``."""
+        claimed = yield from self._claim(call, pos)
+        if isinstance(claimed, _Recorded):
+            for item in replay(claimed.value):
+                yield Emit(item)
+            return
+        info = self._info(call, pos, claimed)
+        opened = yield Invoke(open_stream, info)
+        if isinstance(opened, Raised):
+            yield from self._record(call, pos, claimed, opened)
+        items: list[Any] = []
+        while (step := (yield Next(opened.value, info))) is not END:
+            if isinstance(step, Raised):
+                yield from self._record(call, pos, claimed, step)
+            items.append(step.value)
+            yield Emit(step.value)
+        yield from self._record(call, pos, claimed, Returned(merge(items)))
+
+    @staticmethod
+    def _info(call: EffectCall, pos: EffectPosition, claimed: _Claimed) -> EffectInfo:
+        return EffectInfo(pos, call.kind, call.name, claimed.attempt, call.at_most_once)
+
+    # -- claim ----------------------------------------------------------------------
+
+    def _claim(self, call: EffectCall, pos: EffectPosition) -> Plan:
+        """Returns ``_Claimed`` (run the effect) or ``_Recorded`` (its outcome); raises a recorded terminal error."""
+        owner = uuid.uuid4().hex
+        fingerprint = {
+            "digest": digest(call.input),
+            "preview": preview(call.preview_source, limit=self.preview_chars, redactor=self.redactor),
+        }
+        deadline = time.monotonic() + self.wait_seconds
+        pause = _POLL_FIRST
+        while True:
+            now = utcnow()
+            claim = claim_fields(
+                call, pos, owner=owner, now=now, lease_until=now + timedelta(seconds=self.lease_seconds), input=fingerprint
+            )
+            found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
+            if not found:
+                if (yield InsertOne(self.collection, new_entry(pos, claim, self._expiry(pos.thread_id)))):
+                    return _Claimed(owner, 1, time.monotonic())
+                continue  # another worker inserted it first: judge its entry
+            entry = found[0]
+            action = self._judge(entry, call, pos, fingerprint, now)
+            if action in ("replay", "raise"):
+                yield UpdateMany(self.collection, entry_filter(pos), {"$inc": {"replays": 1}, "$set": {"replayed_at": now}})
+            if action == "raise":
+                raise _rebuild(self._terminal_type(entry), entry["error"].get("message", ""), pos)
+            if action == "replay":
+                return _Recorded((yield from self._load_outcome(entry, pos)))
+            if action == "wait":
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise EffectInProgressError(
+                        f"{call.kind} {call.name!r} at {pos} is running in another worker (lease until "
+                        f"{entry['lease_until']:%Y-%m-%d %H:%M:%S} UTC) and did not finish within {self.wait_seconds:g} s; "
+                        "retry later, or give the journal a longer wait_seconds",
+                        position=pos,
+                        lease_until=entry["lease_until"],
+                    )
+                yield Sleep(min(pause, remaining))
+                pause = min(pause * 2, _POLL_MAX)
+                continue
+            fence = entry_filter(pos, owner=entry["owner"], status=entry["status"])
+            if (yield UpdateMany(self.collection, fence, takeover_update(claim))):
+                return _Claimed(owner, entry.get("attempts", 0) + 1, time.monotonic())
+            # another worker took it over first: judge again
+
+    def _judge(
+        self, entry: Mapping[str, Any], call: EffectCall, pos: EffectPosition, fingerprint: Mapping[str, str], now: datetime
+    ) -> str:
+        """What to do with an existing entry: ``replay`` (its outcome), ``raise`` (its terminal error),
+        ``wait`` (for its live lease) or ``takeover``; or raise what stops the effect."""
+        status = entry.get("status")
+        terminal = self._terminal_type(entry) if status == "failed" else None
+        recorded = (entry.get("kind"), entry.get("name"))
+        if recorded != (call.kind, call.name) and (status != "failed" or terminal is not None):
+            if self.on_nondeterminism == "raise":
+                raise NondeterminismError(
+                    f"the journal recorded {recorded[0]} {recorded[1]!r} at {pos}, but the code now calls "
+                    f"{call.kind} {call.name!r} there: the code changed between the run and this resume. Resume "
+                    "with the code that started the run, discard the node's entries (ActivityJournal.discard) to "
+                    'run them again, or set on_nondeterminism="rerun"'
+                )
+            if status != "started":
+                return "takeover"  # "rerun": run the new effect in the old one's place
+            terminal = None  # a started one: once its lease allows
+        if status == "completed" or terminal is not None:
+            self._check_input(entry, call, pos, fingerprint)
+            return "replay" if terminal is None else "raise"
+        if status == "failed":
+            return "takeover"
+        if _naive(entry["lease_until"]) > now:
+            return "wait"
+        if call.at_most_once or entry.get("at_most_once"):
+            raise EffectOutcomeUnknownError(
+                f"{call.kind} {call.name!r} at {pos} is at_most_once and was started by a worker whose lease "
+                f"expired ({entry['lease_until']:%Y-%m-%d %H:%M:%S} UTC) before it recorded an outcome, so it "
+                f"may or may not have happened. Look up idempotency key {pos.idempotency_key} in the system it "
+                "calls, then record what happened with ActivityJournal.resolve(position, outcome), or let it "
+                "run again with ActivityJournal.discard(position)",
+                position=pos,
+                idempotency_key=pos.idempotency_key,
+            )
+        return "takeover"
+
+    def _terminal_type(self, entry: Mapping[str, Any]) -> type[BaseException] | None:
+        """The recorded error's type if it was terminal and still is under ``terminal_errors``."""
+        error = entry.get("error") or {}
+        if not error.get("terminal"):
+            return None
+        cls = _resolve_type(error.get("module", ""), error.get("type", ""))
+        return cls if cls is not None and issubclass(cls, self.terminal_errors) else None
+
+    def _check_input(
+        self, entry: Mapping[str, Any], call: EffectCall, pos: EffectPosition, fingerprint: Mapping[str, str]
+    ) -> None:
+        recorded = (entry.get("input") or {}).get("digest")
+        if recorded in (None, fingerprint["digest"]) or self.on_input_change == "ignore":
+            return
+        message = (
+            f"{call.kind} {call.name!r} at {pos} is replayed from the journal, but its input changed since it was "
+            f"recorded (was {(entry.get('input') or {}).get('preview', '')!r}, now {fingerprint['preview']!r})"
+        )
+        if self.on_input_change == "raise":
+            raise InputChangedError(
+                message + "; resume with the inputs of the original run, or discard the entry to run it again"
+            )
+        warnings.warn(message, InputChangedWarning, stacklevel=2)
+
+    def _load_outcome(self, entry: Mapping[str, Any], pos: EffectPosition) -> Plan:
+        chunks: list[dict[str, Any]] = []
+        if entry["outcome"].get("chunks", 1) > 1:
+            chunks = yield Find(self.collection, {**chunk_key(pos, entry["owner"]), "chunk": {"$gt": 0}}, {"_id": 0})
+        typed = outcome_typed(entry, chunks)
+        if typed is None:
+            raise DurableMongoError(
+                f"the recorded outcome at {pos} is missing some of its chunk documents; "
+                "discard the entry (ActivityJournal.discard) to run the effect again"
+            )
+        return self.serde.loads_typed(typed)
+
+    # -- record -----------------------------------------------------------------------
+
+    def _record(self, call: EffectCall, pos: EffectPosition, claimed: _Claimed, result: Returned | Raised) -> Plan:
+        """Record the outcome under the fence and return the value (or raise the effect's error)."""
+        now = utcnow()
+        duration_ms = int((time.monotonic() - claimed.started) * 1000)
+        fence = entry_filter(pos, owner=claimed.owner, status="started")
+        if isinstance(result, Raised):
+            exc = result.error
+            if isinstance(exc, Exception):
+                terminal = isinstance(exc, self.terminal_errors)
+                update = failed_update(error_record(exc, terminal=terminal), now=now, duration_ms=duration_ms)
+            else:  # cancelled or interrupted mid-flight: the outcome is unknown, so free the position now
+                update = {"$set": {"lease_until": now, "updated_at": now}}
+            yield UpdateMany(self.collection, fence, update)
+            raise exc
+        try:
+            typed = self.serde.dumps_typed(result.value)
+        except Exception as exc:  # noqa: BLE001 - the effect worked; only its recording failed
+            logger.warning("the outcome of %s %r at %s cannot be serialized with the serde: %s", call.kind, call.name, pos, exc)
+            if call.at_most_once:  # not recorded: the next attempt must ask a person, not run it again
+                unrecorded = {"$set": {"lease_until": now, "updated_at": now}}
+            else:
+                unrecorded = failed_update(error_record(exc, terminal=False), now=now, duration_ms=duration_ms)
+            yield UpdateMany(self.collection, fence, unrecorded)
+            return result.value
+        outcome, chunks = outcome_documents(
+            pos,
+            claimed.owner,
+            typed,
+            preview(result.value, limit=self.preview_chars, redactor=self.redactor),
+            self.chunk_bytes,
+            self._expiry(pos.thread_id),
+        )
+        if chunks:
+            yield InsertMany(self.collection, chunks)
+        if (yield UpdateMany(self.collection, fence, completed_update(outcome, now=now, duration_ms=duration_ms))):
+            return result.value
+        # Fenced out: our lease expired and another worker took the position over.
+        if chunks:
+            yield DeleteMany(self.collection, chunk_key(pos, claimed.owner))
+        found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
+        if found and found[0].get("status") == "completed":
+            logger.warning("%s %r at %s: lease lost; returning the outcome the new owner recorded", call.kind, call.name, pos)
+            return (yield from self._load_outcome(found[0], pos))
+        logger.warning("%s %r at %s: lease lost before recording; the outcome was not recorded", call.kind, call.name, pos)
+        return result.value
+
+    # -- for people -----------------------------------------------------------------
+
+    def _entries_plan(self, thread_id: str) -> Plan:
+        docs = yield Find(
+            self.collection,
+            {"thread_id": thread_id, "chunk": 0},
+            {"_id": 0, "outcome.data": 0},
+            [("created_at", 1), ("path", 1), ("node", 1), ("occurrence", 1), ("effect_key", 1)],
+        )
+        return docs
+
+    def _resolve_plan(self, pos: EffectPosition, value: Any) -> Plan:
+        """Record ``value`` as the outcome of the position's entry (a person's decision)."""
+        found = yield Find(self.collection, entry_filter(pos), {"_id": 0, "owner": 1}, limit=1)
+        if not found:
+            raise DurableMongoError(f"no journal entry at {pos}")
+        owner = uuid.uuid4().hex
+        now = utcnow()
+        outcome, chunks = outcome_documents(
+            pos,
+            owner,
+            self.serde.dumps_typed(value),
+            preview(value, limit=self.preview_chars, redactor=self.redactor),
+            self.chunk_bytes,
+            self._expiry(pos.thread_id),
+        )
+        if chunks:
+            yield InsertMany(self.collection, chunks)
+        update = completed_update(outcome, now=now, duration_ms=0)
+        update["$set"].update(owner=owner, resolved_by="operator")
+        yield UpdateMany(self.collection, entry_filter(pos, owner=found[0]["owner"]), update)
+
+    def _discard_plan(self, pos: EffectPosition) -> Plan:
+        """Delete the position's entry and chunks, so the effect runs again."""
+        yield DeleteMany(self.collection, entry_filter(pos))
+        chunks = {**entry_filter(pos), "effect_key": {"$regex": "^" + re.escape(pos.effect_key) + "#"}}
+        chunks.pop("chunk")
+        yield DeleteMany(self.collection, chunks)

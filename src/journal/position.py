@@ -1,0 +1,200 @@
+"""Where an effect sits: its node's position, its effect key, and its idempotency key.
+
+A *position provider* tells the journal which node is running. It answers two
+questions: ``task()``, which task attempt runs now (cheap, no I/O), and
+``position()``/``aposition()``, where that node is (``NodePosition``: thread,
+operation path, node name and occurrence; may do I/O, asked once per attempt).
+``ResolverPositions`` answers them with the resolver's durable scope and
+ordinal allocator; ``LangGraphPositions`` is the base for any other answer.
+
+The journal adds the effect key: the tool call id for a tool call issued by a
+journaled LLM response, otherwise the effect's ordinal in call order within
+the current node attempt (``1``, ``2``, ...), taken when the call starts.
+Effects called inside another effect number under it (``2/1``).
+
+The ordinal counter belongs to one *attempt* of one task: it starts again at 1
+when LangGraph re-runs the node (a resume, an ``interrupt()`` answered by
+``Command(resume=...)``, a ``RetryPolicy`` retry), so each re-run meets its
+effects at the positions they were recorded at.
+
+Example::
+
+    positions = ResolverPositions(allocator)            # inside durable_scope(resolver)
+    with effect_scope(journal, positions):
+        graph.invoke(inputs, config)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import threading
+import weakref
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
+
+from .._bson import require_str
+from ..errors import NoDurableScopeError
+
+
+@dataclass(frozen=True)
+class NodePosition:
+    """The running node: ``path`` like ``agent/1/case_investigation/1``, ``occurrence`` like ``1`` or ``2.3``."""
+
+    thread_id: str
+    path: str
+    node: str
+    occurrence: str
+
+
+@dataclass(frozen=True)
+class EffectPosition:
+    """One effect's place in the journal: the unique key of its document."""
+
+    thread_id: str
+    path: str
+    node: str
+    occurrence: str
+    effect_key: str
+
+    @property
+    def idempotency_key(self) -> str:
+        """A stable digest of the position: the same on every re-execution.
+
+        >>> EffectPosition("t1", "agent/1", "llm", "1", "1").idempotency_key[:9]
+        'ik-8aa640'
+        """
+        parts = (self.thread_id, self.path, self.node, self.occurrence, self.effect_key)
+        return "ik-" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:40]
+
+    def __str__(self) -> str:
+        return f"thread {self.thread_id!r} path {self.path!r} node {self.node!r}#{self.occurrence} effect {self.effect_key!r}"
+
+
+class PositionProvider(Protocol):
+    """Tells the journal which node runs (see the module docstring)."""
+
+    def task(self) -> tuple[Any, int]:
+        """``(task, attempt)``: a weak-referenceable object living as long as the running task, and its attempt."""
+
+    def position(self) -> NodePosition: ...
+
+    async def aposition(self) -> NodePosition: ...
+
+
+def check_node(node: NodePosition) -> NodePosition:
+    """Refuse a provider's answer that cannot key a document."""
+    require_str("thread_id", node.thread_id, allow_empty=False)
+    require_str("path", node.path)
+    require_str("node", node.node, allow_empty=False)
+    require_str("occurrence", node.occurrence, allow_empty=False)
+    return node
+
+
+@dataclass
+class Attempt:
+    """One attempt of one task: its effect ordinals and, once asked, its node position."""
+
+    number: int
+    node: NodePosition | None = None
+    _ordinals: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+
+    def next_ordinal(self) -> int:
+        return next(self._ordinals)  # atomic under the GIL: concurrent tools never share one
+
+
+_lock = threading.Lock()
+_attempts: weakref.WeakKeyDictionary[Any, Attempt] = weakref.WeakKeyDictionary()
+
+
+def current_attempt(provider: PositionProvider) -> Attempt:
+    """The running task's attempt; a new task, or a new attempt of it, starts counting again."""
+    task, number = provider.task()
+    with _lock:
+        attempt = _attempts.get(task)
+        if attempt is None or attempt.number != number:
+            attempt = _attempts[task] = Attempt(number)
+        return attempt
+
+
+def langgraph_task(config: RunnableConfig) -> tuple[Any, int]:
+    """``(task, attempt)`` of the LangGraph task whose config this is.
+
+    ``task`` is the task's write callable (``CONFIG_KEY_SEND``): LangGraph
+    makes one per prepared task, so every run of a node (a new invocation, a
+    resume) has its own, freed with the task. ``attempt`` is
+    ``runtime.execution_info.node_attempt``, which a ``RetryPolicy`` retry
+    increments within the task.
+    """
+    from langgraph._internal._constants import CONFIG_KEY_RUNTIME, CONFIG_KEY_SEND
+
+    configurable = config.get("configurable") or {}
+    task = configurable.get(CONFIG_KEY_SEND)
+    if task is None:
+        raise NoDurableScopeError("no LangGraph task is running here: journaled effects must run inside a graph node")
+    info = getattr(configurable.get(CONFIG_KEY_RUNTIME), "execution_info", None)
+    return task, getattr(info, "node_attempt", 1) or 1
+
+
+class LangGraphPositions(ABC):
+    """Base of providers for effects run by LangGraph nodes: the task comes from the node's config."""
+
+    def task(self) -> tuple[Any, int]:
+        return langgraph_task(_node_config())
+
+    @abstractmethod
+    def position(self) -> NodePosition: ...
+
+    async def aposition(self) -> NodePosition:
+        return self.position()
+
+
+class ResolverPositions(LangGraphPositions):
+    """Node positions from the resolver: stable operation paths and occurrence ordinals.
+
+    Needs the resolver's durable scope bound around the graph call, and an
+    ``OrdinalAllocator`` with a sync database for sync effects, an async one
+    for async effects (or both).
+
+    Example::
+
+        positions = ResolverPositions(OrdinalAllocator(client["app"], async_client["app"]))
+        with durable_scope(resolver), effect_scope(journal, positions):
+            graph.invoke(inputs, config)
+    """
+
+    def __init__(self, allocator: Any) -> None:
+        self.allocator = allocator
+
+    def _resolved(self) -> tuple[str, Any]:
+        from ..resolver import current_scope as current_durable_scope
+
+        config = _node_config()
+        return config["configurable"]["thread_id"], current_durable_scope().resolve_current(config)
+
+    @staticmethod
+    def _node(thread_id: str, operation: Any) -> NodePosition:
+        return NodePosition(thread_id, operation.operation_path, operation.node_name, operation.node_ordinal)
+
+    def position(self) -> NodePosition:
+        thread_id, resolved = self._resolved()
+        return self._node(thread_id, self.allocator.position(thread_id, resolved))
+
+    async def aposition(self) -> NodePosition:
+        thread_id, resolved = self._resolved()
+        return self._node(thread_id, await self.allocator.aposition(thread_id, resolved))
+
+
+def _node_config() -> RunnableConfig:
+    try:
+        return get_config()
+    except RuntimeError as error:
+        raise NoDurableScopeError(
+            "a journaled effect ran outside a LangGraph node (get_config() found no config); "
+            "call SecureLLM, SecureTool and @effect functions from node code"
+        ) from error

@@ -1,0 +1,138 @@
+"""What the journal keeps of an effect's input and outcome for people: a digest and a redacted preview.
+
+``digest`` fingerprints an input (stable across processes, so a resumed run
+can tell whether it calls an effect with the same input). ``preview`` renders
+a value as short readable text after ``redact`` has replaced every value whose
+key looks like a credential, so secrets never reach the journal in clear.
+
+Example::
+
+    >>> redact({"query": "weather", "api_key": "sk-123"})
+    {'query': 'weather', 'api_key': '[REDACTED]'}
+    >>> preview({"query": "weather", "api_key": "sk-123"}, limit=60)
+    '{"api_key": "[REDACTED]", "query": "weather"}'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping
+from datetime import date, datetime, time
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from pydantic import BaseModel
+
+#: Replaces a credential's value in previews.
+REDACTED = "[REDACTED]"
+
+#: Keys whose values are treated as credentials (after camelCase becomes snake_case):
+#: anything naming a secret, password, credential or API/private/access key, and
+#: keys ending in a word such as ``token``, ``auth`` or ``cookie`` (``max_tokens`` is not one).
+CREDENTIAL_KEY = re.compile(
+    r"secret|passw(or)?d|passphrase|credential|api_?key|private_?key|access_?key"
+    r"|(^|_)(token|auth|authorization|bearer|cookie|session_?id|signature|pin|otp|ssn)$",
+    re.IGNORECASE,
+)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def is_credential_key(key: Any) -> bool:
+    """True for keys such as ``password``, ``apiKey``, ``X-Auth-Token``, ``client_secret``.
+
+    >>> [is_credential_key(k) for k in ("apiKey", "X-Auth-Token", "max_tokens", "author")]
+    [True, True, False, False]
+    """
+    return isinstance(key, str) and bool(CREDENTIAL_KEY.search(_CAMEL.sub("_", key).replace("-", "_")))
+
+
+#: A redactor takes any value and returns one safe to store in clear.
+Redactor = Callable[[Any], Any]
+
+
+def canonical(value: Any) -> Any:
+    """A JSON-able form of ``value`` that depends on its content only (no ids of objects).
+
+    >>> canonical({"b": (1, 2), "a": {3}})
+    {'a': [3], 'b': [1, 2]}
+    """
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple)):
+        return [canonical(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((canonical(v) for v in value), key=repr)
+    if isinstance(value, BaseModel):
+        return canonical(value.model_dump(mode="json"))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return canonical({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+    if isinstance(value, enum.Enum):
+        return canonical(value.value)
+    if isinstance(value, (datetime, date, time)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray)):
+        return {"bytes": hashlib.sha256(value).hexdigest()}
+    # Anything else (a client, a callback, ...) counts by its type: its repr
+    # may hold a memory address, which would change the digest on every run.
+    return f"<{type(value).__module__}.{type(value).__qualname__}>"
+
+
+def digest(value: Any) -> str:
+    """``sha256:<hex>`` of ``value``'s canonical JSON.
+
+    >>> digest({"a": 1}) == digest({"a": 1}) != digest({"a": 2})
+    True
+    """
+    text = json.dumps(canonical(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def redact(value: Any) -> Any:
+    """``value`` with every credential-looking key's value replaced by ``REDACTED``.
+
+    Mappings, sequences, pydantic models and dataclasses are walked; messages
+    become their readable text (see ``readable``).
+    """
+    if isinstance(value, Mapping):
+        return {k: REDACTED if is_credential_key(k) else redact(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact(v) for v in value]
+    if isinstance(value, BaseMessage):
+        return readable(value)
+    if isinstance(value, BaseModel) or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
+        return redact(canonical(value))
+    return value
+
+
+def readable(message: BaseMessage) -> str:
+    """A message as a person reads it: ``role: text``, then its tool calls (arguments redacted).
+
+    >>> from langchain_core.messages import AIMessage
+    >>> readable(AIMessage("On it.", tool_calls=[{"name": "login", "args": {"user": "al", "password": "x"}, "id": "c1"}]))
+    'ai: On it. [login({"password": "[REDACTED]", "user": "al"})]'
+    """
+    content = message.content if isinstance(message.content, str) else json.dumps(message.content, default=str)
+    calls = "".join(
+        f" [{c['name']}({json.dumps(canonical(redact(c['args'])), ensure_ascii=False)})]"
+        for c in getattr(message, "tool_calls", None) or []
+    )
+    return f"{message.type}: {content}{calls}"
+
+
+def preview(value: Any, *, limit: int = 300, redactor: Redactor = redact) -> str:
+    """Short readable text of ``value`` after ``redactor``; at most ``limit`` characters (none if 0).
+
+    >>> preview("x" * 10, limit=5)
+    'xxxx…'
+    """
+    if limit <= 0:
+        return ""
+    safe = redactor(value)
+    text = safe if isinstance(safe, str) else json.dumps(canonical(safe), ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
