@@ -1,24 +1,55 @@
-"""langgraph-durable-mongodb: durable LangGraph agents on MongoDB."""
+"""langgraph-durable-mongodb: durable LangGraph agents on MongoDB.
+
+Example::
+
+    from langgraph_durable_mongodb import DurablePlatform, SecureLLM, SecureTool
+
+    with DurablePlatform.from_conn_string("mongodb://localhost:27017", db_name="agents") as platform:
+        graph = platform.compile(builder)
+        graph.invoke(inputs, {"configurable": {"thread_id": "case-42"}})
+"""
 
 from .checkpointer import CollectionNames, MongoDBCheckpointer
 from .errors import (
     ClientConfigurationError,
     DeltaChainError,
     DurableMongoError,
+    EffectInProgressError,
+    EffectOutcomeUnknownError,
+    InputChangedError,
+    InputChangedWarning,
     InvalidInputError,
     NamespaceError,
     NoDurableScopeError,
+    NondeterminismError,
     TopologyError,
 )
+from .journal import ActivityJournal, SecureLLM, SecureTool, current_effect, effect
+from .platform import DurableGraph, DurablePlatform
+from .resolver import DurableSubgraphResolver, OrdinalAllocator
 
 __all__ = [
+    "ActivityJournal",
     "ClientConfigurationError",
     "CollectionNames",
     "DeltaChainError",
+    "DurableGraph",
     "DurableMongoError",
+    "DurablePlatform",
+    "DurableSubgraphResolver",
+    "EffectInProgressError",
+    "EffectOutcomeUnknownError",
+    "InputChangedError",
+    "InputChangedWarning",
     "InvalidInputError",
     "MongoDBCheckpointer",
     "NamespaceError",
     "NoDurableScopeError",
+    "NondeterminismError",
+    "OrdinalAllocator",
+    "SecureLLM",
+    "SecureTool",
     "TopologyError",
+    "current_effect",
+    "effect",
 ]

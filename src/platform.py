@@ -1,0 +1,206 @@
+"""``DurablePlatform``: the checkpointer, the journal and the allocator, bound to your graphs.
+
+``compile`` (or ``attach``) gives a graph whose every run is durable: the root
+owns the platform checkpointer, compiled children inherit it, the resolver
+validates the topology up front (``TopologyError``), and each
+``invoke``/``ainvoke``/``stream``/``astream``/``batch`` call binds the durable
+scope in which ``SecureLLM``, ``SecureTool`` and ``@effect`` record and replay.
+
+Example::
+
+    platform = DurablePlatform.from_conn_string("mongodb://localhost:27017", db_name="agents")
+    graph = platform.compile(builder)
+    graph.invoke({"case": "42"}, {"configurable": {"thread_id": "case-42"}})
+    # crash, restart, then resume: recorded effects are replayed, not re-run
+    graph.invoke(None, {"configurable": {"thread_id": "case-42"}})
+
+    platform = DurablePlatform.embedded()   # in-memory mongomock, for demos and tests
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.pregel import Pregel
+
+from .checkpointer import MongoDBCheckpointer
+from .errors import TopologyError
+from .journal import ActivityJournal, ResolverPositions, effect_scope
+from .resolver import DurableScope, DurableSubgraphResolver, OrdinalAllocator, scoped_aiter, scoped_iter
+
+
+class DurablePlatform:
+    """Owns the platform checkpointer, the activity journal and the ordinal allocator.
+
+    Args:
+        client: a sync client (pymongo ``MongoClient``, mongomock) and/or
+        async_client: an async client (``AsyncMongoClient``, motor, mongomock_motor).
+            Give both when graphs run sync nodes inside ``ainvoke`` (LangGraph
+            runs those in a thread pool, where they need the sync client).
+        db_name: the database for every collection.
+        checkpointer_options: passed to ``MongoDBCheckpointer`` (``serde``, ``ttl``, ...).
+        journal_options: passed to ``ActivityJournal`` (``lease_seconds``,
+            ``wait_seconds``, ``terminal_errors``, ``on_input_change``, ...).
+    """
+
+    def __init__(
+        self,
+        client: Any = None,
+        *,
+        async_client: Any = None,
+        db_name: str = "langgraph",
+        journal_options: dict[str, Any] | None = None,
+        **checkpointer_options: Any,
+    ) -> None:
+        self.checkpointer = MongoDBCheckpointer(client, async_client=async_client, db_name=db_name, **checkpointer_options)
+        self.journal = ActivityJournal.for_checkpointer(self.checkpointer, **(journal_options or {}))
+        databases = [c[db_name] for c in (self.checkpointer.client, self.checkpointer.async_client) if c is not None]
+        self.allocator = OrdinalAllocator(*databases, collection_name=self.checkpointer.collections.ordinals)
+        self.positions = ResolverPositions(self.allocator)
+
+    @classmethod
+    def embedded(cls, **options: Any) -> DurablePlatform:
+        """An in-memory platform on mongomock (sync and async faces share the data): demos and tests."""
+        import mongomock
+        from mongomock_motor import AsyncMongoMockClient
+
+        client = mongomock.MongoClient()
+        return cls(client, async_client=AsyncMongoMockClient(mock_mongo_client=client), **options)
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(cls, uri: str, **options: Any) -> Iterator[DurablePlatform]:
+        """A platform with a sync and an async client for ``uri``, closed at the end of the block."""
+        with MongoDBCheckpointer.from_conn_string(uri) as saver:
+            yield cls(saver.client, async_client=saver.async_client, **options)
+
+    def compile(self, builder: Any, **compile_kwargs: Any) -> DurableGraph:
+        """Compile ``builder`` with the platform checkpointer and validate its topology.
+
+        Raises ``TopologyError`` (naming the child and the fix) for children
+        with their own saver, ``checkpointer=True``/``False``, or cycles.
+        """
+        if compile_kwargs.get("checkpointer") not in (None, self.checkpointer):
+            raise TopologyError(
+                "DurablePlatform.compile() supplies the checkpointer; drop checkpointer= from the call"
+            )
+        compile_kwargs["checkpointer"] = self.checkpointer
+        return self._durable(builder.compile(**compile_kwargs))
+
+    def attach(self, graph: Pregel) -> DurableGraph:
+        """Make a graph compiled without a checkpointer durable on this platform.
+
+        Refuses a graph compiled with another saver: its history lives there.
+        """
+        saver = graph.checkpointer
+        if isinstance(saver, BaseCheckpointSaver) and saver is not self.checkpointer:
+            raise TopologyError(
+                f"the root graph was compiled with its own saver ({type(saver).__name__}); compile it without "
+                "a checkpointer (or with checkpointer=None) and attach it, or use platform.compile(builder)"
+            )
+        if saver is False or saver is True:
+            raise TopologyError(
+                f"the root graph was compiled with checkpointer={saver}; compile it with checkpointer=None and attach it"
+            )
+        return self._durable(graph.copy(update={"checkpointer": self.checkpointer}))
+
+    def _durable(self, graph: Pregel) -> DurableGraph:
+        resolver = DurableSubgraphResolver.from_graph(graph)
+        resolver.validate()
+        return DurableGraph(graph, self, resolver)
+
+    def setup(self) -> None:
+        """Create every index (checkpointer, journal, ordinals)."""
+        self.checkpointer.setup()
+        self.journal.setup()
+        self.allocator.setup()
+
+    async def asetup(self) -> None:
+        await self.checkpointer.asetup()
+        await self.journal.asetup()
+        await self.allocator.asetup()
+
+
+class _RunScope:
+    """Both scopes of one run, bound together (for a whole call, or per stream step)."""
+
+    def __init__(self, platform: DurablePlatform, resolver: DurableSubgraphResolver) -> None:
+        self.platform = platform
+        self.durable = DurableScope(resolver, context=platform)
+
+    @contextmanager
+    def bind(self) -> Iterator[_RunScope]:
+        with ExitStack() as stack:
+            stack.enter_context(self.durable.bind())
+            stack.enter_context(effect_scope(self.platform.journal, self.platform.positions))
+            yield self
+
+
+class DurableGraph:
+    """A compiled graph whose runs bind the durable scope. Everything else is the graph's own.
+
+    ``invoke``, ``ainvoke``, ``stream``, ``astream``, ``batch``, ``abatch``,
+    ``get_state``, ``update_state``, ``get_state_history`` and their async
+    twins run inside the scope; other attributes pass through to ``graph``.
+    """
+
+    def __init__(self, graph: Pregel, platform: DurablePlatform, resolver: DurableSubgraphResolver) -> None:
+        self.graph = graph
+        self.platform = platform
+        self.resolver = resolver
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.graph, name)
+
+    def _scope(self) -> _RunScope:
+        return _RunScope(self.platform, self.resolver)
+
+    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        with self._scope().bind():
+            return self.graph.invoke(input, config, **kwargs)
+
+    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        with self._scope().bind():
+            return await self.graph.ainvoke(input, config, **kwargs)
+
+    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
+        return scoped_iter(self._scope(), self.graph.stream(input, config, **kwargs))
+
+    def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+        return scoped_aiter(self._scope(), self.graph.astream(input, config, **kwargs))
+
+    def batch(self, inputs: list[Any], config: Any = None, **kwargs: Any) -> list[Any]:
+        with self._scope().bind():
+            return self.graph.batch(inputs, config, **kwargs)
+
+    async def abatch(self, inputs: list[Any], config: Any = None, **kwargs: Any) -> list[Any]:
+        with self._scope().bind():
+            return await self.graph.abatch(inputs, config, **kwargs)
+
+    def get_state(self, config: Any, *, subgraphs: bool = False) -> Any:
+        with self._scope().bind():
+            return self.graph.get_state(config, subgraphs=subgraphs)
+
+    async def aget_state(self, config: Any, *, subgraphs: bool = False) -> Any:
+        with self._scope().bind():
+            return await self.graph.aget_state(config, subgraphs=subgraphs)
+
+    def get_state_history(self, config: Any, **kwargs: Any) -> Iterator[Any]:
+        return scoped_iter(self._scope(), self.graph.get_state_history(config, **kwargs))
+
+    def aget_state_history(self, config: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        return scoped_aiter(self._scope(), self.graph.aget_state_history(config, **kwargs))
+
+    def update_state(self, config: Any, values: Any, as_node: str | None = None, **kwargs: Any) -> Any:
+        with self._scope().bind():
+            return self.graph.update_state(config, values, as_node=as_node, **kwargs)
+
+    async def aupdate_state(self, config: Any, values: Any, as_node: str | None = None, **kwargs: Any) -> Any:
+        with self._scope().bind():
+            return await self.graph.aupdate_state(config, values, as_node=as_node, **kwargs)
+
+
+__all__ = ["DurableGraph", "DurablePlatform"]

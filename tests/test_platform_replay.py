@@ -1,0 +1,363 @@
+"""The replay matrix: each row runs a real graph on DurablePlatform and counts real executions.
+
+Offline on the embedded platform (mongomock, sync and async faces on one
+store) and on the real-server tier (pymongo MongoClient + AsyncMongoClient).
+"""
+
+from __future__ import annotations
+
+import operator
+import uuid
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+from langgraph.graph import START, StateGraph
+from langgraph.types import Command, RetryPolicy, Send, interrupt
+
+from langgraph_durable_mongodb import NondeterminismError, TopologyError
+from langgraph_durable_mongodb.journal import SecureLLM, SecureTool, current_effect, effect
+from langgraph_durable_mongodb.platform import DurablePlatform
+
+from .test_journal_support import Counter, scripted
+
+PLATFORMS = ["embedded", pytest.param("server", marks=pytest.mark.server)]
+
+
+@pytest.fixture(params=PLATFORMS)
+def platform(request: pytest.FixtureRequest) -> Any:
+    if request.param == "embedded":
+        yield DurablePlatform.embedded()
+        return
+    from pymongo import AsyncMongoClient, MongoClient
+
+    uri = request.getfixturevalue("mongodb_uri")
+    db_name = f"t_{uuid.uuid4().hex[:16]}"
+    client = MongoClient(uri)
+    yield DurablePlatform(client, async_client=AsyncMongoClient(uri), db_name=db_name)
+    client.drop_database(db_name)
+    client.close()
+
+
+def config(thread: str = "case-42") -> dict:
+    return {"configurable": {"thread_id": thread}}
+
+
+class State(TypedDict, total=False):
+    notes: Annotated[list, operator.add]
+    item: str
+    count: int
+
+
+class Notes(TypedDict):
+    notes: Annotated[list, operator.add]
+
+
+def counting_tool(name: str, count: Counter) -> Any:
+    @tool(name)
+    def lookup(ref: str) -> str:
+        """Look a reference up."""
+        count()
+        return f"{name}({ref})"
+
+    return lookup
+
+
+def nest(node_name: str, node: Any, *children: str, retry: RetryPolicy | None = None) -> StateGraph:
+    """A graph running ``node`` inside compiled children named ``children`` (outermost first)."""
+    inner = StateGraph(State)
+    inner.add_node(node_name, node, retry_policy=retry)
+    inner.add_edge(START, node_name)
+    graph = inner
+    for name in reversed(children):
+        outer = StateGraph(State)
+        outer.add_node(name, graph.compile())
+        outer.add_edge(START, name)
+        graph = outer
+    return graph
+
+
+def entries(platform: DurablePlatform, thread: str = "case-42") -> list[dict]:
+    return sorted(platform.journal.entries(thread), key=lambda d: (d["path"], d["node"], d["occurrence"], d["effect_key"]))
+
+
+def positions(platform: DurablePlatform, thread: str = "case-42") -> list[tuple]:
+    return [(d["path"], d["node"], d["occurrence"], d["effect_key"], d["kind"], d["name"]) for d in entries(platform, thread)]
+
+
+# -- row 1: a deep node raises after an LLM call and a tool call; invoke(None) resumes
+
+
+def test_crash_in_a_deep_node_replays_llm_and_tool(platform: DurablePlatform) -> None:
+    model, tool_count, crashed = scripted(AIMessage("covered")), Counter(), []
+    llm, lookup = SecureLLM(model), SecureTool(counting_tool("lookup_policy", tool_count))
+
+    def review_policy(state: State) -> State:
+        reply = llm.invoke("review policy 7")
+        found = lookup.invoke({"ref": "7"})
+        if not crashed:
+            crashed.append(1)
+            raise ConnectionError("worker lost")
+        return {"notes": [reply.content, found]}
+
+    graph = platform.compile(nest("review_policy", review_policy, "case_investigation", "policy_analysis"))
+    with pytest.raises(ConnectionError):
+        graph.invoke({"notes": []}, config())
+    result = graph.invoke(None, config())
+    assert result["notes"] == ["covered", "lookup_policy(7)"]
+    assert (len(model.calls), tool_count.n) == (1, 1)
+    path = "agent/1/case_investigation/1/policy_analysis/1"
+    assert positions(platform) == [
+        (path, "review_policy", "1", "1", "llm", "CountingChatModel"),
+        (path, "review_policy", "1", "2", "tool", "lookup_policy"),
+    ]
+    assert [d.get("replays", 0) for d in entries(platform)] == [1, 1]
+
+
+# -- row 2: interrupt() after an LLM call in a nested subgraph; Command(resume=...)
+
+
+async def test_interrupt_then_resume_replays_the_llm_call(platform: DurablePlatform) -> None:
+    model = scripted(AIMessage("draft"))
+    llm = SecureLLM(model)
+
+    async def review_policy(state: State) -> State:
+        draft = await llm.ainvoke("draft a decision")
+        approved = interrupt({"draft": draft.content})
+        return {"notes": [f"{draft.content}:{approved}"]}
+
+    graph = platform.compile(nest("review_policy", review_policy, "case_investigation", "policy_analysis"))
+    first = await graph.ainvoke({"notes": []}, config())
+    assert first["__interrupt__"][0].value == {"draft": "draft"}
+    result = await graph.ainvoke(Command(resume="yes"), config())
+    assert result["notes"] == ["draft:yes"]
+    assert len(model.calls) == 1
+
+
+# -- row 3: RetryPolicy: a node fails after effect 1 and is retried
+
+
+def test_retry_policy_replays_effect_one(platform: DurablePlatform) -> None:
+    charges, attempts = Counter(), Counter()
+
+    @effect(kind="payment", name="charge_card")
+    def charge(amount: int) -> str:
+        charges()
+        return f"charged {amount}"
+
+    def pay(state: State) -> State:
+        receipt = charge(42)
+        attempts()
+        if attempts.n == 1:
+            raise TimeoutError("downstream flaky")
+        return {"notes": [receipt]}
+
+    retry = RetryPolicy(max_attempts=3, initial_interval=0.01, retry_on=TimeoutError)
+    graph = platform.compile(nest("pay", pay, "billing", retry=retry))
+    assert graph.invoke({"notes": []}, config())["notes"] == ["charged 42"]
+    assert (charges.n, attempts.n) == (1, 2)
+
+
+# -- row 4: RetryPolicy on a function node that runs subgraphs
+
+
+def test_retry_of_a_function_node_replays_effects_inside_its_children(platform: DurablePlatform) -> None:
+    tool_count, attempts = Counter(), Counter()
+    lookup = SecureTool(counting_tool("lookup_policy", tool_count))
+
+    def review(state: State) -> State:
+        return {"notes": [lookup.invoke({"ref": state.get("item") or "7"})]}
+
+    child = nest("review", review, "policy_analysis").compile()
+
+    def orchestrate(state: State) -> State:
+        first = child.invoke({"notes": [], "item": "a"})
+        second = child.invoke({"notes": [], "item": "b"})
+        attempts()
+        if attempts.n == 1:
+            raise TimeoutError("flaky after both children ran")
+        return {"notes": first["notes"] + second["notes"]}
+
+    root = StateGraph(State)
+    retry = RetryPolicy(max_attempts=2, initial_interval=0.01, retry_on=TimeoutError)
+    root.add_node("orchestrate", orchestrate, retry_policy=retry)
+    root.add_edge(START, "orchestrate")
+    graph = platform.compile(root)
+    result = graph.invoke({"notes": []}, config())
+    assert result["notes"] == ["lookup_policy(a)", "lookup_policy(b)"]
+    assert (tool_count.n, attempts.n) == (2, 2)
+    assert len({d["path"] for d in entries(platform)}) == 2
+
+
+# -- row 5: Send fan-out x3, one worker fails; resume
+
+
+def test_send_fan_out_resume_reruns_only_the_failed_worker(platform: DurablePlatform) -> None:
+    executed: list[str] = []
+    failed = []
+
+    @effect(kind="tool", name="inspect_item")
+    def inspect(item: str) -> str:
+        executed.append(item)
+        return f"inspected {item}"
+
+    def worker(state: State) -> State:
+        result = inspect(state["item"])
+        if state["item"] == "b" and not failed:
+            failed.append(1)
+            raise RuntimeError("worker b crashed after its effect")
+        return {"notes": [result]}
+
+    child = StateGraph(State, output_schema=Notes)
+    child.add_node("work", worker)
+    child.add_edge(START, "work")
+    root = StateGraph(State)
+    root.add_node("dispatch", lambda s: {})
+    root.add_node("worker", child.compile())
+    root.add_edge(START, "dispatch")
+    root.add_conditional_edges("dispatch", lambda s: [Send("worker", {"item": i, "notes": []}) for i in "abc"])
+    graph = platform.compile(root)
+    with pytest.raises(RuntimeError):
+        graph.invoke({"notes": []}, config())
+    result = graph.invoke(None, config())
+    assert sorted(result["notes"]) == ["inspected a", "inspected b", "inspected c"]
+    assert sorted(executed) == ["a", "b", "c"]  # each worker's effect ran once, b's replayed on resume
+    worker_paths = {d["path"] for d in entries(platform)}
+    assert len(worker_paths) == 3
+
+
+# -- row 6: a loop revisits a compiled child
+
+
+def test_a_loop_gets_a_distinct_position_per_visit(platform: DurablePlatform) -> None:
+    calls = Counter()
+
+    @effect(kind="tool", name="probe")
+    def probe(n: int) -> int:
+        calls()
+        return n + 1
+
+    child = nest("step", lambda s: {"count": probe(s.get("count", 0))}, "inner").compile()
+    root = StateGraph(State)
+    root.add_node("child", child)
+    root.add_edge(START, "child")
+    root.add_conditional_edges("child", lambda s: "child" if s["count"] < 2 else "__end__")
+    graph = platform.compile(root)
+    assert graph.invoke({"count": 0}, config())["count"] == 2
+    assert calls.n == 2
+    assert sorted({d["path"] for d in entries(platform)}) == ["agent/1/child/1/inner/1", "agent/1/child/2/inner/1"]
+
+
+# -- row 7: a second invoke with new input on the same thread
+
+
+def test_a_new_invoke_runs_effects_again_at_new_positions(platform: DurablePlatform) -> None:
+    calls = Counter()
+
+    @effect(kind="email", name="send_email")
+    def send(to: str) -> str:
+        calls()
+        return f"sent to {to}"
+
+    graph = platform.compile(nest("notify", lambda s: {"notes": [send("ann")]}, "outbox"))
+    graph.invoke({"notes": []}, config())
+    graph.invoke({"notes": []}, config())
+    assert calls.n == 2
+    assert len({(d["path"], d["occurrence"]) for d in entries(platform)}) == 2
+
+
+# -- row 10: the code changed so a different tool is called at a recorded position
+
+
+def test_a_different_tool_at_a_recorded_position_is_nondeterminism(platform: DurablePlatform) -> None:
+    crashed = []
+    a, b = Counter(), Counter()
+    tool_a, tool_b = SecureTool(counting_tool("lookup_policy", a)), SecureTool(counting_tool("lookup_claim", b))
+    use = {"tool": tool_a}
+
+    def node(state: State) -> State:
+        out = use["tool"].invoke({"ref": "1"})
+        if not crashed:
+            crashed.append(1)
+            raise RuntimeError("crash")
+        return {"notes": [out]}
+
+    graph = platform.compile(nest("node", node, "child"))
+    with pytest.raises(RuntimeError):
+        graph.invoke({"notes": []}, config())
+    use["tool"] = tool_b  # the code changed between the run and the resume
+    with pytest.raises(NondeterminismError, match="lookup_policy"):
+        graph.invoke(None, config())
+    assert (a.n, b.n) == (1, 0)
+
+
+# -- row 11: stream, astream, ainvoke give the same journal as invoke
+
+
+@pytest.mark.parametrize("mode", ["invoke", "stream", "ainvoke", "astream"])
+async def test_every_entry_point_writes_the_same_journal(platform: DurablePlatform, mode: str) -> None:
+    model = scripted(AIMessage("ok"))
+    llm, lookup = SecureLLM(model), SecureTool(counting_tool("lookup_policy", Counter()))
+
+    def review_policy(state: State) -> State:
+        return {"notes": [llm.invoke("hi").content, lookup.invoke({"ref": "7"})]}
+
+    graph = platform.compile(nest("review_policy", review_policy, "case_investigation", "policy_analysis"))
+    inputs = {"notes": []}
+    if mode == "invoke":
+        graph.invoke(inputs, config())
+    elif mode == "stream":
+        list(graph.stream(inputs, config(), subgraphs=True))
+    elif mode == "ainvoke":
+        await graph.ainvoke(inputs, config())
+    else:
+        [c async for c in graph.astream(inputs, config(), subgraphs=True)]
+    path = "agent/1/case_investigation/1/policy_analysis/1"
+    assert positions(platform) == [
+        (path, "review_policy", "1", "1", "llm", "CountingChatModel"),
+        (path, "review_policy", "1", "2", "tool", "lookup_policy"),
+    ]
+
+
+def test_idempotency_key_is_stable_across_re_executions(platform: DurablePlatform) -> None:
+    keys: list[str] = []
+    crashed = []
+
+    @effect(kind="payment", name="charge")
+    def charge() -> str:
+        keys.append(current_effect().idempotency_key)
+        if not crashed:
+            crashed.append(1)
+            raise ConnectionError("network dropped mid-charge")
+        return "ok"
+
+    graph = platform.compile(nest("pay", lambda s: {"notes": [charge()]}, "billing"))
+    with pytest.raises(ConnectionError):
+        graph.invoke({"notes": []}, config())
+    graph.invoke(None, config())
+    assert len(keys) == 2 and keys[0] == keys[1]
+
+
+def test_compile_refuses_children_with_their_own_saver(platform: DurablePlatform) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    inner = StateGraph(State)
+    inner.add_node("x", lambda s: {})
+    inner.add_edge(START, "x")
+    root = StateGraph(State)
+    root.add_node("child", inner.compile(checkpointer=InMemorySaver()))
+    root.add_edge(START, "child")
+    with pytest.raises(TopologyError, match="child"):
+        platform.compile(root)
+
+
+def test_attach_adopts_a_graph_without_saver_and_refuses_one_with(platform: DurablePlatform) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    builder = nest("n", lambda s: {"notes": ["x"]}, "child")
+    graph = platform.attach(builder.compile())
+    assert graph.invoke({"notes": []}, config())["notes"] == ["x"]
+    assert platform.checkpointer.get_tuple(config()) is not None
+    with pytest.raises(TopologyError, match="own saver"):
+        platform.attach(builder.compile(checkpointer=InMemorySaver()))
