@@ -26,6 +26,8 @@ from pymongo import MongoClient
 from pymongo.errors import ConfigurationError, InvalidURI, OperationFailure, PyMongoError
 
 from .checkpointer.documents import CollectionNames, checkpoint_indexes
+from .journal.documents import journal_indexes
+from .resolver.allocator import ORDINAL_INDEXES
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
 
@@ -38,7 +40,11 @@ class CliError(Exception):
 
 def _expected_indexes(names: CollectionNames) -> dict[str, list[Any]]:
     """Every index this library relies on, by collection."""
-    return {k: list(v) for k, v in checkpoint_indexes(names).items()}
+    return {
+        **{k: list(v) for k, v in checkpoint_indexes(names).items()},
+        names.journal: journal_indexes(),
+        names.ordinals: list(ORDINAL_INDEXES),
+    }
 
 
 def _namespace_label(ns: str) -> str:
@@ -73,7 +79,7 @@ def inspect_thread(db: Any, names: CollectionNames, thread_id: str) -> dict[str,
             {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "ts": 1, "metadata.step": 1, "metadata.source": 1},
         )
     )
-    journal = list(db[names.journal].find({"thread_id": thread_id}, {"_id": 0, "outcome": 0, "outcome_chunks": 0}))
+    journal = list(db[names.journal].find({"thread_id": thread_id, "chunk": 0}, {"_id": 0, "outcome.data": 0}))
     if not docs and not journal:
         raise CliError(f"unknown thread {thread_id!r}: no checkpoints and no journal entries", EXIT_UNKNOWN_THREAD)
     per_ns: dict[str, dict[str, Any]] = {}
@@ -240,7 +246,7 @@ def run(args: argparse.Namespace, client: Any, out: TextIO) -> int:
         _dump(report, out) if as_json else render_inspect(report, out)
         return EXIT_OK
     if args.command == "journal":
-        docs = list(db[names.journal].find({"thread_id": args.thread}, {"_id": 0}).sort([("path", 1), ("started_at", 1)]))
+        docs = list(db[names.journal].find({"thread_id": args.thread}, {"_id": 0}).sort([("path", 1), ("created_at", 1)]))
         if not docs and db[names.checkpoints].count_documents({"thread_id": args.thread}, limit=1) == 0:
             raise CliError(f"unknown thread {args.thread!r}: no checkpoints and no journal entries", EXIT_UNKNOWN_THREAD)
         _dump(docs, out)

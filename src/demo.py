@@ -1,10 +1,16 @@
-"""The main job: a root graph with nested compiled subgraphs, made durable on MongoDB.
+"""The main job: a durable agent whose run crashes part-way and resumes without repeating its effects.
 
-Runs on the embedded default (mongomock, in memory) unless ``MONGODB_URI``
-is set::
+The reference scenario: root -> ``case_investigation`` (compiled child) ->
+``policy_analysis`` (compiled child) -> ``review_policy`` (node), which asks a
+``SecureLLM`` (a deterministic fake chat model: no network, no keys) and calls
+the secure tool ``lookup_policy``. The run fails once after the tool ran, is
+resumed, and the LLM and the tool are replayed from the journal.
 
-    scripts/demo                      # or: python -m langgraph_durable_mongodb.demo
-    MONGODB_URI=mongodb://localhost:27017 scripts/demo
+Runs on the embedded default (mongomock, in memory) unless ``MONGODB_URI`` is set::
+
+    scripts/demo                                        # simulated crash, resume, in one process
+    MONGODB_URI=mongodb://localhost:27017 scripts/demo --crash   # SIGKILL itself after the tool ran
+    MONGODB_URI=mongodb://localhost:27017 scripts/demo           # a new process resumes the thread
 """
 
 from __future__ import annotations
@@ -12,103 +18,144 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from typing import Annotated, Any, TypedDict
 
+from bson import json_util
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
 from langgraph.graph import START, StateGraph
-from langgraph.types import Command, interrupt
 
-from .checkpointer import MongoDBCheckpointer
+from .journal import SecureLLM, SecureTool
+from .platform import DurablePlatform
+
+PATH = "agent/1/case_investigation/1/policy_analysis/1"
+EXECUTED: dict[str, int] = {"llm": 0, "tool": 0}
 
 
 class CaseState(TypedDict, total=False):
     case: str
-    # A child graph returns its whole state, which holds the parent's findings
-    # too: keep each finding once.
+    # A child graph returns its whole state, which holds the parent's findings too: keep each once.
     findings: Annotated[list[str], lambda a, b: a + [x for x in b if x not in a]]
     decision: str
 
 
-def build_graph() -> StateGraph:
-    """root -> case_investigation (compiled child) -> policy_analysis (compiled child) -> review_policy."""
+class SimulatedCrash(RuntimeError):
+    """The worker 'dies' after the tool ran (in-process stand-in for a crash)."""
 
-    def review_policy(state: CaseState) -> dict:
-        approval = interrupt({"question": f"approve the policy review of {state['case']}?"})
-        return {"findings": [f"policy reviewed (approved={approval})"]}
+
+class CaseModel(GenericFakeChatModel):
+    """A scripted chat model that says when it is really called."""
+
+    def _generate(self, *args: Any, **kwargs: Any) -> Any:
+        EXECUTED["llm"] += 1
+        print(f"    llm   {type(self).__name__:<14} executed for real (call #{EXECUTED['llm']})")
+        return super()._generate(*args, **kwargs)
+
+
+@tool
+def lookup_policy(policy_id: str) -> str:
+    """Look up an insurance policy by id."""
+    EXECUTED["tool"] += 1
+    print(f"    tool  lookup_policy  executed for real (call #{EXECUTED['tool']})")
+    return f"policy {policy_id}: water damage covered up to 10,000 EUR"
+
+
+def build_graph(crash: str) -> StateGraph:
+    """root -> case_investigation -> policy_analysis -> review_policy (``crash``: none, raise or kill)."""
+    llm = SecureLLM(CaseModel(messages=iter([AIMessage("The claim concerns policy P-7; check its water damage cover.")])))
+    policy_tool = SecureTool(lookup_policy)
+
+    def review_policy(state: CaseState) -> CaseState:
+        advice = llm.invoke(f"Review the policy for {state['case']}")
+        policy = policy_tool.invoke({"policy_id": "P-7"})
+        if crash == "raise":
+            raise SimulatedCrash("worker lost after the tool ran")
+        if crash == "kill":
+            print("  ✗ SIGKILL after the tool ran: the process dies now; run the demo again to resume")
+            sys.stdout.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return {"findings": [advice.content, policy]}
 
     policy = StateGraph(CaseState)
     policy.add_node("review_policy", review_policy)
     policy.add_edge(START, "review_policy")
-
     investigation = StateGraph(CaseState)
-    investigation.add_node("gather", lambda s: {"findings": [f"gathered evidence for {s['case']}"]})
+    investigation.add_node("gather", lambda s: {"findings": [f"evidence gathered for {s['case']}"]})
     investigation.add_node("policy_analysis", policy.compile())
     investigation.add_edge(START, "gather")
     investigation.add_edge("gather", "policy_analysis")
-
     root = StateGraph(CaseState)
     root.add_node("case_investigation", investigation.compile())
-    root.add_node("decide", lambda s: {"decision": f"closed after {len(s['findings'])} findings"})
+    root.add_node("decide", lambda s: {"decision": f"approved after {len(s['findings'])} findings"})
     root.add_edge(START, "case_investigation")
     root.add_edge("case_investigation", "decide")
     return root
 
 
-def open_clients(uri: str | None) -> tuple[Any, str]:
-    if uri:
-        from pymongo import MongoClient
+def open_platform(uri: str | None, db_name: str) -> tuple[Any, DurablePlatform, str]:
+    if not uri:
+        platform = DurablePlatform.embedded(db_name=db_name)
+        return None, platform, "embedded mongomock (in memory; set MONGODB_URI for a real server)"
+    from pymongo import AsyncMongoClient, MongoClient
 
-        return MongoClient(uri), uri
-    import mongomock
-
-    return mongomock.MongoClient(), "embedded mongomock (in memory; set MONGODB_URI for a real server)"
-
-
-def stored_summary(client: Any, db_name: str, thread_id: str) -> dict[str, Any]:
-    db = client[db_name]
-    checkpoints = list(
-        db.checkpoints.find({"thread_id": thread_id}, {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "metadata": 1})
-    )
-    return {
-        "checkpoints_per_namespace": _count_by(checkpoints, "checkpoint_ns"),
-        "blobs": db.checkpoint_blobs.count_documents({"thread_id": thread_id}),
-        "writes": db.checkpoint_writes.count_documents({"thread_id": thread_id}),
-        "latest_root_metadata": max(
-            (c for c in checkpoints if c["checkpoint_ns"] == ""), key=lambda c: c["checkpoint_id"]
-        )["metadata"],
-    }
+    client = MongoClient(uri, serverSelectionTimeoutMS=5000)
+    return client, DurablePlatform(client, async_client=AsyncMongoClient(uri), db_name=db_name), uri
 
 
-def _count_by(docs: list[dict], key: str) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for doc in docs:
-        name = "|".join(seg.split(":")[0] for seg in doc[key].split("|")) if doc[key] else "(root)"
-        out[name] = out.get(name, 0) + 1
-    return out
+def show_journal(platform: DurablePlatform, thread_id: str) -> None:
+    for doc in platform.journal.entries(thread_id):
+        replayed = f"replayed {doc.get('replays', 0)}x" if doc.get("replays") else "not replayed yet"
+        print(
+            f"    {doc['kind']:<5} {doc['name']:<14} status {doc['status']}, executed {doc['attempts']}x, {replayed}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--thread", default="case-42", help="thread id (default: case-42)")
     parser.add_argument("--db", default="durable_demo", help="database name (default: durable_demo)")
+    parser.add_argument("--crash", action="store_true", help="SIGKILL the process after the tool ran (needs MONGODB_URI)")
     args = parser.parse_args(argv)
+    uri = os.environ.get("MONGODB_URI")
+    if args.crash and not uri:
+        parser.error("--crash kills the process, and the embedded mongomock dies with it: set MONGODB_URI")
 
-    client, where = open_clients(os.environ.get("MONGODB_URI"))
-    print(f"storage: {where}")
-    saver = MongoDBCheckpointer(client, db_name=args.db)
-    graph = build_graph().compile(checkpointer=saver)
+    client, platform, where = open_platform(uri, args.db)
     config = {"configurable": {"thread_id": args.thread}}
-    saver.delete_thread(args.thread)
+    print(f"storage: {where}")
+    print("graph:   root -> case_investigation -> policy_analysis -> review_policy (topology validated)")
 
-    first = graph.invoke({"case": "case-42", "findings": []}, config)
-    [pending] = first["__interrupt__"]
-    print(f"1. run paused in a nested subgraph: {pending.value['question']}")
-    state = graph.get_state(config, subgraphs=True)
-    print(f"   paused task: {state.tasks[0].name} -> {state.tasks[0].state.tasks[0].name}")
-    final = graph.invoke(Command(resume=True), config)
-    print(f"2. resumed from MongoDB; final state: {json.dumps(final, indent=None)}")
-    print("3. what was stored:")
-    print(json.dumps(stored_summary(client, args.db, args.thread), indent=2, default=str))
+    resuming = bool(platform.compile(build_graph("none")).get_state(config).next)
+    if resuming:
+        print(f"\nthread {args.thread} was interrupted by a crash: resuming it in a new process")
+    else:
+        platform.checkpointer.delete_thread(args.thread)
+        print(f"\nrun 1: invoke (thread {args.thread})")
+        print(f"  review_policy at {PATH}")
+        graph = platform.compile(build_graph("kill" if args.crash else "raise"))
+        try:
+            graph.invoke({"case": "claim 7731", "findings": []}, config)
+        except SimulatedCrash as crash:
+            print(f"  ✗ simulated crash: {crash}")
+        print("  journal after the crash:")
+        show_journal(platform, args.thread)
+        print("\nrun 2: resume with invoke(None, config)")
+    print(f"  review_policy at {PATH} runs again; its effects come from the journal")
+    before = dict(EXECUTED)
+    final = platform.compile(build_graph("none")).invoke(None, config)
+    print(f"  real calls during the resume: llm {EXECUTED['llm'] - before['llm']}, tool {EXECUTED['tool'] - before['tool']}")
+    print("  journal after the resume:")
+    show_journal(platform, args.thread)
+    print(f"\nfinal state: {json.dumps(final)}")
+    print("\njournal documents as stored:")
+    db = (platform.checkpointer.client or client)[args.db]
+    docs = list(db[platform.checkpointer.collections.journal].find({"thread_id": args.thread}, {"_id": 0}))
+    print(json_util.dumps(docs, indent=2, json_options=json_util.RELAXED_JSON_OPTIONS))
+    if client is not None:
+        client.close()
     return 0
 
 

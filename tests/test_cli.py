@@ -9,11 +9,10 @@ from pathlib import Path
 
 import mongomock
 import pytest
-from langgraph.types import Command
 
-from langgraph_durable_mongodb import MongoDBCheckpointer
+from langgraph_durable_mongodb import demo
 from langgraph_durable_mongodb.cli import EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_USAGE, main
-from langgraph_durable_mongodb.demo import build_graph
+from langgraph_durable_mongodb.platform import DurablePlatform
 
 GOLDEN = Path(__file__).parent / "golden"
 T0 = datetime(2026, 1, 1, 12, 0, 0)
@@ -21,7 +20,7 @@ T0 = datetime(2026, 1, 1, 12, 0, 0)
 
 def journal_entry(path: str, node: str, key: str, kind: str, name: str, **extra: object) -> dict:
     return {
-        "thread_id": "case-42", "path": path, "node": node, "occurrence": 1, "effect_key": key, "chunk": 0,
+        "thread_id": "case-42", "path": path, "node": node, "occurrence": "1", "effect_key": key, "chunk": 0,
         "kind": kind, "name": name, "status": "completed", "attempts": 1,
         "started_at": T0 + timedelta(seconds=len(key)), "duration_ms": 12, **extra,
     }
@@ -29,20 +28,20 @@ def journal_entry(path: str, node: str, key: str, kind: str, name: str, **extra:
 
 @pytest.fixture
 def client() -> mongomock.MongoClient:
-    client = mongomock.MongoClient()
-    saver = MongoDBCheckpointer(client, db_name="langgraph")
-    graph = build_graph().compile(checkpointer=saver)
+    """The demo scenario run for real (crash, resume), plus one failed effect written by hand."""
+    platform = DurablePlatform.embedded()
     config = {"configurable": {"thread_id": "case-42"}}
-    graph.invoke({"case": "case-42", "findings": []}, config)
-    graph.invoke(Command(resume=True), config)
-    graph.invoke({"case": "other", "findings": []}, {"configurable": {"thread_id": "other"}})
-    path = "agent/1/case_investigation/1/policy_analysis/1"
-    client.langgraph.activity_journal.insert_many([
-        journal_entry(path, "review_policy", "1", "llm", "FakeChatModel", replays=1),
-        journal_entry(path, "review_policy", "tool_call:call_1", "tool", "lookup_policy", attempts=2, replays=1),
+    with pytest.raises(demo.SimulatedCrash):
+        platform.compile(demo.build_graph("raise")).invoke({"case": "claim 7731", "findings": []}, config)
+    platform.compile(demo.build_graph("none")).invoke(None, config)
+    platform.compile(demo.build_graph("none")).invoke({"case": "other", "findings": []}, {"configurable": {"thread_id": "other"}})
+    client = platform.checkpointer.client
+    journal = client.langgraph.activity_journal
+    journal.update_many({}, {"$set": {"duration_ms": 12}})  # the one volatile figure in the tree
+    journal.insert_one(
         journal_entry("agent/1", "notify", "1", "email", "send_email", status="failed", duration_ms=3,
-                      error={"type": "TimeoutError", "message": "smtp timed out"}),
-    ])
+                      error={"type": "TimeoutError", "message": "smtp timed out"})
+    )
     return client
 
 
@@ -65,7 +64,8 @@ def test_inspect_json(client: mongomock.MongoClient) -> None:
     assert code == 0
     assert {n["namespace"] for n in report["namespaces"]} == {"(root)", "case_investigation", "case_investigation|policy_analysis"}
     [op] = [o for o in report["operations"] if o["path"].endswith("policy_analysis/1")]
-    assert [e["name"] for e in op["nodes"][0]["effects"]] == ["FakeChatModel", "lookup_policy"]
+    assert [e["name"] for e in op["nodes"][0]["effects"]] == ["CaseModel", "lookup_policy"]
+    assert [e["replays"] for e in op["nodes"][0]["effects"]] == [1, 1]
 
 
 def test_threads_lists_each_thread_with_its_latest_step(client: mongomock.MongoClient) -> None:
@@ -83,7 +83,8 @@ def test_journal_json_gives_the_raw_documents(client: mongomock.MongoClient) -> 
     code, out = run(client, "journal", "case-42", "--json")
     docs = json.loads(out)
     assert code == 0 and len(docs) == 3
-    assert {d["name"] for d in docs} == {"FakeChatModel", "lookup_policy", "send_email"}
+    assert {d["name"] for d in docs} == {"CaseModel", "lookup_policy", "send_email"}
+    assert {d["path"] for d in docs} == {"agent/1", "agent/1/case_investigation/1/policy_analysis/1"}
     assert all("_id" not in d for d in docs)
 
 

@@ -1,27 +1,56 @@
-"""The README's first command: the demo runs on mongomock and on a real server."""
+"""The README's first command: the demo on mongomock, on a real server, and with a real SIGKILL."""
 
 from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
 
 import pytest
 
 from langgraph_durable_mongodb import demo
 
+PATH = "agent/1/case_investigation/1/policy_analysis/1"
+
 
 def test_demo_on_embedded_mongomock(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MONGODB_URI", raising=False)
+    monkeypatch.setattr(demo, "EXECUTED", {"llm": 0, "tool": 0})
     assert demo.main([]) == 0
     out = capsys.readouterr().out
     assert "embedded mongomock" in out
-    assert "paused task: case_investigation -> policy_analysis" in out
-    assert '"decision": "closed after 2 findings"' in out
-    assert '"case_investigation|policy_analysis"' in out
+    assert f"review_policy at {PATH}" in out
+    assert "✗ simulated crash: worker lost after the tool ran" in out
+    assert out.count("executed for real") == 2  # the LLM and the tool, once each
+    assert "real calls during the resume: llm 0, tool 0" in out
+    assert out.count("status completed, executed 1x, replayed 1x") == 2
+    assert '"decision": "approved after 3 findings"' in out
+    assert f'"path": "{PATH}"' in out
 
 
-def test_demo_on_a_real_server(
-    mongodb_uri: str, server_db_name: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("MONGODB_URI", mongodb_uri)
-    assert demo.main(["--db", server_db_name]) == 0
-    out = capsys.readouterr().out
-    assert f"storage: {mongodb_uri}" in out
-    assert '"decision": "closed after 2 findings"' in out
+def test_demo_crash_needs_a_real_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MONGODB_URI", raising=False)
+    with pytest.raises(SystemExit):
+        demo.main(["--crash"])
+
+
+def _demo(uri: str, db: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MONGODB_URI": uri}
+    return subprocess.run(
+        [sys.executable, "-m", "langgraph_durable_mongodb.demo", "--db", db, *args],
+        env=env, capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_demo_sigkill_then_a_new_process_resumes(mongodb_uri: str, server_db_name: str) -> None:
+    crashed = _demo(mongodb_uri, server_db_name, "--crash")
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    assert crashed.stdout.count("executed for real") == 2
+    resumed = _demo(mongodb_uri, server_db_name)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "was interrupted by a crash: resuming it in a new process" in resumed.stdout
+    assert "executed for real" not in resumed.stdout
+    assert "real calls during the resume: llm 0, tool 0" in resumed.stdout
+    assert resumed.stdout.count("status completed, executed 1x, replayed 1x") == 2
+    assert '"decision": "approved after 3 findings"' in resumed.stdout

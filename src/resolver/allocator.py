@@ -77,14 +77,14 @@ from langgraph_durable_mongodb._mongo import (
 from langgraph_durable_mongodb.errors import ClientConfigurationError, InvalidInputError
 from langgraph_durable_mongodb.resolver.namespace import NS_END, ResolvedNamespace, SendOrigin
 
-__all__ = ["DEFAULT_COLLECTION", "ROOT_PATH", "OperationPosition", "OrdinalAllocator"]
+__all__ = ["DEFAULT_COLLECTION", "ORDINAL_INDEXES", "ROOT_PATH", "OperationPosition", "OrdinalAllocator"]
 
 ROOT_PATH = "agent/1"
 DEFAULT_COLLECTION = "operation_ordinals"
 _SEND_SEQUENCE = f"{NS_END}send"
 _CACHED_THREADS = 4096
 _KEY_FIELDS = ("parent_path", "name", "occurrence_key")
-_INDEXES = (
+ORDINAL_INDEXES = (
     IndexModel(
         [("thread_id", ASCENDING), *((field, ASCENDING) for field in _KEY_FIELDS)],
         unique=True,
@@ -206,7 +206,7 @@ class OrdinalAllocator:
 
     def _setup_plan(self) -> Plan:
         # One index per command: FerretDB drops the connection when one createIndexes holds several.
-        for index in _INDEXES:
+        for index in ORDINAL_INDEXES:
             yield CreateIndexes(self._collection, [index])
         self._indexed = True
 
