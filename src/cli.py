@@ -193,9 +193,11 @@ def render_doctor(report: dict[str, Any], out: TextIO) -> None:
     out.write(f"connection  ok\nserver      {kind}\n")
     for feature, ok in report["features"].items():
         out.write(f"feature     {feature:<13} {'yes' if ok else 'no'}\n")
-    for row in report["indexes"]:
+    labels = [f"{row['collection']}.{row['index']}" for row in report["indexes"]]
+    width = max(map(len, labels), default=0)
+    for label, row in zip(labels, report["indexes"]):
         state = "present" if row["present"] else ("created" if row.get("created") else "MISSING")
-        out.write(f"index       {row['collection']}.{row['index']:<34} {state}\n")
+        out.write(f"index       {label:<{width}}  {state}\n")
     if not report["ok"]:
         out.write("\nsome indexes are missing: run `langgraph-durable-mongodb doctor --fix`\n")
 
