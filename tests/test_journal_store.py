@@ -244,23 +244,40 @@ async def test_credentials_are_never_stored_in_clear(jface: JournalFace) -> None
 
 
 async def test_current_effect_gives_the_position_and_nested_effects_number_under_it(jface: JournalFace) -> None:
-    if jface.is_async:
-        pytest.skip("the sync decorator is exercised here; async effects are covered by the ordinal test")
     seen = []
 
-    @effect(kind="inner")
-    def inner() -> str:
-        seen.append(current_effect().position.effect_key)
-        return "inner"
-
-    @effect(kind="outer")
-    def outer() -> str:
+    def note_outer() -> None:
         info = current_effect()
         seen.append((info.position.effect_key, info.idempotency_key == info.position.idempotency_key))
-        return inner() + inner()
 
-    with effect_scope(jface.journal, NodeRun()):
-        assert outer() == "innerinner"
+    if jface.is_async:
+
+        @effect(kind="inner")
+        async def inner() -> str:
+            seen.append(current_effect().position.effect_key)
+            return "inner"
+
+        @effect(kind="outer")
+        async def outer() -> str:
+            note_outer()
+            return await inner() + await inner()
+
+        with effect_scope(jface.journal, NodeRun()):
+            assert await outer() == "innerinner"
+    else:
+
+        @effect(kind="inner")
+        def inner() -> str:
+            seen.append(current_effect().position.effect_key)
+            return "inner"
+
+        @effect(kind="outer")
+        def outer() -> str:
+            note_outer()
+            return inner() + inner()
+
+        with effect_scope(jface.journal, NodeRun()):
+            assert outer() == "innerinner"
     assert seen == [("1", True), "1/1", "1/2"]
     assert current_effect() is None
 

@@ -33,8 +33,9 @@ from langgraph_durable_mongodb.resolver import DurableSubgraphResolver, OrdinalA
 
 from .clients import is_async_kind
 
-SYNC_KINDS = ["mongomock"]
-ASYNC_KINDS = ["mongomock_motor"]
+SERVER = pytest.mark.server
+SYNC_KINDS = ["mongomock", pytest.param("pymongo", marks=SERVER)]
+ASYNC_KINDS = ["mongomock_motor", pytest.param("pymongo_async", marks=SERVER), pytest.param("motor", marks=SERVER)]
 KINDS = SYNC_KINDS + ASYNC_KINDS
 
 
