@@ -134,7 +134,11 @@ class CheckpointPlans:
 
     # -- expiry ---------------------------------------------------------------
 
-    def _expiry_fields(self, thread_id: str) -> dict[str, Any]:
+    def expiry_fields(self, thread_id: str) -> dict[str, Any]:
+        """``{"expire_at": ...}`` for a new document of the thread (empty without ttl).
+
+        Other per-thread documents (the journal's) use it so a thread expires as a whole.
+        """
         return {"expire_at": self._thread_expiry(thread_id)} if self.ttl is not None else {}
 
     def _thread_expiry(self, thread_id: str) -> datetime:
@@ -333,7 +337,7 @@ class CheckpointPlans:
         checkpoint_id = require_str("checkpoint id", checkpoint.get("id"), allow_empty=False)
         skeleton = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         versions = checkpoint.get("channel_versions", {})
-        expiry = self._expiry_fields(thread_id)
+        expiry = self.expiry_fields(thread_id)
         values: list[dict[str, Any]] = []
         blob_ops: list[UpdateOne] = []
         for channel, value in checkpoint.get("channel_values", {}).items():
@@ -387,7 +391,7 @@ class CheckpointPlans:
         require_str("task_path", task_path)
         if not checkpoint_id:
             raise InvalidInputError('put_writes needs config["configurable"]["checkpoint_id"]')
-        expiry = self._expiry_fields(thread_id)
+        expiry = self.expiry_fields(thread_id)
         ops: list[UpdateOne | ReplaceOne] = []
         for idx, (channel, value) in enumerate(writes):
             require_str("write channel", channel)
@@ -426,7 +430,7 @@ class CheckpointPlans:
         require_str("target_thread_id", target_thread_id)
         if source_thread_id == target_thread_id:
             raise InvalidInputError("copy_thread needs two different thread ids")
-        expiry = self._expiry_fields(target_thread_id)
+        expiry = self.expiry_fields(target_thread_id)
         for coll in self.collections.per_thread:
             docs = yield Find(coll, {"thread_id": source_thread_id}, {"_id": 0})
             copies = [{**d, "thread_id": target_thread_id} for d in docs]

@@ -119,7 +119,7 @@ class ActivityJournal(JournalPlans):
         options.setdefault("collection", saver.collections.journal)
         options.setdefault("chunk_bytes", saver.chunk_bytes)
         if saver.ttl is not None:
-            options.setdefault("expiry", saver._expiry_fields)  # noqa: SLF001 - one expiry per thread, shared
+            options.setdefault("expiry", saver.expiry_fields)
         return cls(saver.client, async_client=saver.async_client, db_name=saver.db_name, serde=saver.serde, **options)
 
     # -- faces ----------------------------------------------------------------------
