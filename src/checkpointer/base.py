@@ -52,6 +52,10 @@ from .documents import (
     stored_channels,
 )
 
+#: Checkpoints fetched with the target by ``get_delta_channel_history``: the whole chain in one query
+#: unless more than this many checkpoints separate the target from its channels' seeds.
+FIRST_CHAIN_PAGE = 128
+
 #: Checkpoints fetched per page by ``list``: blobs and writes cost one query per page, never per checkpoint.
 LIST_PAGE = 100
 
@@ -511,31 +515,40 @@ class CheckpointPlans:
     def _delta_history_plan(self, config: RunnableConfig, channels: Sequence[str]) -> Plan:
         """Writes and seed per channel with a bounded number of queries.
 
-        1. the target checkpoint; 2. its ancestors, newest first, in pages sized
-        from ``counters_since_delta_snapshot`` (one page unless forks interleave);
-        3. the channels' writes at the chain's checkpoints; 4. the seed blobs.
+        1. the target checkpoint and its newest ancestors in one query (more
+        pages, sized from ``counters_since_delta_snapshot``, only for a longer
+        chain or interleaved forks); 2. the channels' writes at the chain's
+        checkpoints; 3. the seed blobs. With ``get_tuple`` (3), a load stays
+        within 6 commands even when a snapshot seeds the channel.
         """
         thread_id, checkpoint_ns, checkpoint_id = _thread_ns(config)
         channels = require_str_list("channels", channels)
         if not channels:
             return {}
         scope = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
-        target_query = {**scope, **({"checkpoint_id": checkpoint_id} if checkpoint_id else {})}
-        targets = yield Find(self.collections.checkpoints, target_query, _CHAIN_FIELDS, [("checkpoint_id", -1)], 1)
+        # Checkpoint ids sort by creation time, so every ancestor's id is below the target's:
+        # the target and its newest ancestors come in one query.
+        bound = {"checkpoint_id": {"$lte": checkpoint_id}} if checkpoint_id else {}
+        first = yield Find(
+            self.collections.checkpoints, {**scope, **bound}, _CHAIN_WITH_VALUES, [("checkpoint_id", -1)], FIRST_CHAIN_PAGE
+        )
         result: dict[str, DeltaChannelHistory] = {c: {"writes": []} for c in channels}
-        if not targets:
+        if not first or (checkpoint_id and first[0]["checkpoint_id"] != checkpoint_id):
             return result
-        target = targets[0]
+        target = first[0]
         counters = (target.get("metadata") or {}).get("counters_since_delta_snapshot") or {}
-        page = 2 + max((int(v[1]) for k, v in counters.items() if unescape_key(k) in channels), default=62)
+        page = max(FIRST_CHAIN_PAGE, 2 + max((int(v[1]) for k, v in counters.items() if unescape_key(k) in channels), default=0))
 
-        docs_by_id: dict[str, dict[str, Any]] = {}
+        docs_by_id: dict[str, dict[str, Any]] = {d["checkpoint_id"]: d for d in first[1:]}
+        exhausted = len(first) < FIRST_CHAIN_PAGE  # nothing older left to fetch
         chain: list[str] = []
         seeds: dict[str, dict[str, Any]] = {}
         remaining = set(channels)
-        cursor_id, oldest = target.get("parent_checkpoint_id"), target["checkpoint_id"]
+        cursor_id, oldest = target.get("parent_checkpoint_id"), first[-1]["checkpoint_id"]
         while cursor_id and remaining:
             if cursor_id not in docs_by_id:
+                if exhausted:
+                    break
                 older = yield Find(
                     self.collections.checkpoints,
                     {**scope, "checkpoint_id": {"$lt": oldest}},
@@ -545,6 +558,7 @@ class CheckpointPlans:
                 )
                 if not older:
                     break
+                exhausted = len(older) < page
                 docs_by_id.update((d["checkpoint_id"], d) for d in older)
                 oldest = older[-1]["checkpoint_id"]
                 page *= 2
