@@ -6,7 +6,8 @@ One *entry* document per effect position (``chunk: 0``)::
      kind, name, status: "started" | "completed" | "failed", attempts, replays?,
      idempotency_key, tool_call_id?, at_most_once,
      input: {digest, preview},
-     owner, lease_until?,                        # the claim: who runs it, until when (while started)
+     owner, lease_until?, heartbeat_at?,         # the claim: who runs it, until when (renewed while it runs)
+     owner_host, owner_pid, owner_process?,      # the claiming process (owner_process: Linux only)
      created_at, started_at, updated_at, finished_at?, duration_ms?, replayed_at?,
      outcome?: {type, data, preview, chunks?},   # serialized with the serde (encryption applies)
      error?: {type, module, message, terminal},
@@ -31,6 +32,7 @@ from typing import Any
 from pymongo import ASCENDING, IndexModel
 
 from .._bson import assemble_values, value_documents
+from .owner import identity
 from .position import EffectPosition
 
 POSITION_FIELDS = ("thread_id", "path", "node", "occurrence", "effect_key")
@@ -99,6 +101,7 @@ def claim_fields(
         "at_most_once": call.at_most_once,
         "input": dict(input),
         "owner": owner,
+        **identity(),
         "lease_until": lease_until,
         "started_at": now,
         "updated_at": now,
@@ -113,11 +116,13 @@ def new_entry(pos: EffectPosition, claim: Mapping[str, Any], expiry: Mapping[str
 
 
 def takeover_update(claim: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "$set": dict(claim),
-        "$inc": {"attempts": 1},
-        "$unset": {"outcome": "", "error": "", "finished_at": "", "duration_ms": ""},
-    }
+    unset = dict.fromkeys(("outcome", "error", "finished_at", "duration_ms", "heartbeat_at", "owner_process"), "")
+    return {"$set": dict(claim), "$inc": {"attempts": 1}, "$unset": {k: v for k, v in unset.items() if k not in claim}}
+
+
+def renewal_update(*, now: datetime, lease_until: datetime) -> dict[str, Any]:
+    """A heartbeat: the owner, still running the effect, pushes its lease forward."""
+    return {"$set": {"lease_until": lease_until, "heartbeat_at": now}}
 
 
 def outcome_documents(

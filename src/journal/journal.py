@@ -38,8 +38,12 @@ class ActivityJournal(JournalPlans):
             serves ``run``, an async one ``arun``.
         db_name, collection: where entries live (``activity_journal``).
         serde: serializes outcomes; use the checkpointer's.
-        lease_seconds: how long a claim holds a position before another worker
-            may presume its owner dead and run the effect again.
+        lease_seconds: how long a claim holds a position without a heartbeat.
+            The owner renews it every ``lease_seconds / 3`` while the effect
+            runs, so effects may take longer; it bounds how long a crashed
+            worker's position stays blocked (at once when the owner was a
+            process on the same host that no longer exists). Workers' clocks
+            must agree well within it.
         wait_seconds: how long a worker waits for a position under another's
             live lease before ``EffectInProgressError``.
         on_input_change: ``"warn"`` (``InputChangedWarning``), ``"raise"``
@@ -64,7 +68,7 @@ class ActivityJournal(JournalPlans):
         db_name: str = "langgraph",
         collection: str = "activity_journal",
         serde: SerializerProtocol | None = None,
-        lease_seconds: float = 300.0,
+        lease_seconds: float = 30.0,
         wait_seconds: float = 30.0,
         on_input_change: str = "warn",
         on_nondeterminism: str = "raise",

@@ -10,13 +10,15 @@ Record and replay, per position:
      which is raised again as the same type;
    - ``started`` under a live lease: wait (``wait_seconds``) for the other
      worker, then ``EffectInProgressError``;
-   - ``started`` under an expired lease: the worker died; run again with the
-     same idempotency key (take-over), or ``EffectOutcomeUnknownError`` for an
+   - ``started`` under an expired lease, or a live one whose owner's process
+     on this host has exited: the worker died; run again with the same
+     idempotency key (take-over), or ``EffectOutcomeUnknownError`` for an
      ``at_most_once`` effect.
 
    A take-over is a conditional update on the previous owner, so two workers
    cannot both take one position over.
-2. *run* the effect.
+2. *run* the effect, renewing the lease every ``lease_seconds / 3`` (a
+   ``Heartbeat``, fenced like the record) until it ends.
 3. *record*: a conditional update on ``owner`` and ``status: started`` (the
    fence): a worker whose lease expired and whose position was taken over
    cannot overwrite the new owner's result.
@@ -57,16 +59,20 @@ from .documents import (
     new_entry,
     outcome_documents,
     outcome_typed,
+    renewal_update,
     takeover_update,
 )
+from .owner import owner_gone
 from .position import EffectPosition
 from .redaction import Redactor, digest, preview
-from .runner import END, Invoke, Next, Raised, Returned, Sleep
+from .runner import END, Heartbeat, Invoke, Next, Raised, Returned, Sleep
 
 logger = logging.getLogger("langgraph_durable_mongodb.journal")
 
 #: First and longest pause while waiting for another worker's outcome.
 _POLL_FIRST, _POLL_MAX = 0.05, 1.0
+#: A running effect's lease is renewed this many times per ``lease_seconds``.
+RENEWALS_PER_LEASE = 3
 
 
 def utcnow() -> datetime:
@@ -140,7 +146,8 @@ class JournalPlans:
         claimed = yield from self._claim(call, pos)
         if isinstance(claimed, _Recorded):
             return claimed.value
-        result = yield Invoke(fn, self._info(call, pos, claimed))
+        with (yield self._heartbeat(pos, claimed)):
+            result = yield Invoke(fn, self._info(call, pos, claimed))
         return (yield from self._record(call, pos, claimed, result))
 
     def _stream_plan(
@@ -151,27 +158,41 @@ class JournalPlans:
         merge: Callable[[list[Any]], Any],
         replay: Callable[[Any], Iterable[Any]],
     ) -> Plan:
-        """Emit the streamed items as they come and record ``merge(items)``; a replay emits ``replay(outcome)``."""
+        """Emit the streamed items as they come and record ``merge(items)``; a replay emits ``replay(outcome)``.
+
+        The lease is renewed until the stream ends, including while the caller handles an item.
+        """
         claimed = yield from self._claim(call, pos)
         if isinstance(claimed, _Recorded):
             for item in replay(claimed.value):
                 yield Emit(item)
             return
         info = self._info(call, pos, claimed)
-        opened = yield Invoke(open_stream, info)
-        if isinstance(opened, Raised):
-            yield from self._record(call, pos, claimed, opened)
-        items: list[Any] = []
-        while (step := (yield Next(opened.value, info))) is not END:
-            if isinstance(step, Raised):
-                yield from self._record(call, pos, claimed, step)
-            items.append(step.value)
-            yield Emit(step.value)
-        yield from self._record(call, pos, claimed, Returned(merge(items)))
+        with (yield self._heartbeat(pos, claimed)):
+            result = yield Invoke(open_stream, info)
+            if isinstance(result, Returned):
+                stream, items = result.value, []
+                while isinstance(result := (yield Next(stream, info)), Returned):  # until END or Raised
+                    items.append(result.value)
+                    yield Emit(result.value)
+                if result is END:
+                    result = Returned(merge(items))
+        yield from self._record(call, pos, claimed, result)
 
     @staticmethod
     def _info(call: EffectCall, pos: EffectPosition, claimed: _Claimed) -> EffectInfo:
         return EffectInfo(pos, call.kind, call.name, claimed.attempt, call.at_most_once)
+
+    # -- heartbeat ------------------------------------------------------------------
+
+    def _heartbeat(self, pos: EffectPosition, claimed: _Claimed) -> Heartbeat:
+        return Heartbeat(lambda: self._renew_plan(pos, claimed.owner), self.lease_seconds / RENEWALS_PER_LEASE)
+
+    def _renew_plan(self, pos: EffectPosition, owner: str) -> Plan:
+        """Push the lease forward under the record's fence; False once another worker took the position over."""
+        now = utcnow()
+        update = renewal_update(now=now, lease_until=now + timedelta(seconds=self.lease_seconds))
+        return bool((yield UpdateMany(self.collection, entry_filter(pos, owner=owner, status="started"), update)))
 
     # -- claim ----------------------------------------------------------------------
 
@@ -244,18 +265,24 @@ class JournalPlans:
             return "replay" if terminal is None else "raise"
         if status == "failed":
             return "takeover"
-        if _naive(entry["lease_until"]) > now:
+        expired = _naive(entry["lease_until"]) <= now
+        if not expired and not owner_gone(entry):
             return "wait"
+        died = (
+            f"whose lease expired ({entry['lease_until']:%Y-%m-%d %H:%M:%S} UTC)"
+            if expired
+            else f"whose process ({entry.get('owner_pid')} on {entry.get('owner_host')}) exited"
+        )
         if call.at_most_once or entry.get("at_most_once"):
             raise EffectOutcomeUnknownError(
-                f"{call.kind} {call.name!r} at {pos} is at_most_once and was started by a worker whose lease "
-                f"expired ({entry['lease_until']:%Y-%m-%d %H:%M:%S} UTC) before it recorded an outcome, so it "
-                f"may or may not have happened. Look up idempotency key {pos.idempotency_key} in the system it "
-                "calls, then record what happened with ActivityJournal.resolve(position, outcome), or let it "
-                "run again with ActivityJournal.discard(position)",
+                f"{call.kind} {call.name!r} at {pos} is at_most_once and was started by a worker {died} before "
+                f"it recorded an outcome, so it may or may not have happened. Look up idempotency key "
+                f"{pos.idempotency_key} in the system it calls, then record what happened with "
+                "ActivityJournal.resolve(position, outcome), or let it run again with ActivityJournal.discard(position)",
                 position=pos,
                 idempotency_key=pos.idempotency_key,
             )
+        logger.info("%s %r at %s was started by a worker %s: running it again", call.kind, call.name, pos, died)
         return "takeover"
 
     def _terminal_type(self, entry: Mapping[str, Any]) -> type[BaseException] | None:

@@ -2,9 +2,11 @@
 
 An effect's whole life (claim, run, record) is one plan. Besides database
 requests it yields ``Invoke`` (call the effect), ``Next`` (pull one item of
-a streamed effect) and ``Sleep`` (wait for another worker's lease): the sync
-face calls, iterates and sleeps; the async face awaits. So the lifecycle is
-written once and runs natively on both kinds of client.
+a streamed effect), ``Sleep`` (wait for another worker's lease) and
+``Heartbeat`` (renew the claim while the effect runs): the sync face calls,
+iterates, sleeps and renews from one background thread; the async face
+awaits, and renews from a task. So the lifecycle is written once and runs
+natively on both kinds of client.
 
 Example::
 
@@ -19,14 +21,21 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import heapq
 import inspect
+import itertools
+import logging
+import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._mongo import AsyncIO, SyncIO
+from .._mongo import AsyncIO, Plan, SyncIO
 from .context import EffectInfo, running
+
+logger = logging.getLogger("langgraph_durable_mongodb.journal")
 
 
 @dataclass(frozen=True)
@@ -48,6 +57,105 @@ class Next:
 @dataclass(frozen=True)
 class Sleep:
     seconds: float
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """Renew a claim every ``every`` seconds by running the plan ``renew()`` until the returned ``Beat`` stops.
+
+    ``renew()`` returns whether the claim is still held: False (another worker
+    took the position over) ends the heartbeat. The first renewal is due after
+    ``every`` seconds, so an effect shorter than that costs no I/O. A renewal
+    that fails (the server is unreachable, say) is logged and tried again at
+    the next interval.
+    """
+
+    renew: Callable[[], Plan]
+    every: float
+
+
+class Beat:
+    """A running heartbeat; as a context manager it stops on exit. Stopping never waits for I/O."""
+
+    stopped = False
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    def __enter__(self) -> Beat:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+class _TaskBeat(Beat):
+    """The async face's heartbeat: a task, cancelled when the beat stops."""
+
+    def __init__(self, task: asyncio.Task[None]) -> None:
+        self.task = task
+
+    def stop(self) -> None:
+        super().stop()
+        self.task.cancel()
+
+
+def _renewal_failed(error: Exception) -> bool:
+    logger.warning("could not renew an effect's lease in the activity journal; retrying at the next interval: %s", error)
+    return True  # still ours as far as we know
+
+
+class _Renewer:
+    """One daemon thread renewing the claims of all the process's running sync effects, earliest due first.
+
+    Stopped beats are dropped when they come due (no search through the heap).
+    """
+
+    def __init__(self) -> None:
+        self._due: list[tuple[float, int, Beat, Callable[[], bool], float]] = []
+        self._order = itertools.count()  # breaks ties between equal due times
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def start(self, renew: Callable[[], bool], every: float) -> Beat:
+        beat = Beat()
+        with self._wake:
+            self._schedule(beat, renew, every)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="journal-lease-renewer", daemon=True)
+                self._thread.start()
+            self._wake.notify()
+        return beat
+
+    def _schedule(self, beat: Beat, renew: Callable[[], bool], every: float) -> None:
+        heapq.heappush(self._due, (time.monotonic() + every, next(self._order), beat, renew, every))
+
+    def _next(self) -> tuple[Beat, Callable[[], bool], float]:
+        """Wait for the earliest live beat to come due, and take it off the heap."""
+        with self._wake:
+            while True:
+                while self._due and self._due[0][2].stopped:
+                    heapq.heappop(self._due)
+                delay = self._due[0][0] - time.monotonic() if self._due else None
+                if delay is not None and delay <= 0:
+                    return heapq.heappop(self._due)[2:]
+                self._wake.wait(delay)
+
+    def _loop(self) -> None:
+        while True:
+            beat, renew, every = self._next()
+            try:
+                held = renew()  # outside the lock: other effects can start and stop meanwhile
+            except Exception as error:  # noqa: BLE001 - the thread must outlive a network error
+                held = _renewal_failed(error)
+            if held and not beat.stopped:
+                with self._wake:
+                    self._schedule(beat, renew, every)
+
+
+_RENEWER = _Renewer()
+if hasattr(os, "register_at_fork"):  # a forked child starts afresh: its parent's claims are not its own
+    os.register_at_fork(after_in_child=_RENEWER.__init__)
 
 
 @dataclass(frozen=True)
@@ -84,6 +192,10 @@ class SyncRunner(SyncIO):
         if isinstance(request, Sleep):
             time.sleep(request.seconds)
             return None
+        if isinstance(request, Heartbeat):
+            if request.every <= 0:
+                return Beat()
+            return _RENEWER.start(lambda: self.run(request.renew()), request.every)
         return super().execute(request)
 
 
@@ -107,4 +219,15 @@ class AsyncRunner(AsyncIO):
         if isinstance(request, Sleep):
             await asyncio.sleep(request.seconds)
             return None
+        if isinstance(request, Heartbeat):
+            return Beat() if request.every <= 0 else _TaskBeat(asyncio.create_task(self._beat(request)))
         return await super().execute(request)
+
+    async def _beat(self, request: Heartbeat) -> None:
+        held = True
+        while held:
+            await asyncio.sleep(request.every)
+            try:
+                held = await self.run(request.renew())
+            except Exception as error:  # noqa: BLE001 - keep the effect's claim alive through a network error
+                held = _renewal_failed(error)
