@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncIterator, Generator, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -360,3 +360,79 @@ class AsyncIO:
             else:
                 result = await self.execute(request)
 
+
+
+def split_clients(client: Any, async_client: Any, owner: str, alternative: str = "or use from_conn_string(uri)") -> tuple[Any, Any]:
+    """Sort the clients a storage class was given into (sync, async); either may be None, not both.
+
+    A lone async client passed as ``client`` is accepted as the async one.
+    """
+    from .errors import ClientConfigurationError
+
+    if client is not None and is_async_client(client):
+        if async_client is not None:
+            raise ClientConfigurationError(
+                "client is an async client and async_client is set too; pass the sync client as client="
+            )
+        client, async_client = None, client
+    if async_client is not None and not is_async_client(async_client):
+        raise ClientConfigurationError(f"async_client must be an async client, got {type(async_client).__name__}")
+    if client is None and async_client is None:
+        raise ClientConfigurationError(
+            f"{owner} needs a client: pass client=MongoClient(uri) and/or async_client=AsyncMongoClient(uri), "
+            + alternative
+        )
+    return client, async_client
+
+
+class TwoFaces:
+    """Mixin of a storage class: its sync face and its native async face, each set up on first use.
+
+    The class provides ``_setup_plan()`` and says, in ``_needs_sync`` and
+    ``_needs_async``, what a caller should do when the face it called is missing.
+    """
+
+    _needs_sync = "also pass client=MongoClient(uri)"
+    _needs_async = "also pass async_client=AsyncMongoClient(uri)"
+    _sync_io: SyncIO | None
+    _async_io: AsyncIO | None
+
+    def _init_faces(self, sync_io: SyncIO | None, async_io: AsyncIO | None, auto_setup: bool) -> None:
+        self._sync_io, self._async_io = sync_io, async_io
+        self._ready = {"sync": not auto_setup, "async": not auto_setup}
+
+    _setup_plan: Callable[[], Plan]
+
+    def _sync_face(self) -> Any:
+        from .errors import ClientConfigurationError
+
+        if self._sync_io is None:
+            raise ClientConfigurationError(f"this {type(self).__name__} has only an async client: {self._needs_sync}")
+        if not self._ready["sync"]:
+            self._sync_io.run(self._setup_plan())
+            self._ready["sync"] = True
+        return self._sync_io
+
+    async def _async_face(self) -> Any:
+        from .errors import ClientConfigurationError
+
+        if self._async_io is None:
+            raise ClientConfigurationError(f"this {type(self).__name__} has only a sync client: {self._needs_async}")
+        if not self._ready["async"]:
+            await self._async_io.run(self._setup_plan())
+            self._ready["async"] = True
+        return self._async_io
+
+    def _run(self, plan: Plan) -> Any:
+        return self._sync_face().run(plan)
+
+    async def _arun(self, plan: Plan) -> Any:
+        return await (await self._async_face()).run(plan)
+
+    def setup(self) -> None:
+        """Create every index (idempotent)."""
+        self._run(self._setup_plan())
+
+    async def asetup(self) -> None:
+        """Create every index (idempotent)."""
+        await self._arun(self._setup_plan())

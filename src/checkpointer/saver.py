@@ -20,13 +20,13 @@ from langgraph.checkpoint.base import (
 )
 
 from .._bson import DEFAULT_CHUNK_BYTES
-from .._mongo import AsyncIO, Plan, SyncIO, is_async_client
-from ..errors import ClientConfigurationError, InvalidInputError
+from .._mongo import AsyncIO, SyncIO, TwoFaces, split_clients
+from ..errors import InvalidInputError
 from .base import CheckpointPlans, next_version
 from .documents import CollectionNames
 
 
-class MongoDBCheckpointer(CheckpointPlans, BaseCheckpointSaver[str]):
+class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
     """A LangGraph checkpointer on MongoDB, with native sync and async methods.
 
     Give it a sync client (``pymongo.MongoClient``, ``mongomock.MongoClient``)
@@ -57,6 +57,15 @@ class MongoDBCheckpointer(CheckpointPlans, BaseCheckpointSaver[str]):
         auto_setup: create indexes before the first operation of each face.
     """
 
+    _needs_sync = (
+        "sync methods (invoke, stream, get_state) cannot run; use ainvoke/astream/aget_state, "
+        "or also pass client=MongoClient(uri)"
+    )
+    _needs_async = (
+        "async methods (ainvoke, astream, aget_state) cannot run natively; use invoke/stream, "
+        "or also pass async_client=AsyncMongoClient(uri)"
+    )
+
     def __init__(
         self,
         client: Any = None,
@@ -70,17 +79,7 @@ class MongoDBCheckpointer(CheckpointPlans, BaseCheckpointSaver[str]):
         auto_setup: bool = True,
     ) -> None:
         super().__init__(serde=serde)
-        if client is not None and is_async_client(client):
-            if async_client is not None:
-                raise ClientConfigurationError("client is an async client and async_client is set too; pass the sync client as client=")
-            client, async_client = None, client
-        if async_client is not None and not is_async_client(async_client):
-            raise ClientConfigurationError(f"async_client must be an async client, got {type(async_client).__name__}")
-        if client is None and async_client is None:
-            raise ClientConfigurationError(
-                "MongoDBCheckpointer needs a client: pass client=MongoClient(uri) and/or "
-                "async_client=AsyncMongoClient(uri), or use MongoDBCheckpointer.from_conn_string(uri)"
-            )
+        client, async_client = split_clients(client, async_client, "MongoDBCheckpointer")
         if not isinstance(db_name, str) or not db_name or set(db_name) & set('/\\. "$\x00'):
             raise InvalidInputError(f"db_name must be a valid MongoDB database name, got {db_name!r}")
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl <= 0):
@@ -91,10 +90,11 @@ class MongoDBCheckpointer(CheckpointPlans, BaseCheckpointSaver[str]):
         self.ttl = ttl
         self.collections = collections or CollectionNames()
         self.chunk_bytes = chunk_bytes
-        self._sync_io = SyncIO(client[db_name]) if client is not None else None
-        self._async_io = AsyncIO(async_client[db_name]) if async_client is not None else None
-        self._auto_setup = auto_setup
-        self._ready = {"sync": not auto_setup, "async": not auto_setup}
+        self._init_faces(
+            SyncIO(client[db_name]) if client is not None else None,
+            AsyncIO(async_client[db_name]) if async_client is not None else None,
+            auto_setup,
+        )
         self._expiries: dict[str, datetime] = {}
         self._applied_expiries: dict[str, datetime] = {}
         self._expiry_lock = threading.Lock()
@@ -116,51 +116,6 @@ class MongoDBCheckpointer(CheckpointPlans, BaseCheckpointSaver[str]):
             raise InvalidInputError(f"conn_string must be a MongoDB URI string, got {conn_string!r}")
         return _ConnectionScope(cls, conn_string, kwargs)
 
-    # -- faces --------------------------------------------------------------------
-
-    def _run(self, plan: Plan) -> Any:
-        io = self._sync_face()
-        return io.run(plan)
-
-    def _sync_face(self) -> SyncIO:
-        if self._sync_io is None:
-            raise ClientConfigurationError(
-                "this MongoDBCheckpointer has only an async client, so sync methods (invoke, stream, "
-                "get_state) cannot run; use ainvoke/astream/aget_state, or also pass client=MongoClient(uri)"
-            )
-        if not self._ready["sync"]:
-            self._sync_io.run(self._setup_plan())
-            self._ready["sync"] = True
-        return self._sync_io
-
-    async def _async_face(self) -> AsyncIO:
-        if self._async_io is None:
-            raise ClientConfigurationError(
-                "this MongoDBCheckpointer has only a sync client, so async methods (ainvoke, astream, "
-                "aget_state) cannot run natively; use invoke/stream, or also pass "
-                "async_client=AsyncMongoClient(uri)"
-            )
-        if not self._ready["async"]:
-            await self._async_io.run(self._setup_plan())
-            self._ready["async"] = True
-        return self._async_io
-
-    async def _arun(self, plan: Plan) -> Any:
-        io = await self._async_face()
-        return await io.run(plan)
-
-    # -- setup ----------------------------------------------------------------------
-
-    def setup(self) -> None:
-        """Create every index (idempotent)."""
-        self._sync_face()
-        self._sync_io.run(self._setup_plan())
-
-    async def asetup(self) -> None:
-        """Create every index (idempotent)."""
-        io = await self._async_face()
-        await io.run(self._setup_plan())
-
     # -- the saver contract: sync ---------------------------------------------------
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -174,8 +129,7 @@ class MongoDBCheckpointer(CheckpointPlans, BaseCheckpointSaver[str]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
-        plan = self._list_plan(config, filter, before, limit)
-        return self._sync_face().iterate(plan)
+        return self._sync_face().iterate(self._list_plan(config, filter, before, limit))
 
     def put(
         self,

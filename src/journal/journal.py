@@ -9,8 +9,8 @@ from langgraph.checkpoint.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from .._bson import DEFAULT_CHUNK_BYTES, require_str
-from .._mongo import Plan, is_async_client
-from ..errors import ClientConfigurationError, InvalidInputError
+from .._mongo import TwoFaces, split_clients
+from ..errors import InvalidInputError
 from .context import alocate, current_scope, locate
 from .documents import EffectCall
 from .plans import JournalPlans
@@ -19,7 +19,7 @@ from .redaction import Redactor, redact
 from .runner import AsyncRunner, SyncRunner
 
 
-class ActivityJournal(JournalPlans):
+class ActivityJournal(TwoFaces, JournalPlans):
     """The activity journal: one document per effect position, beside the checkpoints.
 
     Wrappers (``SecureLLM``, ``SecureTool``, ``@effect``) call ``run``/``arun``
@@ -60,6 +60,15 @@ class ActivityJournal(JournalPlans):
         auto_setup: create indexes before the first operation of each face.
     """
 
+    _needs_sync = (
+        "a sync effect (invoke, stream, a sync tool or function) cannot be journaled; "
+        "call it with ainvoke/astream, or also pass client=MongoClient(uri)"
+    )
+    _needs_async = (
+        "an async effect (ainvoke, astream, an async tool or function) cannot be journaled natively; "
+        "also pass async_client=AsyncMongoClient(uri)"
+    )
+
     def __init__(
         self,
         client: Any = None,
@@ -79,17 +88,9 @@ class ActivityJournal(JournalPlans):
         expiry: Callable[[str], Mapping[str, Any]] | None = None,
         auto_setup: bool = True,
     ) -> None:
-        if client is not None and is_async_client(client):
-            if async_client is not None:
-                raise ClientConfigurationError(
-                    "client is an async client and async_client is set too; pass the sync client as client="
-                )
-            client, async_client = None, client
-        if client is None and async_client is None:
-            raise ClientConfigurationError(
-                "ActivityJournal needs a client: pass client=MongoClient(uri) and/or async_client=AsyncMongoClient(uri), "
-                "or build it with ActivityJournal.for_checkpointer(saver)"
-            )
+        client, async_client = split_clients(
+            client, async_client, "ActivityJournal", "or build it with ActivityJournal.for_checkpointer(saver)"
+        )
         if on_input_change not in ("warn", "raise", "ignore"):
             raise InvalidInputError(f'on_input_change must be "warn", "raise" or "ignore", got {on_input_change!r}')
         if on_nondeterminism not in ("raise", "rerun"):
@@ -108,9 +109,11 @@ class ActivityJournal(JournalPlans):
         self.on_input_change, self.on_nondeterminism = on_input_change, on_nondeterminism
         self.redactor, self.preview_chars = redactor, preview_chars
         self.chunk_bytes, self.expiry = chunk_bytes, expiry
-        self._sync_io = SyncRunner(client[db_name]) if client is not None else None
-        self._async_io = AsyncRunner(async_client[db_name]) if async_client is not None else None
-        self._ready = {"sync": not auto_setup, "async": not auto_setup}
+        self._init_faces(
+            SyncRunner(client[db_name]) if client is not None else None,
+            AsyncRunner(async_client[db_name]) if async_client is not None else None,
+            auto_setup,
+        )
 
     @classmethod
     def for_checkpointer(cls, saver: Any, **options: Any) -> ActivityJournal:
@@ -126,35 +129,7 @@ class ActivityJournal(JournalPlans):
             options.setdefault("expiry", saver.expiry_fields)
         return cls(saver.client, async_client=saver.async_client, db_name=saver.db_name, serde=saver.serde, **options)
 
-    # -- faces ----------------------------------------------------------------------
-
-    def _sync_face(self) -> SyncRunner:
-        if self._sync_io is None:
-            raise ClientConfigurationError(
-                "this ActivityJournal has only an async client, so a sync effect (invoke, stream, a sync tool or "
-                "function) cannot be journaled; call it with ainvoke/astream, or also pass client=MongoClient(uri)"
-            )
-        if not self._ready["sync"]:
-            self._sync_io.run(self._setup_plan())
-            self._ready["sync"] = True
-        return self._sync_io
-
-    async def _async_face(self) -> AsyncRunner:
-        if self._async_io is None:
-            raise ClientConfigurationError(
-                "this ActivityJournal has only a sync client, so an async effect (ainvoke, astream, an async tool "
-                "or function) cannot be journaled natively; also pass async_client=AsyncMongoClient(uri)"
-            )
-        if not self._ready["async"]:
-            await self._async_io.run(self._setup_plan())
-            self._ready["async"] = True
-        return self._async_io
-
-    def _run(self, plan: Plan) -> Any:
-        return self._sync_face().run(plan)
-
-    async def _arun(self, plan: Plan) -> Any:
-        return await (await self._async_face()).run(plan)
+    # -- positions ------------------------------------------------------------------
 
     @staticmethod
     def _position(call: EffectCall, position: EffectPosition | None) -> EffectPosition:
@@ -163,16 +138,6 @@ class ActivityJournal(JournalPlans):
     @staticmethod
     async def _aposition(call: EffectCall, position: EffectPosition | None) -> EffectPosition:
         return position if position is not None else await alocate(current_scope(), call.effect_key)
-
-    # -- setup ----------------------------------------------------------------------
-
-    def setup(self) -> None:
-        """Create the journal's indexes (idempotent)."""
-        self._sync_face()
-        self._run(self._setup_plan())
-
-    async def asetup(self) -> None:
-        await self._arun(self._setup_plan())
 
     # -- effects ----------------------------------------------------------------------
 
