@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from pymongo import IndexModel, ReplaceOne, ReturnDocument, UpdateOne
-from pymongo.errors import BulkWriteError, OperationFailure
+from pymongo.errors import BulkWriteError, DuplicateKeyError, OperationFailure
 
 logger = logging.getLogger("langgraph_durable_mongodb")
 
@@ -143,7 +143,9 @@ def is_async_client(client: Any) -> bool:
 def _is_mongomock(collection: Any) -> bool:
     # mongomock 4.3 cannot take pymongo >= 4.20's UpdateOne/ReplaceOne in
     # bulk_write (they pass a `sort` argument it does not know). Only there do
-    # we apply a bulk one operation at a time; real servers get one command.
+    # we apply a bulk one operation at a time; real servers get one command
+    # (update_one/replace_one for a single operation: lighter on the client
+    # than bulk_write).
     return any(cls.__module__.startswith("mongomock") for cls in type(collection).__mro__)
 
 
@@ -190,9 +192,12 @@ class SyncIO:
         if isinstance(request, Upsert):
             if not request.operations:
                 return None
-            if _is_mongomock(coll):
+            if len(request.operations) == 1 or _is_mongomock(coll):
                 for op in request.operations:
-                    _single_op(coll, op)
+                    try:
+                        _single_op(coll, op)
+                    except DuplicateKeyError:
+                        pass
                 return None
             try:
                 coll.bulk_write(request.operations, ordered=False)
@@ -211,8 +216,6 @@ class SyncIO:
         if isinstance(request, DeleteMany):
             return coll.delete_many(request.filter).deleted_count
         if isinstance(request, InsertOne):
-            from pymongo.errors import DuplicateKeyError
-
             try:
                 coll.insert_one(dict(request.document))
             except DuplicateKeyError:
@@ -292,9 +295,12 @@ class AsyncIO:
         if isinstance(request, Upsert):
             if not request.operations:
                 return None
-            if _is_mongomock(coll):
+            if len(request.operations) == 1 or _is_mongomock(coll):
                 for op in request.operations:
-                    await _single_op(coll, op)
+                    try:
+                        await _single_op(coll, op)
+                    except DuplicateKeyError:
+                        pass
                 return None
             try:
                 await coll.bulk_write(request.operations, ordered=False)
@@ -313,8 +319,6 @@ class AsyncIO:
         if isinstance(request, DeleteMany):
             return (await coll.delete_many(request.filter)).deleted_count
         if isinstance(request, InsertOne):
-            from pymongo.errors import DuplicateKeyError
-
             try:
                 await coll.insert_one(dict(request.document))
             except DuplicateKeyError:
