@@ -19,6 +19,7 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
@@ -121,6 +122,17 @@ class Command:
 
 
 @dataclass(frozen=True)
+class Gather:
+    """Independent requests: the async face sends them concurrently, the sync face one after another.
+
+    Returns their results in order. The command count is the same; an async
+    caller waits for one round trip instead of several.
+    """
+
+    requests: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
 class Emit:
     """Not I/O: hands one item to the caller of an iterating plan."""
 
@@ -179,6 +191,8 @@ class SyncIO:
         self.db = db
 
     def execute(self, request: Any) -> Any:
+        if isinstance(request, Gather):
+            return [self.execute(r) for r in request.requests]
         coll = self.db[request.collection] if hasattr(request, "collection") else None
         if isinstance(request, Find):
             cursor = coll.find(request.filter, request.projection).batch_size(request.batch_size)
@@ -282,6 +296,8 @@ class AsyncIO:
         self.db = db
 
     async def execute(self, request: Any) -> Any:
+        if isinstance(request, Gather):
+            return list(await asyncio.gather(*(self.execute(r) for r in request.requests)))
         coll = self.db[request.collection] if hasattr(request, "collection") else None
         if isinstance(request, Find):
             cursor = coll.find(request.filter, request.projection).batch_size(request.batch_size)

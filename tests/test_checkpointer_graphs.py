@@ -14,6 +14,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.types import Command, interrupt
 
 from langgraph_durable_mongodb import ClientConfigurationError, DeltaChainError, MongoDBCheckpointer
+from langgraph_durable_mongodb._mongo import Gather
 
 from .clients import Face
 
@@ -121,7 +122,7 @@ def count_requests(face: Face) -> list:
     original = io.execute
 
     def counted(request: Any) -> Any:
-        requests.append(request)
+        requests.extend(request.requests if isinstance(request, Gather) else [request])
         return original(request)
 
     io.execute = counted

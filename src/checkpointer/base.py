@@ -38,7 +38,7 @@ from .._bson import (
     unescape_key,
     value_documents,
 )
-from .._mongo import CreateIndexes, DeleteMany, Emit, Find, InsertMany, Plan, UpdateMany, Upsert
+from .._mongo import CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, UpdateMany, Upsert
 from ..errors import DeltaChainError, InvalidInputError
 from .documents import (
     BLOB_KEY,
@@ -188,7 +188,7 @@ class CheckpointPlans:
     # -- reading ----------------------------------------------------------------
 
     def _load_tuples(self, docs: list[dict[str, Any]]) -> Plan:
-        """Turn checkpoint documents into tuples with two queries: blobs, then writes."""
+        """Turn checkpoint documents into tuples: the blobs and the writes, fetched side by side."""
         if not docs:
             return []
         refs = {
@@ -197,18 +197,10 @@ class CheckpointPlans:
             for e in d.get("values", ())
             if "t" not in e
         }
-        blobs: dict[tuple, tuple[str, bytes]] = {}
-        if refs:
-            found = yield Find(
-                self.collections.blobs,
-                {"$or": [dict(zip(BLOB_KEY, ref)) for ref in sorted(refs)]},
-                {"_id": 0, "expire_at": 0},
-            )
-            blobs = assemble_values(found, BLOB_KEY)
         groups: dict[tuple[str, str], list[str]] = defaultdict(list)
         for d in docs:
             groups[(d["thread_id"], d["checkpoint_ns"])].append(d["checkpoint_id"])
-        found = yield Find(
+        writes_query = Find(
             self.collections.writes,
             {
                 "$or": [
@@ -218,7 +210,17 @@ class CheckpointPlans:
             },
             {"_id": 0, "expire_at": 0},
         )
-        writes = self._group_writes(found)
+        if refs:
+            blobs_query = Find(
+                self.collections.blobs,
+                {"$or": [dict(zip(BLOB_KEY, ref)) for ref in sorted(refs)]},
+                {"_id": 0, "expire_at": 0},
+            )
+            found_writes, found_blobs = yield Gather((writes_query, blobs_query))
+        else:
+            found_writes, found_blobs = (yield writes_query), []
+        blobs = assemble_values(found_blobs, BLOB_KEY)
+        writes = self._group_writes(found_writes)
         return [self._tuple(d, blobs, writes.get((d["thread_id"], d["checkpoint_ns"], d["checkpoint_id"]), [])) for d in docs]
 
     def _group_writes(self, docs: list[dict[str, Any]]) -> dict[tuple, list[tuple[str, str, Any]]]:
