@@ -175,12 +175,23 @@ def _log_tail(path: Path, lines: int = 20) -> str:
         return "(no log)"
 
 
-def start(binary: Path | None = None, timeout: float = 60.0, detach: bool = False) -> Server:
-    """Start FerretDB on a free loopback port with a fresh state dir; wait until it answers ping."""
+def start(
+    binary: Path | None = None,
+    timeout: float = 60.0,
+    detach: bool = False,
+    state_dir: Path | None = None,
+    port: int | None = None,
+) -> Server:
+    """Start FerretDB on a loopback port with a state dir; wait until it answers ping.
+
+    By default the port is a free one and the state dir a fresh temporary one. Pass
+    ``state_dir`` and ``port`` to restart a server stopped with ``stop(server, keep_state=True)``
+    on the same address with its data.
+    """
     binary = binary or install()
-    state = Path(tempfile.mkdtemp(prefix="ferretdb-state-"))
-    (state / "data").mkdir()
-    port = free_port()
+    state = Path(state_dir) if state_dir is not None else Path(tempfile.mkdtemp(prefix="ferretdb-state-"))
+    (state / "data").mkdir(parents=True, exist_ok=True)
+    port = port or free_port()
     cmd = [
         str(binary),
         "--handler=sqlite",
@@ -190,7 +201,7 @@ def start(binary: Path | None = None, timeout: float = 60.0, detach: bool = Fals
         "--debug-addr=-",  # no metrics/pprof HTTP listener
         "--telemetry=disable",
     ]
-    with open(state / "ferretdb.log", "wb") as log:
+    with open(state / "ferretdb.log", "ab") as log:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=detach)
     server = Server(proc, f"mongodb://127.0.0.1:{port}/", state)
     deadline = time.monotonic() + timeout
@@ -198,7 +209,7 @@ def start(binary: Path | None = None, timeout: float = 60.0, detach: bool = Fals
         if proc.poll() is not None or time.monotonic() > deadline:
             why = f"exited with code {proc.returncode}" if proc.poll() is not None else f"no ping answer in {timeout:.0f}s"
             tail = _log_tail(server.log_path)
-            stop(server)
+            stop(server, keep_state=state_dir is not None)
             raise FerretDBError(f"FerretDB {why} ({' '.join(cmd)}). Last log lines:\n{tail}")
         time.sleep(0.1)
     return server
@@ -216,10 +227,12 @@ def _terminate(pid: int, alive, wait: float = 10.0) -> None:
             return
 
 
-def stop(server: Server) -> None:
+def stop(server: Server, keep_state: bool = False) -> None:
+    """Stop the server; delete its state dir unless ``keep_state`` (to ``start`` it again with its data)."""
     if server.process.poll() is None:
         _terminate(server.process.pid, lambda: server.process.poll() is None)
-    shutil.rmtree(server.state_dir, ignore_errors=True)
+    if not keep_state:
+        shutil.rmtree(server.state_dir, ignore_errors=True)
 
 
 @contextlib.contextmanager

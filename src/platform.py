@@ -59,7 +59,7 @@ class DurablePlatform:
         self.journal = ActivityJournal.for_checkpointer(self.checkpointer, **(journal_options or {}))
         databases = [c[db_name] for c in (self.checkpointer.client, self.checkpointer.async_client) if c is not None]
         self.allocator = OrdinalAllocator(*databases, collection_name=self.checkpointer.collections.ordinals)
-        self.positions = ResolverPositions(self.allocator)
+        self.positions = ResolverPositions(self.allocator, self.checkpointer)
 
     @classmethod
     def embedded(cls, **options: Any) -> DurablePlatform:

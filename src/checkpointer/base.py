@@ -8,7 +8,9 @@ yields its first request, so bad input never reaches the server.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
@@ -39,7 +41,7 @@ from .._bson import (
     value_documents,
 )
 from .._mongo import CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, UpdateMany, Upsert
-from ..errors import DeltaChainError, InvalidInputError
+from ..errors import DeltaChainError, DurableMongoError, InvalidInputError
 from .documents import (
     BLOB_KEY,
     INLINE_BYTES,
@@ -55,6 +57,9 @@ from .documents import (
 #: Checkpoints fetched with the target by ``get_delta_channel_history``: the whole chain in one query
 #: unless more than this many checkpoints separate the target from its channels' seeds.
 FIRST_CHAIN_PAGE = 128
+
+#: Stored checkpoints remembered per saver (see ``wait_stored``).
+STORED_REMEMBERED = 10_000
 
 #: Checkpoints fetched per page by ``list``: blobs and writes cost one query per page, never per checkpoint.
 LIST_PAGE = 100
@@ -171,6 +176,50 @@ class CheckpointPlans:
             yield UpdateMany(coll, {"thread_id": thread_id, "expire_at": {"$ne": expiry}}, {"$set": {"expire_at": expiry}})
         self._applied_expiries[thread_id] = expiry
 
+    # -- stored checkpoints -------------------------------------------------------
+
+    def _note_stored(self, thread_id: str, checkpoint_ns: str, checkpoint_ids: list[str]) -> None:
+        """Remember checkpoints this process wrote or read: they are in the database."""
+        with self._stored_changed:
+            for checkpoint_id in checkpoint_ids:
+                self._stored[(thread_id, checkpoint_ns, checkpoint_id)] = None
+                self._stored.move_to_end((thread_id, checkpoint_ns, checkpoint_id))
+            while len(self._stored) > STORED_REMEMBERED:
+                self._stored.popitem(last=False)
+            self._stored_changed.notify_all()
+
+    def _not_stored(self, thread_id: str, checkpoint_id: str, timeout: float) -> DurableMongoError:
+        return DurableMongoError(
+            f"checkpoint {checkpoint_id} of thread {thread_id!r} was not stored within {timeout:g} s, and effects "
+            "do not start before the checkpoint their position derives from is stored; check the server, "
+            'or run with durability="sync"'
+        )
+
+    def wait_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
+        """Block until the root checkpoint ``checkpoint_id`` is known to be in the database.
+
+        With ``durability="async"`` LangGraph stores a checkpoint in the
+        background while the tasks prepared from it already run. Task ids, and
+        so journal positions, derive from that checkpoint's id: an effect that
+        ran before the store and whose process then died would, on resume, meet
+        a re-created checkpoint with another id and run again. The journal calls
+        this before a node's first effect; it costs no query (this process
+        either read the checkpoint or is storing it).
+        """
+        key = (thread_id, "", checkpoint_id)
+        with self._stored_changed:
+            if not self._stored_changed.wait_for(lambda: key in self._stored, timeout):
+                raise self._not_stored(thread_id, checkpoint_id, timeout)
+
+    async def await_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
+        """``wait_stored`` for the event loop: it never blocks the loop that may be running the store."""
+        key, deadline, pause = (thread_id, "", checkpoint_id), time.monotonic() + timeout, 0.001
+        while key not in self._stored:
+            if time.monotonic() > deadline:
+                raise self._not_stored(thread_id, checkpoint_id, timeout)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
     # -- setup ------------------------------------------------------------------
 
     def _setup_plan(self) -> Plan:
@@ -221,6 +270,8 @@ class CheckpointPlans:
             found_writes, found_blobs = (yield writes_query), []
         blobs = assemble_values(found_blobs, BLOB_KEY)
         writes = self._group_writes(found_writes)
+        for (thread_id, ns), ids in groups.items():
+            self._note_stored(thread_id, ns, ids)
         return [self._tuple(d, blobs, writes.get((d["thread_id"], d["checkpoint_ns"], d["checkpoint_id"]), [])) for d in docs]
 
     def _group_writes(self, docs: list[dict[str, Any]]) -> dict[tuple, list[tuple[str, str, Any]]]:
@@ -382,6 +433,7 @@ class CheckpointPlans:
                 )
             ],
         )
+        self._note_stored(thread_id, checkpoint_ns, [checkpoint_id])
         yield from self._refresh_expiry(thread_id)
         return {"configurable": key}
 

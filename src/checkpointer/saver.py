@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 import asyncio
 import threading
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -98,6 +99,8 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         self._expiries: dict[str, datetime] = {}
         self._applied_expiries: dict[str, datetime] = {}
         self._expiry_lock = threading.Lock()
+        self._stored: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+        self._stored_changed = threading.Condition()
 
     @classmethod
     def from_conn_string(cls, conn_string: str, **kwargs: Any) -> "_ConnectionScope":

@@ -62,6 +62,11 @@ class EffectPosition:
     occurrence: str
     effect_key: str
 
+    def __post_init__(self) -> None:
+        # Its fields become a query filter (discard, resolve): an operator must never reach one.
+        for name in ("thread_id", "path", "node", "occurrence", "effect_key"):
+            require_str(name, getattr(self, name))
+
     @property
     def idempotency_key(self) -> str:
         """A stable digest of the position: the same on every re-execution.
@@ -168,25 +173,48 @@ class ResolverPositions(LangGraphPositions):
             graph.invoke(inputs, config)
     """
 
-    def __init__(self, allocator: Any) -> None:
+    def __init__(self, allocator: Any, saver: Any = None) -> None:
         self.allocator = allocator
+        self.saver = saver
 
-    def _resolved(self) -> tuple[str, Any]:
+    def _resolved(self) -> tuple[str, Any, str | None]:
         from ..resolver import current_scope as current_durable_scope
 
         config = _node_config()
-        return config["configurable"]["thread_id"], current_durable_scope().resolve_current(config)
+        # LangGraph saves checkpoints under str(thread_id) (an int or a UUID works there): journal under the same.
+        thread_id = str(config["configurable"]["thread_id"])
+        return thread_id, current_durable_scope().resolve_current(config), self._unstored_root(config)
+
+    def _unstored_root(self, config: RunnableConfig) -> str | None:
+        """The root checkpoint this task was prepared from, when it may still be being stored.
+
+        Positions derive from task ids, which derive from that checkpoint's id;
+        under ``durability="async"`` the node's first effect waits until it is
+        stored (see ``MongoDBCheckpointer.wait_stored``). ``sync`` stored it before
+        the task started; ``exit`` stores nothing before the end (a documented limit).
+        """
+        from langgraph._internal._constants import CONFIG_KEY_CHECKPOINT_MAP, CONFIG_KEY_DURABILITY
+
+        conf = config["configurable"]
+        root = (conf.get(CONFIG_KEY_CHECKPOINT_MAP) or {}).get("")
+        if self.saver is None or conf.get(CONFIG_KEY_DURABILITY) != "async" or not isinstance(root, str):
+            return None
+        return root
 
     @staticmethod
     def _node(thread_id: str, operation: Any) -> NodePosition:
         return NodePosition(thread_id, operation.operation_path, operation.node_name, operation.node_ordinal)
 
     def position(self) -> NodePosition:
-        thread_id, resolved = self._resolved()
+        thread_id, resolved, unstored = self._resolved()
+        if unstored is not None:
+            self.saver.wait_stored(thread_id, unstored)
         return self._node(thread_id, self.allocator.position(thread_id, resolved))
 
     async def aposition(self) -> NodePosition:
-        thread_id, resolved = self._resolved()
+        thread_id, resolved, unstored = self._resolved()
+        if unstored is not None:
+            await self.saver.await_stored(thread_id, unstored)
         return self._node(thread_id, await self.allocator.aposition(thread_id, resolved))
 
 

@@ -1,0 +1,248 @@
+"""Security (issue 7): credentials in effect inputs, encryption at rest, thread isolation.
+Embedded (mongomock) and the real-server tier; the command-level isolation proof needs pymongo (server tier).
+
+Everything is checked on the documents as stored, read raw.
+"""
+
+from __future__ import annotations
+
+import operator
+import uuid
+from typing import Annotated, Any, TypedDict
+
+import bson
+import pytest
+from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+from langgraph.graph import START, StateGraph
+from pymongo import monitoring
+
+from langgraph_durable_mongodb.journal import effect
+from langgraph_durable_mongodb.platform import DurablePlatform
+
+from .workers import durable_worker
+
+PLATFORMS = ["embedded", pytest.param("server", marks=pytest.mark.server)]
+PER_THREAD = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal", "operation_ordinals")
+KEY = b"0123456789abcdef"
+SECRETS = ("sk-live-5f2a9c", "hunter2-pass", "Bearer eyJhbGciOi", "cs-77d1e0", "tok-9b8a7c", "4111-2222-3333-4444")
+
+
+@pytest.fixture(params=PLATFORMS)
+def make_platform(request: pytest.FixtureRequest) -> Any:
+    """``make_platform(**options)`` on mongomock or on the server, every database dropped afterwards."""
+    made = []
+
+    def make(**options: Any) -> DurablePlatform:
+        if request.param == "embedded":
+            platform = DurablePlatform.embedded(**options)
+        else:
+            from pymongo import AsyncMongoClient, MongoClient
+
+            uri = request.getfixturevalue("mongodb_uri")
+            client = MongoClient(uri, event_listeners=options.pop("event_listeners", []))
+            platform = DurablePlatform(
+                client, async_client=AsyncMongoClient(uri), db_name=f"rel_sec_{uuid.uuid4().hex[:12]}", **options
+            )
+        made.append(platform)
+        return platform
+
+    make.kind = request.param
+    yield make
+    for platform in made:
+        if request.param == "server":
+            platform.checkpointer.client.drop_database(platform.checkpointer.db_name)
+
+
+def raw_documents(platform: DurablePlatform) -> dict[str, list[dict]]:
+    db = platform.checkpointer.client[platform.checkpointer.db_name]
+    return {c: list(db[c].find({})) for c in PER_THREAD}
+
+
+def in_clear(value: str, documents: Any) -> bool:
+    """Whether ``value`` appears as stored in the documents (their BSON bytes) or in a bytes value."""
+    items = documents if isinstance(documents, list) else [documents]
+    stored = b"".join(bson.encode(d) if isinstance(d, dict) else bytes(d) for d in items)
+    return value.encode() in stored
+
+
+class State(TypedDict, total=False):
+    out: list
+    card: str
+
+
+def credential_graph(platform: DurablePlatform, fail: bool = False) -> Any:
+    @effect(kind="tool", name="fetch_statement")
+    def fetch(url: str, api_key: str, auth: dict, client_secret: str, user: dict) -> dict:
+        if fail:
+            raise PermissionError(f"401 Unauthorized for {url}?api_key={api_key}")
+        return {"rows": 2, "account": user["name"]}
+
+    def node(s: State) -> State:
+        got = fetch(
+            "https://bank.example/v1",
+            api_key=SECRETS[0],
+            auth={"password": SECRETS[1], "headers": {"Authorization": SECRETS[2], "X-Auth-Token": SECRETS[4]}},
+            client_secret=SECRETS[3],
+            user={"name": "ann", "apiKey": SECRETS[0]},
+        )
+        return {"out": [got]}
+
+    g = StateGraph(State)
+    g.add_node("fetch", node)
+    g.add_edge(START, "fetch")
+    return platform.compile(g)
+
+
+def test_credential_inputs_never_appear_in_clear_in_journal_documents(make_platform: Any) -> None:
+    platform = make_platform()
+    credential_graph(platform).invoke({"out": []}, {"configurable": {"thread_id": "t"}})
+    [entry] = raw_documents(platform)["activity_journal"]
+    assert entry["status"] == "completed"
+    for secret in SECRETS[:5]:
+        assert not in_clear(secret, entry), secret
+    assert entry["input"]["preview"].count("[REDACTED]") == 4  # api_key, auth (all of it), client_secret, apiKey
+    assert "bank.example" in entry["input"]["preview"] and "ann" in entry["input"]["preview"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an error message is stored as raised: a credential the effect's input carried, echoed in the message "
+    "(a URL with ?api_key=...), is stored in clear; scrubbing input credential values from stored text is proposed "
+    "in docs/reliability.md (known issues)",
+)
+def test_a_credential_echoed_in_an_error_message_is_not_stored_in_clear(make_platform: Any) -> None:
+    platform = make_platform()
+    with pytest.raises(PermissionError):
+        credential_graph(platform, fail=True).invoke({"out": []}, {"configurable": {"thread_id": "t"}})
+    [entry] = raw_documents(platform)["activity_journal"]
+    assert entry["status"] == "failed"
+    assert not in_clear(SECRETS[0], entry)
+
+
+def encrypted_run(platform: DurablePlatform) -> None:
+    @effect(kind="tool", name="read_card")
+    def read_card(customer: str) -> dict:
+        return {"card": SECRETS[5], "holder": "MARKER-HOLDER"}
+
+    class Card(TypedDict, total=False):
+        card: str
+        log: Annotated[list, operator.add]
+
+    crashed = []
+
+    def node(s: Card) -> Card:
+        card = read_card("ann")
+        if not crashed:  # the node fails once after the effect: its journal outcome is replayed
+            crashed.append(1)
+            raise ConnectionError("lost")
+        return {"card": card["card"], "log": [card["holder"]]}
+
+    g = StateGraph(Card)
+    g.add_node("read", node)
+    g.add_node("after", lambda s: {"log": ["MARKER-AFTER"]})
+    g.add_edge(START, "read")
+    g.add_edge("read", "after")
+    graph = platform.compile(g)
+    config = {"configurable": {"thread_id": "secret"}}
+    with pytest.raises(ConnectionError):
+        graph.invoke({"card": "MARKER-INPUT", "log": []}, config)
+    assert graph.invoke(None, config) == {"card": SECRETS[5], "log": ["MARKER-HOLDER", "MARKER-AFTER"]}
+
+
+MARKERS = (SECRETS[5], "MARKER-HOLDER", "MARKER-AFTER", "MARKER-INPUT")
+
+
+def test_encrypted_serializer_encrypts_channel_values_writes_and_journal_outcomes(make_platform: Any) -> None:
+    platform = make_platform(serde=EncryptedSerializer.from_pycryptodome_aes(key=KEY))
+    encrypted_run(platform)
+    docs = raw_documents(platform)
+    assert docs["checkpoint_writes"] and docs["checkpoint_blobs"] and docs["activity_journal"]
+    for coll in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+        for marker in MARKERS:
+            assert not in_clear(marker, docs[coll]), (coll, marker)
+    [entry] = docs["activity_journal"]
+    assert entry["outcome"]["type"].endswith("+aes")  # the serde's type names the cipher
+    for marker in MARKERS:
+        assert not in_clear(marker, entry["outcome"]["data"]), marker
+    # And the key is needed: without it the stored outcome cannot be read back.
+    plain = DurablePlatform(platform.checkpointer.client, async_client=platform.checkpointer.async_client,
+                            db_name=platform.checkpointer.db_name)
+    with pytest.raises(Exception):  # noqa: B017 - whatever the serde raises for data it cannot decrypt
+        plain.checkpointer.serde.loads_typed((entry["outcome"]["type"], entry["outcome"]["data"]))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="with EncryptedSerializer the journal still keeps a readable outcome preview (300 chars) beside the "
+    "encrypted outcome; turning previews off when the serde encrypts is proposed in docs/reliability.md",
+)
+def test_with_encryption_no_readable_copy_of_an_outcome_is_kept(make_platform: Any) -> None:
+    platform = make_platform(serde=EncryptedSerializer.from_pycryptodome_aes(key=KEY))
+    encrypted_run(platform)
+    [entry] = raw_documents(platform)["activity_journal"]
+    for marker in MARKERS:
+        assert not in_clear(marker, entry), marker
+
+
+def threads_named(query: dict) -> list[Any]:
+    """The ``thread_id`` each branch of a filter names (``$or``/``$and`` branches one by one)."""
+    branches = [b for op in ("$or", "$and") for b in query.get(op, [])]
+    if "thread_id" in query or not branches:
+        return [query.get("thread_id", "<none>")]
+    return [t for b in branches for t in threads_named(b)]
+
+
+class Queries(monitoring.CommandListener):
+    """Every command's thread filter, as sent to the server."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, Any]] = []
+
+    def started(self, event: Any) -> None:
+        cmd, name = event.command, event.command_name
+        coll = cmd.get(name) if isinstance(cmd.get(name), str) else None
+        if coll not in PER_THREAD:
+            return
+        if name in ("find", "count", "distinct"):
+            filters = [cmd.get("filter", cmd.get("query", {}))]
+        elif name == "update":
+            filters = [u["q"] for u in cmd["updates"]]
+        elif name == "delete":
+            filters = [d["q"] for d in cmd["deletes"]]
+        elif name == "insert":
+            filters = list(cmd["documents"])
+        elif name == "aggregate":
+            filters = [cmd["pipeline"][0].get("$match", {})] if cmd["pipeline"] else [{}]
+        else:
+            return
+        self.seen += [(name, coll, thread) for f in filters for thread in threads_named(f)]
+
+    def succeeded(self, event: Any) -> None:
+        pass
+
+    def failed(self, event: Any) -> None:
+        pass
+
+
+def test_no_query_reaches_beyond_its_thread(make_platform: Any) -> None:
+    """Every read and write a run sends (checkpoints, journal, ordinals; a crash, a resume, history, delete)
+    names its one thread by equality: proven on the commands pymongo sends."""
+    if make_platform.kind != "server":
+        pytest.skip("command monitoring needs pymongo; the server tier runs this")
+    queries = Queries()
+    platform = make_platform(event_listeners=[queries])
+    durable_worker.configure(log=None)
+    graph = platform.compile(durable_worker.build_graph())
+    threads = ["a", "{'$ne': None}", ".*", "$where"]
+    for thread in threads:
+        config = {"configurable": {"thread_id": thread}}
+        graph.invoke(durable_worker.inputs(thread), config)
+        list(graph.get_state_history(config))
+        platform.journal.entries(thread)
+    platform.checkpointer.copy_thread("a", "copy")
+    platform.checkpointer.delete_thread(".*")
+    assert queries.seen
+    off = [q for q in queries.seen if not isinstance(q[2], str) or q[2] not in (*threads, "copy")]
+    assert off == [], f"queries that do not name one thread by equality: {off[:10]}"
+    remaining = raw_documents(platform)
+    assert {d["thread_id"] for docs in remaining.values() for d in docs} == {"a", "{'$ne': None}", "$where", "copy"}

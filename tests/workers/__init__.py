@@ -1,0 +1,1 @@
+"""Child-process workers of the reliability suite (tests/test_reliability_*.py)."""
