@@ -217,6 +217,14 @@ class SyncIO:
                 coll.bulk_write(request.operations, ordered=False)
             except BulkWriteError as error:
                 _raise_unless_duplicates(error)
+            except KeyError:
+                # FerretDB answers a lost upsert race without nModified; the
+                # operations are idempotent, so apply them one by one.
+                for op in request.operations:
+                    try:
+                        _single_op(coll, op)
+                    except DuplicateKeyError:
+                        pass
             return None
         if isinstance(request, InsertMany):
             if request.documents:
@@ -322,6 +330,12 @@ class AsyncIO:
                 await coll.bulk_write(request.operations, ordered=False)
             except BulkWriteError as error:
                 _raise_unless_duplicates(error)
+            except KeyError:
+                for op in request.operations:  # see SyncIO: FerretDB's reply to a lost upsert race
+                    try:
+                        await _single_op(coll, op)
+                    except DuplicateKeyError:
+                        pass
             return None
         if isinstance(request, InsertMany):
             if request.documents:
