@@ -184,6 +184,22 @@ def _single_op(collection: Any, op: UpdateOne | ReplaceOne) -> Any:
     return collection.update_one(op._filter, doc, upsert=op._upsert)  # noqa: SLF001
 
 
+def _one_by_one(collection: Any, operations: list[Any]) -> None:
+    for op in operations:
+        try:
+            _single_op(collection, op)
+        except DuplicateKeyError:
+            pass  # a concurrent writer upserted the same key: these writes are idempotent
+
+
+async def _aone_by_one(collection: Any, operations: list[Any]) -> None:
+    for op in operations:
+        try:
+            await _single_op(collection, op)
+        except DuplicateKeyError:
+            pass
+
+
 class SyncIO:
     """Runs plans on a synchronous database."""
 
@@ -207,11 +223,7 @@ class SyncIO:
             if not request.operations:
                 return None
             if len(request.operations) == 1 or _is_mongomock(coll):
-                for op in request.operations:
-                    try:
-                        _single_op(coll, op)
-                    except DuplicateKeyError:
-                        pass
+                _one_by_one(coll, request.operations)
                 return None
             try:
                 coll.bulk_write(request.operations, ordered=False)
@@ -220,11 +232,7 @@ class SyncIO:
             except KeyError:
                 # FerretDB answers a lost upsert race without nModified; the
                 # operations are idempotent, so apply them one by one.
-                for op in request.operations:
-                    try:
-                        _single_op(coll, op)
-                    except DuplicateKeyError:
-                        pass
+                _one_by_one(coll, request.operations)
             return None
         if isinstance(request, InsertMany):
             if request.documents:
@@ -320,22 +328,14 @@ class AsyncIO:
             if not request.operations:
                 return None
             if len(request.operations) == 1 or _is_mongomock(coll):
-                for op in request.operations:
-                    try:
-                        await _single_op(coll, op)
-                    except DuplicateKeyError:
-                        pass
+                await _aone_by_one(coll, request.operations)
                 return None
             try:
                 await coll.bulk_write(request.operations, ordered=False)
             except BulkWriteError as error:
                 _raise_unless_duplicates(error)
             except KeyError:
-                for op in request.operations:  # see SyncIO: FerretDB's reply to a lost upsert race
-                    try:
-                        await _single_op(coll, op)
-                    except DuplicateKeyError:
-                        pass
+                await _aone_by_one(coll, request.operations)  # see SyncIO
             return None
         if isinstance(request, InsertMany):
             if request.documents:
