@@ -22,6 +22,7 @@ from .errors import (
     NamespaceError,
     NoDurableScopeError,
     NondeterminismError,
+    ThreadBusyError,
     TopologyError,
 )
 from .journal import ActivityJournal, SecureLLM, SecureTool, current_effect, effect
@@ -49,6 +50,7 @@ __all__ = [
     "OrdinalAllocator",
     "SecureLLM",
     "SecureTool",
+    "ThreadBusyError",
     "TopologyError",
     "current_effect",
     "effect",

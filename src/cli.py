@@ -28,6 +28,7 @@ from pymongo.errors import ConfigurationError, InvalidURI, OperationFailure, PyM
 from .checkpointer.documents import CollectionNames, checkpoint_indexes
 from .journal.documents import journal_indexes
 from .resolver.allocator import ORDINAL_INDEXES
+from .run_lock import RUN_LOCK_INDEXES
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
 
@@ -44,6 +45,7 @@ def _expected_indexes(names: CollectionNames) -> dict[str, list[Any]]:
         **{k: list(v) for k, v in checkpoint_indexes(names).items()},
         names.journal: journal_indexes(),
         names.ordinals: list(ORDINAL_INDEXES),
+        names.runs: list(RUN_LOCK_INDEXES),
     }
 
 

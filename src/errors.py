@@ -68,3 +68,15 @@ class InputChangedError(DurableMongoError, RuntimeError):
 
 class InputChangedWarning(UserWarning):
     """The input of a replayed effect differs from the recorded one (``on_input_change="warn"``)."""
+
+
+class ThreadBusyError(DurableMongoError, RuntimeError):
+    """Another run holds this thread (``DurablePlatform(exclusive_runs=True)``) and did not end in time.
+
+    Attributes: ``thread_id`` and ``holder`` (the lock document: ``owner_host``,
+    ``owner_pid``, ``started_at``, ``lease_until``).
+    """
+
+    def __init__(self, message: str, *, thread_id: str | None = None, holder: object = None) -> None:
+        super().__init__(message)
+        self.thread_id, self.holder = thread_id, holder

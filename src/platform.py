@@ -20,7 +20,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -30,6 +30,7 @@ from .checkpointer import MongoDBCheckpointer
 from .errors import TopologyError
 from .journal import ActivityJournal, ResolverPositions, effect_scope
 from .resolver import DurableScope, DurableSubgraphResolver, OrdinalAllocator, scoped_aiter, scoped_iter
+from .run_lock import LockedAsyncIterator, LockedIterator, RunLocks, thread_ids_of
 
 
 class DurablePlatform:
@@ -44,6 +45,13 @@ class DurablePlatform:
         checkpointer_options: passed to ``MongoDBCheckpointer`` (``serde``, ``ttl``, ...).
         journal_options: passed to ``ActivityJournal`` (``lease_seconds``,
             ``wait_seconds``, ``terminal_errors``, ``on_input_change``, ...).
+        exclusive_runs: one run per thread at a time (default): ``invoke``/``stream``/``batch`` and
+            their async twins take the thread's run lock (``run_lock.py``, collection ``thread_runs``;
+            2 commands per run), so concurrent resumes of one thread run one after the other instead
+            of forking it. ``False`` turns it off: then run one caller per thread yourself.
+        run_lease_seconds: how long a run's lock outlives its last renewal (renewed every third of it);
+            a crashed run's lock is taken over after that, at once when it ran on this host.
+        run_wait_seconds: how long a run waits for another run of its thread before ``ThreadBusyError``.
     """
 
     def __init__(
@@ -53,6 +61,9 @@ class DurablePlatform:
         async_client: Any = None,
         db_name: str = "langgraph",
         journal_options: dict[str, Any] | None = None,
+        exclusive_runs: bool = True,
+        run_lease_seconds: float = 30.0,
+        run_wait_seconds: float = 30.0,
         **checkpointer_options: Any,
     ) -> None:
         self.checkpointer = MongoDBCheckpointer(client, async_client=async_client, db_name=db_name, **checkpointer_options)
@@ -60,6 +71,16 @@ class DurablePlatform:
         databases = [c[db_name] for c in (self.checkpointer.client, self.checkpointer.async_client) if c is not None]
         self.allocator = OrdinalAllocator(*databases, collection_name=self.checkpointer.collections.ordinals)
         self.positions = ResolverPositions(self.allocator, self.checkpointer)
+        self.run_locks: RunLocks | None = None
+        if exclusive_runs:
+            self.run_locks = RunLocks(
+                self.checkpointer.client,
+                async_client=self.checkpointer.async_client,
+                db_name=db_name,
+                collection=self.checkpointer.collections.runs,
+                lease_seconds=run_lease_seconds,
+                wait_seconds=run_wait_seconds,
+            )
 
     @classmethod
     def embedded(cls, **options: Any) -> DurablePlatform:
@@ -117,11 +138,15 @@ class DurablePlatform:
         self.checkpointer.setup()
         self.journal.setup()
         self.allocator.setup()
+        if self.run_locks is not None:
+            self.run_locks.setup()
 
     async def asetup(self) -> None:
         await self.checkpointer.asetup()
         await self.journal.asetup()
         await self.allocator.asetup()
+        if self.run_locks is not None:
+            await self.run_locks.asetup()
 
 
 class _RunScope:
@@ -158,27 +183,54 @@ class DurableGraph:
     def _scope(self) -> _RunScope:
         return _RunScope(self.platform, self.resolver)
 
+    @contextmanager
+    def _exclusive(self, config: Any) -> Iterator[None]:
+        """Hold the run lock of every thread in ``config`` (one config or a list) for the block."""
+        locks = self.platform.run_locks
+        if locks is None:
+            yield
+            return
+        with locks.hold(thread_ids_of(config)):
+            yield
+
+    @asynccontextmanager
+    async def _aexclusive(self, config: Any) -> AsyncIterator[None]:
+        locks = self.platform.run_locks
+        if locks is None:
+            yield
+            return
+        async with locks.ahold(thread_ids_of(config)):
+            yield
+
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        with self._scope().bind():
+        with self._exclusive(config), self._scope().bind():
             return self.graph.invoke(input, config, **kwargs)
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        with self._scope().bind():
-            return await self.graph.ainvoke(input, config, **kwargs)
+        async with self._aexclusive(config):
+            with self._scope().bind():
+                return await self.graph.ainvoke(input, config, **kwargs)
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
-        return scoped_iter(self._scope(), self.graph.stream(input, config, **kwargs))
+        iterator: Any = self.graph.stream(input, config, **kwargs)
+        if self.platform.run_locks is not None:  # held from the first next() to exhaustion or close()
+            iterator = LockedIterator(self.platform.run_locks, thread_ids_of(config), iterator)
+        return scoped_iter(self._scope(), iterator)
 
     def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
-        return scoped_aiter(self._scope(), self.graph.astream(input, config, **kwargs))
+        iterator: Any = self.graph.astream(input, config, **kwargs)
+        if self.platform.run_locks is not None:
+            iterator = LockedAsyncIterator(self.platform.run_locks, thread_ids_of(config), iterator)
+        return scoped_aiter(self._scope(), iterator)
 
     def batch(self, inputs: list[Any], config: Any = None, **kwargs: Any) -> list[Any]:
-        with self._scope().bind():
+        with self._exclusive(config), self._scope().bind():
             return self.graph.batch(inputs, config, **kwargs)
 
     async def abatch(self, inputs: list[Any], config: Any = None, **kwargs: Any) -> list[Any]:
-        with self._scope().bind():
-            return await self.graph.abatch(inputs, config, **kwargs)
+        async with self._aexclusive(config):
+            with self._scope().bind():
+                return await self.graph.abatch(inputs, config, **kwargs)
 
     def get_state(self, config: Any, *, subgraphs: bool = False) -> Any:
         with self._scope().bind():

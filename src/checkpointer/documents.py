@@ -46,6 +46,10 @@ class CollectionNames:
     writes: str = "checkpoint_writes"
     journal: str = "activity_journal"
     ordinals: str = "operation_ordinals"
+    #: ``DurablePlatform``'s per-thread run locks (``run_lock.py``). Not in ``per_thread``: a lock is live state
+    #: of a running process, not thread data; copying, expiring or deleting it with the thread would let a
+    #: second run in beside the one holding it. A dead run's lock is reclaimed by the next run.
+    runs: str = "thread_runs"
 
     @property
     def per_thread(self) -> tuple[str, ...]:

@@ -1,0 +1,440 @@
+"""One run per thread at a time (``DurablePlatform(exclusive_runs=True)``, ``src/run_lock.py``).
+
+Offline on the embedded platform (mongomock, both faces on one store) and on
+the real-server tier (pymongo ``MongoClient`` + ``AsyncMongoClient``).
+
+The scenario: a thread paused before ``pay`` (``interrupt_before``), then
+resumed by two callers at once. Without the lock both run the pending step
+from the same checkpoint and each saves its own next checkpoint: ``ship``,
+the step after, runs once per branch. With it, the second caller waits for
+the first and then resumes a finished thread: every effect runs once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from langgraph.graph import START, StateGraph
+
+from langgraph_durable_mongodb import ThreadBusyError
+from langgraph_durable_mongodb.journal import effect
+from langgraph_durable_mongodb.journal.owner import identity
+from langgraph_durable_mongodb.platform import DurablePlatform
+from langgraph_durable_mongodb.run_lock import thread_ids_of
+
+PLATFORMS = ["embedded", pytest.param("server", marks=pytest.mark.server)]
+
+
+@pytest.fixture(params=PLATFORMS)
+def make_platform(request: pytest.FixtureRequest) -> Any:
+    """A factory of platforms on one store (``**options`` for ``DurablePlatform``)."""
+    if request.param == "embedded":
+        import mongomock
+        from mongomock_motor import AsyncMongoMockClient
+
+        client = mongomock.MongoClient()
+        yield lambda **o: DurablePlatform(client, async_client=AsyncMongoMockClient(mock_mongo_client=client), **o)
+        return
+    from pymongo import AsyncMongoClient, MongoClient
+
+    uri = request.getfixturevalue("mongodb_uri")
+    db_name = f"t_{uuid.uuid4().hex[:16]}"
+    client = MongoClient(uri)
+    yield lambda **o: DurablePlatform(client, async_client=AsyncMongoClient(uri), db_name=db_name, **o)
+    client.drop_database(db_name)
+    client.close()
+
+
+def config(thread: str = "case-42") -> dict:
+    return {"configurable": {"thread_id": thread}}
+
+
+class State(TypedDict, total=False):
+    notes: Annotated[list, operator.add]
+
+
+class Effects:
+    """Counts real executions; ``pay`` takes ``seconds`` and sets ``paying`` when it starts."""
+
+    def __init__(self, seconds: float = 0.3) -> None:
+        self.seconds = seconds
+        self.counts: Counter[str] = Counter()
+        self.paying = threading.Event()
+        self.lock = threading.Lock()
+
+    def hit(self, name: str) -> None:
+        with self.lock:
+            self.counts[name] += 1
+
+
+def build(platform: DurablePlatform, fx: Effects, *, fail: bool = False, use_async: bool = False) -> Any:
+    """``intake -> pay -> ship``, paused before ``pay``."""
+
+    @effect(name="pay")
+    def pay_sync(case: str) -> str:
+        fx.hit("pay")
+        fx.paying.set()
+        time.sleep(fx.seconds)
+        if fail:
+            raise ValueError("card declined")
+        return f"paid {case}"
+
+    @effect(name="pay")
+    async def pay_async(case: str) -> str:
+        fx.hit("pay")
+        fx.paying.set()
+        await asyncio.sleep(fx.seconds)
+        return f"paid {case}"
+
+    @effect(name="ship")
+    def ship_sync(case: str) -> str:
+        fx.hit("ship")
+        return f"shipped {case}"
+
+    @effect(name="ship")
+    async def ship_async(case: str) -> str:
+        fx.hit("ship")
+        return f"shipped {case}"
+
+    def intake(s: State) -> State:
+        return {"notes": ["intake"]}
+
+    if use_async:
+
+        async def pay(s: State) -> State:
+            return {"notes": [await pay_async("42")]}
+
+        async def ship(s: State) -> State:
+            return {"notes": [await ship_async("42")]}
+    else:
+
+        def pay(s: State) -> State:
+            return {"notes": [pay_sync("42")]}
+
+        def ship(s: State) -> State:
+            return {"notes": [ship_sync("42")]}
+
+    builder = StateGraph(State)
+    builder.add_node("intake", intake)
+    builder.add_node("pay", pay)
+    builder.add_node("ship", ship)
+    builder.add_edge(START, "intake")
+    builder.add_edge("intake", "pay")
+    builder.add_edge("pay", "ship")
+    return platform.compile(builder, interrupt_before=["pay"])
+
+
+FINAL = {"notes": ["intake", "paid 42", "shipped 42"]}
+
+
+def runs_doc(platform: DurablePlatform, thread: str = "case-42") -> Any:
+    return platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"].find_one({"thread_id": thread})
+
+
+def spy(platform: DurablePlatform) -> list[Any]:
+    """Record every request the run locks' sync face executes (the renewer's too)."""
+    seen: list[Any] = []
+    io = platform.run_locks._sync_face()
+    execute = io.execute
+
+    def recording(request: Any) -> Any:
+        seen.append(request)
+        return execute(request)
+
+    io.execute = recording
+    return seen
+
+
+def resume_in_threads(graph: Any, fx: Effects, n: int = 2) -> list[Any]:
+    results: list[Any] = [None] * n
+    errors: list[BaseException] = []
+
+    def resume(i: int) -> None:
+        try:
+            results[i] = graph.invoke(None, config())
+        except BaseException as error:  # noqa: BLE001
+            errors.append(error)
+
+    threads = [threading.Thread(target=resume, args=(0,))]
+    threads[0].start()
+    assert fx.paying.wait(10)  # the first resumer holds the thread and is inside pay
+    threads += [threading.Thread(target=resume, args=(i,)) for i in range(1, n)]
+    for t in threads[1:]:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors, errors
+    return results
+
+
+def test_concurrent_resumes_run_one_after_the_other(make_platform: Any) -> None:
+    platform = make_platform()
+    fx = Effects()
+    graph = build(platform, fx)
+    graph.invoke({"notes": []}, config())
+    results = resume_in_threads(graph, fx, n=3)
+    # The others waited for the first run, then resumed a finished thread: they see its result.
+    assert results == [FINAL] * 3
+    assert fx.counts == {"pay": 1, "ship": 1}  # no fork: the step after the resumed one ran once
+    assert runs_doc(platform) is None  # released
+    history = list(graph.get_state_history(config()))
+    assert len({c.parent_config["configurable"]["checkpoint_id"] for c in history if c.parent_config}) == len(history) - 1
+
+
+def test_without_exclusive_runs_concurrent_resumes_fork(make_platform: Any) -> None:
+    platform = make_platform(exclusive_runs=False)
+    assert platform.run_locks is None
+    fx = Effects()
+    graph = build(platform, fx)
+    graph.invoke({"notes": []}, config())
+    resume_in_threads(graph, fx, n=2)
+    assert fx.counts["pay"] == 1  # the journal serializes the pending step itself...
+    assert fx.counts["ship"] == 2  # ...but each resumer saved its own checkpoint: the thread forked
+    assert "thread_runs" not in platform.checkpointer.client[platform.checkpointer.db_name].list_collection_names()
+
+
+def test_busy_thread_raises_a_clear_error(make_platform: Any) -> None:
+    platform = make_platform(run_wait_seconds=0.2)
+    fx = Effects(seconds=1.5)
+    graph = build(platform, fx)
+    graph.invoke({"notes": []}, config())
+    first = threading.Thread(target=graph.invoke, args=(None, config()))
+    first.start()
+    assert fx.paying.wait(10)
+    started = time.monotonic()
+    with pytest.raises(ThreadBusyError) as caught:
+        graph.invoke(None, config())
+    waited = time.monotonic() - started
+    first.join(30)
+    assert 0.2 <= waited < 1.4
+    message = str(caught.value)
+    assert "'case-42'" in message and f"pid {os.getpid()}" in message and identity()["owner_host"] in message
+    assert "run_wait_seconds" in message
+    assert caught.value.thread_id == "case-42" and caught.value.holder["owner_pid"] == os.getpid()
+    assert fx.counts == {"pay": 1, "ship": 1}
+    assert graph.invoke(None, config()) == FINAL  # free again
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs /proc to tell a dead owner")
+def test_a_dead_holder_on_this_host_is_taken_over_at_once(make_platform: Any) -> None:
+    platform = make_platform(run_wait_seconds=0)
+    fx = Effects(seconds=0)
+    graph = build(platform, fx)
+    graph.invoke({"notes": []}, config())
+    me = identity()
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    platform.run_locks.setup()
+    runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
+    runs.insert_one({
+        "_id": "crashed", "thread_id": "case-42", "owner": "crashed", **me, "owner_pid": _dead_pid(),
+        "owner_process": {**me["owner_process"], "start": 1}, "lease_until": now + timedelta(hours=1), "started_at": now,
+    })
+    assert graph.invoke(None, config()) == FINAL  # run_wait_seconds=0: no waiting for its hour-long lease
+    assert runs.count_documents({}) == 0
+
+
+def test_an_expired_lease_is_taken_over_at_once(make_platform: Any) -> None:
+    platform = make_platform(run_wait_seconds=0)
+    fx = Effects(seconds=0)
+    graph = build(platform, fx)
+    graph.invoke({"notes": []}, config())
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    platform.run_locks.setup()
+    runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
+    runs.insert_one({
+        "_id": "elsewhere", "thread_id": "case-42", "owner": "elsewhere", "owner_host": "another-host",
+        "owner_pid": 1, "lease_until": now - timedelta(seconds=1), "started_at": now - timedelta(minutes=5),
+    })
+    assert graph.invoke(None, config()) == FINAL
+    assert runs.count_documents({}) == 0
+
+
+def test_a_live_holder_elsewhere_is_not_taken_over(make_platform: Any) -> None:
+    platform = make_platform(run_wait_seconds=0.1)
+    graph = build(platform, Effects(seconds=0))
+    graph.invoke({"notes": []}, config())
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    platform.run_locks.setup()
+    runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
+    runs.insert_one({
+        "_id": "elsewhere", "thread_id": "case-42", "owner": "elsewhere", "owner_host": "another-host",
+        "owner_pid": 7, "lease_until": now + timedelta(minutes=1), "started_at": now,
+    })
+    with pytest.raises(ThreadBusyError, match="host another-host, pid 7"):
+        graph.invoke(None, config())
+    assert runs.find_one({"thread_id": "case-42"})["owner"] == "elsewhere"
+
+
+def test_a_short_run_costs_two_commands_and_a_long_one_renews(make_platform: Any) -> None:
+    platform = make_platform(run_lease_seconds=0.3)
+    platform.setup()
+    seen = spy(platform)
+    fx = Effects(seconds=0)
+    graph = build(platform, fx)
+    graph.invoke({"notes": []}, config())
+    assert [type(r).__name__ for r in seen if type(r).__name__ != "Heartbeat"] == ["InsertOne", "DeleteMany"]
+
+    seen.clear()
+    fx.seconds = 0.75  # renewed every 0.1 s
+    leases = []
+    fx.paying.clear()
+    runner = threading.Thread(target=graph.invoke, args=(None, config()))
+    runner.start()
+    assert fx.paying.wait(10)
+    for _ in range(3):
+        time.sleep(0.2)
+        leases.append(runs_doc(platform)["lease_until"])
+    runner.join(30)
+    renewals = [r for r in seen if type(r).__name__ == "UpdateMany" and r.collection == "thread_runs"]
+    assert len(renewals) >= 4
+    assert leases == sorted(leases) and leases[0] < leases[-1]
+    assert runs_doc(platform) is None
+
+
+def test_the_lock_is_released_when_the_run_raises(make_platform: Any) -> None:
+    platform = make_platform(run_wait_seconds=0)
+    graph = build(platform, Effects(seconds=0), fail=True)
+    graph.invoke({"notes": []}, config())
+    with pytest.raises(ValueError, match="card declined"):
+        graph.invoke(None, config())
+    assert runs_doc(platform) is None
+    with pytest.raises(ValueError, match="card declined"):  # no ThreadBusyError: the lock is free
+        graph.invoke(None, config())
+
+
+async def test_concurrent_async_resumes_run_one_after_the_other(make_platform: Any) -> None:
+    platform = make_platform()
+    fx = Effects()
+    graph = build(platform, fx, use_async=True)
+    await graph.ainvoke({"notes": []}, config())
+    first = asyncio.create_task(graph.ainvoke(None, config()))
+    while not fx.paying.is_set():
+        await asyncio.sleep(0.01)
+    others = [asyncio.create_task(graph.ainvoke(None, config())) for _ in range(2)]
+    assert await asyncio.gather(first, *others) == [FINAL] * 3
+    assert fx.counts == {"pay": 1, "ship": 1}
+    assert runs_doc(platform) is None
+
+
+async def test_async_busy_thread_raises(make_platform: Any) -> None:
+    platform = make_platform(run_wait_seconds=0.1)
+    fx = Effects(seconds=0.6)
+    graph = build(platform, fx, use_async=True)
+    await graph.ainvoke({"notes": []}, config())
+    first = asyncio.create_task(graph.ainvoke(None, config()))
+    while not fx.paying.is_set():
+        await asyncio.sleep(0.01)
+    with pytest.raises(ThreadBusyError, match="case-42"):
+        await graph.ainvoke(None, config())
+    assert await first == FINAL
+
+
+def test_a_nested_run_of_the_same_thread_reenters(make_platform: Any) -> None:
+    platform = make_platform(run_wait_seconds=0.5)
+    inner_builder = StateGraph(State)
+    inner_builder.add_node("inner", lambda s: {"notes": ["inner"]})
+    inner_builder.add_edge(START, "inner")
+    graphs: dict[str, Any] = {}  # looked up at run time: a durable graph of its own, not a child of the outer one
+
+    def outer_node(s: State) -> State:
+        # Same thread, same process, same context: re-enters instead of waiting for itself.
+        with platform.run_locks.hold(["case-42"]):
+            pass
+        return {"notes": graphs["inner"].invoke({"notes": []}, config())["notes"]}
+
+    builder = StateGraph(State)
+    builder.add_node("outer", outer_node)
+    builder.add_edge(START, "outer")
+    graph = platform.compile(builder)
+    graphs["inner"] = platform.compile(inner_builder)
+    started = time.monotonic()
+    assert graph.invoke({"notes": []}, config())["notes"] == ["inner"]
+    assert time.monotonic() - started < 0.5
+    assert runs_doc(platform) is None
+
+
+def test_stream_holds_the_lock_until_exhausted_or_closed(make_platform: Any) -> None:
+    platform = make_platform(run_wait_seconds=0)
+    fx = Effects(seconds=0)
+    graph = build(platform, fx)
+    stream = graph.stream({"notes": []}, config())
+    assert runs_doc(platform) is None  # nothing before the first next()
+    next(stream)
+    assert runs_doc(platform)["owner_pid"] == os.getpid()
+    with pytest.raises(ThreadBusyError):
+        graph.invoke(None, config())
+    list(stream)
+    assert runs_doc(platform) is None
+
+    stream = graph.stream(None, config())
+    next(stream)
+    assert runs_doc(platform) is not None
+    stream.close()
+    assert runs_doc(platform) is None
+
+
+async def test_astream_holds_the_lock_until_exhausted_or_closed(make_platform: Any) -> None:
+    platform = make_platform(run_wait_seconds=0)
+    graph = build(platform, Effects(seconds=0), use_async=True)
+    stream = graph.astream({"notes": []}, config())
+    await stream.__anext__()
+    assert runs_doc(platform) is not None
+    with pytest.raises(ThreadBusyError):
+        await graph.ainvoke(None, config())
+    _ = [chunk async for chunk in stream]
+    assert runs_doc(platform) is None
+    stream = graph.astream(None, config())
+    await stream.__anext__()
+    await stream.aclose()
+    assert runs_doc(platform) is None
+
+
+def test_batch_locks_every_distinct_thread(make_platform: Any) -> None:
+    platform = make_platform(run_wait_seconds=0)
+    held: list[Any] = []
+
+    def node(s: State) -> State:
+        held.append(sorted(d["thread_id"] for d in platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"].find()))
+        return {"notes": ["x"]}
+
+    builder = StateGraph(State)
+    builder.add_node("n", node)
+    builder.add_edge(START, "n")
+    graph = platform.compile(builder)
+    out = graph.batch([{"notes": []}, {"notes": []}], [config("b"), config("a")])
+    assert out == [{"notes": ["x"]}] * 2
+    assert held == [["a", "b"], ["a", "b"]]
+    assert platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"].count_documents({}) == 0
+
+
+async def test_abatch_locks_every_distinct_thread(make_platform: Any) -> None:
+    platform = make_platform(run_wait_seconds=0)
+    builder = StateGraph(State)
+    builder.add_node("n", lambda s: {"notes": ["x"]})
+    builder.add_edge(START, "n")
+    graph = platform.compile(builder)
+    assert await graph.abatch([{"notes": []}] * 2, [config("b"), config("a")]) == [{"notes": ["x"]}] * 2
+    assert platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"].count_documents({}) == 0
+
+
+def test_thread_ids_of_configs() -> None:
+    assert thread_ids_of(None) == []
+    assert thread_ids_of({"configurable": {"thread_id": 7}}) == ["7"]
+    assert thread_ids_of([config("b"), config("a"), config("b"), {}]) == ["a", "b"]
