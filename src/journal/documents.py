@@ -8,7 +8,7 @@ One *entry* document per effect position (``chunk: 0``)::
      input: {digest, preview},
      owner, lease_until?, heartbeat_at?,         # the claim: who runs it, until when (renewed while it runs)
      owner_host, owner_pid, owner_process?,      # the claiming process (owner_process: Linux only)
-     created_at, started_at, updated_at, finished_at?, duration_ms?, replayed_at?,
+     created_at, started_at, updated_at, finished_at?, duration_ms?, visited_at,
      outcome?: {type, data, preview, chunks?},   # serialized with the serde (encryption applies)
      error?: {type, module, message, terminal},
      expire_at?}                                 # the thread's TTL
@@ -18,8 +18,12 @@ the rest in *chunk* documents ``{..., effect_key: "<key>#<owner>", chunk: i,
 data}``: named by the writer's claim, so a worker whose lease expired can never
 overwrite the chunks of the one that took its place.
 
-The unique index on the position (plus ``chunk``) is what makes a claim an
-insert-if-absent; it starts with ``thread_id`` like every index.
+Every visit of a position is one upsert (``visit_update``): it inserts the
+entry if the position is free and counts the visit in ``replays``; the visit
+that runs the effect takes its count back when it records (``uncount_visit``),
+so ``replays`` counts the visits that did not run it, and is absent on an entry
+never replayed. The unique index on the position (plus ``chunk``) makes two
+racing upserts insert one entry; it starts with ``thread_id`` like every index.
 """
 
 from __future__ import annotations
@@ -115,9 +119,40 @@ def new_entry(pos: EffectPosition, claim: Mapping[str, Any], expiry: Mapping[str
     return {**entry_filter(pos), **claim, "attempts": 1, "created_at": claim["started_at"], **expiry}
 
 
-def takeover_update(claim: Mapping[str, Any]) -> dict[str, Any]:
+def visit_update(pos: EffectPosition, entry: Mapping[str, Any], *, now: datetime) -> dict[str, Any]:
+    """A visit of the position, as one upsert: inserts ``entry`` if the position is free; either way counts
+    the visit in ``replays`` and stamps ``visited_at``."""
+    position = entry_filter(pos)
+    return {
+        "$setOnInsert": {k: v for k, v in entry.items() if k not in position},
+        "$inc": {"replays": 1},
+        "$set": {"visited_at": now},
+    }
+
+
+#: Matches an entry whose only counted visit is the recording one (below 1 only if written before visits were counted).
+ONLY_VISIT = {"replays": {"$lte": 1}}
+
+
+def uncount_visit(update: Mapping[str, Any], *, alone: bool) -> dict[str, Any]:
+    """``update``, also taking back the count of the visit that ran the effect; ``alone`` (the filter has
+    ``ONLY_VISIT``) removes ``replays`` instead, so an entry never replayed has none."""
+    if alone:
+        return {**update, "$unset": {**update.get("$unset", {}), "replays": ""}}
+    return {**update, "$inc": {"replays": -1}}
+
+
+def takeover_update(claim: Mapping[str, Any], *, orphaned: bool) -> dict[str, Any]:
+    """Claims the position again. ``orphaned``: the entry is ``started`` by an owner that died or let go
+    before recording, so that owner's visit count is taken back here (it ran the effect)."""
     unset = dict.fromkeys(("outcome", "error", "finished_at", "duration_ms", "heartbeat_at", "owner_process"), "")
-    return {"$set": dict(claim), "$inc": {"attempts": 1}, "$unset": {k: v for k, v in unset.items() if k not in claim}}
+    inc = {"attempts": 1, "replays": -1} if orphaned else {"attempts": 1}
+    return {"$set": dict(claim), "$inc": inc, "$unset": {k: v for k, v in unset.items() if k not in claim}}
+
+
+def released_update(now: datetime) -> dict[str, Any]:
+    """Frees the position with its outcome unknown: left ``started``, for a take-over (or a person) to settle."""
+    return {"$set": {"lease_until": now, "updated_at": now}}
 
 
 def renewal_update(*, now: datetime, lease_until: datetime) -> dict[str, Any]:

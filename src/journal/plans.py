@@ -2,14 +2,16 @@
 
 Record and replay, per position:
 
-1. *claim*: insert the entry if absent (``status: started``, ``owner``,
-   ``lease_until``). If an entry is there instead:
+1. *claim*: one upsert (the *visit*) inserts the entry if the position is free
+   (``status: started``, a fresh ``owner``, ``lease_until``) and counts the
+   visit in ``replays``. Our owner in the returned entry: we inserted it, run
+   the effect. Another entry instead:
 
    - ``completed``: replay its outcome, never running the effect;
    - ``failed``: run again (a retry), unless its error type is terminal,
      which is raised again as the same type;
-   - ``started`` under a live lease: wait (``wait_seconds``) for the other
-     worker, then ``EffectInProgressError``;
+   - ``started`` under a live lease: wait (``wait_seconds``, plain finds) for
+     the other worker, then ``EffectInProgressError``;
    - ``started`` under an expired lease, or a live one whose owner's process
      on this host has exited: the worker died; run again with the same
      idempotency key (take-over), or ``EffectOutcomeUnknownError`` for an
@@ -21,7 +23,10 @@ Record and replay, per position:
    ``Heartbeat``, fenced like the record) until it ends.
 3. *record*: a conditional update on ``owner`` and ``status: started`` (the
    fence): a worker whose lease expired and whose position was taken over
-   cannot overwrite the new owner's result.
+   cannot overwrite the new owner's result. It also takes back the visit's
+   count in ``replays`` (that visit ran the effect), or the take-over does for
+   an owner that never recorded: ``replays`` counts the visits that did not run
+   the effect. So a recorded effect costs 2 commands, a replayed one 1.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from .._mongo import CreateIndexes, DeleteMany, Emit, Find, InsertMany, InsertOne, Plan, UpdateMany
+from .._mongo import CreateIndexes, DeleteMany, Emit, Find, FindOneAndUpdate, InsertMany, Plan, UpdateMany
 from ..errors import (
     DurableMongoError,
     EffectInProgressError,
@@ -48,6 +53,7 @@ from ..errors import (
 )
 from .context import EffectInfo
 from .documents import (
+    ONLY_VISIT,
     EffectCall,
     chunk_key,
     claim_fields,
@@ -59,8 +65,11 @@ from .documents import (
     new_entry,
     outcome_documents,
     outcome_typed,
+    released_update,
     renewal_update,
     takeover_update,
+    uncount_visit,
+    visit_update,
 )
 from .owner import owner_gone
 from .position import EffectPosition
@@ -197,7 +206,11 @@ class JournalPlans:
     # -- claim ----------------------------------------------------------------------
 
     def _claim(self, call: EffectCall, pos: EffectPosition) -> Plan:
-        """Returns ``_Claimed`` (run the effect) or ``_Recorded`` (its outcome); raises a recorded terminal error."""
+        """Returns ``_Claimed`` (run the effect) or ``_Recorded`` (its outcome); raises a recorded terminal error.
+
+        Every visit is counted in ``replays``, also one that raises (waited too long, non-determinism, a
+        changed input under ``"raise"``, an at_most_once outcome unknown): it did not run the effect.
+        """
         owner = uuid.uuid4().hex
         fingerprint = {
             "digest": digest(call.input),
@@ -205,20 +218,18 @@ class JournalPlans:
         }
         deadline = time.monotonic() + self.wait_seconds
         pause = _POLL_FIRST
+        entry = None
         while True:
             now = utcnow()
             claim = claim_fields(
                 call, pos, owner=owner, now=now, lease_until=now + timedelta(seconds=self.lease_seconds), input=fingerprint
             )
-            found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
-            if not found:
-                if (yield InsertOne(self.collection, new_entry(pos, claim, self._expiry(pos.thread_id)))):
+            if entry is None:  # the visit; again only if the entry was discarded meanwhile
+                visit = visit_update(pos, new_entry(pos, claim, self._expiry(pos.thread_id)), now=now)
+                entry = yield FindOneAndUpdate(self.collection, entry_filter(pos), visit, upsert=True)
+                if entry["owner"] == owner:
                     return _Claimed(owner, 1, time.monotonic())
-                continue  # another worker inserted it first: judge its entry
-            entry = found[0]
             action = self._judge(entry, call, pos, fingerprint, now)
-            if action in ("replay", "raise"):
-                yield UpdateMany(self.collection, entry_filter(pos), {"$inc": {"replays": 1}, "$set": {"replayed_at": now}})
             if action == "raise":
                 raise _rebuild(self._terminal_type(entry), entry["error"].get("message", ""), pos)
             if action == "replay":
@@ -235,11 +246,14 @@ class JournalPlans:
                     )
                 yield Sleep(min(pause, remaining))
                 pause = min(pause * 2, _POLL_MAX)
-                continue
-            fence = entry_filter(pos, owner=entry["owner"], status=entry["status"])
-            if (yield UpdateMany(self.collection, fence, takeover_update(claim))):
-                return _Claimed(owner, entry.get("attempts", 0) + 1, time.monotonic())
-            # another worker took it over first: judge again
+            else:
+                fence = entry_filter(pos, owner=entry["owner"], status=entry["status"])
+                update = takeover_update(claim, orphaned=entry["status"] == "started")
+                if (yield UpdateMany(self.collection, fence, update)):
+                    return _Claimed(owner, entry.get("attempts", 0) + 1, time.monotonic())
+                # another worker took it over first: judge its entry
+            found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
+            entry = found[0] if found else None
 
     def _judge(
         self, entry: Mapping[str, Any], call: EffectCall, pos: EffectPosition, fingerprint: Mapping[str, str], now: datetime
@@ -331,21 +345,20 @@ class JournalPlans:
         if isinstance(result, Raised):
             exc = result.error
             if isinstance(exc, Exception):
-                terminal = isinstance(exc, self.terminal_errors)
-                update = failed_update(error_record(exc, terminal=terminal), now=now, duration_ms=duration_ms)
+                error = error_record(exc, terminal=isinstance(exc, self.terminal_errors))
+                yield from self._settle(fence, failed_update(error, now=now, duration_ms=duration_ms))
             else:  # cancelled or interrupted mid-flight: the outcome is unknown, so free the position now
-                update = {"$set": {"lease_until": now, "updated_at": now}}
-            yield UpdateMany(self.collection, fence, update)
+                yield UpdateMany(self.collection, fence, released_update(now))
             raise exc
         try:
             typed = self.serde.dumps_typed(result.value)
         except Exception as exc:  # noqa: BLE001 - the effect worked; only its recording failed
             logger.warning("the outcome of %s %r at %s cannot be serialized with the serde: %s", call.kind, call.name, pos, exc)
             if call.at_most_once:  # not recorded: the next attempt must ask a person, not run it again
-                unrecorded = {"$set": {"lease_until": now, "updated_at": now}}
+                yield UpdateMany(self.collection, fence, released_update(now))
             else:
-                unrecorded = failed_update(error_record(exc, terminal=False), now=now, duration_ms=duration_ms)
-            yield UpdateMany(self.collection, fence, unrecorded)
+                error = error_record(exc, terminal=False)
+                yield from self._settle(fence, failed_update(error, now=now, duration_ms=duration_ms))
             return result.value
         outcome, chunks = outcome_documents(
             pos,
@@ -357,7 +370,7 @@ class JournalPlans:
         )
         if chunks:
             yield InsertMany(self.collection, chunks)
-        if (yield UpdateMany(self.collection, fence, completed_update(outcome, now=now, duration_ms=duration_ms))):
+        if (yield from self._settle(fence, completed_update(outcome, now=now, duration_ms=duration_ms))):
             return result.value
         # Fenced out: our lease expired and another worker took the position over.
         if chunks:
@@ -368,6 +381,13 @@ class JournalPlans:
             return (yield from self._load_outcome(found[0], pos))
         logger.warning("%s %r at %s: lease lost before recording; the outcome was not recorded", call.kind, call.name, pos)
         return result.value
+
+    def _settle(self, fence: dict[str, Any], update: dict[str, Any]) -> Plan:
+        """Apply ``update``, which ends a claim, under ``fence``, taking back the count of the visit that ran
+        the effect; False when fenced out. One command, two if other visits were counted meanwhile."""
+        if (yield UpdateMany(self.collection, {**fence, **ONLY_VISIT}, uncount_visit(update, alone=True))):
+            return True
+        return bool((yield UpdateMany(self.collection, fence, uncount_visit(update, alone=False))))
 
     # -- for people -----------------------------------------------------------------
 
@@ -382,7 +402,7 @@ class JournalPlans:
 
     def _resolve_plan(self, pos: EffectPosition, value: Any) -> Plan:
         """Record ``value`` as the outcome of the position's entry (a person's decision)."""
-        found = yield Find(self.collection, entry_filter(pos), {"_id": 0, "owner": 1}, limit=1)
+        found = yield Find(self.collection, entry_filter(pos), {"_id": 0, "owner": 1, "status": 1}, limit=1)
         if not found:
             raise DurableMongoError(f"no journal entry at {pos}")
         owner = uuid.uuid4().hex
@@ -399,7 +419,11 @@ class JournalPlans:
             yield InsertMany(self.collection, chunks)
         update = completed_update(outcome, now=now, duration_ms=0)
         update["$set"].update(owner=owner, resolved_by="operator")
-        yield UpdateMany(self.collection, entry_filter(pos, owner=found[0]["owner"]), update)
+        fence = entry_filter(pos, owner=found[0]["owner"])
+        if found[0].get("status") == "started":  # its owner never recorded: take back that visit's count
+            yield from self._settle(fence, update)
+        else:
+            yield UpdateMany(self.collection, fence, update)
 
     def _discard_plan(self, pos: EffectPosition) -> Plan:
         """Delete the position's entry and chunks, so the effect runs again."""

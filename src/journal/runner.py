@@ -32,7 +32,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._mongo import AsyncIO, Plan, SyncIO
+from pymongo.errors import DuplicateKeyError
+
+from .._mongo import AsyncIO, FindOneAndUpdate, Plan, SyncIO
 from .context import EffectInfo, running
 
 logger = logging.getLogger("langgraph_durable_mongodb.journal")
@@ -173,6 +175,12 @@ class Raised:
 END = object()
 
 
+def _upsert(request: Any) -> bool:
+    """A visit's upsert: when it loses the race to insert a new position, it is tried once more (the server
+    retries such upserts itself, but not every server and not always) and then matches the winner's entry."""
+    return isinstance(request, FindOneAndUpdate) and request.upsert
+
+
 class SyncRunner(SyncIO):
     def execute(self, request: Any) -> Any:
         if isinstance(request, Invoke):
@@ -196,7 +204,12 @@ class SyncRunner(SyncIO):
             if request.every <= 0:
                 return Beat()
             return _RENEWER.start(lambda: self.run(request.renew()), request.every)
-        return super().execute(request)
+        try:
+            return super().execute(request)
+        except DuplicateKeyError:
+            if not _upsert(request):
+                raise
+            return super().execute(request)
 
 
 class AsyncRunner(AsyncIO):
@@ -221,7 +234,12 @@ class AsyncRunner(AsyncIO):
             return None
         if isinstance(request, Heartbeat):
             return Beat() if request.every <= 0 else _TaskBeat(asyncio.create_task(self._beat(request)))
-        return await super().execute(request)
+        try:
+            return await super().execute(request)
+        except DuplicateKeyError:
+            if not _upsert(request):
+                raise
+            return await super().execute(request)
 
     async def _beat(self, request: Heartbeat) -> None:
         held = True
