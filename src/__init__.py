@@ -12,6 +12,7 @@ Example::
 from .checkpointer import CollectionNames, MongoDBCheckpointer
 from .errors import (
     ClientConfigurationError,
+    CorruptJournalEntryError,
     DeltaChainError,
     DurableMongoError,
     EffectInProgressError,
@@ -33,6 +34,7 @@ __all__ = [
     "ActivityJournal",
     "ClientConfigurationError",
     "CollectionNames",
+    "CorruptJournalEntryError",
     "DeltaChainError",
     "DurableGraph",
     "DurableMongoError",

@@ -70,6 +70,18 @@ class InputChangedWarning(UserWarning):
     """The input of a replayed effect differs from the recorded one (``on_input_change="warn"``)."""
 
 
+class CorruptJournalEntryError(DurableMongoError, RuntimeError):
+    """A journal entry is not in a state the journal writes (edited by hand, or damaged): its effect is not run.
+
+    The message names the position and what to do: ``ActivityJournal.discard(position)`` to run the effect
+    again, or ``ActivityJournal.resolve(position, outcome)`` to record its outcome. Attribute: ``position``.
+    """
+
+    def __init__(self, message: str, *, position: object = None) -> None:
+        super().__init__(message)
+        self.position = position
+
+
 class ThreadBusyError(DurableMongoError, RuntimeError):
     """Another run holds this thread (``DurablePlatform(exclusive_runs=True)``) and did not end in time.
 

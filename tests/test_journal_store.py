@@ -243,6 +243,52 @@ async def test_credentials_are_never_stored_in_clear(jface: JournalFace) -> None
     assert "[REDACTED]" in doc["input"]["preview"] and "https://api" in doc["input"]["preview"]
 
 
+async def test_credential_values_echoed_in_errors_and_outcomes_are_scrubbed(jface: JournalFace) -> None:
+    call = EffectCall("tool", "fetch", input={"url": "https://api", "auth": {"api_key": "sk-live-123"}})
+
+    def fail() -> None:
+        raise PermissionError("401 for https://api?api_key=sk-live-123")
+
+    with pytest.raises(PermissionError):
+        await jface.run(call, fail, POS)
+    [doc] = await jface.raw()
+    assert doc["error"]["message"] == "401 for https://api?api_key=[REDACTED]"
+    await jface.run(call, lambda: {"echo": "key sk-live-123 used"}, POS)
+    [doc] = await jface.raw()
+    assert "sk-live-123" not in doc["outcome"]["preview"] and "key [REDACTED] used" in doc["outcome"]["preview"]
+
+
+async def test_an_entry_recorded_before_outcome_digests_replays(jface: JournalFace) -> None:
+    count = Counter()
+    await jface.run(SEARCH, lambda: count({"temp": 21}), POS)
+    [doc] = await jface.raw()
+    assert doc["outcome"]["digest"].startswith("sha256:")
+    await jface.raw_update({"chunk": 0}, {"$unset": {"outcome.digest": ""}})
+    assert await jface.run(SEARCH, count, POS) == {"temp": 21}
+    assert count.n == 1
+
+
+async def test_an_encrypting_serde_turns_previews_and_error_messages_off_unless_asked(jface: JournalFace) -> None:
+    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+
+    serde = EncryptedSerializer.from_pycryptodome_aes(key=b"0123456789abcdef")
+
+    def fail() -> None:
+        raise ValueError("card 4111 declined")
+
+    second = EffectPosition("t1", "agent/1/case/1", "policy_analysis", "1", "2")
+    for face, readable in ((jface.variant(serde=serde), False), (jface.variant(serde=serde, preview_chars=50), True)):
+        await face.run(SEARCH, lambda: {"card": "4111"}, POS)
+        with pytest.raises(ValueError):
+            await face.run(SEARCH, fail, second)
+        done, failed = sorted(await face.raw(), key=lambda d: d["effect_key"])
+        assert bool(done["input"]["preview"]) is bool(done["outcome"]["preview"]) is readable
+        assert failed["error"]["type"] == "ValueError"
+        assert ("4111" in failed["error"]["message"]) is readable
+        await face.call("discard", POS)
+        await face.call("discard", second)
+
+
 async def test_current_effect_gives_the_position_and_nested_effects_number_under_it(jface: JournalFace) -> None:
     seen = []
 

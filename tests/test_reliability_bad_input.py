@@ -18,7 +18,13 @@ import pytest
 from bson import Binary
 from langgraph.graph import START, StateGraph
 
-from langgraph_durable_mongodb import DurableMongoError, InvalidInputError, NamespaceError, NondeterminismError
+from langgraph_durable_mongodb import (
+    CorruptJournalEntryError,
+    DurableMongoError,
+    InvalidInputError,
+    NamespaceError,
+    NondeterminismError,
+)
 from langgraph_durable_mongodb.journal import EffectPosition, effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
@@ -194,32 +200,23 @@ def test_malformed_namespaces(platform: DurablePlatform, bystander: Any, ns: str
 
 # -- a journal document edited by hand ---------------------------------------------------------------------------
 
-NOT_YET = pytest.mark.xfail(
-    strict=True,
-    reason="the journal judges entries without validating them: a KeyError/AttributeError/TypeError, or a "
-    "silently wrong replay; entry validation is proposed in docs/reliability.md (known issues)",
-)
-
 EDITS = {
-    "completed-without-outcome": pytest.param({"$set": {"status": "completed"}, "$unset": {"outcome": ""}}, marks=NOT_YET),
-    "unknown-status": pytest.param({"$set": {"status": "paused"}}, marks=NOT_YET),
-    "status-of-wrong-type": pytest.param({"$set": {"status": 3}}, marks=NOT_YET),
-    "lease-until-a-string": pytest.param(
-        {"$set": {"status": "started", "lease_until": "tomorrow"}, "$unset": {"outcome": ""}}, marks=NOT_YET
-    ),
-    "attempts-a-string": pytest.param(
-        {"$set": {"status": "failed", "attempts": "x", "error": {"type": "E", "module": "m", "message": "", "terminal": False}},
-         "$unset": {"outcome": ""}},
-        marks=NOT_YET,
-    ),
-    "outcome-bytes-corrupted": pytest.param({"$set": {"outcome.data": Binary(b"\xff\x00garbage")}}, marks=NOT_YET),
-    "outcome-of-unknown-type": pytest.param({"$set": {"outcome.type": "pickle"}}, marks=NOT_YET),
-    "outcome-not-a-document": pytest.param({"$set": {"outcome": "done"}}, marks=NOT_YET),
-    "error-not-a-document": pytest.param({"$set": {"status": "failed", "error": "boom"}, "$unset": {"outcome": ""}}, marks=NOT_YET),
-    "started-without-owner": pytest.param(
-        {"$set": {"status": "started", "lease_until": datetime(2000, 1, 1)}, "$unset": {"owner": "", "outcome": ""}},
-        marks=NOT_YET,
-    ),
+    "completed-without-outcome": {"$set": {"status": "completed"}, "$unset": {"outcome": ""}},
+    "unknown-status": {"$set": {"status": "paused"}},
+    "status-of-wrong-type": {"$set": {"status": 3}},
+    "lease-until-a-string": {"$set": {"status": "started", "lease_until": "tomorrow"}, "$unset": {"outcome": ""}},
+    "attempts-a-string": {
+        "$set": {"status": "failed", "attempts": "x", "error": {"type": "E", "module": "m", "message": "", "terminal": False}},
+        "$unset": {"outcome": ""},
+    },
+    "outcome-bytes-corrupted": {"$set": {"outcome.data": Binary(b"\xff\x00garbage")}},
+    "outcome-of-unknown-type": {"$set": {"outcome.type": "pickle"}},
+    "outcome-not-a-document": {"$set": {"outcome": "done"}},
+    "error-not-a-document": {"$set": {"status": "failed", "error": "boom"}, "$unset": {"outcome": ""}},
+    "started-without-owner": {
+        "$set": {"status": "started", "lease_until": datetime(2000, 1, 1)},
+        "$unset": {"owner": "", "outcome": ""},
+    },
     "outcome-chunks-missing": {"$set": {"outcome.chunks": 3}},
     "kind-changed": {"$set": {"kind": "payment"}},
 }
@@ -259,5 +256,6 @@ def test_a_journal_entry_edited_into_an_invalid_state(platform: DurablePlatform,
         graph.invoke(None, config)
     assert "'edited'" in str(error.value) and "agent/1" in str(error.value)  # names the position
     if not isinstance(error.value, NondeterminismError):
-        assert "discard" in str(error.value)  # and what to do
+        assert isinstance(error.value, CorruptJournalEntryError)
+        assert "discard" in str(error.value) and "resolve" in str(error.value)  # and what to do
     assert calls == ["7"]

@@ -104,12 +104,6 @@ def test_credential_inputs_never_appear_in_clear_in_journal_documents(make_platf
     assert "bank.example" in entry["input"]["preview"] and "ann" in entry["input"]["preview"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an error message is stored as raised: a credential the effect's input carried, echoed in the message "
-    "(a URL with ?api_key=...), is stored in clear; scrubbing input credential values from stored text is proposed "
-    "in docs/reliability.md (known issues)",
-)
 def test_a_credential_echoed_in_an_error_message_is_not_stored_in_clear(make_platform: Any) -> None:
     platform = make_platform()
     with pytest.raises(PermissionError):
@@ -171,11 +165,6 @@ def test_encrypted_serializer_encrypts_channel_values_writes_and_journal_outcome
         plain.checkpointer.serde.loads_typed((entry["outcome"]["type"], entry["outcome"]["data"]))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with EncryptedSerializer the journal still keeps a readable outcome preview (300 chars) beside the "
-    "encrypted outcome; turning previews off when the serde encrypts is proposed in docs/reliability.md",
-)
 def test_with_encryption_no_readable_copy_of_an_outcome_is_kept(make_platform: Any) -> None:
     platform = make_platform(serde=EncryptedSerializer.from_pycryptodome_aes(key=KEY))
     encrypted_run(platform)

@@ -9,14 +9,15 @@ One *entry* document per effect position (``chunk: 0``)::
      owner, lease_until?, heartbeat_at?,         # the claim: who runs it, until when (renewed while it runs)
      owner_host, owner_pid, owner_process?,      # the claiming process (owner_process: Linux only)
      created_at, started_at, updated_at, finished_at?, duration_ms?, visited_at,
-     outcome?: {type, data, preview, chunks?},   # serialized with the serde (encryption applies)
+     outcome?: {type, data, digest, preview, chunks?},  # serialized with the serde (encryption applies)
      error?: {type, module, message, terminal},
      expire_at?}                                 # the thread's TTL
 
 An outcome larger than ``chunk_bytes`` keeps its first part in the entry and
 the rest in *chunk* documents ``{..., effect_key: "<key>#<owner>", chunk: i,
 data}``: named by the writer's claim, so a worker whose lease expired can never
-overwrite the chunks of the one that took its place.
+overwrite the chunks of the one that took its place. ``outcome.digest`` is
+the sha256 of the serialized outcome (type and bytes), checked on replay.
 
 Every visit of a position is one upsert (``visit_update``): it inserts the
 entry if the position is free and counts the visit in ``replays``; the visit
@@ -28,6 +29,7 @@ racing upserts insert one entry; it starts with ``thread_id`` like every index.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -166,10 +168,16 @@ def outcome_documents(
     """The entry's ``outcome`` field, and the chunk documents of a large outcome."""
     docs = value_documents(chunk_key(pos, owner), typed, chunk_bytes)
     head = docs[0]
-    outcome = {"type": head["type"], "data": head["data"], "preview": preview}
+    outcome = {"type": head["type"], "data": head["data"], "digest": outcome_digest(typed), "preview": preview}
     if "n" in head:
         outcome["chunks"] = head["n"]
     return outcome, [{**d, **expiry} for d in docs[1:]]
+
+
+def outcome_digest(typed: tuple[str, bytes]) -> str:
+    """``sha256:<hex>`` of a serialized outcome's type and bytes: a replay checks the stored bytes against it."""
+    type_, data = typed
+    return "sha256:" + hashlib.sha256(type_.encode() + b"\0" + bytes(data)).hexdigest()
 
 
 def completed_update(outcome: Mapping[str, Any], *, now: datetime, duration_ms: int) -> dict[str, Any]:
@@ -185,11 +193,12 @@ def completed_update(outcome: Mapping[str, Any], *, now: datetime, duration_ms: 
     }
 
 
-def error_record(exc: BaseException, *, terminal: bool) -> dict[str, Any]:
+def error_record(exc: BaseException, *, terminal: bool, message: str) -> dict[str, Any]:
+    """The entry's ``error``; ``message`` is the text stored for people (the journal scrubs it first)."""
     return {
         "type": type(exc).__qualname__,
         "module": type(exc).__module__,
-        "message": str(exc)[:MESSAGE_CHARS],
+        "message": message[:MESSAGE_CHARS],
         "terminal": terminal,
     }
 
@@ -206,3 +215,50 @@ def outcome_typed(entry: Mapping[str, Any], chunks: Sequence[Mapping[str, Any]])
     outcome = entry["outcome"]
     head = {"chunk": 0, "type": outcome["type"], "data": outcome["data"], "n": outcome.get("chunks", 1)}
     return assemble_values([head, *chunks], ()).get(())
+
+
+_STATUSES = ("started", "completed", "failed")
+
+
+def _kinds(value: Any, *kinds: type) -> bool:
+    return isinstance(value, kinds) and not isinstance(value, bool)
+
+
+def entry_problem(entry: Any) -> str | None:
+    """What makes ``entry`` one the journal never writes (edited by hand or damaged), or None if it is sound."""
+    if not isinstance(entry, Mapping):
+        return f"the entry is a {type(entry).__name__}, not a document"
+    status = entry.get("status")
+    if status not in _STATUSES:
+        return f"its status is {status!r}, not one of {', '.join(_STATUSES)}"
+    for name in ("kind", "name", "owner"):
+        if not _kinds(entry.get(name), str):
+            return f"its {name} is {entry.get(name)!r}, not a string"
+    if "attempts" in entry and not _kinds(entry["attempts"], int):
+        return f"its attempts is {entry['attempts']!r}, not an integer"
+    if "replays" in entry and not _kinds(entry["replays"], int):
+        return f"its replays is {entry['replays']!r}, not an integer"
+    recorded_input = entry.get("input", {})
+    if not isinstance(recorded_input, Mapping) or not _kinds(recorded_input.get("digest", ""), str):
+        return f"its input is {recorded_input!r}, not a document with a string digest"
+    if status == "started" and not isinstance(entry.get("lease_until"), datetime):
+        return f"it is started but its lease_until is {entry.get('lease_until')!r}, not a date"
+    if status == "completed":
+        outcome = entry.get("outcome")
+        if not isinstance(outcome, Mapping):
+            return f"it is completed but its outcome is {outcome!r}, not a document"
+        if not _kinds(outcome.get("type"), str) or not isinstance(outcome.get("data"), bytes):
+            return "it is completed but its outcome has no string type and bytes data"
+        if not _kinds(outcome.get("chunks", 1), int) or outcome.get("chunks", 1) < 1:
+            return f"its outcome.chunks is {outcome.get('chunks')!r}, not a positive integer"
+        if not _kinds(outcome.get("digest", ""), str):
+            return f"its outcome.digest is {outcome.get('digest')!r}, not a string"
+    if status == "failed":
+        error = entry.get("error")
+        if not isinstance(error, Mapping):
+            return f"it is failed but its error is {error!r}, not a document"
+        if not all(_kinds(error.get(k, ""), str) for k in ("type", "module", "message")) or not isinstance(
+            error.get("terminal", False), bool
+        ):
+            return "its error does not have a string type, module and message and a boolean terminal"
+    return None

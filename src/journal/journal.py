@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from langgraph.checkpoint.base import SerializerProtocol
+from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from .._bson import DEFAULT_CHUNK_BYTES, require_str
@@ -54,7 +55,13 @@ class ActivityJournal(TwoFaces, JournalPlans):
         terminal_errors: exception types replayed (raised again) instead of
             retried when recorded as an effect's failure.
         redactor: makes inputs and outcomes safe for the readable previews.
-        preview_chars: length of previews (0: none).
+            The values of the input's credential-looking keys are also scrubbed
+            from previews and stored error messages wherever they occur.
+        preview_chars: length of previews (0: none). Default 300, but 0 when
+            ``serde`` is an ``EncryptedSerializer``, which then also stores
+            no error messages (only their type): nothing readable beside the
+            encrypted outcome. Passing ``preview_chars`` keeps previews of that
+            length and error messages.
         chunk_bytes: serialized bytes per document for large outcomes.
         expiry: ``thread_id -> {"expire_at": ...}`` for new documents (TTL).
         auto_setup: create indexes before the first operation of each face.
@@ -83,7 +90,7 @@ class ActivityJournal(TwoFaces, JournalPlans):
         on_nondeterminism: str = "raise",
         terminal_errors: Iterable[type[BaseException]] = (),
         redactor: Redactor = redact,
-        preview_chars: int = 300,
+        preview_chars: int | None = None,
         chunk_bytes: int = DEFAULT_CHUNK_BYTES,
         expiry: Callable[[str], Mapping[str, Any]] | None = None,
         auto_setup: bool = True,
@@ -107,7 +114,10 @@ class ActivityJournal(TwoFaces, JournalPlans):
         self.serde = serde or JsonPlusSerializer()
         self.lease_seconds, self.wait_seconds = float(lease_seconds), float(wait_seconds)
         self.on_input_change, self.on_nondeterminism = on_input_change, on_nondeterminism
-        self.redactor, self.preview_chars = redactor, preview_chars
+        encrypted = isinstance(serde, EncryptedSerializer)
+        self.redactor = redactor
+        self.preview_chars = preview_chars if preview_chars is not None else 0 if encrypted else 300
+        self.store_messages = preview_chars is not None or not encrypted
         self.chunk_bytes, self.expiry = chunk_bytes, expiry
         self._init_faces(
             SyncRunner(client[db_name]) if client is not None else None,

@@ -27,6 +27,13 @@ Record and replay, per position:
    count in ``replays`` (that visit ran the effect), or the take-over does for
    an owner that never recorded: ``replays`` counts the visits that did not run
    the effect. So a recorded effect costs 2 commands, a replayed one 1.
+
+An entry the journal never writes (edited by hand, damaged: ``entry_problem``)
+or an outcome whose bytes no longer match ``outcome.digest`` raises
+``CorruptJournalEntryError`` and the effect is not run. The text stored for
+people (previews, error messages) has the values of the input's
+credential-looking keys scrubbed; ``store_messages=False`` (the default under
+``EncryptedSerializer``) stores no error message at all.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ from typing import Any
 
 from .._mongo import CreateIndexes, DeleteMany, Emit, Find, FindOneAndUpdate, InsertMany, Plan, UpdateMany
 from ..errors import (
+    CorruptJournalEntryError,
     DurableMongoError,
     EffectInProgressError,
     EffectOutcomeUnknownError,
@@ -59,10 +67,12 @@ from .documents import (
     claim_fields,
     completed_update,
     entry_filter,
+    entry_problem,
     error_record,
     failed_update,
     journal_indexes,
     new_entry,
+    outcome_digest,
     outcome_documents,
     outcome_typed,
     released_update,
@@ -73,7 +83,7 @@ from .documents import (
 )
 from .owner import owner_gone
 from .position import EffectPosition
-from .redaction import Redactor, digest, preview
+from .redaction import Redactor, credential_values, digest, preview, scrub
 from .runner import END, Heartbeat, Invoke, Next, Raised, Returned, Sleep
 
 logger = logging.getLogger("langgraph_durable_mongodb.journal")
@@ -99,6 +109,7 @@ class _Claimed:
     owner: str
     attempt: int
     started: float  # time.monotonic() when the claim was won
+    secrets: frozenset[str]  # the input's credential values, scrubbed from stored text
 
 
 @dataclass(frozen=True)
@@ -127,6 +138,14 @@ def _rebuild(cls: type[BaseException], message: str, pos: EffectPosition) -> Bas
     return exc
 
 
+def _corrupt(pos: EffectPosition, problem: str) -> CorruptJournalEntryError:
+    return CorruptJournalEntryError(
+        f"{problem}; the effect was not run. Run it again with journal.discard(position), or record what it "
+        "returned with journal.resolve(position, outcome) (the position is this error's .position)",
+        position=pos,
+    )
+
+
 class JournalPlans:
     """The journal's storage logic; mixed into ``ActivityJournal``."""
 
@@ -140,6 +159,7 @@ class JournalPlans:
     terminal_errors: tuple[type[BaseException], ...]
     redactor: Redactor
     preview_chars: int
+    store_messages: bool
     expiry: Callable[[str], Mapping[str, Any]] | None
 
     def _expiry(self, thread_id: str) -> Mapping[str, Any]:
@@ -212,10 +232,8 @@ class JournalPlans:
         changed input under ``"raise"``, an at_most_once outcome unknown): it did not run the effect.
         """
         owner = uuid.uuid4().hex
-        fingerprint = {
-            "digest": digest(call.input),
-            "preview": preview(call.preview_source, limit=self.preview_chars, redactor=self.redactor),
-        }
+        secrets = credential_values([call.input, call.preview_source])
+        fingerprint = {"digest": digest(call.input), "preview": self._preview(call.preview_source, secrets)}
         deadline = time.monotonic() + self.wait_seconds
         pause = _POLL_FIRST
         entry = None
@@ -227,8 +245,9 @@ class JournalPlans:
             if entry is None:  # the visit; again only if the entry was discarded meanwhile
                 visit = visit_update(pos, new_entry(pos, claim, self._expiry(pos.thread_id)), now=now)
                 entry = yield FindOneAndUpdate(self.collection, entry_filter(pos), visit, upsert=True)
-                if entry["owner"] == owner:
-                    return _Claimed(owner, 1, time.monotonic())
+                if isinstance(entry, Mapping) and entry.get("owner") == owner:
+                    return _Claimed(owner, 1, time.monotonic(), secrets)
+            self._check_entry(entry, pos)
             action = self._judge(entry, call, pos, fingerprint, now)
             if action == "raise":
                 raise _rebuild(self._terminal_type(entry), entry["error"].get("message", ""), pos)
@@ -250,7 +269,7 @@ class JournalPlans:
                 fence = entry_filter(pos, owner=entry["owner"], status=entry["status"])
                 update = takeover_update(claim, orphaned=entry["status"] == "started")
                 if (yield UpdateMany(self.collection, fence, update)):
-                    return _Claimed(owner, entry.get("attempts", 0) + 1, time.monotonic())
+                    return _Claimed(owner, entry.get("attempts", 0) + 1, time.monotonic(), secrets)
                 # another worker took it over first: judge its entry
             found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
             entry = found[0] if found else None
@@ -299,6 +318,13 @@ class JournalPlans:
         logger.info("%s %r at %s was started by a worker %s: running it again", call.kind, call.name, pos, died)
         return "takeover"
 
+    @staticmethod
+    def _check_entry(entry: Any, pos: EffectPosition) -> None:
+        """Raise ``CorruptJournalEntryError`` for an entry the journal never writes (edited by hand, damaged)."""
+        problem = entry_problem(entry)
+        if problem is not None:
+            raise _corrupt(pos, f"the journal entry at {pos} is invalid: {problem}")
+
     def _terminal_type(self, entry: Mapping[str, Any]) -> type[BaseException] | None:
         """The recorded error's type if it was terminal and still is under ``terminal_errors``."""
         error = entry.get("error") or {}
@@ -329,11 +355,14 @@ class JournalPlans:
             chunks = yield Find(self.collection, {**chunk_key(pos, entry["owner"]), "chunk": {"$gt": 0}}, {"_id": 0})
         typed = outcome_typed(entry, chunks)
         if typed is None:
-            raise DurableMongoError(
-                f"the recorded outcome at {pos} is missing some of its chunk documents; "
-                "discard the entry (ActivityJournal.discard) to run the effect again"
-            )
-        return self.serde.loads_typed(typed)
+            raise _corrupt(pos, f"the recorded outcome at {pos} is missing some of its chunk documents")
+        recorded = entry["outcome"].get("digest")  # absent on entries recorded before digests were stored
+        if recorded is not None and recorded != outcome_digest(typed):
+            raise _corrupt(pos, f"the recorded outcome at {pos} does not match its digest (its bytes or type changed)")
+        try:
+            return self.serde.loads_typed(typed)
+        except Exception as exc:  # noqa: BLE001 - whatever the serde raises for bytes it cannot read
+            raise _corrupt(pos, f"the recorded outcome at {pos} cannot be deserialized ({type(exc).__name__})") from exc
 
     # -- record -----------------------------------------------------------------------
 
@@ -345,7 +374,8 @@ class JournalPlans:
         if isinstance(result, Raised):
             exc = result.error
             if isinstance(exc, Exception):
-                error = error_record(exc, terminal=isinstance(exc, self.terminal_errors))
+                terminal = isinstance(exc, self.terminal_errors)
+                error = error_record(exc, terminal=terminal, message=self._message(exc, claimed))
                 yield from self._settle(fence, failed_update(error, now=now, duration_ms=duration_ms))
             else:  # cancelled or interrupted mid-flight: the outcome is unknown, so free the position now
                 yield UpdateMany(self.collection, fence, released_update(now))
@@ -357,14 +387,14 @@ class JournalPlans:
             if call.at_most_once:  # not recorded: the next attempt must ask a person, not run it again
                 yield UpdateMany(self.collection, fence, released_update(now))
             else:
-                error = error_record(exc, terminal=False)
+                error = error_record(exc, terminal=False, message=self._message(exc, claimed))
                 yield from self._settle(fence, failed_update(error, now=now, duration_ms=duration_ms))
             return result.value
         outcome, chunks = outcome_documents(
             pos,
             claimed.owner,
             typed,
-            preview(result.value, limit=self.preview_chars, redactor=self.redactor),
+            self._preview(result.value, claimed.secrets),
             self.chunk_bytes,
             self._expiry(pos.thread_id),
         )
@@ -377,10 +407,18 @@ class JournalPlans:
             yield DeleteMany(self.collection, chunk_key(pos, claimed.owner))
         found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
         if found and found[0].get("status") == "completed":
+            self._check_entry(found[0], pos)
             logger.warning("%s %r at %s: lease lost; returning the outcome the new owner recorded", call.kind, call.name, pos)
             return (yield from self._load_outcome(found[0], pos))
         logger.warning("%s %r at %s: lease lost before recording; the outcome was not recorded", call.kind, call.name, pos)
         return result.value
+
+    def _preview(self, value: Any, secrets: frozenset[str]) -> str:
+        return preview(value, limit=self.preview_chars, redactor=self.redactor, secrets=secrets)
+
+    def _message(self, exc: BaseException, claimed: _Claimed) -> str:
+        """The error message stored for people: none under ``store_messages=False``, else with secrets scrubbed."""
+        return scrub(str(exc), claimed.secrets) if self.store_messages else ""
 
     def _settle(self, fence: dict[str, Any], update: dict[str, Any]) -> Plan:
         """Apply ``update``, which ends a claim, under ``fence``, taking back the count of the visit that ran
@@ -411,7 +449,7 @@ class JournalPlans:
             pos,
             owner,
             self.serde.dumps_typed(value),
-            preview(value, limit=self.preview_chars, redactor=self.redactor),
+            self._preview(value, frozenset()),
             self.chunk_bytes,
             self._expiry(pos.thread_id),
         )
@@ -419,7 +457,7 @@ class JournalPlans:
             yield InsertMany(self.collection, chunks)
         update = completed_update(outcome, now=now, duration_ms=0)
         update["$set"].update(owner=owner, resolved_by="operator")
-        fence = entry_filter(pos, owner=found[0]["owner"])
+        fence = entry_filter(pos, owner=found[0].get("owner"))
         if found[0].get("status") == "started":  # its owner never recorded: take back that visit's count
             yield from self._settle(fence, update)
         else:

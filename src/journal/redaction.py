@@ -110,6 +110,41 @@ def redact(value: Any) -> Any:
     return value
 
 
+def credential_values(value: Any, *, under_credential: bool = False) -> frozenset[str]:
+    """The text of every value under a credential-looking key of ``value`` (``redact``'s keys), at least
+    4 characters long: what ``scrub`` removes from stored text that may echo it (an error message).
+
+    >>> sorted(credential_values({"url": "https://x", "api_key": "sk-123", "auth": {"user": "al", "pin": 1234}}))
+    ['1234', 'sk-123']
+    """
+    found: set[str] = set()
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            found |= credential_values(v, under_credential=under_credential or is_credential_key(k))
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for v in value:
+            found |= credential_values(v, under_credential=under_credential)
+    elif isinstance(value, BaseMessage):
+        for call in getattr(value, "tool_calls", None) or []:
+            found |= credential_values(call.get("args"), under_credential=under_credential)
+    elif isinstance(value, BaseModel) or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
+        found |= credential_values(canonical(value), under_credential=under_credential)
+    elif under_credential and isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        found.add(str(value))
+    return frozenset(v for v in found if len(v) >= 4)
+
+
+def scrub(text: str, secrets: frozenset[str] | set[str] = frozenset()) -> str:
+    """``text`` with every occurrence of each of ``secrets`` replaced by ``REDACTED`` (longest first).
+
+    >>> scrub("401 for https://x?api_key=sk-123", {"sk-123"})
+    '401 for https://x?api_key=[REDACTED]'
+    """
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text
+
+
 def readable(message: BaseMessage) -> str:
     """A message as a person reads it: ``role: text``, then its tool calls (arguments redacted).
 
@@ -125,8 +160,11 @@ def readable(message: BaseMessage) -> str:
     return f"{message.type}: {content}{calls}"
 
 
-def preview(value: Any, *, limit: int = 300, redactor: Redactor = redact) -> str:
-    """Short readable text of ``value`` after ``redactor``; at most ``limit`` characters (none if 0).
+def preview(
+    value: Any, *, limit: int = 300, redactor: Redactor = redact, secrets: frozenset[str] | set[str] = frozenset()
+) -> str:
+    """Short readable text of ``value`` after ``redactor``, ``secrets`` scrubbed; at most ``limit`` characters
+    (none if 0).
 
     >>> preview("x" * 10, limit=5)
     'xxxx…'
@@ -135,4 +173,5 @@ def preview(value: Any, *, limit: int = 300, redactor: Redactor = redact) -> str
         return ""
     safe = redactor(value)
     text = safe if isinstance(safe, str) else json.dumps(canonical(safe), ensure_ascii=False, default=str)
+    text = scrub(text, secrets)
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
