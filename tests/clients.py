@@ -119,6 +119,37 @@ async def face(client_kind: str, mongo_client: Any, db_name: str) -> Any:
         await mongo_client.close()
 
 
+PLATFORMS = ["embedded", pytest.param("server", marks=pytest.mark.server)]
+
+
+@pytest.fixture(params=PLATFORMS)
+def make_platform(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """``make_platform(**options)``: DurablePlatforms on one store, embedded (mongomock) or on the server tier."""
+    from langgraph_durable_mongodb.platform import DurablePlatform
+
+    if request.param == "embedded":
+        import mongomock
+        from mongomock_motor import AsyncMongoMockClient
+
+        client = mongomock.MongoClient()
+        yield lambda **o: DurablePlatform(client, async_client=AsyncMongoMockClient(mock_mongo_client=client), **o)
+        return
+    from pymongo import AsyncMongoClient, MongoClient
+
+    uri = request.getfixturevalue("mongodb_uri")
+    db_name = f"t_{uuid.uuid4().hex[:16]}"
+    client = MongoClient(uri)
+    yield lambda **o: DurablePlatform(client, async_client=AsyncMongoClient(uri), db_name=db_name, **o)
+    client.drop_database(db_name)
+    client.close()
+
+
+@pytest.fixture
+def platform(make_platform: Any) -> Any:
+    """A DurablePlatform with default options, embedded and on the server tier."""
+    return make_platform()
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "client_kind" in metafunc.fixturenames and not any(
         m.name == "parametrize" and "client_kind" in m.args[0] for m in metafunc.definition.iter_markers()

@@ -7,7 +7,6 @@ store) and on the real-server tier (pymongo MongoClient + AsyncMongoClient).
 from __future__ import annotations
 
 import operator
-import uuid
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -21,24 +20,6 @@ from langgraph_durable_mongodb.journal import SecureLLM, SecureTool, current_eff
 from langgraph_durable_mongodb.platform import DurablePlatform
 
 from .test_journal_support import Counter, scripted
-
-PLATFORMS = ["embedded", pytest.param("server", marks=pytest.mark.server)]
-
-
-@pytest.fixture(params=PLATFORMS)
-def platform(request: pytest.FixtureRequest) -> Any:
-    if request.param == "embedded":
-        yield DurablePlatform.embedded()
-        return
-    from pymongo import AsyncMongoClient, MongoClient
-
-    uri = request.getfixturevalue("mongodb_uri")
-    db_name = f"t_{uuid.uuid4().hex[:16]}"
-    client = MongoClient(uri)
-    yield DurablePlatform(client, async_client=AsyncMongoClient(uri), db_name=db_name)
-    client.drop_database(db_name)
-    client.close()
-
 
 def config(thread: str = "case-42") -> dict:
     return {"configurable": {"thread_id": thread}}

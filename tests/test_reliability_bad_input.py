@@ -32,23 +32,10 @@ from .workers import durable_worker
 from .workers.harness import reference_run
 
 COLLECTIONS = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal", "operation_ordinals")
-PLATFORMS = ["embedded", pytest.param("server", marks=pytest.mark.server)]
-
-
-@pytest.fixture(params=PLATFORMS)
-def platform(request: pytest.FixtureRequest) -> Any:
+@pytest.fixture
+def platform(make_platform: Any) -> Any:
     durable_worker.configure(log=None)
-    if request.param == "embedded":
-        yield DurablePlatform.embedded()
-        return
-    from pymongo import AsyncMongoClient, MongoClient
-
-    uri = request.getfixturevalue("mongodb_uri")
-    db_name = f"rel_bad_{uuid.uuid4().hex[:12]}"
-    client = MongoClient(uri)
-    yield DurablePlatform(client, async_client=AsyncMongoClient(uri), db_name=db_name)
-    client.drop_database(db_name)
-    client.close()
+    return make_platform()
 
 
 def raw(platform: DurablePlatform) -> Any:

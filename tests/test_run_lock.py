@@ -19,7 +19,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any, TypedDict
@@ -32,29 +31,6 @@ from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.journal.owner import identity
 from langgraph_durable_mongodb.platform import DurablePlatform
 from langgraph_durable_mongodb.run_lock import thread_ids_of
-
-PLATFORMS = ["embedded", pytest.param("server", marks=pytest.mark.server)]
-
-
-@pytest.fixture(params=PLATFORMS)
-def make_platform(request: pytest.FixtureRequest) -> Any:
-    """A factory of platforms on one store (``**options`` for ``DurablePlatform``)."""
-    if request.param == "embedded":
-        import mongomock
-        from mongomock_motor import AsyncMongoMockClient
-
-        client = mongomock.MongoClient()
-        yield lambda **o: DurablePlatform(client, async_client=AsyncMongoMockClient(mock_mongo_client=client), **o)
-        return
-    from pymongo import AsyncMongoClient, MongoClient
-
-    uri = request.getfixturevalue("mongodb_uri")
-    db_name = f"t_{uuid.uuid4().hex[:16]}"
-    client = MongoClient(uri)
-    yield lambda **o: DurablePlatform(client, async_client=AsyncMongoClient(uri), db_name=db_name, **o)
-    client.drop_database(db_name)
-    client.close()
-
 
 def config(thread: str = "case-42") -> dict:
     return {"configurable": {"thread_id": thread}}
