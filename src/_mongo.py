@@ -76,6 +76,22 @@ class InsertMany:
 
 @dataclass(frozen=True)
 class UpdateMany:
+    """Returns how many documents matched ``filter``."""
+
+    collection: str
+    filter: dict[str, Any]
+    update: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class FencedUpdate:
+    """Update the one document ``filter`` names, if it still matches; returns whether it did.
+
+    ``filter`` carries the fence (a claim's token, the state a decision was
+    taken on). The answer is the server's *matched* count, never
+    ``nModified``, which some servers omit (pymongo then reports None).
+    """
+
     collection: str
     filter: dict[str, Any]
     update: dict[str, Any]
@@ -140,7 +156,17 @@ class Emit:
 
 
 Request = Union[
-    Find, Aggregate, Upsert, InsertMany, UpdateMany, DeleteMany, InsertOne, FindOneAndUpdate, CreateIndexes, Command
+    Find,
+    Aggregate,
+    Upsert,
+    InsertMany,
+    UpdateMany,
+    FencedUpdate,
+    DeleteMany,
+    InsertOne,
+    FindOneAndUpdate,
+    CreateIndexes,
+    Command,
 ]
 Plan = Generator[Any, Any, Any]
 
@@ -242,7 +268,9 @@ class SyncIO:
                     _raise_unless_duplicates(error)
             return None
         if isinstance(request, UpdateMany):
-            return coll.update_many(request.filter, request.update).modified_count
+            return coll.update_many(request.filter, request.update).matched_count
+        if isinstance(request, FencedUpdate):
+            return coll.update_one(request.filter, request.update).matched_count == 1
         if isinstance(request, DeleteMany):
             return coll.delete_many(request.filter).deleted_count
         if isinstance(request, InsertOne):
@@ -345,7 +373,9 @@ class AsyncIO:
                     _raise_unless_duplicates(error)
             return None
         if isinstance(request, UpdateMany):
-            return (await coll.update_many(request.filter, request.update)).modified_count
+            return (await coll.update_many(request.filter, request.update)).matched_count
+        if isinstance(request, FencedUpdate):
+            return (await coll.update_one(request.filter, request.update)).matched_count == 1
         if isinstance(request, DeleteMany):
             return (await coll.delete_many(request.filter)).deleted_count
         if isinstance(request, InsertOne):

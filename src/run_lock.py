@@ -53,7 +53,7 @@ from typing import Any
 
 from pymongo import ASCENDING, IndexModel
 
-from ._mongo import CreateIndexes, DeleteMany, Find, InsertOne, Plan, TwoFaces, UpdateMany, split_clients
+from ._mongo import CreateIndexes, DeleteMany, FencedUpdate, Find, InsertOne, Plan, TwoFaces, split_clients
 from .errors import ThreadBusyError
 from .journal.owner import identity, owner_gone
 from .journal.runner import AsyncRunner, Beat, Heartbeat, Sleep, SyncRunner
@@ -215,7 +215,7 @@ class RunLocks(TwoFaces):
 
     def _renew_plan(self, thread_id: str, owner: str) -> Plan:
         lease_until = utcnow() + timedelta(seconds=self.lease_seconds)
-        modified = yield UpdateMany(self.collection, {"thread_id": thread_id, "owner": owner}, {"$set": {"lease_until": lease_until}})
+        modified = yield FencedUpdate(self.collection, {"thread_id": thread_id, "owner": owner}, {"$set": {"lease_until": lease_until}})
         if not modified:
             logger.warning(
                 "lost the run lock of thread %r (its lease expired and another run took it over); "

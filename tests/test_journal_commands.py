@@ -30,7 +30,7 @@ POS = EffectPosition("t1", "agent/1", "work", "1", "1")
 SEARCH = EffectCall("tool", "search", input={"q": "weather"})
 COLLECTION = "activity_journal"
 #: The wire command of each request the journal sends.
-WIRE = {"Find": "find", "FindOneAndUpdate": "findAndModify", "UpdateMany": "update", "InsertMany": "insert"}
+WIRE = {"Find": "find", "FindOneAndUpdate": "findAndModify", "UpdateMany": "update", "FencedUpdate": "update", "InsertMany": "insert"}
 SERVER = pytest.mark.server
 COUNTED_KINDS = [
     "mongomock",

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from langgraph_durable_mongodb._mongo import UpdateMany
+from langgraph_durable_mongodb._mongo import FencedUpdate
 from langgraph_durable_mongodb.errors import EffectInProgressError, EffectOutcomeUnknownError
 from langgraph_durable_mongodb.journal import ActivityJournal, EffectCall, EffectPosition, current_effect, digest
 from langgraph_durable_mongodb.journal.documents import claim_fields, new_entry
@@ -67,7 +67,7 @@ def count_renewals(face: JournalFace) -> list[Any]:
     inner, seen = io.execute, []
 
     def renewal(request: Any) -> bool:
-        return isinstance(request, UpdateMany) and "heartbeat_at" in request.update.get("$set", {})
+        return isinstance(request, FencedUpdate) and "heartbeat_at" in request.update.get("$set", {})
 
     async def aexecute(request: Any) -> Any:
         result = await inner(request)

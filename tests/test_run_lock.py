@@ -278,7 +278,7 @@ def test_a_short_run_costs_two_commands_and_a_long_one_renews(make_platform: Any
         time.sleep(0.2)
         leases.append(runs_doc(platform)["lease_until"])
     runner.join(30)
-    renewals = [r for r in seen if type(r).__name__ == "UpdateMany" and r.collection == "thread_runs"]
+    renewals = [r for r in seen if type(r).__name__ == "FencedUpdate" and r.collection == "thread_runs"]
     assert len(renewals) >= 4
     assert leases == sorted(leases) and leases[0] < leases[-1]
     assert runs_doc(platform) is None

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from .._mongo import CreateIndexes, DeleteMany, Emit, Find, FindOneAndUpdate, InsertMany, Plan, UpdateMany
+from .._mongo import CreateIndexes, DeleteMany, Emit, FencedUpdate, Find, FindOneAndUpdate, InsertMany, Plan
 from ..errors import (
     CorruptJournalEntryError,
     DurableMongoError,
@@ -221,7 +221,7 @@ class JournalPlans:
         """Push the lease forward under the record's fence; False once another worker took the position over."""
         now = utcnow()
         update = renewal_update(now=now, lease_until=now + timedelta(seconds=self.lease_seconds))
-        return bool((yield UpdateMany(self.collection, entry_filter(pos, owner=owner, status="started"), update)))
+        return bool((yield FencedUpdate(self.collection, entry_filter(pos, owner=owner, status="started"), update)))
 
     # -- claim ----------------------------------------------------------------------
 
@@ -268,7 +268,7 @@ class JournalPlans:
             else:
                 fence = entry_filter(pos, owner=entry["owner"], status=entry["status"])
                 update = takeover_update(claim, orphaned=entry["status"] == "started")
-                if (yield UpdateMany(self.collection, fence, update)):
+                if (yield FencedUpdate(self.collection, fence, update)):
                     return _Claimed(owner, entry.get("attempts", 0) + 1, time.monotonic(), secrets)
                 # another worker took it over first: judge its entry
             found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
@@ -378,14 +378,14 @@ class JournalPlans:
                 error = error_record(exc, terminal=terminal, message=self._message(exc, claimed))
                 yield from self._settle(fence, failed_update(error, now=now, duration_ms=duration_ms))
             else:  # cancelled or interrupted mid-flight: the outcome is unknown, so free the position now
-                yield UpdateMany(self.collection, fence, released_update(now))
+                yield FencedUpdate(self.collection, fence, released_update(now))
             raise exc
         try:
             typed = self.serde.dumps_typed(result.value)
         except Exception as exc:  # noqa: BLE001 - the effect worked; only its recording failed
             logger.warning("the outcome of %s %r at %s cannot be serialized with the serde: %s", call.kind, call.name, pos, exc)
             if call.at_most_once:  # not recorded: the next attempt must ask a person, not run it again
-                yield UpdateMany(self.collection, fence, released_update(now))
+                yield FencedUpdate(self.collection, fence, released_update(now))
             else:
                 error = error_record(exc, terminal=False, message=self._message(exc, claimed))
                 yield from self._settle(fence, failed_update(error, now=now, duration_ms=duration_ms))
@@ -423,9 +423,9 @@ class JournalPlans:
     def _settle(self, fence: dict[str, Any], update: dict[str, Any]) -> Plan:
         """Apply ``update``, which ends a claim, under ``fence``, taking back the count of the visit that ran
         the effect; False when fenced out. One command, two if other visits were counted meanwhile."""
-        if (yield UpdateMany(self.collection, {**fence, **ONLY_VISIT}, uncount_visit(update, alone=True))):
+        if (yield FencedUpdate(self.collection, {**fence, **ONLY_VISIT}, uncount_visit(update, alone=True))):
             return True
-        return bool((yield UpdateMany(self.collection, fence, uncount_visit(update, alone=False))))
+        return bool((yield FencedUpdate(self.collection, fence, uncount_visit(update, alone=False))))
 
     # -- for people -----------------------------------------------------------------
 
@@ -461,7 +461,7 @@ class JournalPlans:
         if found[0].get("status") == "started":  # its owner never recorded: take back that visit's count
             yield from self._settle(fence, update)
         else:
-            yield UpdateMany(self.collection, fence, update)
+            yield FencedUpdate(self.collection, fence, update)
 
     def _discard_plan(self, pos: EffectPosition) -> Plan:
         """Delete the position's entry and chunks, so the effect runs again."""
