@@ -7,11 +7,18 @@ versions run on the atomic server tier in ``test_journal_races.py``.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
+from langgraph_durable_mongodb._mongo import FencedUpdate
+from langgraph_durable_mongodb.errors import EffectInProgressError
 from langgraph_durable_mongodb.journal import EffectCall, EffectPosition
+from langgraph_durable_mongodb.journal.plans import utcnow
+from langgraph_durable_mongodb.journal.runner import Invoke
 
 from .test_journal_support import Counter, JournalFace, jface  # noqa: F401 - jface is a fixture
 
@@ -50,3 +57,134 @@ async def test_a_record_the_server_acknowledges_without_nmodified_is_kept(jface:
     assert len(await journal.raw({"chunk": {"$gt": 0}})) == entry["outcome"]["chunks"] - 1 > 0
     assert await journal.run(REPORT, lambda: count("again"), POS) == outcome
     assert count.n == 1
+
+
+class Stepper:
+    """Runs one journal plan a request at a time on a face's interpreter, to interleave two workers exactly."""
+
+    def __init__(self, face: JournalFace, plan: Any) -> None:
+        self.face, self.plan = face, plan
+        self.pending: Any = None  # the request yielded and not yet executed
+        self.value: Any = None
+        self.done = False
+
+    async def _io(self) -> Any:
+        return await self.face.journal._async_face() if self.face.is_async else self.face.journal._sync_face()  # noqa: SLF001
+
+    async def until(self, stop: Callable[[Any], bool] = lambda request: False) -> Any:
+        """Execute requests until the plan yields one that ``stop`` accepts (returned, not executed) or ends."""
+        io, result = await self._io(), None
+        while True:
+            if self.pending is not None:
+                request, self.pending = self.pending, None
+                result = io.execute(request)
+                if inspect.isawaitable(result):
+                    result = await result
+            try:
+                request = self.plan.send(result)
+            except StopIteration as stop_:
+                self.done, self.value = True, stop_.value
+                return None
+            self.pending = request
+            if stop(request):
+                return request
+
+    async def finish(self) -> Any:
+        await self.until()
+        return self.value
+
+
+def effect_plan(face: JournalFace, fn: Callable[[], Any], call: EffectCall = REPORT) -> Any:
+    return face.journal._effect_plan(call, POS, fn)  # noqa: SLF001
+
+
+def is_invoke(request: Any) -> bool:
+    return isinstance(request, Invoke)
+
+
+def is_takeover(request: Any) -> bool:
+    return isinstance(request, FencedUpdate) and "attempts" in request.update.get("$inc", {})
+
+
+async def expire(face: JournalFace) -> None:
+    """The claim's owner stopped renewing a while ago: its lease is over."""
+    await face.raw_update({"chunk": 0}, {"$set": {"lease_until": utcnow() - timedelta(seconds=60)}})
+
+
+async def entry(face: JournalFace) -> dict[str, Any]:
+    [doc] = await face.raw({"chunk": 0})
+    return doc
+
+
+@offline
+async def test_a_record_after_a_take_over_is_fenced_out(jface: JournalFace) -> None:
+    count = Counter()
+    first = Stepper(jface, effect_plan(jface, lambda: count("first")))
+    await first.until(is_invoke)  # claimed (fence 1), about to run
+    await expire(jface)
+    second = Stepper(jface, effect_plan(jface, lambda: count("second")))
+    await second.until(is_invoke)  # took the position over (fence 2), about to run
+    taken = await entry(jface)
+    assert (taken["status"], taken["fence"]) == ("started", 2)
+
+    assert await first.finish() == "first"  # its own value; its record did not land
+    after = await entry(jface)
+    assert (after["status"], after["owner"], after["fence"]) == ("started", taken["owner"], 2)
+
+    assert await second.finish() == "second"
+    assert (await entry(jface))["status"] == "completed"
+    assert await jface.run(REPORT, lambda: count("third"), POS) == "second"
+    assert count.n == 2
+
+
+@offline
+async def test_a_take_over_decided_on_a_stale_read_loses(jface: JournalFace) -> None:
+    count = Counter()
+    owner = Stepper(jface, effect_plan(jface, lambda: count("owner")))
+    await owner.until(is_invoke)
+    await expire(jface)
+    other = jface.variant(wait_seconds=0.2)
+    late = Stepper(other, effect_plan(other, lambda: count("late")))
+    await late.until(is_takeover)  # read the expired entry, decided to take it over
+    early = Stepper(jface, effect_plan(jface, lambda: count("early")))
+    await early.until(is_invoke)  # another worker took it over first, under a live lease
+
+    with pytest.raises(EffectInProgressError):  # the late take-over fails, then the live lease makes it wait
+        await late.finish()
+    assert (await entry(jface))["fence"] == 2
+    assert await early.finish() == "early"
+    assert count.n == 1
+
+
+@offline
+async def test_a_take_over_loses_to_a_renewal_after_its_read(jface: JournalFace) -> None:
+    count = Counter()
+    owner = Stepper(jface, effect_plan(jface, lambda: count("owner")))
+    await owner.until(is_invoke)
+    await expire(jface)
+    other = jface.variant(wait_seconds=0.2)
+    taker = Stepper(other, effect_plan(other, lambda: count("taker")))
+    await taker.until(is_takeover)
+    # The owner's clock still saw its lease live, and it renewed before the take-over landed.
+    await jface.raw_update({"chunk": 0}, {"$set": {"lease_until": utcnow() + timedelta(seconds=60)}})
+    with pytest.raises(EffectInProgressError):
+        await taker.finish()
+    assert (await entry(jface))["fence"] == 1
+    assert await owner.finish() == "owner"
+    assert count.n == 1
+
+
+@offline
+async def test_a_renewal_fails_once_the_lease_expired_or_the_claim_was_taken_over(jface: JournalFace) -> None:
+    owner = Stepper(jface, effect_plan(jface, lambda: "owner"))
+    await owner.until(is_invoke)
+    fence = (await entry(jface))["fence"]
+    renew = jface.journal._renew_plan  # noqa: SLF001
+    assert await Stepper(jface, renew(POS, fence)).finish() is True
+    await expire(jface)
+    assert await Stepper(jface, renew(POS, fence)).finish() is False  # expired: the owner cannot revive it
+    lease = (await entry(jface))["lease_until"]
+
+    await Stepper(jface, effect_plan(jface, lambda: "taker")).until(is_invoke)
+    assert await Stepper(jface, renew(POS, fence)).finish() is False  # taken over: the old token is dead
+    assert (await entry(jface))["lease_until"] > lease

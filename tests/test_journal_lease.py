@@ -194,7 +194,7 @@ async def test_a_fenced_out_owner_stops_renewing(jface: JournalFace) -> None:
 
     async def overtaken() -> str:
         await until(worker, lambda: len(renewals) >= 1)
-        await jface.raw_update({"chunk": 0}, {"$set": {"owner": "new-owner", "lease_until": taken_until}})
+        await jface.raw_update({"chunk": 0}, {"$set": {"owner": "new-owner", "lease_until": taken_until}, "$inc": {"fence": 1}})
         await until(worker, lambda: 0 in renewals)  # the next renewal finds the fence closed ...
         await pause(worker, LEASE)  # ... and is the last one
         return "stale"

@@ -6,7 +6,7 @@ One *entry* document per effect position (``chunk: 0``)::
      kind, name, status: "started" | "completed" | "failed", attempts, replays?,
      idempotency_key, tool_call_id?, at_most_once,
      input: {digest, preview},
-     owner, lease_until?, heartbeat_at?,         # the claim: who runs it, until when (renewed while it runs)
+     owner, fence, lease_until?, heartbeat_at?,  # the claim: who runs it, its token, until when
      owner_host, owner_pid, owner_process?,      # the claiming process (owner_process: Linux only)
      created_at, started_at, updated_at, finished_at?, duration_ms?, visited_at,
      outcome?: {type, data, digest, preview, chunks?},  # serialized with the serde (encryption applies)
@@ -18,6 +18,10 @@ the rest in *chunk* documents ``{..., effect_key: "<key>#<owner>", chunk: i,
 data}``: named by the writer's claim, so a worker whose lease expired can never
 overwrite the chunks of the one that took its place. ``outcome.digest`` is
 the sha256 of the serialized outcome (type and bytes), checked on replay.
+
+``fence`` is the claim's token: 1 for the first claim, incremented by every
+take-over (and by a person's ``resolve``). Renewals and the record match it,
+so a worker whose claim was taken over can neither renew nor record.
 
 Every visit of a position is one upsert (``visit_update``): it inserts the
 entry if the position is free and counts the visit in ``replays``; the visit
@@ -118,7 +122,27 @@ def claim_fields(
 
 
 def new_entry(pos: EffectPosition, claim: Mapping[str, Any], expiry: Mapping[str, Any]) -> dict[str, Any]:
-    return {**entry_filter(pos), **claim, "attempts": 1, "created_at": claim["started_at"], **expiry}
+    return {**entry_filter(pos), **claim, "attempts": 1, "fence": 1, "created_at": claim["started_at"], **expiry}
+
+
+def takeover_fence(pos: EffectPosition, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """Matches the entry only in the state a take-over was decided on: the same claim token and status,
+    and for a started entry the same lease (a renewal in between, on a clock that still saw it live,
+    defeats the take-over)."""
+    fence = entry_filter(pos, fence=entry["fence"], status=entry["status"])
+    if entry["status"] == "started":
+        fence["lease_until"] = entry["lease_until"]
+    return fence
+
+
+def held_fence(pos: EffectPosition, fence: int) -> dict[str, Any]:
+    """Matches the entry while the claim with token ``fence`` still holds it (the record's fence)."""
+    return entry_filter(pos, fence=fence, status="started")
+
+
+def live_fence(pos: EffectPosition, fence: int, now: datetime) -> dict[str, Any]:
+    """``held_fence`` whose lease has not expired yet (the renewal's fence)."""
+    return {**held_fence(pos, fence), "lease_until": {"$gt": now}}
 
 
 def visit_update(pos: EffectPosition, entry: Mapping[str, Any], *, now: datetime) -> dict[str, Any]:
@@ -141,14 +165,14 @@ def uncount_visit(update: Mapping[str, Any], *, alone: bool) -> dict[str, Any]:
     ``ONLY_VISIT``) removes ``replays`` instead, so an entry never replayed has none."""
     if alone:
         return {**update, "$unset": {**update.get("$unset", {}), "replays": ""}}
-    return {**update, "$inc": {"replays": -1}}
+    return {**update, "$inc": {**update.get("$inc", {}), "replays": -1}}
 
 
 def takeover_update(claim: Mapping[str, Any], *, orphaned: bool) -> dict[str, Any]:
     """Claims the position again. ``orphaned``: the entry is ``started`` by an owner that died or let go
     before recording, so that owner's visit count is taken back here (it ran the effect)."""
     unset = dict.fromkeys(("outcome", "error", "finished_at", "duration_ms", "heartbeat_at", "owner_process"), "")
-    inc = {"attempts": 1, "replays": -1} if orphaned else {"attempts": 1}
+    inc = {"attempts": 1, "fence": 1, "replays": -1} if orphaned else {"attempts": 1, "fence": 1}
     return {"$set": dict(claim), "$inc": inc, "$unset": {k: v for k, v in unset.items() if k not in claim}}
 
 
@@ -236,6 +260,8 @@ def entry_problem(entry: Any) -> str | None:
             return f"its {name} is {entry.get(name)!r}, not a string"
     if "attempts" in entry and not _kinds(entry["attempts"], int):
         return f"its attempts is {entry['attempts']!r}, not an integer"
+    if not _kinds(entry.get("fence"), int):
+        return f"its fence is {entry.get('fence')!r}, not an integer"
     if "replays" in entry and not _kinds(entry["replays"], int):
         return f"its replays is {entry['replays']!r}, not an integer"
     recorded_input = entry.get("input", {})

@@ -61,6 +61,9 @@ from ..errors import (
 )
 from .context import EffectInfo
 from .documents import (
+    held_fence,
+    live_fence,
+    takeover_fence,
     ONLY_VISIT,
     EffectCall,
     chunk_key,
@@ -107,6 +110,7 @@ def _naive(value: datetime) -> datetime:
 @dataclass(frozen=True)
 class _Claimed:
     owner: str
+    fence: int  # the claim's token: renewals and the record hold only while the entry carries it
     attempt: int
     started: float  # time.monotonic() when the claim was won
     secrets: frozenset[str]  # the input's credential values, scrubbed from stored text
@@ -215,13 +219,13 @@ class JournalPlans:
     # -- heartbeat ------------------------------------------------------------------
 
     def _heartbeat(self, pos: EffectPosition, claimed: _Claimed) -> Heartbeat:
-        return Heartbeat(lambda: self._renew_plan(pos, claimed.owner), self.lease_seconds / RENEWALS_PER_LEASE)
+        return Heartbeat(lambda: self._renew_plan(pos, claimed.fence), self.lease_seconds / RENEWALS_PER_LEASE)
 
-    def _renew_plan(self, pos: EffectPosition, owner: str) -> Plan:
-        """Push the lease forward under the record's fence; False once another worker took the position over."""
+    def _renew_plan(self, pos: EffectPosition, fence: int) -> Plan:
+        """Push a live lease forward; False once it expired or another worker took the position over."""
         now = utcnow()
         update = renewal_update(now=now, lease_until=now + timedelta(seconds=self.lease_seconds))
-        return bool((yield FencedUpdate(self.collection, entry_filter(pos, owner=owner, status="started"), update)))
+        return (yield FencedUpdate(self.collection, live_fence(pos, fence, now), update))
 
     # -- claim ----------------------------------------------------------------------
 
@@ -246,7 +250,7 @@ class JournalPlans:
                 visit = visit_update(pos, new_entry(pos, claim, self._expiry(pos.thread_id)), now=now)
                 entry = yield FindOneAndUpdate(self.collection, entry_filter(pos), visit, upsert=True)
                 if isinstance(entry, Mapping) and entry.get("owner") == owner:
-                    return _Claimed(owner, 1, time.monotonic(), secrets)
+                    return _Claimed(owner, entry["fence"], 1, time.monotonic(), secrets)
             self._check_entry(entry, pos)
             action = self._judge(entry, call, pos, fingerprint, now)
             if action == "raise":
@@ -266,10 +270,9 @@ class JournalPlans:
                 yield Sleep(min(pause, remaining))
                 pause = min(pause * 2, _POLL_MAX)
             else:
-                fence = entry_filter(pos, owner=entry["owner"], status=entry["status"])
                 update = takeover_update(claim, orphaned=entry["status"] == "started")
-                if (yield FencedUpdate(self.collection, fence, update)):
-                    return _Claimed(owner, entry.get("attempts", 0) + 1, time.monotonic(), secrets)
+                if (yield FencedUpdate(self.collection, takeover_fence(pos, entry), update)):
+                    return _Claimed(owner, entry["fence"] + 1, entry.get("attempts", 0) + 1, time.monotonic(), secrets)
                 # another worker took it over first: judge its entry
             found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
             entry = found[0] if found else None
@@ -370,7 +373,7 @@ class JournalPlans:
         """Record the outcome under the fence and return the value (or raise the effect's error)."""
         now = utcnow()
         duration_ms = int((time.monotonic() - claimed.started) * 1000)
-        fence = entry_filter(pos, owner=claimed.owner, status="started")
+        fence = held_fence(pos, claimed.fence)
         if isinstance(result, Raised):
             exc = result.error
             if isinstance(exc, Exception):
@@ -440,7 +443,7 @@ class JournalPlans:
 
     def _resolve_plan(self, pos: EffectPosition, value: Any) -> Plan:
         """Record ``value`` as the outcome of the position's entry (a person's decision)."""
-        found = yield Find(self.collection, entry_filter(pos), {"_id": 0, "owner": 1, "status": 1}, limit=1)
+        found = yield Find(self.collection, entry_filter(pos), {"_id": 0, "fence": 1, "status": 1}, limit=1)
         if not found:
             raise DurableMongoError(f"no journal entry at {pos}")
         owner = uuid.uuid4().hex
@@ -457,11 +460,16 @@ class JournalPlans:
             yield InsertMany(self.collection, chunks)
         update = completed_update(outcome, now=now, duration_ms=0)
         update["$set"].update(owner=owner, resolved_by="operator")
-        fence = entry_filter(pos, owner=found[0].get("owner"))
+        update["$inc"] = {"fence": 1}  # a claim still running there can no longer record over the decision
+        fence = entry_filter(pos, fence=found[0].get("fence"), status=found[0].get("status"))
         if found[0].get("status") == "started":  # its owner never recorded: take back that visit's count
-            yield from self._settle(fence, update)
+            settled = yield from self._settle(fence, update)
         else:
-            yield FencedUpdate(self.collection, fence, update)
+            settled = yield FencedUpdate(self.collection, fence, update)
+        if not settled:
+            if chunks:
+                yield DeleteMany(self.collection, chunk_key(pos, owner))
+            raise DurableMongoError(f"the journal entry at {pos} changed while it was being resolved; look at it again")
 
     def _discard_plan(self, pos: EffectPosition) -> Plan:
         """Delete the position's entry and chunks, so the effect runs again."""

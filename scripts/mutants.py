@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Prove that the tests bite: remove one guard at a time and watch a test fail.
+
+Each mutant is an exact text replacement in one file of ``src/``: it removes a
+fence, a lease condition, a cache invalidation, ... For each one, this script
+copies the tree to a temporary directory, applies the replacement there (the
+text must occur exactly once, so a mutant that no longer applies fails loudly
+instead of testing nothing), and runs the tests named for it against the copy.
+A mutant is *killed* when those tests fail; it *survives* when they pass.
+Before the mutants, the same test selections run on the unmutated copy and
+must pass, or every mutant would look killed.
+
+    scripts/mutants                  # all mutants; exit 1 if one survives or cannot be applied
+    scripts/mutants -k renewal       # those whose name contains "renewal"
+    scripts/mutants --list
+
+The copy imports its own ``src/`` as ``langgraph_durable_mongodb`` (first on
+``PYTHONPATH``, ahead of the editable install), child processes included.
+Server-tier tests among the selections use ``MONGODB_URI`` when it is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    path: str  # relative to the repository
+    old: str
+    new: str
+    tests: tuple[str, ...]  # pytest arguments: node ids, files, -k expressions
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant(
+        "journal take-over condition",
+        "src/journal/documents.py",
+        '    fence = entry_filter(pos, fence=entry["fence"], status=entry["status"])\n'
+        '    if entry["status"] == "started":\n'
+        '        fence["lease_until"] = entry["lease_until"]',
+        "    fence = entry_filter(pos)",
+        ("tests/test_journal_fences.py",),
+    ),
+    Mutant(
+        "journal take-over ignores a renewal after its read",
+        "src/journal/documents.py",
+        '        fence["lease_until"] = entry["lease_until"]',
+        "        pass",
+        ("tests/test_journal_fences.py",),
+    ),
+    Mutant(
+        "journal record fence",
+        "src/journal/plans.py",
+        "fence = held_fence(pos, claimed.fence)",
+        'fence = entry_filter(pos, status="started")',
+        ("tests/test_journal_fences.py",),
+    ),
+    Mutant(
+        "journal renewal fence (an expired lease renews)",
+        "src/journal/documents.py",
+        'return {**held_fence(pos, fence), "lease_until": {"$gt": now}}',
+        "return held_fence(pos, fence)",
+        ("tests/test_journal_fences.py",),
+    ),
+)
+
+
+def _copy_tree(target: Path) -> Path:
+    """The repository's files as they are now (tracked and new, not ignored), plus an import alias."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for rel in filter(None, listed.split("\0")):
+        source = ROOT / rel
+        if source.is_file():
+            (target / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / rel)
+    alias = target / ".mutant-path"
+    alias.mkdir()
+    (alias / "langgraph_durable_mongodb").symlink_to(target / "src", target_is_directory=True)
+    return alias
+
+
+def _pytest(copy: Path, alias: Path, tests: tuple[str, ...]) -> tuple[int, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(alias), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
+        cwd=copy,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    return done.returncode, lines[-1] if lines else ""
+
+
+def _imports_the_copy(copy: Path, alias: Path) -> bool:
+    env = {**os.environ, "PYTHONPATH": str(alias)}
+    where = subprocess.run(
+        [sys.executable, "-c", "import langgraph_durable_mongodb as m; print(m.__file__)"],
+        cwd=copy,
+        env=env,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return where.startswith(str(alias))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-k", default="", help="run only mutants whose name contains this text")
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    args = parser.parse_args(argv)
+    chosen = [m for m in MUTANTS if args.k.lower() in m.name.lower()]
+    if args.list:
+        for m in chosen:
+            print(f"{m.name}: {m.path} -> {' '.join(m.tests)}")
+        return 0
+    if not chosen:
+        print(f"no mutant matches {args.k!r}", file=sys.stderr)
+        return 2
+
+    failures = 0
+    with tempfile.TemporaryDirectory(prefix="mutants-") as tmp:
+        copy = Path(tmp) / "tree"
+        copy.mkdir()
+        alias = _copy_tree(copy)
+        if not _imports_the_copy(copy, alias):
+            print("the copy does not import its own src/ first; nothing can be proven", file=sys.stderr)
+            return 2
+        for tests in sorted({m.tests for m in chosen}):
+            code, last = _pytest(copy, alias, tests)
+            if code != 0:
+                print(f"BASELINE FAILS  {' '.join(tests)}: {last}")
+                return 1
+        for m in chosen:
+            target = copy / m.path
+            original = target.read_text()
+            found = original.count(m.old)
+            if found != 1:
+                print(f"NOT APPLIED  {m.name}: its text occurs {found} times in {m.path}")
+                failures += 1
+                continue
+            target.write_text(original.replace(m.old, m.new))
+            started = time.monotonic()
+            try:
+                code, last = _pytest(copy, alias, m.tests)
+            finally:
+                target.write_text(original)
+            seconds = time.monotonic() - started
+            if code == 1:
+                print(f"killed    {m.name} ({seconds:.0f} s): {last}")
+            else:
+                verdict = "SURVIVED" if code == 0 else f"ERROR rc={code}"
+                print(f"{verdict}  {m.name} ({seconds:.0f} s): {last}")
+                failures += 1
+    print(f"{len(chosen) - failures} of {len(chosen)} mutants killed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
