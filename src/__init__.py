@@ -23,6 +23,7 @@ from .errors import (
     NamespaceError,
     NoDurableScopeError,
     NondeterminismError,
+    OutcomeNotSerializableError,
     ThreadBusyError,
     TopologyError,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "NamespaceError",
     "NoDurableScopeError",
     "NondeterminismError",
+    "OutcomeNotSerializableError",
     "OrdinalAllocator",
     "SecureLLM",
     "SecureTool",

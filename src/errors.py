@@ -82,6 +82,19 @@ class CorruptJournalEntryError(DurableMongoError, RuntimeError):
         self.position = position
 
 
+class OutcomeNotSerializableError(DurableMongoError, TypeError):
+    """An effect ran, but the journal's serde cannot serialize what it returned, so nothing replays it.
+
+    The entry is recorded ``failed`` with this error. An ``at_most_once`` effect raises it again on every
+    later attempt until a person settles the position (``ActivityJournal.resolve``/``discard``); any other
+    effect runs again. Attribute: ``position``.
+    """
+
+    def __init__(self, message: str, *, position: object = None) -> None:
+        super().__init__(message)
+        self.position = position
+
+
 class ThreadBusyError(DurableMongoError, RuntimeError):
     """Another run holds this thread (``DurablePlatform(exclusive_runs=True)``) and did not end in time.
 

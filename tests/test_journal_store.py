@@ -16,6 +16,7 @@ from langgraph_durable_mongodb.errors import (
     InputChangedWarning,
     NoDurableScopeError,
     NondeterminismError,
+    OutcomeNotSerializableError,
 )
 from langgraph_durable_mongodb.journal import (
     ActivityJournal,
@@ -364,3 +365,36 @@ def _dead_worker_entry(*, lease_seconds: float) -> dict:
         input={"digest": digest(SEARCH.input), "preview": ""},
     )
     return new_entry(POS, claim, {})
+
+
+class Opaque:
+    """A return value the default serde cannot write."""
+
+
+async def test_an_unserializable_outcome_fails_the_first_run_and_says_so_in_the_entry(jface: JournalFace) -> None:
+    count = Counter()
+    with pytest.raises(OutcomeNotSerializableError, match=r"test_journal_store\.Opaque.*Return a dict") as raised:
+        await jface.run(SEARCH, lambda: count(Opaque()), POS)
+    assert raised.value.position == POS and count.n == 1
+    [doc] = await jface.raw()
+    assert doc["status"] == "failed"
+    assert (doc["error"]["type"], doc["error"]["terminal"]) == ("OutcomeNotSerializableError", False)
+    assert "ran, but the journal cannot record" in doc["error"]["message"]
+    # At least once: the next attempt runs it again, and a value the serde can write is kept.
+    assert await jface.run(SEARCH, lambda: count({"temp": 21}), POS) == {"temp": 21}
+    assert count.n == 2
+
+
+async def test_an_unserializable_at_most_once_outcome_is_never_run_again(jface: JournalFace) -> None:
+    pay = EffectCall("payment", "charge", input={"cents": 100}, at_most_once=True)
+    count = Counter()
+    with pytest.raises(OutcomeNotSerializableError, match="at_most_once, so it is not run again"):
+        await jface.run(pay, lambda: count(Opaque()), POS)
+    with pytest.raises(OutcomeNotSerializableError, match="replayed from the activity journal|not run again"):
+        await jface.run(pay, lambda: count("charged"), POS)
+    assert count.n == 1
+    [doc] = await jface.raw()
+    assert (doc["status"], doc["error"]["terminal"]) == ("failed", True)
+    await jface.call("resolve", POS, "charged by hand")
+    assert await jface.run(pay, lambda: count("again"), POS) == "charged by hand"
+    assert count.n == 1

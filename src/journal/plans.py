@@ -58,6 +58,7 @@ from ..errors import (
     InputChangedError,
     InputChangedWarning,
     NondeterminismError,
+    OutcomeNotSerializableError,
 )
 from .context import EffectInfo
 from .documents import (
@@ -140,6 +141,23 @@ def _rebuild(cls: type[BaseException], message: str, pos: EffectPosition) -> Bas
     if hasattr(exc, "add_note"):
         exc.add_note(f"replayed from the activity journal ({pos}): a terminal failure is not run again")
     return exc
+
+
+def unserializable_outcome(call: EffectCall, pos: EffectPosition, value: Any, exc: Exception) -> OutcomeNotSerializableError:
+    kind = type(value)
+    return OutcomeNotSerializableError(
+        f"{call.kind} {call.name!r} at {pos} ran, but the journal cannot record what it returned: the serde cannot "
+        f"serialize {kind.__module__}.{kind.__qualname__} ({exc}). Return a dict, a dataclass or a pydantic model, "
+        "or configure a serde that handles this type. "
+        + (
+            "It is at_most_once, so it is not run again: check its idempotency key in the system it calls, then "
+            "record what happened with ActivityJournal.resolve(position, outcome) or run it again with "
+            "ActivityJournal.discard(position)"
+            if call.at_most_once
+            else "It runs again on the next attempt"
+        ),
+        position=pos,
+    )
 
 
 def _corrupt(pos: EffectPosition, problem: str) -> CorruptJournalEntryError:
@@ -334,7 +352,8 @@ class JournalPlans:
         if not error.get("terminal"):
             return None
         cls = _resolve_type(error.get("module", ""), error.get("type", ""))
-        return cls if cls is not None and issubclass(cls, self.terminal_errors) else None
+        terminal = (*self.terminal_errors, OutcomeNotSerializableError)  # the latter recorded terminal only when at_most_once
+        return cls if cls is not None and issubclass(cls, terminal) else None
 
     def _check_input(
         self, entry: Mapping[str, Any], call: EffectCall, pos: EffectPosition, fingerprint: Mapping[str, str]
@@ -385,14 +404,14 @@ class JournalPlans:
             raise exc
         try:
             typed = self.serde.dumps_typed(result.value)
-        except Exception as exc:  # noqa: BLE001 - the effect worked; only its recording failed
-            logger.warning("the outcome of %s %r at %s cannot be serialized with the serde: %s", call.kind, call.name, pos, exc)
-            if call.at_most_once:  # not recorded: the next attempt must ask a person, not run it again
-                yield FencedUpdate(self.collection, fence, released_update(now))
-            else:
-                error = error_record(exc, terminal=False, message=self._message(exc, claimed))
-                yield from self._settle(fence, failed_update(error, now=now, duration_ms=duration_ms))
-            return result.value
+        except Exception as exc:  # noqa: BLE001 - whatever the serde raises for a type it cannot write
+            # The effect happened and its outcome cannot be kept: say so in the entry and to the caller. An
+            # at_most_once effect replays this error (a person settles it); another one runs again next time.
+            error = unserializable_outcome(call, pos, result.value, exc)
+            # Its message names types and the position, never values: kept even when store_messages is off.
+            stored = error_record(error, terminal=call.at_most_once, message=scrub(str(error), claimed.secrets))
+            yield from self._settle(fence, failed_update(stored, now=now, duration_ms=duration_ms))
+            raise error from exc
         outcome, chunks = outcome_documents(
             pos,
             claimed.owner,
