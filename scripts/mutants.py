@@ -68,6 +68,13 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_journal_fences.py",),
     ),
     Mutant(
+        "allocator cache invalidation (the cache answers without the database)",
+        "src/resolver/allocator.py",
+        'found = {tuple(doc[f] for f in _KEY_FIELDS): doc["ordinal"] for doc in docs}',
+        "found = {key: self._cache[thread_id][key] for key in guessed}",
+        ("tests/test_resolver_allocator.py",),
+    ),
+    Mutant(
         "journal renewal fence (an expired lease renews)",
         "src/journal/documents.py",
         'return {**held_fence(pos, fence), "lease_until": {"$gt": now}}',

@@ -12,6 +12,7 @@ import pytest
 from mongomock_motor import AsyncMongoMockClient
 from pymongo.errors import DuplicateKeyError
 
+from langgraph_durable_mongodb import MongoDBCheckpointer
 from langgraph_durable_mongodb.errors import ClientConfigurationError, InvalidInputError
 from langgraph_durable_mongodb.resolver import (
     ChildOperationBoundary,
@@ -90,13 +91,43 @@ def test_first_write_creates_the_indexes() -> None:
         )
 
 
-def test_allocations_are_cached() -> None:
+def test_a_remembered_position_costs_one_query_whatever_its_depth() -> None:
     db = _CountingDatabase(mongomock.MongoClient()["db"])
     allocator = OrdinalAllocator(db)
-    allocator.allocate("t1", PARENT, "case", "a")
+    deep = ResolvedNamespace(
+        (ChildOperationBoundary("case", "a"), ChildOperationBoundary("policy", "b", step=1)), "review", "c", node_step=2
+    )
+    first = allocator.position("t1", deep)
+    assert first.new and first == OperationPosition("agent/1/case/1/policy/1", "review", "1")
     requests = db.requests
-    assert allocator.allocate("t1", PARENT, "case", "a") == 1
-    assert db.requests == requests
+    again = allocator.position("t1", deep)
+    assert again == first and not again.new
+    assert db.requests == requests + 1
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+@pytest.mark.parametrize("deleted_by", ["the checkpointer", "another process"])
+async def test_the_cache_never_answers_for_allocations_the_database_no_longer_holds(face: str, deleted_by: str) -> None:
+    client = mongomock.MongoClient()
+    db = client["db"] if face == "sync" else AsyncMongoMockClient(mock_mongo_client=client)["db"]
+    allocator = OrdinalAllocator(db)
+    checkpointer = MongoDBCheckpointer(client, db_name="db")  # the platform's: it deletes ordinals too
+
+    async def loop(step: int) -> str:
+        """The ordinal of a child's visit at ``step`` inside a compiled child: keyed by the step."""
+        resolved = ResolvedNamespace((ChildOperationBoundary("outer", "T"),), "child", "x", node_step=step)
+        position = allocator.position("t1", resolved) if face == "sync" else await allocator.aposition("t1", resolved)
+        return position.node_ordinal
+
+    assert [await loop(1), await loop(3)] == ["1", "2"]
+    if deleted_by == "the checkpointer":
+        checkpointer.delete_thread("t1")
+    else:
+        OrdinalAllocator(client["db"]).delete_thread("t1")
+    # The reused thread id loops again: step 1 was remembered, step 5 is new; they must not share an ordinal.
+    assert [await loop(1), await loop(5)] == ["1", "2"]
+    stored = client["db"]["operation_ordinals"].find({"thread_id": "t1", "name": "child"}, {"_id": 0})
+    assert sorted((d["occurrence_key"], d["ordinal"]) for d in stored) == [("step:1", 1), ("step:5", 2)]
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,14 @@ Allocation is find-or-insert on one document per occurrence,
 indexes, ``(thread_id, parent_path, name, occurrence_key)`` and
 ``(thread_id, parent_path, name, ordinal)``: a writer that loses a race gets a
 duplicate-key error and looks again, so concurrent processes converge on one
-answer. Every index starts with ``thread_id`` (the shard key). Allocations never
-change, so each ``OrdinalAllocator`` caches them.
+answer. Every index starts with ``thread_id`` (the shard key).
+
+An ``OrdinalAllocator`` remembers the allocations it saw, but only as a guess:
+a thread can be deleted, pruned, expired or copied over by any process, and a
+remembered ordinal the database no longer holds would give two occurrences one
+ordinal (the second would replay the first's effects). So every lookup of a
+position confirms the guessed ordinals of all its levels with one query; only
+levels the guess missed cost a query each (and an insert when new).
 
 Occurrence keys
 ---------------
@@ -58,7 +64,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pymongo import ASCENDING, DESCENDING, IndexModel
@@ -100,11 +106,48 @@ ORDINAL_INDEXES = (
 
 @dataclass(frozen=True)
 class OperationPosition:
-    """Where a node's effects are journaled: its operation path plus the node and its ordinal."""
+    """Where a node's effects are journaled: its operation path plus the node and its ordinal.
+
+    ``new``: the node's occurrence was allocated by this call, so nothing can be journaled under it yet.
+    """
 
     operation_path: str
     node_name: str
     node_ordinal: str
+    new: bool = field(default=False, compare=False)
+
+
+@dataclass(frozen=True)
+class _Level:
+    """One ordinal of a position: a child boundary, or the running node."""
+
+    name: str
+    occurrence_key: str
+    step: int | None
+    send: SendOrigin | None
+    run: int
+
+    def key(self, parent_path: str) -> tuple[str, str, str]:
+        """The allocation ``(parent_path, sequence name, occurrence key)`` of this level."""
+        if self.send is not None:
+            return parent_path, self.name + _SEND_SEQUENCE, self.send.group
+        return parent_path, self.name, self.occurrence_key if self.step is None else f"step:{self.step}"
+
+    def text(self, ordinal: int) -> str:
+        text = f"{ordinal}.{self.send.index}" if self.send is not None else str(ordinal)
+        return f"{text}+{self.run}" if self.run else text
+
+
+def _boundary_levels(resolved: ResolvedNamespace) -> list[_Level]:
+    return [_Level(b.name, b.occurrence_key, b.step, b.send, b.subgraph_run) for b in resolved.boundaries]
+
+
+def _node_level(resolved: ResolvedNamespace) -> _Level:
+    return _Level(resolved.node_name, resolved.node_occurrence_key, resolved.node_step, resolved.node_send, 0)
+
+
+def _join(resolved: ResolvedNamespace, texts: list[str]) -> str:
+    return "/".join([ROOT_PATH, *(f"{b.name}/{t}" for b, t in zip(resolved.boundaries, texts))])
 
 
 class OrdinalAllocator:
@@ -211,66 +254,72 @@ class OrdinalAllocator:
         self._indexed = True
 
     def _allocate_plan(self, thread_id: str, parent_path: str, name: str, occurrence_key: str) -> Plan:
-        key = (parent_path, name, occurrence_key)
-        cached = self._cached(thread_id, key)
-        if cached is not None:
-            return cached
+        ordinal, _ = yield from self._find_or_insert(thread_id, (parent_path, name, occurrence_key))
+        return ordinal
+
+    def _find_or_insert(self, thread_id: str, key: tuple[str, str, str]) -> Plan:
+        """``(ordinal, inserted)`` of one occurrence, read from the database (never from the cache)."""
         if not self._indexed:
             yield from self._setup_plan()
+        parent_path, name, occurrence_key = key
         sequence = {"thread_id": thread_id, "parent_path": parent_path, "name": name}
         projection = {"_id": 0, "ordinal": 1}
         while True:
             found = yield Find(self._collection, {**sequence, "occurrence_key": occurrence_key}, projection, limit=1)
             if found:
-                ordinal = found[0]["ordinal"]
+                ordinal, inserted = found[0]["ordinal"], False
                 break
             last = yield Find(self._collection, sequence, projection, sort=[("ordinal", DESCENDING)], limit=1)
             ordinal = last[0]["ordinal"] + 1 if last else 1
             # A duplicate key means another writer took this occurrence or this ordinal: look again.
             if (yield InsertOne(self._collection, {**sequence, "occurrence_key": occurrence_key, "ordinal": ordinal})):
+                inserted = True
                 break
         self._remember(thread_id, key, ordinal)
-        return ordinal
+        return ordinal, inserted
 
-    def _ordinal_plan(
-        self,
-        thread_id: str,
-        parent_path: str,
-        name: str,
-        occurrence_key: str,
-        step: int | None,
-        send: SendOrigin | None,
-        run: int,
-    ) -> Plan:
-        if send is None:
-            key = occurrence_key if step is None else f"step:{step}"
-            text = str((yield from self._allocate_plan(thread_id, parent_path, name, key)))
-        else:
-            group = yield from self._allocate_plan(thread_id, parent_path, name + _SEND_SEQUENCE, send.group)
-            text = f"{group}.{send.index}"
-        return f"{text}+{run}" if run else text
+    def _levels_plan(self, thread_id: str, levels: list[_Level]) -> Plan:
+        """The ordinal text of each level (each under the path the ones before it make), and whether the
+        last level's occurrence was allocated just now.
+
+        The cache only guesses: the guessed occurrences of every level are confirmed together by one
+        query, so an allocation deleted meanwhile (``delete_thread``, ``prune``, TTL, another process's
+        ``copy_thread``) is never answered from memory. Levels the guess missed are read (and allocated)
+        one by one.
+        """
+        guessed = self._guess(thread_id, levels)
+        found: dict[tuple[str, str, str], int] = {}
+        if guessed:
+            docs = yield Find(
+                self._collection,
+                {"thread_id": thread_id, "$or": [dict(zip(_KEY_FIELDS, key)) for key in guessed]},
+                {"_id": 0, **dict.fromkeys(_KEY_FIELDS, 1), "ordinal": 1},
+            )
+            found = {tuple(doc[f] for f in _KEY_FIELDS): doc["ordinal"] for doc in docs}
+        self._forget(thread_id, [key for key in guessed if key not in found])
+        texts: list[str] = []
+        inserted = False
+        path = ROOT_PATH
+        for level in levels:
+            key = level.key(path)
+            if key in found:
+                ordinal, inserted = found[key], False
+                self._remember(thread_id, key, ordinal)
+            else:
+                ordinal, inserted = yield from self._find_or_insert(thread_id, key)
+            text = level.text(ordinal)
+            texts.append(text)
+            path = f"{path}/{level.name}/{text}"
+        return texts, inserted
 
     def _path_plan(self, thread_id: str, resolved: ResolvedNamespace) -> Plan:
-        path = ROOT_PATH
-        for boundary in resolved.boundaries:
-            ordinal = yield from self._ordinal_plan(
-                thread_id,
-                path,
-                boundary.name,
-                boundary.occurrence_key,
-                boundary.step,
-                boundary.send,
-                boundary.subgraph_run,
-            )
-            path = f"{path}/{boundary.name}/{ordinal}"
-        return path
+        texts, _ = yield from self._levels_plan(thread_id, _boundary_levels(resolved))
+        return _join(resolved, texts)
 
     def _position_plan(self, thread_id: str, resolved: ResolvedNamespace) -> Plan:
-        path = yield from self._path_plan(thread_id, resolved)
-        ordinal = yield from self._ordinal_plan(
-            thread_id, path, resolved.node_name, resolved.node_occurrence_key, resolved.node_step, resolved.node_send, 0
-        )
-        return OperationPosition(path, resolved.node_name, ordinal)
+        levels = [*_boundary_levels(resolved), _node_level(resolved)]
+        texts, inserted = yield from self._levels_plan(thread_id, levels)
+        return OperationPosition(_join(resolved, texts[:-1]), resolved.node_name, texts[-1], new=inserted)
 
     def _delete_plan(self, thread_id: str) -> Plan:
         yield DeleteMany(self._collection, {"thread_id": thread_id})
@@ -286,13 +335,23 @@ class OrdinalAllocator:
 
     # -- cache and faces -----------------------------------------------------------
 
-    def _cached(self, thread_id: str, key: tuple[str, str, str]) -> int | None:
+    def _guess(self, thread_id: str, levels: list[_Level]) -> list[tuple[str, str, str]]:
+        """The keys of the leading levels the cache remembers, each under the path the guesses before it make."""
+        guessed: list[tuple[str, str, str]] = []
         with self._lock:
             allocations = self._cache.get(thread_id)
             if allocations is None:
-                return None
+                return guessed
             self._cache.move_to_end(thread_id)
-            return allocations.get(key)
+            path = ROOT_PATH
+            for level in levels:
+                key = level.key(path)
+                ordinal = allocations.get(key)
+                if ordinal is None:
+                    break
+                guessed.append(key)
+                path = f"{path}/{level.name}/{level.text(ordinal)}"
+        return guessed
 
     def _remember(self, thread_id: str, key: tuple[str, str, str], ordinal: int) -> None:
         with self._lock:
@@ -301,9 +360,15 @@ class OrdinalAllocator:
             while len(self._cache) > _CACHED_THREADS:
                 self._cache.popitem(last=False)
 
-    def _forget(self, thread_id: str) -> None:
+    def _forget(self, thread_id: str, keys: list[tuple[str, str, str]] | None = None) -> None:
+        """Drop the thread's cached allocations (``keys`` only, when given)."""
         with self._lock:
-            self._cache.pop(thread_id, None)
+            if keys is None:
+                self._cache.pop(thread_id, None)
+                return
+            allocations = self._cache.get(thread_id, {})
+            for key in keys:
+                allocations.pop(key, None)
 
     def _sync_io(self, method: str) -> SyncIO:
         if self._sync is None:
