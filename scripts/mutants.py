@@ -75,6 +75,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_resolver_allocator.py",),
     ),
     Mutant(
+        "journal digest matching (an effect takes the entry at its ordinal whatever it recorded)",
+        "src/journal/position.py",
+        "            elif same := sorted((k for k in free if recorded[k] == wanted), key=_ordinal_order):\n"
+        "                key = same[0]\n",
+        "",
+        ("tests/test_journal_matching.py", "-m", "not server"),
+    ),
+    Mutant(
         "journal renewal fence (an expired lease renews)",
         "src/journal/documents.py",
         'return {**held_fence(pos, fence), "lease_until": {"$gt": now}}',

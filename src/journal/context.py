@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..errors import NoDurableScopeError
-from .position import EffectPosition, NodePosition, PositionProvider, check_node, current_attempt
+from .position import Attempt, EffectPosition, NodePosition, PositionProvider, check_node, current_attempt
 
 if TYPE_CHECKING:
     from .journal import ActivityJournal
@@ -81,8 +81,11 @@ def current_scope() -> EffectScope:
     scope = _scope.get()
     if scope is None:
         raise NoDurableScopeError(
-            "a journaled effect (SecureLLM, SecureTool, @effect) ran outside a durable scope; run the graph "
-            "through DurablePlatform, or inside `with effect_scope(journal, position_provider):`"
+            "a journaled effect (SecureLLM, SecureTool, @effect) ran outside a durable scope. If your node "
+            "started it from a thread of its own (a ThreadPoolExecutor, threading.Thread), that thread did not get "
+            "the node's contextvars: submit it as pool.submit(contextvars.copy_context().run, fn, *args), or use "
+            "langchain_core.runnables.config.ContextThreadPoolExecutor. Otherwise run the graph through "
+            "DurablePlatform, or inside `with effect_scope(journal, position_provider):`"
         )
     return scope
 
@@ -111,27 +114,41 @@ def _nested(key: str | None) -> EffectPosition | None:
     return replace(parent.position, effect_key=f"{parent.position.effect_key}/{own}")
 
 
-def _at(node: NodePosition, own: str) -> EffectPosition:
-    return EffectPosition(node.thread_id, node.path, node.node, node.occurrence, own)
+def at(node: NodePosition, key: str) -> EffectPosition:
+    return EffectPosition(node.thread_id, node.path, node.node, node.occurrence, key)
 
 
-def locate(scope: EffectScope, key: str | None = None) -> EffectPosition:
-    """The position of an effect starting now: ``key`` if given, else the next ordinal of the node attempt."""
+@dataclass(frozen=True)
+class Slot:
+    """An effect of a node attempt that took ``ordinal`` and has no key of its own: ``Attempt.take``
+    (after the journal has read the node's entries) turns it into an effect key."""
+
+    attempt: Attempt
+    ordinal: int
+
+    @property
+    def node(self) -> NodePosition:
+        assert self.attempt.node is not None
+        return self.attempt.node
+
+
+def locate(scope: EffectScope, key: str | None = None) -> EffectPosition | Slot:
+    """Where an effect starting now goes: ``key`` if given, else a slot of the node attempt's next ordinal."""
     if (nested := _nested(key)) is not None:
         return nested
     attempt = current_attempt(scope.positions)
-    own = key if key is not None else str(attempt.next_ordinal())
+    ordinal = attempt.next_ordinal() if key is None else 0
     if attempt.node is None:
         attempt.node = check_node(scope.positions.position())
-    return _at(attempt.node, own)
+    return at(attempt.node, key) if key is not None else Slot(attempt, ordinal)
 
 
-async def alocate(scope: EffectScope, key: str | None = None) -> EffectPosition:
+async def alocate(scope: EffectScope, key: str | None = None) -> EffectPosition | Slot:
     """``locate`` for async effects: the ordinal is taken before the (possibly I/O-bound) node lookup."""
     if (nested := _nested(key)) is not None:
         return nested
     attempt = current_attempt(scope.positions)
-    own = key if key is not None else str(attempt.next_ordinal())
+    ordinal = attempt.next_ordinal() if key is None else 0
     if attempt.node is None:
         attempt.node = check_node(await scope.positions.aposition())
-    return _at(attempt.node, own)
+    return at(attempt.node, key) if key is not None else Slot(attempt, ordinal)

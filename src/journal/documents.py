@@ -43,7 +43,7 @@ from pymongo import ASCENDING, IndexModel
 
 from .._bson import assemble_values, value_documents
 from .owner import identity
-from .position import EffectPosition
+from .position import EffectPosition, NodePosition, Recorded
 
 POSITION_FIELDS = ("thread_id", "path", "node", "occurrence", "effect_key")
 #: Characters of an error message kept.
@@ -93,6 +93,24 @@ def position_fields(pos: EffectPosition) -> dict[str, Any]:
 def entry_filter(pos: EffectPosition, **conditions: Any) -> dict[str, Any]:
     """Matches the position's entry document (and ``conditions``: the fence)."""
     return {**position_fields(pos), "chunk": 0, **conditions}
+
+
+def node_entries_filter(node: NodePosition) -> dict[str, Any]:
+    """Matches the entry documents of every effect journaled under one node occurrence."""
+    return {"thread_id": node.thread_id, "path": node.path, "node": node.node, "occurrence": node.occurrence, "chunk": 0}
+
+
+#: What matching an effect to a node's entries reads of each (``recorded_entries``).
+RECORDED_FIELDS = {"_id": 0, "effect_key": 1, "kind": 1, "name": 1, "input.digest": 1}
+
+
+def recorded_entries(docs: Sequence[Mapping[str, Any]]) -> dict[str, Recorded]:
+    """The node's top-level ordinal entries (keys ``1``, ``2``, ...) as matching sees them."""
+    return {
+        doc["effect_key"]: Recorded(doc.get("kind"), doc.get("name"), (doc.get("input") or {}).get("digest"))
+        for doc in docs
+        if isinstance(doc.get("effect_key"), str) and doc["effect_key"].isdigit()
+    }
 
 
 def chunk_key(pos: EffectPosition, owner: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from .._bson import DEFAULT_CHUNK_BYTES, require_str
 from .._mongo import TwoFaces, split_clients
 from ..errors import InvalidInputError
-from .context import alocate, current_scope, locate
+from .context import Slot, alocate, current_scope, locate
 from .documents import EffectCall
 from .plans import JournalPlans
 from .position import EffectPosition
@@ -142,11 +142,11 @@ class ActivityJournal(TwoFaces, JournalPlans):
     # -- positions ------------------------------------------------------------------
 
     @staticmethod
-    def _position(call: EffectCall, position: EffectPosition | None) -> EffectPosition:
+    def _position(call: EffectCall, position: EffectPosition | None) -> EffectPosition | Slot:
         return position if position is not None else locate(current_scope(), call.effect_key)
 
     @staticmethod
-    async def _aposition(call: EffectCall, position: EffectPosition | None) -> EffectPosition:
+    async def _aposition(call: EffectCall, position: EffectPosition | None) -> EffectPosition | Slot:
         return position if position is not None else await alocate(current_scope(), call.effect_key)
 
     # -- effects ----------------------------------------------------------------------

@@ -60,8 +60,11 @@ from ..errors import (
     NondeterminismError,
     OutcomeNotSerializableError,
 )
-from .context import EffectInfo
+from .context import EffectInfo, Slot, at
 from .documents import (
+    RECORDED_FIELDS,
+    node_entries_filter,
+    recorded_entries,
     held_fence,
     live_fence,
     takeover_fence,
@@ -193,8 +196,8 @@ class JournalPlans:
 
     # -- the effect's life ----------------------------------------------------------
 
-    def _effect_plan(self, call: EffectCall, pos: EffectPosition, fn: Callable[[], Any]) -> Plan:
-        claimed = yield from self._claim(call, pos)
+    def _effect_plan(self, call: EffectCall, where: EffectPosition | Slot, fn: Callable[[], Any]) -> Plan:
+        pos, claimed = yield from self._claim(call, where)
         if isinstance(claimed, _Recorded):
             return claimed.value
         with (yield self._heartbeat(pos, claimed)):
@@ -204,7 +207,7 @@ class JournalPlans:
     def _stream_plan(
         self,
         call: EffectCall,
-        pos: EffectPosition,
+        where: EffectPosition | Slot,
         open_stream: Callable[[], Any],
         merge: Callable[[list[Any]], Any],
         replay: Callable[[Any], Iterable[Any]],
@@ -213,7 +216,7 @@ class JournalPlans:
 
         The lease is renewed until the stream ends, including while the caller handles an item.
         """
-        claimed = yield from self._claim(call, pos)
+        pos, claimed = yield from self._claim(call, where)
         if isinstance(claimed, _Recorded):
             for item in replay(claimed.value):
                 yield Emit(item)
@@ -247,8 +250,19 @@ class JournalPlans:
 
     # -- claim ----------------------------------------------------------------------
 
-    def _claim(self, call: EffectCall, pos: EffectPosition) -> Plan:
-        """Returns ``_Claimed`` (run the effect) or ``_Recorded`` (its outcome); raises a recorded terminal error.
+    def _place(self, call: EffectCall, where: EffectPosition | Slot, input_digest: str) -> Plan:
+        """The position of an effect: given, or matched among the node's entries (read once per attempt)."""
+        if isinstance(where, EffectPosition):
+            return where
+        attempt, node = where.attempt, where.node
+        if attempt.recorded is None:
+            docs = [] if node.new else (yield Find(self.collection, node_entries_filter(node), RECORDED_FIELDS))
+            attempt.learn(recorded_entries(docs))
+        return at(node, attempt.take(where.ordinal, call.kind, call.name, input_digest))
+
+    def _claim(self, call: EffectCall, where: EffectPosition | Slot) -> Plan:
+        """Returns ``(position, _Claimed)`` (run the effect) or ``(position, _Recorded)`` (its outcome); raises
+        a recorded terminal error.
 
         Every visit is counted in ``replays``, also one that raises (waited too long, non-determinism, a
         changed input under ``"raise"``, an at_most_once outcome unknown): it did not run the effect.
@@ -256,6 +270,7 @@ class JournalPlans:
         owner = uuid.uuid4().hex
         secrets = credential_values([call.input, call.preview_source])
         fingerprint = {"digest": digest(call.input), "preview": self._preview(call.preview_source, secrets)}
+        pos = yield from self._place(call, where, fingerprint["digest"])
         deadline = time.monotonic() + self.wait_seconds
         pause = _POLL_FIRST
         entry = None
@@ -268,13 +283,13 @@ class JournalPlans:
                 visit = visit_update(pos, new_entry(pos, claim, self._expiry(pos.thread_id)), now=now)
                 entry = yield FindOneAndUpdate(self.collection, entry_filter(pos), visit, upsert=True)
                 if isinstance(entry, Mapping) and entry.get("owner") == owner:
-                    return _Claimed(owner, entry["fence"], 1, time.monotonic(), secrets)
+                    return pos, _Claimed(owner, entry["fence"], 1, time.monotonic(), secrets)
             self._check_entry(entry, pos)
             action = self._judge(entry, call, pos, fingerprint, now)
             if action == "raise":
                 raise _rebuild(self._terminal_type(entry), entry["error"].get("message", ""), pos)
             if action == "replay":
-                return _Recorded((yield from self._load_outcome(entry, pos)))
+                return pos, _Recorded((yield from self._load_outcome(entry, pos)))
             if action == "wait":
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -290,7 +305,7 @@ class JournalPlans:
             else:
                 update = takeover_update(claim, orphaned=entry["status"] == "started")
                 if (yield FencedUpdate(self.collection, takeover_fence(pos, entry), update)):
-                    return _Claimed(owner, entry["fence"] + 1, entry.get("attempts", 0) + 1, time.monotonic(), secrets)
+                    return pos, _Claimed(owner, entry["fence"] + 1, entry.get("attempts", 0) + 1, time.monotonic(), secrets)
                 # another worker took it over first: judge its entry
             found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
             entry = found[0] if found else None
