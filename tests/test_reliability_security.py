@@ -16,7 +16,7 @@ from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.graph import START, StateGraph
 from pymongo import monitoring
 
-from langgraph_durable_mongodb.journal import effect
+from langgraph_durable_mongodb.journal import digest, effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
 from .workers import durable_worker
@@ -234,3 +234,43 @@ def test_no_query_reaches_beyond_its_thread(make_platform: Any) -> None:
     assert off == [], f"queries that do not name one thread by equality: {off[:10]}"
     remaining = raw_documents(platform)
     assert {d["thread_id"] for docs in remaining.values() for d in docs} == {"a", "{'$ne': None}", "$where", "copy"}
+
+
+def pin_graph(platform: DurablePlatform, runs: list, crash: bool) -> Any:
+    @effect(kind="tool", name="verify_pin")
+    def verify(pin: str) -> bool:
+        runs.append(pin)
+        return True
+
+    def node(s: State) -> State:
+        ok = verify("4821")
+        if crash:
+            raise ConnectionError("lost")
+        return {"out": [ok]}
+
+    g = StateGraph(State)
+    g.add_node("verify", node)
+    g.add_edge(START, "verify")
+    return platform.compile(g)
+
+
+def test_with_encryption_input_digests_are_keyed_so_a_short_secret_cannot_be_guessed(make_platform: Any) -> None:
+    serde = EncryptedSerializer.from_pycryptodome_aes(key=KEY)
+    platform, runs = make_platform(serde=serde), []
+    config = {"configurable": {"thread_id": "pin"}}
+    with pytest.raises(ConnectionError):
+        pin_graph(platform, runs, crash=True).invoke({"out": []}, config)
+    [entry] = raw_documents(platform)["activity_journal"]
+    guesses = {digest({"pin": f"{n:04d}"}) for n in range(10_000)}  # every 4-digit PIN, unkeyed
+    assert entry["input"]["digest"].startswith("hmac-sha256:") and entry["input"]["digest"] not in guesses
+    db = platform.checkpointer.client[platform.checkpointer.db_name]
+    [stored_key] = db["durable_metadata"].find({})
+    assert stored_key["type"].endswith("+aes")  # the digest key itself is stored encrypted
+
+    # Another process with the same encryption key reads the same digest key: the effect replays.
+    same = DurablePlatform(
+        platform.checkpointer.client, async_client=platform.checkpointer.async_client,
+        db_name=platform.checkpointer.db_name, serde=serde, journal_options={"on_input_change": "raise"},
+    )
+    assert pin_graph(same, runs, crash=False).invoke(None, config) == {"out": [True]}
+    assert runs == ["4821"]

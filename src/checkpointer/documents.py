@@ -50,6 +50,8 @@ class CollectionNames:
     #: of a running process, not thread data; copying, expiring or deleting it with the thread would let a
     #: second run in beside the one holding it. A dead run's lock is reclaimed by the next run.
     runs: str = "thread_runs"
+    #: One document per database-wide fact (the journal's input-digest key under encryption). Not per thread.
+    metadata: str = "durable_metadata"
 
     @property
     def per_thread(self) -> tuple[str, ...]:

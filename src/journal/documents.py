@@ -95,6 +95,12 @@ def entry_filter(pos: EffectPosition, **conditions: Any) -> dict[str, Any]:
     return {**position_fields(pos), "chunk": 0, **conditions}
 
 
+def input_key_upsert(typed: tuple[str, bytes]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Filter and update that store the input-digest key (serialized, so encrypted) unless one is stored:
+    ``{_id: "journal_input_digest_key", type, data}`` in the metadata collection."""
+    return {"_id": "journal_input_digest_key"}, {"$setOnInsert": {"type": typed[0], "data": typed[1]}}
+
+
 def node_entries_filter(node: NodePosition) -> dict[str, Any]:
     """Matches the entry documents of every effect journaled under one node occurrence."""
     return {"thread_id": node.thread_id, "path": node.path, "node": node.node, "occurrence": node.occurrence, "chunk": 0}

@@ -64,6 +64,11 @@ class ActivityJournal(TwoFaces, JournalPlans):
             length and error messages.
         chunk_bytes: serialized bytes per document for large outcomes.
         expiry: ``thread_id -> {"expire_at": ...}`` for new documents (TTL).
+        digest_key: keys the input digests (HMAC-SHA256). Without it, under an
+            ``EncryptedSerializer``, the journal keys them with a random key it
+            stores once per database, encrypted by the serde, in
+            ``metadata_collection``; otherwise digests are plain SHA-256 (the
+            previews show the inputs anyway).
         auto_setup: create indexes before the first operation of each face.
     """
 
@@ -93,6 +98,8 @@ class ActivityJournal(TwoFaces, JournalPlans):
         preview_chars: int | None = None,
         chunk_bytes: int = DEFAULT_CHUNK_BYTES,
         expiry: Callable[[str], Mapping[str, Any]] | None = None,
+        digest_key: bytes | None = None,
+        metadata_collection: str = "durable_metadata",
         auto_setup: bool = True,
     ) -> None:
         client, async_client = split_clients(
@@ -119,6 +126,10 @@ class ActivityJournal(TwoFaces, JournalPlans):
         self.preview_chars = preview_chars if preview_chars is not None else 0 if encrypted else 300
         self.store_messages = preview_chars is not None or not encrypted
         self.chunk_bytes, self.expiry = chunk_bytes, expiry
+        if digest_key is not None and (not isinstance(digest_key, bytes) or len(digest_key) < 16):
+            raise InvalidInputError("digest_key must be at least 16 random bytes")
+        self.metadata_collection = require_str("metadata_collection", metadata_collection, allow_empty=False)
+        self._input_key, self._keyed_inputs = digest_key, digest_key is not None or encrypted
         self._init_faces(
             SyncRunner(client[db_name]) if client is not None else None,
             AsyncRunner(async_client[db_name]) if async_client is not None else None,
@@ -135,6 +146,7 @@ class ActivityJournal(TwoFaces, JournalPlans):
         """
         options.setdefault("collection", saver.collections.journal)
         options.setdefault("chunk_bytes", saver.chunk_bytes)
+        options.setdefault("metadata_collection", saver.collections.metadata)
         if saver.ttl is not None:
             options.setdefault("expiry", saver.expiry_fields)
         return cls(saver.client, async_client=saver.async_client, db_name=saver.db_name, serde=saver.serde, **options)

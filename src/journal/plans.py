@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import re
 import time
 import uuid
@@ -51,6 +52,7 @@ from typing import Any
 
 from .._mongo import CreateIndexes, DeleteMany, Emit, FencedUpdate, Find, FindOneAndUpdate, InsertMany, Plan
 from ..errors import (
+    ClientConfigurationError,
     CorruptJournalEntryError,
     DurableMongoError,
     EffectInProgressError,
@@ -74,6 +76,7 @@ from .documents import (
     claim_fields,
     completed_update,
     entry_filter,
+    input_key_upsert,
     entry_problem,
     error_record,
     failed_update,
@@ -186,6 +189,9 @@ class JournalPlans:
     preview_chars: int
     store_messages: bool
     expiry: Callable[[str], Mapping[str, Any]] | None
+    metadata_collection: str
+    _input_key: bytes | None
+    _keyed_inputs: bool
 
     def _expiry(self, thread_id: str) -> Mapping[str, Any]:
         return self.expiry(thread_id) if self.expiry is not None else {}
@@ -193,6 +199,23 @@ class JournalPlans:
     def _setup_plan(self) -> Plan:
         for index in journal_indexes():
             yield CreateIndexes(self.collection, [index])
+
+    def _input_key_plan(self) -> Plan:
+        """The key of input digests: ``digest_key``, or under an ``EncryptedSerializer`` a random key stored once
+        per database, encrypted by the serde (so only holders of the encryption key can test guesses)."""
+        if self._input_key is not None or not self._keyed_inputs:
+            return self._input_key
+        fresh = self.serde.dumps_typed(os.urandom(32))
+        doc = yield FindOneAndUpdate(self.metadata_collection, *input_key_upsert(fresh), upsert=True)
+        try:
+            key = self.serde.loads_typed((doc["type"], bytes(doc["data"])))
+        except Exception as exc:  # noqa: BLE001 - whatever the cipher raises for another key
+            raise ClientConfigurationError(
+                f"the journal's input-digest key in {self.metadata_collection} cannot be decrypted with this "
+                "serde: this database was written with another encryption key. Use that key, or another database"
+            ) from exc
+        self._input_key = bytes(key)
+        return self._input_key
 
     # -- the effect's life ----------------------------------------------------------
 
@@ -269,7 +292,8 @@ class JournalPlans:
         """
         owner = uuid.uuid4().hex
         secrets = credential_values([call.input, call.preview_source])
-        fingerprint = {"digest": digest(call.input), "preview": self._preview(call.preview_source, secrets)}
+        key = yield from self._input_key_plan()
+        fingerprint = {"digest": digest(call.input, key), "preview": self._preview(call.preview_source, secrets)}
         pos = yield from self._place(call, where, fingerprint["digest"])
         deadline = time.monotonic() + self.wait_seconds
         pause = _POLL_FIRST

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
+import hmac
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -83,14 +84,21 @@ def canonical(value: Any) -> Any:
     return f"<{type(value).__module__}.{type(value).__qualname__}>"
 
 
-def digest(value: Any) -> str:
-    """``sha256:<hex>`` of ``value``'s canonical JSON.
+def digest(value: Any, key: bytes | None = None) -> str:
+    """``sha256:<hex>`` of ``value``'s canonical JSON; ``hmac-sha256:<hex>`` keyed by ``key`` when given.
+
+    A plain digest of a short secret (a PIN, a card number) is found by trying every value; keyed, it
+    is not, without the key.
 
     >>> digest({"a": 1}) == digest({"a": 1}) != digest({"a": 2})
     True
+    >>> digest({"a": 1}, b"k1") != digest({"a": 1}, b"k2")
+    True
     """
-    text = json.dumps(canonical(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    text = json.dumps(canonical(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    if key is None:
+        return "sha256:" + hashlib.sha256(text).hexdigest()
+    return "hmac-sha256:" + hmac.new(key, text, hashlib.sha256).hexdigest()
 
 
 def redact(value: Any) -> Any:
