@@ -23,9 +23,13 @@ levels the guess missed cost a query each (and an insert when new).
 
 Occurrence keys
 ---------------
-* A root-level task is keyed by its task id, the text after ``:``. LangGraph
-  derives it from the checkpoint the task was prepared from, so it is the same on
-  every resume, and new for a new invoke on the thread or a fork.
+* A root-level task triggered by an edge is keyed by the root checkpoint it was
+  prepared from (one such task per node and checkpoint), so it is the same on
+  every resume, and new for a new invoke on the thread or a fork. An edit of the
+  latest checkpoint (``update_state`` at an ``interrupt()``) writes a checkpoint
+  that *continues* the edited one: its tasks are keyed by the edited checkpoint,
+  so the interrupted node meets its occurrence again (``origin_of``). Other
+  root-level tasks (the functional API's) are keyed by their task id.
 * A task inside a compiled child is keyed by its step within the child's run,
   ``step:N`` (``langgraph_step``). LangGraph starts a child's run afresh, under new
   task ids, when a RetryPolicy retries the node that runs it, or when a resume

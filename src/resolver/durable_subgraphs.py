@@ -63,7 +63,7 @@ from langgraph_durable_mongodb.resolver.topology import (
     TopologyIssue,
     discover_topology,
 )
-from langgraph_durable_mongodb.resolver.trace import TaskTrace, send_index_of
+from langgraph_durable_mongodb.resolver.trace import TaskTrace, is_pull, send_index_of
 
 __all__ = ["DurableSubgraphResolver"]
 
@@ -145,7 +145,7 @@ class DurableSubgraphResolver:
         node = levels[-1].segment
         return ResolvedNamespace(boundaries, node.name, node.task_id)
 
-    def resolve_config(self, config: RunnableConfig, trace: TaskTrace) -> ResolvedNamespace:
+    def resolve_config(self, config: RunnableConfig, trace: TaskTrace, origin: str | None = None) -> ResolvedNamespace:
         """Resolve the task whose config is ``config`` (a node's ``get_config()``).
 
         Adds what only the run knows: for every task, whether it came from
@@ -154,11 +154,18 @@ class DurableSubgraphResolver:
         its retry attempt. Facts about enclosing tasks come from ``trace``, those of
         the running node from its config metadata. Raises ``NoDurableScopeError``
         when ``trace`` did not see an enclosing task start.
+
+        A root-level node triggered by an edge is keyed by the root checkpoint its
+        task was prepared from, not by its task id: ``origin`` when given (the
+        checkpoint an edit of the latest checkpoint continues, see
+        ``MongoDBCheckpointer.origin_of``), else the task's own. A ``Send`` task at
+        the root is grouped by the same checkpoint.
         """
         configurable = config.get("configurable") or {}
         ns = configurable.get("checkpoint_ns")
         levels = self._walk(ns)
         checkpoint_map = configurable.get("checkpoint_map") or {}
+        root = origin if origin is not None else checkpoint_map.get("")
         boundaries = []
         for level in levels[:-1]:
             segment = level.segment
@@ -177,8 +184,9 @@ class DurableSubgraphResolver:
                     )
                 run = observed
             child_step = trace.step(segment.task_ns) if segment.parent_ns else None
-            send = _send_origin(trace.send_index(segment.task_ns), segment, child_step, checkpoint_map, level.path)
-            boundaries.append(ChildOperationBoundary(segment.name, segment.task_id, run, send, child_step))
+            send = _send_origin(trace.send_index(segment.task_ns), segment, child_step, root, level.path)
+            key = _occurrence_key(segment, trace.pulled(segment.task_ns), root)
+            boundaries.append(ChildOperationBoundary(segment.name, key, run, send, child_step))
         node = levels[-1]
         metadata = config.get("metadata") or {}
         if metadata.get("langgraph_checkpoint_ns", ns) != ns:
@@ -194,10 +202,10 @@ class DurableSubgraphResolver:
                     f"config metadata of task {ns!r} has no langgraph_step; pass the node's own config "
                     "(langgraph.config.get_config())"
                 )
-        node_send = _send_origin(
-            send_index_of(metadata.get("langgraph_path")), node.segment, node_step, checkpoint_map, node.path
-        )
-        return ResolvedNamespace(tuple(boundaries), node.segment.name, node.segment.task_id, node_send, node_step)
+        task_path = metadata.get("langgraph_path")
+        node_send = _send_origin(send_index_of(task_path), node.segment, node_step, root, node.path)
+        node_key = _occurrence_key(node.segment, is_pull(task_path), root)
+        return ResolvedNamespace(tuple(boundaries), node.segment.name, node_key, node_send, node_step)
 
     def _walk(self, ns: Any) -> tuple[_Level, ...]:
         if not isinstance(ns, str):
@@ -249,18 +257,20 @@ def _lookup(graphs: tuple[GraphTopology, ...], segment: NamespaceSegment, ns: st
     return NodeTopology(segment.name, matches[0].kind, subgraphs)
 
 
-def _send_origin(
-    index: int | None, segment: NamespaceSegment, step: int | None, checkpoint_map: Any, path: str
-) -> SendOrigin | None:
+def _occurrence_key(segment: NamespaceSegment, pull: bool, root: Any) -> str:
+    """A root-level edge-triggered task: the root checkpoint it was prepared from; any other: its task id."""
+    return root if pull and not segment.parent_ns and isinstance(root, str) and root else segment.task_id
+
+
+def _send_origin(index: int | None, segment: NamespaceSegment, step: int | None, root: Any, path: str) -> SendOrigin | None:
     """The Send group is the step the task belongs to: ``step:N`` inside a child run, else the root checkpoint."""
     if index is None:
         return None
     if step is not None:
         return SendOrigin(f"step:{step}", index)
-    group = checkpoint_map.get(segment.parent_ns)
-    if not isinstance(group, str):
+    if not isinstance(root, str):
         raise NamespaceError(
             f"Send task '{path}' has no checkpoint_map entry for {segment.parent_ns!r}; "
             "resolve it from the node's own config (langgraph.config.get_config())"
         )
-    return SendOrigin(group, index)
+    return SendOrigin(root, index)

@@ -93,8 +93,11 @@ class DurableScope:
         finally:
             _CURRENT_SCOPE.reset(token)
 
-    def resolve_current(self, config: RunnableConfig | None = None) -> ResolvedNamespace:
-        """Resolve the running node: its config defaults to ``langgraph.config.get_config()``."""
+    def resolve_current(self, config: RunnableConfig | None = None, origin: str | None = None) -> ResolvedNamespace:
+        """Resolve the running node: its config defaults to ``langgraph.config.get_config()``.
+
+        ``origin``: the root checkpoint the run continues (see ``DurableSubgraphResolver.resolve_config``).
+        """
         if config is None:
             try:
                 config = get_config()
@@ -103,7 +106,7 @@ class DurableScope:
                     "resolve_current() was called outside a LangGraph node (get_config() found no runnable "
                     "config); call it from node code, or pass the node's config"
                 ) from error
-        return self.resolver.resolve_config(config, self.trace)
+        return self.resolver.resolve_config(config, self.trace, origin)
 
 
 @contextmanager

@@ -46,12 +46,14 @@ from langgraph_durable_mongodb.resolver.namespace import NS_SEP
 __all__ = ["TaskTrace", "bind_trace", "send_index_of"]
 
 PUSH = "__pregel_push"  # langgraph/_internal/_constants.py PUSH
+PULL = "__pregel_pull"  # langgraph/_internal/_constants.py PULL
 
 
 @dataclass
 class _TaskRecord:
     step: int
     send_index: int | None
+    pull: bool
     attempts: int = 0
     attempt_of_run: dict[int, int] = field(default_factory=dict)  # subgraph counter -> attempt
     first_run_of_attempt: dict[int, int] = field(default_factory=dict)  # attempt -> lowest counter
@@ -90,7 +92,7 @@ class TaskTrace(BaseCallbackHandler):
         send_index = send_index_of(metadata.get("langgraph_path"))
         parent_ns, counter = _enclosing_task(task_ns)
         with self._lock:
-            record = self._tasks.setdefault(task_ns, _TaskRecord(step, send_index))
+            record = self._tasks.setdefault(task_ns, _TaskRecord(step, send_index, is_pull(metadata.get("langgraph_path"))))
             record.attempts += 1
             parent = self._tasks.get(parent_ns) if parent_ns else None
             if parent is not None and counter not in parent.attempt_of_run:
@@ -110,6 +112,10 @@ class TaskTrace(BaseCallbackHandler):
     def send_index(self, task_ns: str) -> int | None:
         """The task's ``Send`` index, or None when an edge triggered it. The task must have been seen."""
         return self._tasks[task_ns].send_index
+
+    def pulled(self, task_ns: str) -> bool:
+        """Whether an edge triggered the task (a PULL task). The task must have been seen."""
+        return self._tasks[task_ns].pull
 
     def subgraph_run(self, task_ns: str, counter: int) -> int | None:
         """Position, within its retry attempt, of the task's subgraph run numbered ``counter``.
@@ -138,6 +144,11 @@ def send_index_of(task_path: Any) -> int | None:
     ):
         return task_path[1]
     return None
+
+
+def is_pull(task_path: Any) -> bool:
+    """Whether a task's ``langgraph_path`` is an edge-triggered task's ``("__pregel_pull", name)``."""
+    return isinstance(task_path, (tuple, list)) and len(task_path) >= 1 and task_path[0] == PULL
 
 
 def _enclosing_task(task_ns: str) -> tuple[str, int]:
