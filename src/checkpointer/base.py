@@ -13,7 +13,7 @@ import os
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -29,6 +29,7 @@ from langgraph.checkpoint.base import (
 )
 from pymongo import ReplaceOne, UpdateOne
 
+from .. import _clock
 from .._bson import (
     DEFAULT_CHUNK_BYTES,
     assemble_values,
@@ -152,7 +153,7 @@ class CheckpointPlans:
 
     def _thread_expiry(self, thread_id: str) -> datetime:
         """The one expiry every document of the thread carries; renewed after ttl/10."""
-        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        now = _clock.utcnow()
         with self._expiry_lock:
             current = self._expiries.get(thread_id)
             if current is None or (current - now).total_seconds() < self.ttl * 0.9:
@@ -322,7 +323,7 @@ class CheckpointPlans:
         # Between two passes of the TTL monitor (and on servers without one)
         # an expired thread is already gone for readers.
         expire_at = doc.get("expire_at")
-        return expire_at is not None and expire_at <= datetime.now(timezone.utc).replace(tzinfo=None)
+        return expire_at is not None and expire_at <= _clock.utcnow()
 
     def _list_plan(
         self,
@@ -476,7 +477,7 @@ class CheckpointPlans:
         self._applied_expiries.pop(thread_id, None)
 
     def _sweep_expired_plan(self) -> Plan:
-        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        now = _clock.utcnow()
         expired = yield Find(self.collections.checkpoints, {"expire_at": {"$lte": now}}, {"_id": 0, "thread_id": 1})
         threads = sorted({d["thread_id"] for d in expired})
         for thread_id in threads:
