@@ -8,7 +8,6 @@ yields its first request, so bad input never reaches the server.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from collections import defaultdict
@@ -41,7 +40,7 @@ from .._bson import (
     unescape_key,
     value_documents,
 )
-from .._mongo import CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, UpdateMany, Upsert
+from .._mongo import CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, Sleep, UpdateMany, Upsert
 from ..errors import DeltaChainError, DurableMongoError, InvalidInputError
 from .documents import (
     BLOB_KEY,
@@ -61,6 +60,10 @@ FIRST_CHAIN_PAGE = 128
 
 #: Stored checkpoints remembered per saver (see ``wait_stored``).
 STORED_REMEMBERED = 10_000
+
+#: While ``wait_stored`` waits, the database is asked again this often (the registry is polled in between).
+STORED_RECHECK_SECONDS = 1.0
+_FIRST_PAUSE, _LONGEST_PAUSE = 0.001, 0.05
 
 #: Checkpoints fetched per page by ``list``: blobs and writes cost one query per page, never per checkpoint.
 LIST_PAGE = 100
@@ -180,46 +183,52 @@ class CheckpointPlans:
     # -- stored checkpoints -------------------------------------------------------
 
     def _note_stored(self, thread_id: str, checkpoint_ns: str, checkpoint_ids: list[str]) -> None:
-        """Remember checkpoints this process wrote or read: they are in the database."""
-        with self._stored_changed:
+        """Remember checkpoints this process wrote or read: they are in the database.
+
+        The registry is bounded (``STORED_REMEMBERED``, oldest noted first out), so a miss
+        proves nothing: ``_wait_stored_plan`` then asks the database.
+        """
+        with self._stored_lock:
             for checkpoint_id in checkpoint_ids:
                 self._stored[(thread_id, checkpoint_ns, checkpoint_id)] = None
                 self._stored.move_to_end((thread_id, checkpoint_ns, checkpoint_id))
             while len(self._stored) > STORED_REMEMBERED:
                 self._stored.popitem(last=False)
-            self._stored_changed.notify_all()
 
-    def _not_stored(self, thread_id: str, checkpoint_id: str, timeout: float) -> DurableMongoError:
-        return DurableMongoError(
-            f"checkpoint {checkpoint_id} of thread {thread_id!r} was not stored within {timeout:g} s, and effects "
-            "do not start before the checkpoint their position derives from is stored; check the server, "
-            'or run with durability="sync"'
-        )
+    def _remembers_stored(self, thread_id: str, checkpoint_id: str) -> bool:
+        """Whether the registry holds the root checkpoint: then it is stored, and no query is needed."""
+        return (thread_id, "", checkpoint_id) in self._stored
 
-    def wait_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
-        """Block until the root checkpoint ``checkpoint_id`` is known to be in the database.
+    def _wait_stored_plan(self, thread_id: str, checkpoint_id: str, timeout: float) -> Plan:
+        """Return once the root checkpoint is in the database; see ``MongoDBCheckpointer.wait_stored``.
 
-        With ``durability="async"`` LangGraph stores a checkpoint in the
-        background while the tasks prepared from it already run. Task ids, and
-        so journal positions, derive from that checkpoint's id: an effect that
-        ran before the store and whose process then died would, on resume, meet
-        a re-created checkpoint with another id and run again. The journal calls
-        this before a node's first effect; it costs no query (this process
-        either read the checkpoint or is storing it).
+        For a checkpoint the registry does not hold (not stored yet, or forgotten): one query by the
+        checkpoint's key at once and every ``STORED_RECHECK_SECONDS`` while waiting, the registry in
+        between (it learns of this process's own store without a query).
+
+        Raises:
+            DurableMongoError: the checkpoint was not stored within ``timeout`` seconds.
         """
-        key = (thread_id, "", checkpoint_id)
-        with self._stored_changed:
-            if not self._stored_changed.wait_for(lambda: key in self._stored, timeout):
-                raise self._not_stored(thread_id, checkpoint_id, timeout)
-
-    async def await_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
-        """``wait_stored`` for the event loop: it never blocks the loop that may be running the store."""
-        key, deadline, pause = (thread_id, "", checkpoint_id), time.monotonic() + timeout, 0.001
-        while key not in self._stored:
-            if time.monotonic() > deadline:
-                raise self._not_stored(thread_id, checkpoint_id, timeout)
-            await asyncio.sleep(pause)
-            pause = min(pause * 2, 0.05)
+        key = checkpoint_key(thread_id, "", checkpoint_id)
+        deadline = time.monotonic() + timeout
+        pause, recheck_at = _FIRST_PAUSE, 0.0
+        while True:
+            if time.monotonic() >= recheck_at:
+                if (yield Find(self.collections.checkpoints, key, {"_id": 0, "checkpoint_id": 1}, limit=1)):
+                    self._note_stored(thread_id, "", [checkpoint_id])
+                    return
+                recheck_at = time.monotonic() + STORED_RECHECK_SECONDS
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise DurableMongoError(
+                    f"checkpoint {checkpoint_id} of thread {thread_id!r} was not stored within {timeout:g} s, and "
+                    "effects do not start before the checkpoint their position derives from is stored; check the "
+                    'server, or run with durability="sync"'
+                )
+            yield Sleep(min(pause, remaining))
+            pause = min(pause * 2, _LONGEST_PAUSE)
+            if self._remembers_stored(thread_id, checkpoint_id):
+                return
 
     # -- setup ------------------------------------------------------------------
 

@@ -100,7 +100,7 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         self._applied_expiries: dict[str, datetime] = {}
         self._expiry_lock = threading.Lock()
         self._stored: OrderedDict[tuple[str, str, str], None] = OrderedDict()
-        self._stored_changed = threading.Condition()
+        self._stored_lock = threading.Lock()
 
     @classmethod
     def from_conn_string(cls, conn_string: str, **kwargs: Any) -> "_ConnectionScope":
@@ -236,6 +236,42 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
         return await self._arun(self._delta_history_plan(config, channels))
+
+    # -- stored checkpoints (the journal's durability="async" guard) -------------------
+
+    def wait_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
+        """Block until the root checkpoint ``checkpoint_id`` of the thread is in the database.
+
+        With ``durability="async"`` LangGraph stores a checkpoint in the
+        background while the tasks prepared from it already run. Task ids, and
+        so journal positions, derive from that checkpoint's id: an effect that
+        ran before the store and whose process then died would, on resume, meet
+        a re-created checkpoint with another id and run again. The journal calls
+        this before a node's first effect. A checkpoint this process stored or
+        read costs no query (a bounded in-memory registry); any other is looked
+        up by its key, at once and every ``STORED_RECHECK_SECONDS`` while waiting.
+
+        Args:
+            thread_id: the thread.
+            checkpoint_id: the root-namespace checkpoint the running tasks were prepared from.
+            timeout: seconds to wait for the store.
+
+        Raises:
+            DurableMongoError: not stored within ``timeout``; the message says what to check.
+            ClientConfigurationError: a database lookup was needed and this saver has no sync client.
+        """
+        if not self._remembers_stored(thread_id, checkpoint_id):
+            self._run(self._wait_stored_plan(thread_id, checkpoint_id, timeout))
+
+    async def await_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
+        """``wait_stored`` on the event loop: it waits without blocking the loop that may be running the store.
+
+        Raises:
+            DurableMongoError: not stored within ``timeout``.
+            ClientConfigurationError: a database lookup was needed and this saver has no async client.
+        """
+        if not self._remembers_stored(thread_id, checkpoint_id):
+            await self._arun(self._wait_stored_plan(thread_id, checkpoint_id, timeout))
 
     def get_next_version(self, current: str | int | float | None, channel: None = None) -> str:
         return next_version(current)
