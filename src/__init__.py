@@ -24,6 +24,7 @@ from .errors import (
     NoDurableScopeError,
     NondeterminismError,
     ThreadBusyError,
+    ThreadExistsError,
     TopologyError,
 )
 from .journal import ActivityJournal, SecureLLM, SecureTool, current_effect, effect
@@ -53,6 +54,7 @@ __all__ = [
     "SecureLLM",
     "SecureTool",
     "ThreadBusyError",
+    "ThreadExistsError",
     "TopologyError",
     "current_effect",
     "effect",

@@ -12,7 +12,7 @@ import pytest
 from langgraph.checkpoint.base import ERROR, INTERRUPT, empty_checkpoint
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # noqa: F401 - used by DeltaChannel tests
 
-from langgraph_durable_mongodb import DurableMongoError, InvalidInputError, MongoDBCheckpointer
+from langgraph_durable_mongodb import DurableMongoError, InvalidInputError, MongoDBCheckpointer, ThreadExistsError
 from langgraph_durable_mongodb._mongo import Gather
 
 from .clients import Face
@@ -396,3 +396,40 @@ async def test_wait_stored_finds_a_checkpoint_the_registry_forgot(face: Face, mo
     await wait_stored(face, "t1", waited_for, 0.5)
     assert len(requests) == 1  # remembered again
 
+
+async def snapshot(face: Face, *threads: str) -> dict[str, list[dict]]:
+    """The raw documents of ``threads`` in every per-thread collection."""
+    out = {}
+    for coll in face.saver.collections.per_thread:
+        docs = await face.raw(coll, {"thread_id": {"$in": list(threads)}})
+        out[coll] = sorted(docs, key=repr)
+    return out
+
+
+async def test_copy_thread_refuses_a_target_with_documents_and_writes_nothing(face: Face) -> None:
+    saved, _ = await put(face, cfg("source"), {"big": ["s"] * 300})
+    await face.call("put_writes", saved, [("w", "source")], "task")
+    taken, _ = await put(face, cfg("taken"), {"big": ["t"] * 300, "n": 1})
+    await face.call("put_writes", taken, [("w", "taken")], "task")
+    before = await snapshot(face, "source", "taken")
+    with pytest.raises(ThreadExistsError, match=r"delete_thread\('taken'\)") as refused:
+        await face.call("copy_thread", "source", "taken")
+    assert refused.value.thread_id == "taken"
+    assert set(refused.value.collections) == {"checkpoints", "checkpoint_blobs", "checkpoint_writes"}
+    assert await snapshot(face, "source", "taken") == before
+    # A target holding documents in any one per-thread collection is refused the same way.
+    for coll in face.saver.collections.per_thread:
+        inserted = face.db[coll].insert_one({"thread_id": "partial", "marker": coll})
+        if face.is_async:
+            await inserted
+        with pytest.raises(ThreadExistsError) as refused:
+            await face.call("copy_thread", "source", "partial")
+        assert refused.value.collections == (coll,)
+        assert await snapshot(face, "partial") == {c: [{"thread_id": "partial", "marker": c}] if c == coll else [] for c in before}
+        await face.call("delete_thread", "partial")
+    # Deleted first, the copy goes through and the target is the source's copy.
+    await face.call("delete_thread", "taken")
+    await face.call("copy_thread", "source", "taken")
+    copied = await snapshot(face, "taken")
+    original = await snapshot(face, "source")
+    assert copied == {c: sorted(({**d, "thread_id": "taken"} for d in docs), key=repr) for c, docs in original.items()}

@@ -41,7 +41,7 @@ from .._bson import (
     value_documents,
 )
 from .._mongo import CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, Sleep, UpdateMany, Upsert
-from ..errors import DeltaChainError, DurableMongoError, InvalidInputError
+from ..errors import DeltaChainError, DurableMongoError, InvalidInputError, ThreadExistsError
 from .documents import (
     BLOB_KEY,
     INLINE_BYTES,
@@ -494,10 +494,27 @@ class CheckpointPlans:
         return threads
 
     def _copy_thread_plan(self, source_thread_id: str, target_thread_id: str) -> Plan:
+        """Copy every document of the source thread, in every per-thread collection, to an empty target.
+
+        Raises:
+            InvalidInputError: an id is not a string, or both are the same.
+            ThreadExistsError: the target has documents in some per-thread collection; nothing was written.
+        """
         require_str("source_thread_id", source_thread_id)
         require_str("target_thread_id", target_thread_id)
         if source_thread_id == target_thread_id:
             raise InvalidInputError("copy_thread needs two different thread ids")
+        names = self.collections.per_thread
+        found = yield Gather(tuple(Find(c, {"thread_id": target_thread_id}, {"_id": 1}, limit=1) for c in names))
+        holding = tuple(c for c, docs in zip(names, found) if docs)
+        if holding:
+            raise ThreadExistsError(
+                f"copy_thread: thread {target_thread_id!r} already has documents (in {', '.join(holding)}), and a "
+                f"copy onto it would mix two threads' histories; nothing was written. Delete it first with "
+                f"delete_thread({target_thread_id!r}), or copy to another thread id",
+                thread_id=target_thread_id,
+                collections=holding,
+            )
         expiry = self.expiry_fields(target_thread_id)
         for coll in self.collections.per_thread:
             docs = yield Find(coll, {"thread_id": source_thread_id}, {"_id": 0})

@@ -161,7 +161,20 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         self._run(self._delete_for_runs_plan(run_ids))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every document of every namespace (ids, parents, journal) to another thread."""
+        """Copy the source thread whole to a thread that has no documents yet.
+
+        Every checkpoint of every namespace (ids and parents kept), its blobs and writes,
+        the journal and the ordinals are copied; the target gets its own expiry under ``ttl``.
+
+        Args:
+            source_thread_id: the thread to copy (unchanged by the copy).
+            target_thread_id: a thread with no documents in any per-thread collection.
+
+        Raises:
+            ThreadExistsError: the target has documents; nothing was written. Delete it first with
+                ``delete_thread(target_thread_id)``, or pick another id.
+            InvalidInputError: an id is not a string, or both are the same.
+        """
         self._run(self._copy_thread_plan(source_thread_id, target_thread_id))
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
@@ -224,6 +237,7 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         await self._arun(self._delete_for_runs_plan(run_ids))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """``copy_thread`` on the async client; refuses a target with documents the same way (``ThreadExistsError``)."""
         await self._arun(self._copy_thread_plan(source_thread_id, target_thread_id))
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
