@@ -13,7 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -64,6 +64,22 @@ STORED_REMEMBERED = 10_000
 #: While ``wait_stored`` waits, the database is asked again this often (the registry is polled in between).
 STORED_RECHECK_SECONDS = 1.0
 _FIRST_PAUSE, _LONGEST_PAUSE = 0.001, 0.05
+
+#: Threads whose expiry a saver remembers (the highest it has seen, and the one it last spread).
+EXPIRIES_REMEMBERED = 10_000
+_EPOCH, _MILLISECOND = datetime(1970, 1, 1), timedelta(milliseconds=1)
+
+
+class _ThreadExpiry(NamedTuple):
+    """What this process knows of a thread's expiry."""
+
+    #: The highest ``expire_at`` it stamped or read on the thread's documents.
+    highest: datetime | None
+    #: The expiry it last spread to every document of the thread.
+    spread: datetime | None
+
+
+_NO_EXPIRY = _ThreadExpiry(None, None)
 
 #: Checkpoints fetched per page by ``list``: blobs and writes cost one query per page, never per checkpoint.
 LIST_PAGE = 100
@@ -146,39 +162,94 @@ class CheckpointPlans:
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
 
     # -- expiry ---------------------------------------------------------------
+    #
+    # A thread carries one expiry, whatever the number of workers writing it, and it only moves
+    # forward. A write at time t stamps the end of t's bucket (ttl/10 long, counted from the epoch)
+    # plus ttl, so workers writing in one bucket agree, and never less than the highest expiry this
+    # process has seen on the thread's documents, so a worker whose clock lags keeps the later one.
+    # The checkpointer's writes then spread it to the thread's other documents with a refresh that
+    # only raises expiries, once per value (about once per bucket) per thread per process.
 
     def expiry_fields(self, thread_id: str) -> dict[str, Any]:
-        """``{"expire_at": ...}`` for a new document of the thread (empty without ttl).
+        """``{"expire_at": ...}`` for a document another component adds to the thread (empty without ttl).
 
-        Other per-thread documents (the journal's) use it so a thread expires as a whole.
-        """
-        return {"expire_at": self._thread_expiry(thread_id)} if self.ttl is not None else {}
+        The journal stamps its entries with it. It is the thread's current expiry as this process
+        knows it, so the new document expires with the rest of the thread; only the checkpointer's
+        own writes move the expiry forward, since a refresh then moves every document with it. A
+        thread this process knows nothing of, or whose expiry has passed, gets that of a write now.
 
-    def _thread_expiry(self, thread_id: str) -> datetime:
-        """The one expiry every document of the thread carries; renewed after ttl/10."""
-        now = _clock.utcnow()
-        with self._expiry_lock:
-            current = self._expiries.get(thread_id)
-            if current is None or (current - now).total_seconds() < self.ttl * 0.9:
-                # BSON dates hold milliseconds: truncate so the value read back compares equal.
-                current = (now + timedelta(seconds=self.ttl)).replace(microsecond=now.microsecond // 1000 * 1000)
-                self._expiries[thread_id] = current
-            return current
+        Args:
+            thread_id: the thread the new document belongs to.
 
-    def _refresh_expiry(self, thread_id: str) -> Plan:
-        """Give every document of the thread the current expiry, once per renewal.
-
-        All documents of a thread share the same expiry, so the TTL monitor
-        removes a thread as a whole, never part of its history.
+        Returns:
+            ``{"expire_at": datetime}`` under ``ttl``, else ``{}``.
         """
         if self.ttl is None:
+            return {}
+        with self._expiry_lock:
+            known = self._expiries.get(thread_id)
+        if known is not None and known.highest > _clock.utcnow():
+            return {"expire_at": known.highest}
+        return self._write_expiry(thread_id)
+
+    def _write_expiry(self, thread_id: str) -> dict[str, Any]:
+        """``{"expire_at": ...}`` for the checkpointer's write to the thread now (empty without ttl)."""
+        if self.ttl is None:
+            return {}
+        bucket, ttl = max(1, round(self.ttl * 100)), round(self.ttl * 1000)  # milliseconds: BSON dates hold no less
+        now = (_clock.utcnow() - _EPOCH) // _MILLISECOND
+        computed = _EPOCH + _MILLISECOND * ((now // bucket + 1) * bucket + ttl)
+        with self._expiry_lock:
+            known = self._expiries.get(thread_id, _NO_EXPIRY)
+            expiry = computed if known.highest is None else max(computed, known.highest)
+            self._remember_expiry(thread_id, known._replace(highest=expiry))
+        return {"expire_at": expiry}
+
+    def _saw_expiries(self, docs: list[dict[str, Any]]) -> None:
+        """Note the ``expire_at`` of checkpoint documents read: a later write never stamps less."""
+        with self._expiry_lock:
+            for doc in docs:
+                expire_at = doc.get("expire_at")
+                known = self._expiries.get(doc["thread_id"], _NO_EXPIRY)
+                if expire_at is not None and (known.highest is None or expire_at > known.highest):
+                    self._remember_expiry(doc["thread_id"], known._replace(highest=expire_at))
+
+    def _remember_expiry(self, thread_id: str, known: _ThreadExpiry) -> None:
+        """Store what this process knows of a thread's expiry; the caller holds ``_expiry_lock``."""
+        self._expiries[thread_id] = known
+        self._expiries.move_to_end(thread_id)
+        while len(self._expiries) > EXPIRIES_REMEMBERED:
+            self._expiries.popitem(last=False)
+
+    def _spread_expiry(self, thread_id: str, expiry: Mapping[str, Any]) -> Plan:
+        """Move every document of the thread without an expiry or with a lower one to ``expiry``.
+
+        Sent once per expiry value per thread (the value changes about once per ttl/10): one
+        ``updateMany`` per per-thread collection. The filter only ever raises an expiry, so
+        concurrent refreshes of two workers end on the higher one.
+
+        Args:
+            thread_id: the thread just written.
+            expiry: what ``_write_expiry`` stamped on the new documents (empty without ttl).
+        """
+        if not expiry:
             return
-        expiry = self._thread_expiry(thread_id)
-        if self._applied_expiries.get(thread_id) == expiry:
+        value = expiry["expire_at"]
+        with self._expiry_lock:
+            spread = self._expiries.get(thread_id, _NO_EXPIRY).spread
+        if spread is not None and spread >= value:
             return
+        older = {"$or": [{"expire_at": {"$exists": False}}, {"expire_at": {"$lt": value}}]}
         for coll in self.collections.per_thread:
-            yield UpdateMany(coll, {"thread_id": thread_id, "expire_at": {"$ne": expiry}}, {"$set": {"expire_at": expiry}})
-        self._applied_expiries[thread_id] = expiry
+            yield UpdateMany(coll, {"thread_id": thread_id, **older}, {"$set": {"expire_at": value}})
+        self._spread_done(thread_id, value)
+
+    def _spread_done(self, thread_id: str, value: datetime) -> None:
+        """Every document of the thread now carries ``value`` or a later expiry."""
+        with self._expiry_lock:
+            known = self._expiries.get(thread_id, _NO_EXPIRY)
+            highest = value if known.highest is None else max(value, known.highest)
+            self._remember_expiry(thread_id, _ThreadExpiry(highest, value))
 
     # -- stored checkpoints -------------------------------------------------------
 
@@ -282,6 +353,7 @@ class CheckpointPlans:
         writes = self._group_writes(found_writes)
         for (thread_id, ns), ids in groups.items():
             self._note_stored(thread_id, ns, ids)
+        self._saw_expiries(docs)
         return [self._tuple(d, blobs, writes.get((d["thread_id"], d["checkpoint_ns"], d["checkpoint_id"]), [])) for d in docs]
 
     def _group_writes(self, docs: list[dict[str, Any]]) -> dict[tuple, list[tuple[str, str, Any]]]:
@@ -404,7 +476,7 @@ class CheckpointPlans:
         checkpoint_id = require_str("checkpoint id", checkpoint.get("id"), allow_empty=False)
         skeleton = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         versions = checkpoint.get("channel_versions", {})
-        expiry = self.expiry_fields(thread_id)
+        expiry = self._write_expiry(thread_id)
         values: list[dict[str, Any]] = []
         blob_ops: list[UpdateOne] = []
         for channel, value in checkpoint.get("channel_values", {}).items():
@@ -444,7 +516,7 @@ class CheckpointPlans:
             ],
         )
         self._note_stored(thread_id, checkpoint_ns, [checkpoint_id])
-        yield from self._refresh_expiry(thread_id)
+        yield from self._spread_expiry(thread_id, expiry)
         return {"configurable": key}
 
     def _put_writes_plan(
@@ -459,7 +531,7 @@ class CheckpointPlans:
         require_str("task_path", task_path)
         if not checkpoint_id:
             raise InvalidInputError('put_writes needs config["configurable"]["checkpoint_id"]')
-        expiry = self.expiry_fields(thread_id)
+        expiry = self._write_expiry(thread_id)
         ops: list[UpdateOne | ReplaceOne] = []
         for idx, (channel, value) in enumerate(writes):
             require_str("write channel", channel)
@@ -474,7 +546,7 @@ class CheckpointPlans:
                     rest = {k: v for k, v in full.items() if k not in ident}
                     ops.append(UpdateOne(ident, {"$setOnInsert": rest}, upsert=True))
         yield Upsert(self.collections.writes, ops)
-        yield from self._refresh_expiry(thread_id)
+        yield from self._spread_expiry(thread_id, expiry)
 
     # -- thread maintenance -----------------------------------------------------
 
@@ -482,8 +554,8 @@ class CheckpointPlans:
         require_str("thread_id", thread_id)
         for coll in self.collections.per_thread:
             yield DeleteMany(coll, {"thread_id": thread_id})
-        self._expiries.pop(thread_id, None)
-        self._applied_expiries.pop(thread_id, None)
+        with self._expiry_lock:
+            self._expiries.pop(thread_id, None)
 
     def _sweep_expired_plan(self) -> Plan:
         now = _clock.utcnow()
@@ -515,15 +587,16 @@ class CheckpointPlans:
                 thread_id=target_thread_id,
                 collections=holding,
             )
-        expiry = self.expiry_fields(target_thread_id)
-        for coll in self.collections.per_thread:
+        expiry = self._write_expiry(target_thread_id)
+        for coll in names:
             docs = yield Find(coll, {"thread_id": source_thread_id}, {"_id": 0})
             copies = [{**d, "thread_id": target_thread_id} for d in docs]
             for copy in copies:
                 copy.pop("expire_at", None)
                 copy.update(expiry)
             yield InsertMany(coll, copies)
-        yield from self._refresh_expiry(target_thread_id)
+        if expiry:  # the target was empty: every document of it is a copy stamped just now
+            self._spread_done(target_thread_id, expiry["expire_at"])
 
     def _chain_docs(self, thread_ids: list[str]) -> Plan:
         docs = yield Find(self.collections.checkpoints, {"thread_id": {"$in": thread_ids}}, _CHAIN_FIELDS)

@@ -6,7 +6,6 @@ import asyncio
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -23,7 +22,7 @@ from langgraph.checkpoint.base import (
 from .._bson import DEFAULT_CHUNK_BYTES
 from .._mongo import AsyncIO, SyncIO, TwoFaces, split_clients
 from ..errors import InvalidInputError
-from .base import CheckpointPlans, next_version
+from .base import CheckpointPlans, _ThreadExpiry, next_version
 from .documents import CollectionNames
 
 
@@ -52,7 +51,8 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         db_name: the database holding every collection.
         serde: any ``SerializerProtocol``; LangGraph's ``JsonPlusSerializer``
             by default; ``EncryptedSerializer`` encrypts values at rest.
-        ttl: seconds after its last write at which a whole thread expires.
+        ttl: a whole thread expires between ``ttl`` and ``1.1 * ttl`` seconds after its
+            last write; every document of it carries one ``expire_at`` (see ``expiry_fields``).
         collections: collection names (see ``CollectionNames``).
         chunk_bytes: serialized bytes per document for large values.
         auto_setup: create indexes before the first operation of each face.
@@ -96,8 +96,7 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
             AsyncIO(async_client[db_name]) if async_client is not None else None,
             auto_setup,
         )
-        self._expiries: dict[str, datetime] = {}
-        self._applied_expiries: dict[str, datetime] = {}
+        self._expiries: OrderedDict[str, _ThreadExpiry] = OrderedDict()
         self._expiry_lock = threading.Lock()
         self._stored: OrderedDict[tuple[str, str, str], None] = OrderedDict()
         self._stored_lock = threading.Lock()
