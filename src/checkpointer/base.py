@@ -268,7 +268,8 @@ class CheckpointPlans:
 
     def _remembers_stored(self, thread_id: str, checkpoint_id: str) -> bool:
         """Whether the registry holds the root checkpoint: then it is stored, and no query is needed."""
-        return (thread_id, "", checkpoint_id) in self._stored
+        with self._stored_lock:
+            return (thread_id, "", checkpoint_id) in self._stored
 
     def _wait_stored_plan(self, thread_id: str, checkpoint_id: str, timeout: float) -> Plan:
         """Return once the root checkpoint is in the database; see ``MongoDBCheckpointer.wait_stored``.
