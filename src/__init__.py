@@ -25,6 +25,7 @@ from .errors import (
     NondeterminismError,
     OutcomeNotSerializableError,
     ThreadBusyError,
+    ThreadExistsError,
     TopologyError,
 )
 from .journal import ActivityJournal, SecureLLM, SecureTool, current_effect, effect
@@ -55,6 +56,7 @@ __all__ = [
     "SecureLLM",
     "SecureTool",
     "ThreadBusyError",
+    "ThreadExistsError",
     "TopologyError",
     "current_effect",
     "effect",

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, Union
@@ -149,6 +150,13 @@ class Gather:
 
 
 @dataclass(frozen=True)
+class Sleep:
+    """Not I/O: pause the plan (``time.sleep`` on the sync face, ``asyncio.sleep`` on the async face)."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
 class Emit:
     """Not I/O: hands one item to the caller of an iterating plan."""
 
@@ -167,6 +175,7 @@ Request = Union[
     FindOneAndUpdate,
     CreateIndexes,
     Command,
+    Sleep,
 ]
 Plan = Generator[Any, Any, Any]
 
@@ -295,6 +304,9 @@ class SyncIO:
             return True
         if isinstance(request, Command):
             return self.db.command(request.command)
+        if isinstance(request, Sleep):
+            time.sleep(request.seconds)
+            return None
         raise TypeError(f"unknown request {request!r}")
 
     def run(self, plan: Plan) -> Any:
@@ -400,6 +412,9 @@ class AsyncIO:
             return True
         if isinstance(request, Command):
             return await self.db.command(request.command)
+        if isinstance(request, Sleep):
+            await asyncio.sleep(request.seconds)
+            return None
         raise TypeError(f"unknown request {request!r}")
 
     async def run(self, plan: Plan) -> Any:

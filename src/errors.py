@@ -105,3 +105,16 @@ class ThreadBusyError(DurableMongoError, RuntimeError):
     def __init__(self, message: str, *, thread_id: str | None = None, holder: object = None) -> None:
         super().__init__(message)
         self.thread_id, self.holder = thread_id, holder
+
+
+class ThreadExistsError(DurableMongoError, RuntimeError):
+    """``copy_thread`` was asked to copy onto a thread that already has documents; nothing was written.
+
+    A copy onto a thread with its own history would mix both threads. Delete the target first
+    (``delete_thread(target)``) or copy to another thread id. Attributes: ``thread_id`` (the target)
+    and ``collections`` (the collections holding its documents).
+    """
+
+    def __init__(self, message: str, *, thread_id: str | None = None, collections: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.thread_id, self.collections = thread_id, collections

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import threading
+import time
+from typing import Any
 
 import pytest
 from langgraph.checkpoint.base import ERROR, INTERRUPT, empty_checkpoint
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # noqa: F401 - used by DeltaChannel tests
 
-from langgraph_durable_mongodb import InvalidInputError, MongoDBCheckpointer
+from langgraph_durable_mongodb import DurableMongoError, InvalidInputError, MongoDBCheckpointer, ThreadExistsError
+from langgraph_durable_mongodb._mongo import Gather
 
 from .clients import Face
 
@@ -315,3 +320,116 @@ async def test_setup_is_idempotent_and_every_index_leads_with_thread_id(face: Fa
         assert keys and all(k[0] == "thread_id" for k in keys), (coll, keys)
     [unique] = [ix for ix in indexes if ix.get("unique")]
     assert list(unique["key"]) == ["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "chunk"]
+
+
+async def wait_stored(face: Face, thread_id: str, checkpoint_id: str, timeout: float) -> None:
+    if face.is_async:
+        await face.saver.await_stored(thread_id, checkpoint_id, timeout)
+    else:
+        face.saver.wait_stored(thread_id, checkpoint_id, timeout)
+
+
+def counted_requests(face: Face) -> list:
+    """Every request the saver's face executes from now on (a Gather's parts one by one)."""
+    requests: list = []
+    io = face.saver._async_io if face.is_async else face.saver._sync_io
+    original = io.execute
+
+    def counted(request: Any) -> Any:
+        requests.extend(request.requests if isinstance(request, Gather) else [request])
+        return original(request)
+
+    io.execute = counted
+    return requests
+
+
+async def test_wait_stored_returns_for_a_stored_checkpoint_waits_for_a_later_one_and_times_out(
+    face: Face, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langgraph_durable_mongodb.checkpointer import base
+
+    monkeypatch.setattr(base, "STORED_RECHECK_SECONDS", 0.05)
+    first, cp1 = await put(face, cfg(), {"n": 1})
+    requests = counted_requests(face)
+    await wait_stored(face, "t1", cp1["id"], 0.5)
+    assert requests == []  # this process stored it: no query
+    # Stored later, by this saver (another thread or task) and by another process (another saver).
+    other = MongoDBCheckpointer(face.saver.client or face.saver.async_client, db_name=face.saver.db_name)
+    for saver in (face.saver, other):
+        cp, versions = make_checkpoint(face.saver, {"n": 2}, cp1)
+        args = (first, cp, {"source": "loop", "step": 1}, versions)
+        started = time.monotonic()
+        if face.is_async:
+
+            async def store_later() -> None:
+                await asyncio.sleep(0.2)
+                await saver.aput(*args)
+
+            later = asyncio.ensure_future(store_later())
+            await face.saver.await_stored("t1", cp["id"], 5)
+            await later
+        else:
+            later = threading.Timer(0.2, saver.put, args)
+            later.start()
+            face.saver.wait_stored("t1", cp["id"], 5)
+            later.join()
+        assert time.monotonic() - started >= 0.2
+        assert await face.raw("checkpoints", {"checkpoint_id": cp["id"]})
+    with pytest.raises(DurableMongoError, match='durability="sync"'):
+        await wait_stored(face, "t1", "never-stored", 0.05)
+
+
+async def test_wait_stored_finds_a_checkpoint_the_registry_forgot(face: Face, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large list() notes every checkpoint it reads and may evict the one a task waits for: the database answers."""
+    from langgraph_durable_mongodb.checkpointer import base
+
+    monkeypatch.setattr(base, "STORED_REMEMBERED", 3)
+    config, cp = await put(face, cfg(), {"n": 0})
+    for step in range(1, 6):
+        config, cp = await put(face, config, {"n": step}, previous=cp)
+    waited_for = cp["id"]  # the latest: a resume runs tasks prepared from it
+    # The history, newest first: noted in that order, the older five evict the latest from a registry of three.
+    assert len(await face.list(cfg())) == 6
+    requests = counted_requests(face)
+    await wait_stored(face, "t1", waited_for, 0.5)
+    assert len(requests) == 1  # one query by the checkpoint's key, no waiting
+    await wait_stored(face, "t1", waited_for, 0.5)
+    assert len(requests) == 1  # remembered again
+
+
+async def snapshot(face: Face, *threads: str) -> dict[str, list[dict]]:
+    """The raw documents of ``threads`` in every per-thread collection."""
+    out = {}
+    for coll in face.saver.collections.per_thread:
+        docs = await face.raw(coll, {"thread_id": {"$in": list(threads)}})
+        out[coll] = sorted(docs, key=repr)
+    return out
+
+
+async def test_copy_thread_refuses_a_target_with_documents_and_writes_nothing(face: Face) -> None:
+    saved, _ = await put(face, cfg("source"), {"big": ["s"] * 300})
+    await face.call("put_writes", saved, [("w", "source")], "task")
+    taken, _ = await put(face, cfg("taken"), {"big": ["t"] * 300, "n": 1})
+    await face.call("put_writes", taken, [("w", "taken")], "task")
+    before = await snapshot(face, "source", "taken")
+    with pytest.raises(ThreadExistsError, match=r"delete_thread\('taken'\)") as refused:
+        await face.call("copy_thread", "source", "taken")
+    assert refused.value.thread_id == "taken"
+    assert set(refused.value.collections) == {"checkpoints", "checkpoint_blobs", "checkpoint_writes"}
+    assert await snapshot(face, "source", "taken") == before
+    # A target holding documents in any one per-thread collection is refused the same way.
+    for coll in face.saver.collections.per_thread:
+        inserted = face.db[coll].insert_one({"thread_id": "partial", "marker": coll})
+        if face.is_async:
+            await inserted
+        with pytest.raises(ThreadExistsError) as refused:
+            await face.call("copy_thread", "source", "partial")
+        assert refused.value.collections == (coll,)
+        assert await snapshot(face, "partial") == {c: [{"thread_id": "partial", "marker": c}] if c == coll else [] for c in before}
+        await face.call("delete_thread", "partial")
+    # Deleted first, the copy goes through and the target is the source's copy.
+    await face.call("delete_thread", "taken")
+    await face.call("copy_thread", "source", "taken")
+    copied = await snapshot(face, "taken")
+    original = await snapshot(face, "source")
+    assert copied == {c: sorted(({**d, "thread_id": "taken"} for d in docs), key=repr) for c, docs in original.items()}

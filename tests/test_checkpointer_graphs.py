@@ -195,7 +195,8 @@ async def test_ttl_expires_a_thread_as_a_whole(face: Face) -> None:
         expiries |= {d["expire_at"] for d in docs}
     assert len(expiries) == 1
     [expiry] = expiries
-    assert timedelta(minutes=59) < expiry - datetime.utcnow() < timedelta(minutes=61)
+    # the end of the write's bucket (ttl/10 = 6 minutes) plus ttl: between 60 and 66 minutes from now
+    assert timedelta(minutes=59) < expiry - datetime.utcnow() <= timedelta(minutes=66)
     # push the whole thread past its expiry: readers see it gone at once, the sweep removes it
     past = datetime.utcnow() - timedelta(seconds=1)
     for coll in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
@@ -262,3 +263,110 @@ async def test_channel_and_node_names_with_dots_and_dollars(face: Face) -> None:
     assert await face.list(config, filter={"user.id": "u1"})
     for doc in await face.raw("checkpoints"):
         assert all("." not in k and not k.startswith("$") for k in doc["metadata"])
+
+
+def _worker_graph() -> StateGraph:
+    g = StateGraph(State)
+    g.add_node("step", lambda s: {"log": ["x" * 600], "n": s["n"] + 1})  # > 512 bytes: a blob per step
+    g.add_edge(START, "step")
+    return g
+
+
+async def _expiries(face: Face, thread_id: str) -> dict[tuple[str, Any], datetime | None]:
+    """``expire_at`` of every document of the thread, by collection and ``_id``, as stored."""
+    out = {}
+    for coll in face.saver.collections.per_thread:
+        cursor = face.db[coll].find({"thread_id": thread_id}, {"expire_at": 1})
+        for doc in await cursor.to_list(None) if face.is_async else list(cursor):
+            out[(coll, doc["_id"])] = doc.get("expire_at")
+    return out
+
+
+async def test_ttl_two_workers_keep_one_expiry_that_only_moves_forward(face: Face, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers A, B, A (two savers on one database stand for two processes; A's clock lags B's by a
+    third of a bucket): after each run every document of the thread, the journal's too, carries one
+    expiry, the highest stamped so far, and no document's expiry ever went down."""
+    from langgraph_durable_mongodb import _clock
+    from langgraph_durable_mongodb.journal import ActivityJournal, EffectCall, EffectPosition
+
+    ttl, epoch = 3600, datetime(1970, 1, 1)
+    bucket = timedelta(seconds=ttl / 10)
+    start = epoch + (_clock.utcnow() - epoch) // bucket * bucket + bucket / 10  # early in a bucket
+    clock = [start]
+    monkeypatch.setattr(_clock, "utcnow", lambda: clock[0])
+    client = face.saver.client or face.saver.async_client
+
+    def worker() -> tuple[Any, ActivityJournal]:
+        saver = MongoDBCheckpointer(client, db_name=face.saver.db_name, ttl=ttl, auto_setup=False)
+        return _worker_graph().compile(checkpointer=saver), ActivityJournal.for_checkpointer(saver)
+
+    workers = {"A": worker(), "B": worker()}
+    config = {"configurable": {"thread_id": "shared"}}
+    runs = [("A", start), ("B", start + 2 * bucket), ("A", start + 2 * bucket - bucket / 3), ("A", start + 4 * bucket)]
+    seen: dict[tuple[str, Any], datetime | None] = {}
+    for number, (name, now) in enumerate(runs):
+        clock[0] = now
+        graph, journal = workers[name]
+        position = EffectPosition("shared", "agent/1", "step", str(number), "1")
+        call = EffectCall("tool", "search", input={"run": number})
+        if face.is_async:
+            await graph.ainvoke({"log": [], "n": 0}, config)
+            await journal.arun(call, lambda: "sunny", position=position)
+            await graph.ainvoke({"log": []}, config)
+        else:
+            graph.invoke({"log": [], "n": 0}, config)
+            journal.run(call, lambda: "sunny", position=position)
+            graph.invoke({"log": []}, config)
+        stored = await _expiries(face, "shared")
+        assert {coll for coll, _ in stored} >= {"checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal"}
+        expiries = set(stored.values())
+        assert len(expiries) == 1, (name, sorted(map(str, expiries)))
+        [expiry] = expiries
+        assert expiry == max(v for v in [*seen.values(), expiry] if v is not None)
+        assert expiry >= now + timedelta(seconds=ttl)  # a thread lives at least ttl after its last write
+        assert all(stored[key] >= was for key, was in seen.items() if key in stored), "an expiry went down"
+        seen.update(stored)
+    # A's lagging run kept B's later expiry; A's last run, two buckets on, moved everything forward.
+    assert expiry == start - bucket / 10 + 5 * bucket + timedelta(seconds=ttl)
+    # B resumes two buckets later and dies after its node's effect was journaled, before anything was
+    # checkpointed: the entry carries the thread's expiry, not a later one that nothing would spread.
+    clock[0] = start + 6 * bucket
+    graph, journal = workers["B"]
+    position = EffectPosition("shared", "agent/1", "step", "crashed", "1")
+    if face.is_async:
+        await graph.aget_state(config)
+        await journal.arun(EffectCall("tool", "search"), lambda: "sunny", position=position)
+    else:
+        graph.get_state(config)
+        journal.run(EffectCall("tool", "search"), lambda: "sunny", position=position)
+    assert set((await _expiries(face, "shared")).values()) == {expiry}
+
+
+async def test_ttl_a_worker_that_did_not_read_the_thread_never_lowers_its_expiry(
+    face: Face, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """B writes; A, whose clock lags into the previous bucket, writes without reading first: B's documents
+    keep their later expiry (A's new ones carry A's until A's next renewal), and A's next bucket joins them."""
+    from langgraph_durable_mongodb import _clock
+
+    from .test_checkpointer_contract import cfg, put
+
+    ttl, epoch = 3600, datetime(1970, 1, 1)
+    bucket = timedelta(seconds=ttl / 10)
+    start = epoch + (_clock.utcnow() - epoch) // bucket * bucket + bucket / 10
+    clock = [start]
+    monkeypatch.setattr(_clock, "utcnow", lambda: clock[0])
+    client = face.saver.client or face.saver.async_client
+    a, b = (Face(MongoDBCheckpointer(client, db_name=face.saver.db_name, ttl=ttl, auto_setup=False), face.kind, face.db) for _ in "ab")
+    later = start - bucket / 10 + bucket + timedelta(seconds=ttl)  # the end of start's bucket, plus ttl
+    saved, _ = await put(b, cfg("shared"), {"big": ["b"] * 300})
+    by_b = await _expiries(face, "shared")
+    assert set(by_b.values()) == {later}
+    clock[0] = start - bucket / 3  # A's clock lags into the previous bucket
+    await a.call("put_writes", saved, [("w", "from a")], "task-a")
+    stored = await _expiries(face, "shared")
+    assert {stored[key] for key in by_b} == {later}  # not lowered
+    assert {v for key, v in stored.items() if key not in by_b} == {later - bucket}
+    clock[0] = start + bucket * 2 / 3  # A's next bucket is B's
+    await a.call("put_writes", saved, [("w", "again")], "task-a2")
+    assert set((await _expiries(face, "shared")).values()) == {later}

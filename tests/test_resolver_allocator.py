@@ -13,7 +13,7 @@ from mongomock_motor import AsyncMongoMockClient
 from pymongo.errors import DuplicateKeyError
 
 from langgraph_durable_mongodb import MongoDBCheckpointer
-from langgraph_durable_mongodb.errors import ClientConfigurationError, InvalidInputError
+from langgraph_durable_mongodb.errors import ClientConfigurationError, InvalidInputError, ThreadExistsError
 from langgraph_durable_mongodb.resolver import (
     ChildOperationBoundary,
     OperationPosition,
@@ -198,13 +198,27 @@ def test_delete_thread_removes_allocations_and_cache() -> None:
     assert _docs(db, "t2") == [("agent/1", "case", "a", 1)]
 
 
-def test_copy_thread_replaces_the_target_allocations() -> None:
-    db = mongomock.MongoClient()["db"]
-    allocator = OrdinalAllocator(db)
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_copy_thread_refuses_a_target_with_allocations_and_writes_nothing(face: str) -> None:
+    client = mongomock.MongoClient()
+    db = client["db"]
+    allocator = OrdinalAllocator(db, AsyncMongoMockClient(mock_mongo_client=client)["db"])
+
+    async def copy(source: str, target: str) -> None:
+        if face == "async":
+            await allocator.acopy_thread(source, target)
+        else:
+            allocator.copy_thread(source, target)
+
     for key in ("a", "b"):
         allocator.allocate("source", PARENT, "case", key)
     allocator.allocate("target", PARENT, "case", "stale")
-    allocator.copy_thread("source", "target")
+    before = sorted(map(repr, db["operation_ordinals"].find()))
+    with pytest.raises(ThreadExistsError, match=r"delete_thread\('target'\)"):
+        await copy("source", "target")
+    assert sorted(map(repr, db["operation_ordinals"].find())) == before
+    allocator.delete_thread("target")
+    await copy("source", "target")
     assert _docs(db, "target") == _docs(db, "source") == [("agent/1", "case", "a", 1), ("agent/1", "case", "b", 2)]
     assert allocator.allocate("target", PARENT, "case", "b") == 2  # the cached 'stale' is gone too
     assert allocator.allocate("target", PARENT, "case", "stale") == 3

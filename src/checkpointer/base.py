@@ -8,13 +8,12 @@ yields its first request, so bad input never reaches the server.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta, timezone
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, NamedTuple
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -29,6 +28,7 @@ from langgraph.checkpoint.base import (
 )
 from pymongo import ReplaceOne, UpdateOne
 
+from .. import _clock
 from .._bson import (
     DEFAULT_CHUNK_BYTES,
     assemble_values,
@@ -40,8 +40,8 @@ from .._bson import (
     unescape_key,
     value_documents,
 )
-from .._mongo import CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, UpdateMany, Upsert
-from ..errors import DeltaChainError, DurableMongoError, InvalidInputError
+from .._mongo import CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, Sleep, UpdateMany, Upsert
+from ..errors import DeltaChainError, DurableMongoError, InvalidInputError, ThreadExistsError
 from .documents import (
     BLOB_KEY,
     INLINE_BYTES,
@@ -60,6 +60,26 @@ FIRST_CHAIN_PAGE = 128
 
 #: Stored checkpoints remembered per saver (see ``wait_stored``).
 STORED_REMEMBERED = 10_000
+
+#: While ``wait_stored`` waits, the database is asked again this often (the registry is polled in between).
+STORED_RECHECK_SECONDS = 1.0
+_FIRST_PAUSE, _LONGEST_PAUSE = 0.001, 0.05
+
+#: Threads whose expiry a saver remembers (the highest it has seen, and the one it last spread).
+EXPIRIES_REMEMBERED = 10_000
+_EPOCH, _MILLISECOND = datetime(1970, 1, 1), timedelta(milliseconds=1)
+
+
+class _ThreadExpiry(NamedTuple):
+    """What this process knows of a thread's expiry."""
+
+    #: The highest ``expire_at`` it stamped or read on the thread's documents.
+    highest: datetime | None
+    #: The expiry it last spread to every document of the thread.
+    spread: datetime | None
+
+
+_NO_EXPIRY = _ThreadExpiry(None, None)
 
 #: Checkpoints fetched per page by ``list``: blobs and writes cost one query per page, never per checkpoint.
 LIST_PAGE = 100
@@ -142,83 +162,145 @@ class CheckpointPlans:
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
 
     # -- expiry ---------------------------------------------------------------
+    #
+    # A thread carries one expiry, whatever the number of workers writing it, and it only moves
+    # forward. A write at time t stamps the end of t's bucket (ttl/10 long, counted from the epoch)
+    # plus ttl, so workers writing in one bucket agree, and never less than the highest expiry this
+    # process has seen on the thread's documents, so a worker whose clock lags keeps the later one.
+    # The checkpointer's writes then spread it to the thread's other documents with a refresh that
+    # only raises expiries, once per value (about once per bucket) per thread per process.
 
     def expiry_fields(self, thread_id: str) -> dict[str, Any]:
-        """``{"expire_at": ...}`` for a new document of the thread (empty without ttl).
+        """``{"expire_at": ...}`` for a document another component adds to the thread (empty without ttl).
 
-        Other per-thread documents (the journal's) use it so a thread expires as a whole.
-        """
-        return {"expire_at": self._thread_expiry(thread_id)} if self.ttl is not None else {}
+        The journal stamps its entries with it. It is the thread's current expiry as this process
+        knows it, so the new document expires with the rest of the thread; only the checkpointer's
+        own writes move the expiry forward, since a refresh then moves every document with it. A
+        thread this process knows nothing of, or whose expiry has passed, gets that of a write now.
 
-    def _thread_expiry(self, thread_id: str) -> datetime:
-        """The one expiry every document of the thread carries; renewed after ttl/10."""
-        now = datetime.now(timezone.utc).replace(tzinfo=None)
-        with self._expiry_lock:
-            current = self._expiries.get(thread_id)
-            if current is None or (current - now).total_seconds() < self.ttl * 0.9:
-                # BSON dates hold milliseconds: truncate so the value read back compares equal.
-                current = (now + timedelta(seconds=self.ttl)).replace(microsecond=now.microsecond // 1000 * 1000)
-                self._expiries[thread_id] = current
-            return current
+        Args:
+            thread_id: the thread the new document belongs to.
 
-    def _refresh_expiry(self, thread_id: str) -> Plan:
-        """Give every document of the thread the current expiry, once per renewal.
-
-        All documents of a thread share the same expiry, so the TTL monitor
-        removes a thread as a whole, never part of its history.
+        Returns:
+            ``{"expire_at": datetime}`` under ``ttl``, else ``{}``.
         """
         if self.ttl is None:
+            return {}
+        with self._expiry_lock:
+            known = self._expiries.get(thread_id)
+        if known is not None and known.highest > _clock.utcnow():
+            return {"expire_at": known.highest}
+        return self._write_expiry(thread_id)
+
+    def _write_expiry(self, thread_id: str) -> dict[str, Any]:
+        """``{"expire_at": ...}`` for the checkpointer's write to the thread now (empty without ttl)."""
+        if self.ttl is None:
+            return {}
+        bucket, ttl = max(1, round(self.ttl * 100)), round(self.ttl * 1000)  # milliseconds: BSON dates hold no less
+        now = (_clock.utcnow() - _EPOCH) // _MILLISECOND
+        computed = _EPOCH + _MILLISECOND * ((now // bucket + 1) * bucket + ttl)
+        with self._expiry_lock:
+            known = self._expiries.get(thread_id, _NO_EXPIRY)
+            expiry = computed if known.highest is None else max(computed, known.highest)
+            self._remember_expiry(thread_id, known._replace(highest=expiry))
+        return {"expire_at": expiry}
+
+    def _saw_expiries(self, docs: list[dict[str, Any]]) -> None:
+        """Note the ``expire_at`` of checkpoint documents read: a later write never stamps less."""
+        with self._expiry_lock:
+            for doc in docs:
+                expire_at = doc.get("expire_at")
+                known = self._expiries.get(doc["thread_id"], _NO_EXPIRY)
+                if expire_at is not None and (known.highest is None or expire_at > known.highest):
+                    self._remember_expiry(doc["thread_id"], known._replace(highest=expire_at))
+
+    def _remember_expiry(self, thread_id: str, known: _ThreadExpiry) -> None:
+        """Store what this process knows of a thread's expiry; the caller holds ``_expiry_lock``."""
+        self._expiries[thread_id] = known
+        self._expiries.move_to_end(thread_id)
+        while len(self._expiries) > EXPIRIES_REMEMBERED:
+            self._expiries.popitem(last=False)
+
+    def _spread_expiry(self, thread_id: str, expiry: Mapping[str, Any]) -> Plan:
+        """Move every document of the thread without an expiry or with a lower one to ``expiry``.
+
+        Sent once per expiry value per thread (the value changes about once per ttl/10): one
+        ``updateMany`` per per-thread collection. The filter only ever raises an expiry, so
+        concurrent refreshes of two workers end on the higher one.
+
+        Args:
+            thread_id: the thread just written.
+            expiry: what ``_write_expiry`` stamped on the new documents (empty without ttl).
+        """
+        if not expiry:
             return
-        expiry = self._thread_expiry(thread_id)
-        if self._applied_expiries.get(thread_id) == expiry:
+        value = expiry["expire_at"]
+        with self._expiry_lock:
+            spread = self._expiries.get(thread_id, _NO_EXPIRY).spread
+        if spread is not None and spread >= value:
             return
+        older = {"$or": [{"expire_at": {"$exists": False}}, {"expire_at": {"$lt": value}}]}
         for coll in self.collections.per_thread:
-            yield UpdateMany(coll, {"thread_id": thread_id, "expire_at": {"$ne": expiry}}, {"$set": {"expire_at": expiry}})
-        self._applied_expiries[thread_id] = expiry
+            yield UpdateMany(coll, {"thread_id": thread_id, **older}, {"$set": {"expire_at": value}})
+        self._spread_done(thread_id, value)
+
+    def _spread_done(self, thread_id: str, value: datetime) -> None:
+        """Every document of the thread now carries ``value`` or a later expiry."""
+        with self._expiry_lock:
+            known = self._expiries.get(thread_id, _NO_EXPIRY)
+            highest = value if known.highest is None else max(value, known.highest)
+            self._remember_expiry(thread_id, _ThreadExpiry(highest, value))
 
     # -- stored checkpoints -------------------------------------------------------
 
     def _note_stored(self, thread_id: str, checkpoint_ns: str, checkpoint_ids: list[str]) -> None:
-        """Remember checkpoints this process wrote or read: they are in the database."""
-        with self._stored_changed:
+        """Remember checkpoints this process wrote or read: they are in the database.
+
+        The registry is bounded (``STORED_REMEMBERED``, oldest noted first out), so a miss
+        proves nothing: ``_wait_stored_plan`` then asks the database.
+        """
+        with self._stored_lock:
             for checkpoint_id in checkpoint_ids:
                 self._stored[(thread_id, checkpoint_ns, checkpoint_id)] = None
                 self._stored.move_to_end((thread_id, checkpoint_ns, checkpoint_id))
             while len(self._stored) > STORED_REMEMBERED:
                 self._stored.popitem(last=False)
-            self._stored_changed.notify_all()
 
-    def _not_stored(self, thread_id: str, checkpoint_id: str, timeout: float) -> DurableMongoError:
-        return DurableMongoError(
-            f"checkpoint {checkpoint_id} of thread {thread_id!r} was not stored within {timeout:g} s, and effects "
-            "do not start before the checkpoint their position derives from is stored; check the server, "
-            'or run with durability="sync"'
-        )
+    def _remembers_stored(self, thread_id: str, checkpoint_id: str) -> bool:
+        """Whether the registry holds the root checkpoint: then it is stored, and no query is needed."""
+        with self._stored_lock:
+            return (thread_id, "", checkpoint_id) in self._stored
 
-    def wait_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
-        """Block until the root checkpoint ``checkpoint_id`` is known to be in the database.
+    def _wait_stored_plan(self, thread_id: str, checkpoint_id: str, timeout: float) -> Plan:
+        """Return once the root checkpoint is in the database; see ``MongoDBCheckpointer.wait_stored``.
 
-        With ``durability="async"`` LangGraph stores a checkpoint in the
-        background while the tasks prepared from it already run. Task ids, and
-        so journal positions, derive from that checkpoint's id: an effect that
-        ran before the store and whose process then died would, on resume, meet
-        a re-created checkpoint with another id and run again. The journal calls
-        this before a node's first effect; it costs no query (this process
-        either read the checkpoint or is storing it).
+        For a checkpoint the registry does not hold (not stored yet, or forgotten): one query by the
+        checkpoint's key at once and every ``STORED_RECHECK_SECONDS`` while waiting, the registry in
+        between (it learns of this process's own store without a query).
+
+        Raises:
+            DurableMongoError: the checkpoint was not stored within ``timeout`` seconds.
         """
-        key = (thread_id, "", checkpoint_id)
-        with self._stored_changed:
-            if not self._stored_changed.wait_for(lambda: key in self._stored, timeout):
-                raise self._not_stored(thread_id, checkpoint_id, timeout)
-
-    async def await_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
-        """``wait_stored`` for the event loop: it never blocks the loop that may be running the store."""
-        key, deadline, pause = (thread_id, "", checkpoint_id), time.monotonic() + timeout, 0.001
-        while key not in self._stored:
-            if time.monotonic() > deadline:
-                raise self._not_stored(thread_id, checkpoint_id, timeout)
-            await asyncio.sleep(pause)
-            pause = min(pause * 2, 0.05)
+        key = checkpoint_key(thread_id, "", checkpoint_id)
+        deadline = time.monotonic() + timeout
+        pause, recheck_at = _FIRST_PAUSE, 0.0
+        while True:
+            if time.monotonic() >= recheck_at:
+                if (yield Find(self.collections.checkpoints, key, {"_id": 0, "checkpoint_id": 1}, limit=1)):
+                    self._note_stored(thread_id, "", [checkpoint_id])
+                    return
+                recheck_at = time.monotonic() + STORED_RECHECK_SECONDS
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise DurableMongoError(
+                    f"checkpoint {checkpoint_id} of thread {thread_id!r} was not stored within {timeout:g} s, and "
+                    "effects do not start before the checkpoint their position derives from is stored; check the "
+                    'server, or run with durability="sync"'
+                )
+            yield Sleep(min(pause, remaining))
+            pause = min(pause * 2, _LONGEST_PAUSE)
+            if self._remembers_stored(thread_id, checkpoint_id):
+                return
 
     # -- setup ------------------------------------------------------------------
 
@@ -272,6 +354,7 @@ class CheckpointPlans:
         writes = self._group_writes(found_writes)
         for (thread_id, ns), ids in groups.items():
             self._note_stored(thread_id, ns, ids)
+        self._saw_expiries(docs)
         return [self._tuple(d, blobs, writes.get((d["thread_id"], d["checkpoint_ns"], d["checkpoint_id"]), [])) for d in docs]
 
     def _group_writes(self, docs: list[dict[str, Any]]) -> dict[tuple, list[tuple[str, str, Any]]]:
@@ -322,7 +405,7 @@ class CheckpointPlans:
         # Between two passes of the TTL monitor (and on servers without one)
         # an expired thread is already gone for readers.
         expire_at = doc.get("expire_at")
-        return expire_at is not None and expire_at <= datetime.now(timezone.utc).replace(tzinfo=None)
+        return expire_at is not None and expire_at <= _clock.utcnow()
 
     def _list_plan(
         self,
@@ -394,7 +477,7 @@ class CheckpointPlans:
         checkpoint_id = require_str("checkpoint id", checkpoint.get("id"), allow_empty=False)
         skeleton = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         versions = checkpoint.get("channel_versions", {})
-        expiry = self.expiry_fields(thread_id)
+        expiry = self._write_expiry(thread_id)
         values: list[dict[str, Any]] = []
         blob_ops: list[UpdateOne] = []
         for channel, value in checkpoint.get("channel_values", {}).items():
@@ -434,7 +517,7 @@ class CheckpointPlans:
             ],
         )
         self._note_stored(thread_id, checkpoint_ns, [checkpoint_id])
-        yield from self._refresh_expiry(thread_id)
+        yield from self._spread_expiry(thread_id, expiry)
         return {"configurable": key}
 
     def _put_writes_plan(
@@ -449,7 +532,7 @@ class CheckpointPlans:
         require_str("task_path", task_path)
         if not checkpoint_id:
             raise InvalidInputError('put_writes needs config["configurable"]["checkpoint_id"]')
-        expiry = self.expiry_fields(thread_id)
+        expiry = self._write_expiry(thread_id)
         ops: list[UpdateOne | ReplaceOne] = []
         for idx, (channel, value) in enumerate(writes):
             require_str("write channel", channel)
@@ -464,7 +547,7 @@ class CheckpointPlans:
                     rest = {k: v for k, v in full.items() if k not in ident}
                     ops.append(UpdateOne(ident, {"$setOnInsert": rest}, upsert=True))
         yield Upsert(self.collections.writes, ops)
-        yield from self._refresh_expiry(thread_id)
+        yield from self._spread_expiry(thread_id, expiry)
 
     # -- thread maintenance -----------------------------------------------------
 
@@ -472,11 +555,11 @@ class CheckpointPlans:
         require_str("thread_id", thread_id)
         for coll in self.collections.per_thread:
             yield DeleteMany(coll, {"thread_id": thread_id})
-        self._expiries.pop(thread_id, None)
-        self._applied_expiries.pop(thread_id, None)
+        with self._expiry_lock:
+            self._expiries.pop(thread_id, None)
 
     def _sweep_expired_plan(self) -> Plan:
-        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        now = _clock.utcnow()
         expired = yield Find(self.collections.checkpoints, {"expire_at": {"$lte": now}}, {"_id": 0, "thread_id": 1})
         threads = sorted({d["thread_id"] for d in expired})
         for thread_id in threads:
@@ -484,19 +567,37 @@ class CheckpointPlans:
         return threads
 
     def _copy_thread_plan(self, source_thread_id: str, target_thread_id: str) -> Plan:
+        """Copy every document of the source thread, in every per-thread collection, to an empty target.
+
+        Raises:
+            InvalidInputError: an id is not a string, or both are the same.
+            ThreadExistsError: the target has documents in some per-thread collection; nothing was written.
+        """
         require_str("source_thread_id", source_thread_id)
         require_str("target_thread_id", target_thread_id)
         if source_thread_id == target_thread_id:
             raise InvalidInputError("copy_thread needs two different thread ids")
-        expiry = self.expiry_fields(target_thread_id)
-        for coll in self.collections.per_thread:
+        names = self.collections.per_thread
+        found = yield Gather(tuple(Find(c, {"thread_id": target_thread_id}, {"_id": 1}, limit=1) for c in names))
+        holding = tuple(c for c, docs in zip(names, found) if docs)
+        if holding:
+            raise ThreadExistsError(
+                f"copy_thread: thread {target_thread_id!r} already has documents (in {', '.join(holding)}), and a "
+                f"copy onto it would mix two threads' histories; nothing was written. Delete it first with "
+                f"delete_thread({target_thread_id!r}), or copy to another thread id",
+                thread_id=target_thread_id,
+                collections=holding,
+            )
+        expiry = self._write_expiry(target_thread_id)
+        for coll in names:
             docs = yield Find(coll, {"thread_id": source_thread_id}, {"_id": 0})
             copies = [{**d, "thread_id": target_thread_id} for d in docs]
             for copy in copies:
                 copy.pop("expire_at", None)
                 copy.update(expiry)
             yield InsertMany(coll, copies)
-        yield from self._refresh_expiry(target_thread_id)
+        if expiry:  # the target was empty: every document of it is a copy stamped just now
+            self._spread_done(target_thread_id, expiry["expire_at"])
 
     def _chain_docs(self, thread_ids: list[str]) -> Plan:
         docs = yield Find(self.collections.checkpoints, {"thread_id": {"$in": thread_ids}}, _CHAIN_FIELDS)

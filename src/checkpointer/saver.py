@@ -6,7 +6,6 @@ import asyncio
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -23,7 +22,7 @@ from langgraph.checkpoint.base import (
 from .._bson import DEFAULT_CHUNK_BYTES
 from .._mongo import AsyncIO, SyncIO, TwoFaces, split_clients
 from ..errors import InvalidInputError
-from .base import CheckpointPlans, next_version
+from .base import CheckpointPlans, _ThreadExpiry, next_version
 from .documents import CollectionNames
 
 
@@ -52,7 +51,8 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         db_name: the database holding every collection.
         serde: any ``SerializerProtocol``; LangGraph's ``JsonPlusSerializer``
             by default; ``EncryptedSerializer`` encrypts values at rest.
-        ttl: seconds after its last write at which a whole thread expires.
+        ttl: a whole thread expires between ``ttl`` and ``1.1 * ttl`` seconds after its
+            last write; every document of it carries one ``expire_at`` (see ``expiry_fields``).
         collections: collection names (see ``CollectionNames``).
         chunk_bytes: serialized bytes per document for large values.
         auto_setup: create indexes before the first operation of each face.
@@ -96,11 +96,10 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
             AsyncIO(async_client[db_name]) if async_client is not None else None,
             auto_setup,
         )
-        self._expiries: dict[str, datetime] = {}
-        self._applied_expiries: dict[str, datetime] = {}
+        self._expiries: OrderedDict[str, _ThreadExpiry] = OrderedDict()
         self._expiry_lock = threading.Lock()
         self._stored: OrderedDict[tuple[str, str, str], None] = OrderedDict()
-        self._stored_changed = threading.Condition()
+        self._stored_lock = threading.Lock()
 
     @classmethod
     def from_conn_string(cls, conn_string: str, **kwargs: Any) -> "_ConnectionScope":
@@ -161,7 +160,20 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         self._run(self._delete_for_runs_plan(run_ids))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every document of every namespace (ids, parents, journal) to another thread."""
+        """Copy the source thread whole to a thread that has no documents yet.
+
+        Every checkpoint of every namespace (ids and parents kept), its blobs and writes,
+        the journal and the ordinals are copied; the target gets its own expiry under ``ttl``.
+
+        Args:
+            source_thread_id: the thread to copy (unchanged by the copy).
+            target_thread_id: a thread with no documents in any per-thread collection.
+
+        Raises:
+            ThreadExistsError: the target has documents; nothing was written. Delete it first with
+                ``delete_thread(target_thread_id)``, or pick another id.
+            InvalidInputError: an id is not a string, or both are the same.
+        """
         self._run(self._copy_thread_plan(source_thread_id, target_thread_id))
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
@@ -224,6 +236,7 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         await self._arun(self._delete_for_runs_plan(run_ids))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """``copy_thread`` on the async client; refuses a target with documents the same way (``ThreadExistsError``)."""
         await self._arun(self._copy_thread_plan(source_thread_id, target_thread_id))
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
@@ -236,6 +249,42 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
         return await self._arun(self._delta_history_plan(config, channels))
+
+    # -- stored checkpoints (the journal's durability="async" guard) -------------------
+
+    def wait_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
+        """Block until the root checkpoint ``checkpoint_id`` of the thread is in the database.
+
+        With ``durability="async"`` LangGraph stores a checkpoint in the
+        background while the tasks prepared from it already run. Task ids, and
+        so journal positions, derive from that checkpoint's id: an effect that
+        ran before the store and whose process then died would, on resume, meet
+        a re-created checkpoint with another id and run again. The journal calls
+        this before a node's first effect. A checkpoint this process stored or
+        read costs no query (a bounded in-memory registry); any other is looked
+        up by its key, at once and every ``STORED_RECHECK_SECONDS`` while waiting.
+
+        Args:
+            thread_id: the thread.
+            checkpoint_id: the root-namespace checkpoint the running tasks were prepared from.
+            timeout: seconds to wait for the store.
+
+        Raises:
+            DurableMongoError: not stored within ``timeout``; the message says what to check.
+            ClientConfigurationError: a database lookup was needed and this saver has no sync client.
+        """
+        if not self._remembers_stored(thread_id, checkpoint_id):
+            self._run(self._wait_stored_plan(thread_id, checkpoint_id, timeout))
+
+    async def await_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
+        """``wait_stored`` on the event loop: it waits without blocking the loop that may be running the store.
+
+        Raises:
+            DurableMongoError: not stored within ``timeout``.
+            ClientConfigurationError: a database lookup was needed and this saver has no async client.
+        """
+        if not self._remembers_stored(thread_id, checkpoint_id):
+            await self._arun(self._wait_stored_plan(thread_id, checkpoint_id, timeout))
 
     def get_next_version(self, current: str | int | float | None, channel: None = None) -> str:
         return next_version(current)

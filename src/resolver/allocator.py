@@ -84,7 +84,7 @@ from langgraph_durable_mongodb._mongo import (
     SyncIO,
     is_async_client,
 )
-from langgraph_durable_mongodb.errors import ClientConfigurationError, InvalidInputError
+from langgraph_durable_mongodb.errors import ClientConfigurationError, InvalidInputError, ThreadExistsError
 from langgraph_durable_mongodb.resolver.namespace import NS_END, ResolvedNamespace, SendOrigin
 
 __all__ = ["DEFAULT_COLLECTION", "ORDINAL_INDEXES", "ROOT_PATH", "OperationPosition", "OrdinalAllocator"]
@@ -214,7 +214,13 @@ class OrdinalAllocator:
         self._sync_io("delete_thread").run(self._delete_plan(thread_id))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Make the target's allocations a copy of the source's (the target's own are replaced)."""
+        """Copy the source's allocations to a thread that has none.
+
+        Raises:
+            ThreadExistsError: the target has allocations; nothing was written. Delete them first
+                (``delete_thread(target_thread_id)``) or pick another id.
+            InvalidInputError: an id is not a non-empty string, or both are the same.
+        """
         _check_copy(source_thread_id, target_thread_id)
         self._sync_io("copy_thread").run(self._copy_plan(source_thread_id, target_thread_id))
 
@@ -245,7 +251,7 @@ class OrdinalAllocator:
         await self._async_io("adelete_thread").run(self._delete_plan(thread_id))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Async ``copy_thread``."""
+        """Async ``copy_thread``; refuses a target with allocations the same way (``ThreadExistsError``)."""
         _check_copy(source_thread_id, target_thread_id)
         await self._async_io("acopy_thread").run(self._copy_plan(source_thread_id, target_thread_id))
 
@@ -330,11 +336,18 @@ class OrdinalAllocator:
         self._forget(thread_id)
 
     def _copy_plan(self, source: str, target: str) -> Plan:
+        if (yield Find(self._collection, {"thread_id": target}, {"_id": 1}, limit=1)):
+            raise ThreadExistsError(
+                f"copy_thread: thread {target!r} already has allocations in {self._collection}, and a copy onto it "
+                f"would mix two threads' ordinals; nothing was written. Delete them first with "
+                f"delete_thread({target!r}), or copy to another thread id",
+                thread_id=target,
+                collections=(self._collection,),
+            )
         docs = yield Find(self._collection, {"thread_id": source}, {"_id": 0})
         if not self._indexed:
             yield from self._setup_plan()
-        yield DeleteMany(self._collection, {"thread_id": target})
-        self._forget(target)
+        self._forget(target)  # allocations cached before another process deleted the thread
         yield InsertMany(self._collection, [{**doc, "thread_id": target} for doc in docs])
 
     # -- cache and faces -----------------------------------------------------------
