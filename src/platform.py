@@ -69,7 +69,11 @@ class DurablePlatform:
         self.checkpointer = MongoDBCheckpointer(client, async_client=async_client, db_name=db_name, **checkpointer_options)
         self.journal = ActivityJournal.for_checkpointer(self.checkpointer, **(journal_options or {}))
         databases = [c[db_name] for c in (self.checkpointer.client, self.checkpointer.async_client) if c is not None]
-        self.allocator = OrdinalAllocator(*databases, collection_name=self.checkpointer.collections.ordinals)
+        self.allocator = OrdinalAllocator(
+            *databases,
+            collection_name=self.checkpointer.collections.ordinals,
+            expiry=self.checkpointer.expiry_fields if self.checkpointer.ttl is not None else None,
+        )
         self.positions = ResolverPositions(self.allocator, self.checkpointer)
         self.run_locks: RunLocks | None = None
         if exclusive_runs:

@@ -248,6 +248,110 @@ def test_a_new_invoke_runs_effects_again_at_new_positions(platform: DurablePlatf
     assert len({(d["path"], d["occurrence"]) for d in entries(platform)}) == 2
 
 
+# -- row 8: a reused thread id (deleted, then run again) gets fresh positions
+
+
+def test_a_deleted_thread_run_again_runs_its_effects_again(platform: DurablePlatform) -> None:
+    calls = Counter()
+
+    @effect(kind="tool", name="probe")
+    def probe(n: int) -> int:
+        calls()
+        return n + 1
+
+    def route(state: State) -> str:
+        """Loop until ``count`` reaches the number of x in ``item``; with "xxx", pass through ``pad`` once."""
+        if state["count"] >= state["item"].count("x"):
+            return "__end__"
+        return "pad" if state["item"] == "xxx" and state["count"] == 1 else "child"
+
+    child = nest("step", lambda s: {"count": probe(s.get("count", 0))}, "inner").compile()
+    outer = StateGraph(State)  # inside a compiled child, the child is keyed by its step, not its task id
+    outer.add_node("child", child)
+    outer.add_node("pad", lambda s: {})
+    outer.add_edge(START, "child")
+    outer.add_conditional_edges("child", route)
+    outer.add_edge("pad", "child")
+    root = StateGraph(State)
+    root.add_node("outer", outer.compile())
+    root.add_edge(START, "outer")
+    graph = platform.compile(root)
+
+    assert graph.invoke({"count": 0, "item": "xx"}, config())["count"] == 2  # child at steps 1 and 2
+    platform.checkpointer.delete_thread("case-42")
+    assert graph.invoke({"count": 0, "item": "xxx"}, config())["count"] == 3  # other steps than the first life
+    assert calls.n == 5
+    # Each visit of the second life has its own position: none replayed another's outcome.
+    assert [(d["path"], d["input"]["preview"], d.get("replays", 0)) for d in entries(platform)] == [
+        (f"agent/1/outer/1/child/{n}/inner/1", f'{{"n": {n - 1}}}', 0) for n in (1, 2, 3)
+    ]
+
+
+# -- row 9: update_state at an interrupt (edit), then Command(resume=...)
+
+
+class Review(TypedDict, total=False):
+    claim: str
+    tone: str
+    notes: Annotated[list, operator.add]
+
+
+def review_graph(platform: DurablePlatform, llm: Any, policy: Counter) -> Any:
+    @effect(kind="tool", name="lookup_policy")
+    def lookup(ref: str) -> str:
+        policy()
+        return f"policy for {ref}"
+
+    def review(state: Review) -> Review:
+        found = lookup("P-7")  # its input does not depend on the edited field
+        draft = llm.invoke(f"assess {state['claim']}")
+        approved = interrupt({"draft": draft.content})
+        return {"notes": [found, draft.content, approved]}
+
+    graph = StateGraph(Review)
+    graph.add_node("intake", lambda s: {"notes": ["intake"]})
+    graph.add_node("review", review)
+    graph.add_edge(START, "intake")
+    graph.add_edge("intake", "review")
+    return platform.compile(graph)
+
+
+@pytest.mark.parametrize(("edit", "llm_runs"), [({"claim": "C-9 (corrected)"}, 2), ({"tone": "formal"}, 1)])
+def test_an_edit_at_an_interrupt_continues_the_occurrence(platform: DurablePlatform, edit: dict, llm_runs: int) -> None:
+    model, policy = scripted(AIMessage("draft")), Counter()
+    graph = review_graph(platform, SecureLLM(model), policy)
+    assert graph.invoke({"claim": "C-9"}, config())["__interrupt__"]
+    graph.update_state(config(), edit)  # the human edits the state at the interrupt ...
+    result = graph.invoke(Command(resume="approved"), config())  # ... then approves
+    assert result["notes"] == ["intake", "policy for P-7", "draft", "approved"]
+    assert (policy.n, len(model.calls)) == (1, llm_runs)  # unchanged input replays; a changed one runs
+    assert {(d["path"], d["node"], d["occurrence"]) for d in entries(platform)} == {("agent/1", "review", "1")}
+
+
+async def test_an_async_edit_at_an_interrupt_continues_the_occurrence(platform: DurablePlatform) -> None:
+    model, policy = scripted(AIMessage("draft")), Counter()
+    graph = review_graph(platform, SecureLLM(model), policy)
+    assert (await graph.ainvoke({"claim": "C-9"}, config()))["__interrupt__"]
+    await graph.aupdate_state(config(), {"tone": "formal"})
+    await graph.aupdate_state(config(), {"claim": "C-9 (corrected)"})  # two edits: still the same occurrence
+    result = await graph.ainvoke(Command(resume="approved"), config())
+    assert result["notes"][1:] == ["policy for P-7", "draft", "approved"]
+    assert (policy.n, len(model.calls)) == (1, 2)
+    assert {d["occurrence"] for d in entries(platform)} == {"1"}
+
+
+def test_an_edit_of_an_older_checkpoint_is_a_fork_whose_effects_run(platform: DurablePlatform) -> None:
+    model, policy = scripted(AIMessage("draft")), Counter()
+    graph = review_graph(platform, SecureLLM(model), policy)
+    graph.invoke({"claim": "C-9"}, config())
+    graph.invoke(Command(resume="approved"), config())
+    before_review = next(s for s in graph.get_state_history(config()) if s.next == ("review",))
+    forked = graph.update_state(before_review.config, {"tone": "formal"})  # time travel: a new history
+    assert graph.invoke(None, forked)["__interrupt__"]
+    assert (policy.n, len(model.calls)) == (2, 2)
+    assert sorted(d["occurrence"] for d in entries(platform) if d["kind"] == "tool") == ["1", "2"]
+
+
 # -- row 10: the code changed so a different tool is called at a recorded position
 
 

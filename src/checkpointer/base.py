@@ -96,6 +96,9 @@ _CHAIN_FIELDS = {
     "metadata.run_id": 1,
 }
 
+#: What the stored-checkpoint registry reads of a checkpoint: its id and the checkpoint it continues.
+ORIGIN_FIELDS = {"_id": 0, "checkpoint_id": 1, "origin": 1}
+
 _CHAIN_WITH_VALUES = {**{k: v for k, v in _CHAIN_FIELDS.items() if not k.startswith("values.")}, "values": 1}
 
 
@@ -253,23 +256,56 @@ class CheckpointPlans:
 
     # -- stored checkpoints -------------------------------------------------------
 
-    def _note_stored(self, thread_id: str, checkpoint_ns: str, checkpoint_ids: list[str]) -> None:
-        """Remember checkpoints this process wrote or read: they are in the database.
+    def _note_stored(self, thread_id: str, checkpoint_ns: str, docs: Sequence[Mapping[str, Any]]) -> None:
+        """Remember checkpoints this process wrote or read (their documents, or ``{checkpoint_id, origin?}``):
+        they are in the database, and continue the tasks of their ``origin`` (themselves without one).
 
         The registry is bounded (``STORED_REMEMBERED``, oldest noted first out), so a miss
-        proves nothing: ``_wait_stored_plan`` then asks the database.
+        proves nothing: ``_wait_stored_plan`` and ``_origin_plan`` then ask the database.
         """
         with self._stored_lock:
-            for checkpoint_id in checkpoint_ids:
-                self._stored[(thread_id, checkpoint_ns, checkpoint_id)] = None
-                self._stored.move_to_end((thread_id, checkpoint_ns, checkpoint_id))
+            for doc in docs:
+                key = (thread_id, checkpoint_ns, doc["checkpoint_id"])
+                self._stored[key] = doc.get("origin") or doc["checkpoint_id"]
+                self._stored.move_to_end(key)
             while len(self._stored) > STORED_REMEMBERED:
                 self._stored.popitem(last=False)
 
-    def _remembers_stored(self, thread_id: str, checkpoint_id: str) -> bool:
-        """Whether the registry holds the root checkpoint: then it is stored, and no query is needed."""
+    def _remembered_origin(self, thread_id: str, checkpoint_id: str) -> str | None:
+        """The root checkpoint's origin if the registry holds it (then it is stored, and no query is needed)."""
         with self._stored_lock:
-            return (thread_id, "", checkpoint_id) in self._stored
+            return self._stored.get((thread_id, "", checkpoint_id))
+
+    def _remembers_stored(self, thread_id: str, checkpoint_id: str) -> bool:
+        return self._remembered_origin(thread_id, checkpoint_id) is not None
+
+    def _origin_plan(self, thread_id: str, checkpoint_id: str) -> Plan:
+        """See ``MongoDBCheckpointer.origin_of``: the registry, else one query by the checkpoint's key."""
+        known = self._remembered_origin(thread_id, checkpoint_id)
+        if known is not None:
+            return known
+        found = yield Find(self.collections.checkpoints, checkpoint_key(thread_id, "", checkpoint_id), ORIGIN_FIELDS, limit=1)
+        if not found:
+            return checkpoint_id  # not stored (durability="exit"): it continues nothing
+        self._note_stored(thread_id, "", found)
+        return found[0].get("origin") or checkpoint_id
+
+    def _continued_origin(self, thread_id: str, checkpoint_ns: str, parent_id: str | None, source: Any) -> Plan:
+        """The origin a new root checkpoint records: an edit (``update_state``, source ``update``) of the
+        latest checkpoint continues that checkpoint's origin; anything else, an edit of an older checkpoint
+        (time travel: a fork) included, continues nothing (None)."""
+        if source != "update" or checkpoint_ns or not parent_id:
+            return None
+        newest = yield Find(
+            self.collections.checkpoints,
+            {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": {"$gte": parent_id}},
+            ORIGIN_FIELDS,
+            [("checkpoint_id", 1)],
+            2,
+        )
+        if len(newest) != 1 or newest[0]["checkpoint_id"] != parent_id:
+            return None  # the parent is not the latest checkpoint, or is gone
+        return newest[0].get("origin") or parent_id
 
     def _wait_stored_plan(self, thread_id: str, checkpoint_id: str, timeout: float) -> Plan:
         """Return once the root checkpoint is in the database; see ``MongoDBCheckpointer.wait_stored``.
@@ -286,8 +322,8 @@ class CheckpointPlans:
         pause, recheck_at = _FIRST_PAUSE, 0.0
         while True:
             if time.monotonic() >= recheck_at:
-                if (yield Find(self.collections.checkpoints, key, {"_id": 0, "checkpoint_id": 1}, limit=1)):
-                    self._note_stored(thread_id, "", [checkpoint_id])
+                if found := (yield Find(self.collections.checkpoints, key, ORIGIN_FIELDS, limit=1)):
+                    self._note_stored(thread_id, "", found)
                     return
                 recheck_at = time.monotonic() + STORED_RECHECK_SECONDS
             remaining = deadline - time.monotonic()
@@ -352,8 +388,8 @@ class CheckpointPlans:
             found_writes, found_blobs = (yield writes_query), []
         blobs = assemble_values(found_blobs, BLOB_KEY)
         writes = self._group_writes(found_writes)
-        for (thread_id, ns), ids in groups.items():
-            self._note_stored(thread_id, ns, ids)
+        for d in docs:
+            self._note_stored(d["thread_id"], d["checkpoint_ns"], [d])
         self._saw_expiries(docs)
         return [self._tuple(d, blobs, writes.get((d["thread_id"], d["checkpoint_ns"], d["checkpoint_id"]), [])) for d in docs]
 
@@ -492,7 +528,9 @@ class CheckpointPlans:
                     rest = {k: v for k, v in doc.items() if k not in ident}
                     blob_ops.append(UpdateOne(ident, {"$setOnInsert": {**rest, **expiry}}, upsert=True))
             values.append(entry)
-        stored_metadata = escape_document(get_checkpoint_metadata(config, metadata))
+        full_metadata = get_checkpoint_metadata(config, metadata)
+        stored_metadata = escape_document(full_metadata)
+        origin = yield from self._continued_origin(thread_id, checkpoint_ns, parent_id, full_metadata.get("source"))
         skeleton_type, skeleton_data = self.serde.dumps_typed(skeleton)
         if blob_ops:
             yield Upsert(self.collections.blobs, blob_ops)
@@ -509,6 +547,7 @@ class CheckpointPlans:
                             "values": values,
                             "metadata": stored_metadata,
                             "ts": checkpoint.get("ts"),
+                            **({"origin": origin} if origin else {}),
                             **expiry,
                         }
                     },
@@ -516,7 +555,7 @@ class CheckpointPlans:
                 )
             ],
         )
-        self._note_stored(thread_id, checkpoint_ns, [checkpoint_id])
+        self._note_stored(thread_id, checkpoint_ns, [{"checkpoint_id": checkpoint_id, "origin": origin}])
         yield from self._spread_expiry(thread_id, expiry)
         return {"configurable": key}
 

@@ -98,7 +98,7 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         )
         self._expiries: OrderedDict[str, _ThreadExpiry] = OrderedDict()
         self._expiry_lock = threading.Lock()
-        self._stored: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+        self._stored: OrderedDict[tuple[str, str, str], str] = OrderedDict()  # -> origin
         self._stored_lock = threading.Lock()
 
     @classmethod
@@ -275,6 +275,33 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         """
         if not self._remembers_stored(thread_id, checkpoint_id):
             self._run(self._wait_stored_plan(thread_id, checkpoint_id, timeout))
+
+    def origin_of(self, thread_id: str, checkpoint_id: str) -> str:
+        """The root checkpoint whose tasks the tasks prepared from ``checkpoint_id`` continue.
+
+        ``update_state`` on the latest checkpoint (an edit at an ``interrupt()``)
+        writes a checkpoint that continues it: the interrupted node runs again
+        from the new checkpoint under a new task id, and the resolver keys it by
+        the origin so it meets its journal entries again. Any other checkpoint,
+        an edit of an older one (time travel) included, is its own origin. A
+        checkpoint this process stored or read costs no query.
+
+        Args:
+            thread_id: the thread.
+            checkpoint_id: a root-namespace checkpoint.
+
+        Returns:
+            The origin's checkpoint id (``checkpoint_id`` itself when it continues nothing or is not stored).
+
+        Raises:
+            ClientConfigurationError: a lookup was needed and this saver has no sync client.
+        """
+        return self._remembered_origin(thread_id, checkpoint_id) or self._run(self._origin_plan(thread_id, checkpoint_id))
+
+    async def aorigin_of(self, thread_id: str, checkpoint_id: str) -> str:
+        """``origin_of`` on the async client."""
+        known = self._remembered_origin(thread_id, checkpoint_id)
+        return known or await self._arun(self._origin_plan(thread_id, checkpoint_id))
 
     async def await_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
         """``wait_stored`` on the event loop: it waits without blocking the loop that may be running the store.

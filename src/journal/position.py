@@ -242,45 +242,56 @@ class ResolverPositions(LangGraphPositions):
         self.allocator = allocator
         self.saver = saver
 
-    def _resolved(self) -> tuple[str, Any, str | None]:
-        from ..resolver import current_scope as current_durable_scope
+    def _task(self) -> tuple[RunnableConfig, str, str | None, bool]:
+        """The node's config, thread id, root checkpoint, and whether that checkpoint may still be being stored.
 
-        config = _node_config()
-        # LangGraph saves checkpoints under str(thread_id) (an int or a UUID works there): journal under the same.
-        thread_id = str(config["configurable"]["thread_id"])
-        return thread_id, current_durable_scope().resolve_current(config), self._unstored_root(config)
-
-    def _unstored_root(self, config: RunnableConfig) -> str | None:
-        """The root checkpoint this task was prepared from, when it may still be being stored.
-
-        Positions derive from task ids, which derive from that checkpoint's id;
-        under ``durability="async"`` the node's first effect waits until it is
-        stored (see ``MongoDBCheckpointer.wait_stored``). ``sync`` stored it before
-        the task started; ``exit`` stores nothing before the end (a documented limit).
+        Positions derive from the root checkpoint the task was prepared from; under ``durability="async"``
+        LangGraph stores it in the background while the task runs, so the node's first effect waits until
+        it is stored (see ``MongoDBCheckpointer.wait_stored``). ``sync`` stored it before the task started;
+        ``exit`` stores nothing before the end (a documented limit).
         """
         from langgraph._internal._constants import CONFIG_KEY_CHECKPOINT_MAP, CONFIG_KEY_DURABILITY
 
+        config = _node_config()
         conf = config["configurable"]
+        # LangGraph saves checkpoints under str(thread_id) (an int or a UUID works there): journal under the same.
+        thread_id = str(conf["thread_id"])
         root = (conf.get(CONFIG_KEY_CHECKPOINT_MAP) or {}).get("")
-        if self.saver is None or conf.get(CONFIG_KEY_DURABILITY) != "async" or not isinstance(root, str):
-            return None
-        return root
+        if self.saver is None or not isinstance(root, str):
+            return config, thread_id, None, False
+        return config, thread_id, root, conf.get(CONFIG_KEY_DURABILITY) == "async"
 
     @staticmethod
-    def _node(thread_id: str, operation: Any) -> NodePosition:
-        return NodePosition(thread_id, operation.operation_path, operation.node_name, operation.node_ordinal, operation.new)
+    def _node(thread_id: str, root: str | None, origin: str | None, operation: Any) -> NodePosition:
+        continued = origin is not None and origin != root
+        return NodePosition(
+            thread_id, operation.operation_path, operation.node_name, operation.node_ordinal, operation.new, continued
+        )
+
+    def _resolve(self, config: RunnableConfig, origin: str | None) -> Any:
+        from ..resolver import current_scope as current_durable_scope
+
+        return current_durable_scope().resolve_current(config, origin)
 
     def position(self) -> NodePosition:
-        thread_id, resolved, unstored = self._resolved()
-        if unstored is not None:
-            self.saver.wait_stored(thread_id, unstored)
-        return self._node(thread_id, self.allocator.position(thread_id, resolved))
+        config, thread_id, root, unstored = self._task()
+        origin = None
+        if root is not None:
+            if unstored:
+                self.saver.wait_stored(thread_id, root)
+            origin = self.saver.origin_of(thread_id, root)
+        operation = self.allocator.position(thread_id, self._resolve(config, origin))
+        return self._node(thread_id, root, origin, operation)
 
     async def aposition(self) -> NodePosition:
-        thread_id, resolved, unstored = self._resolved()
-        if unstored is not None:
-            await self.saver.await_stored(thread_id, unstored)
-        return self._node(thread_id, await self.allocator.aposition(thread_id, resolved))
+        config, thread_id, root, unstored = self._task()
+        origin = None
+        if root is not None:
+            if unstored:
+                await self.saver.await_stored(thread_id, root)
+            origin = await self.saver.aorigin_of(thread_id, root)
+        operation = await self.allocator.aposition(thread_id, self._resolve(config, origin))
+        return self._node(thread_id, root, origin, operation)
 
 
 def _node_config() -> RunnableConfig:

@@ -69,6 +69,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pymongo import ASCENDING, DESCENDING, IndexModel
@@ -169,9 +170,24 @@ class OrdinalAllocator:
         allocator = OrdinalAllocator(MongoClient()["app"], AsyncMongoClient()["app"])
         allocator.allocate("thread-1", "agent/1", "case_investigation", "task-a")          # 1
         await allocator.aallocate("thread-1", "agent/1", "case_investigation", "task-x")   # 2
+
+    Args:
+        *databases: one sync database, one async database, or one of each.
+        collection_name: where allocations live (``operation_ordinals``).
+        expiry: ``thread_id -> {"expire_at": ...}`` stamped on new allocations, so a thread with a TTL
+            expires whole (``DurablePlatform`` passes the checkpointer's ``expiry_fields``).
+
+    Raises:
+        ClientConfigurationError: no database, or two of one kind.
+        InvalidInputError: ``collection_name`` is not a non-empty string.
     """
 
-    def __init__(self, *databases: Any, collection_name: str = DEFAULT_COLLECTION) -> None:
+    def __init__(
+        self,
+        *databases: Any,
+        collection_name: str = DEFAULT_COLLECTION,
+        expiry: Callable[[str], Mapping[str, Any]] | None = None,
+    ) -> None:
         if not isinstance(collection_name, str) or not collection_name:
             raise InvalidInputError(f"collection_name must be a non-empty string, got {collection_name!r}")
         sync = [db for db in databases if not is_async_client(db)]
@@ -181,6 +197,7 @@ class OrdinalAllocator:
                 "OrdinalAllocator takes one synchronous database, one asynchronous database, or one of each"
             )
         self._collection = collection_name
+        self._expiry = expiry
         self._sync = SyncIO(sync[0]) if sync else None
         self._aio = AsyncIO(aio[0]) if aio else None
         self._indexed = False
@@ -282,7 +299,8 @@ class OrdinalAllocator:
             last = yield Find(self._collection, sequence, projection, sort=[("ordinal", DESCENDING)], limit=1)
             ordinal = last[0]["ordinal"] + 1 if last else 1
             # A duplicate key means another writer took this occurrence or this ordinal: look again.
-            if (yield InsertOne(self._collection, {**sequence, "occurrence_key": occurrence_key, "ordinal": ordinal})):
+            stamp = self._expiry(thread_id) if self._expiry is not None else {}
+            if (yield InsertOne(self._collection, {**sequence, "occurrence_key": occurrence_key, "ordinal": ordinal, **stamp})):
                 inserted = True
                 break
         self._remember(thread_id, key, ordinal)
