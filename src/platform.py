@@ -169,7 +169,10 @@ class DurableGraph:
 
     ``invoke``, ``ainvoke``, ``stream``, ``astream``, ``batch``, ``abatch``,
     ``get_state``, ``update_state``, ``get_state_history`` and their async
-    twins run inside the scope; other attributes pass through to ``graph``.
+    twins run inside the scope; the six run methods first take the run lock of
+    the thread LangGraph runs on (``thread_id_of``: the bound config merged with
+    the call's, a top-level ``thread_id`` included). ``with_config`` returns a
+    ``DurableGraph``; other attributes pass through to ``graph``.
     """
 
     def __init__(self, graph: Pregel, platform: DurablePlatform, resolver: DurableSubgraphResolver) -> None:
@@ -183,6 +186,22 @@ class DurableGraph:
     def _scope(self) -> _RunScope:
         return _RunScope(self.platform, self.resolver)
 
+    def _threads(self, config: Any) -> list[str]:
+        """The threads a call runs on, as LangGraph finds them (the bound config merged with the call's)."""
+        return thread_ids_of(config, self.graph.config)
+
+    def with_config(self, config: Any = None, **kwargs: Any) -> DurableGraph:
+        """This graph with ``config`` bound (``Pregel.with_config``), still durable.
+
+        Args:
+            config / kwargs: as for ``Pregel.with_config``; a bound ``thread_id`` is the thread whose
+                run lock the graph's runs take when the call's config names none.
+
+        Returns:
+            a ``DurableGraph`` over the bound graph, sharing this one's platform and resolver.
+        """
+        return DurableGraph(self.graph.with_config(config, **kwargs), self.platform, self.resolver)
+
     @contextmanager
     def _exclusive(self, config: Any) -> Iterator[None]:
         """Hold the run lock of every thread in ``config`` (one config or a list) for the block."""
@@ -190,7 +209,7 @@ class DurableGraph:
         if locks is None:
             yield
             return
-        with locks.hold(thread_ids_of(config)):
+        with locks.hold(self._threads(config)):
             yield
 
     @asynccontextmanager
@@ -199,7 +218,7 @@ class DurableGraph:
         if locks is None:
             yield
             return
-        async with locks.ahold(thread_ids_of(config)):
+        async with locks.ahold(self._threads(config)):
             yield
 
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
@@ -214,13 +233,13 @@ class DurableGraph:
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
         iterator: Any = self.graph.stream(input, config, **kwargs)
         if self.platform.run_locks is not None:  # held from the first next() to exhaustion or close()
-            iterator = LockedIterator(self.platform.run_locks, thread_ids_of(config), iterator)
+            iterator = LockedIterator(self.platform.run_locks, self._threads(config), iterator)
         return scoped_iter(self._scope(), iterator)
 
     def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
         iterator: Any = self.graph.astream(input, config, **kwargs)
         if self.platform.run_locks is not None:
-            iterator = LockedAsyncIterator(self.platform.run_locks, thread_ids_of(config), iterator)
+            iterator = LockedAsyncIterator(self.platform.run_locks, self._threads(config), iterator)
         return scoped_aiter(self._scope(), iterator)
 
     def batch(self, inputs: list[Any], config: Any = None, **kwargs: Any) -> list[Any]:

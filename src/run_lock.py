@@ -45,12 +45,13 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from langchain_core.runnables.config import merge_configs
 from pymongo import ASCENDING, IndexModel
 
 from ._mongo import CreateIndexes, DeleteMany, FencedUpdate, Find, InsertOne, Plan, TwoFaces, split_clients
@@ -84,16 +85,47 @@ def _naive(value: Any) -> datetime | None:
     return value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo else value
 
 
-def thread_ids_of(configs: Any) -> list[str]:
-    """The distinct thread ids of one config or a list of configs, sorted (``str()`` of each, like LangGraph)."""
+def _explicit(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with a ``configurable`` of its own, so ``merge_configs`` reads only what the caller gave.
+
+    Without one, langchain_core's ``ensure_config`` would fill it from the node this call runs in (the
+    ambient config): a call that names no thread there runs inside that node's run and its checkpointer.
+    Top-level keys (``{"thread_id": t}``) stay: ``merge_configs`` moves them into ``configurable``.
+    """
+    return {**config, "configurable": dict(config.get("configurable") or {})}
+
+
+def thread_id_of(config: Any, bound: Any = None) -> str | None:
+    """The thread LangGraph runs ``config`` on: the key it stores the run's checkpoints under.
+
+    Computed like ``Pregel.stream`` does: the graph's bound config merged with the call's by
+    langchain_core's ``merge_configs``, which moves top-level keys such as ``{"thread_id": t}``
+    into ``configurable`` (``ensure_config``), the call's winning.
+
+    Args:
+        config: the call's config (a ``RunnableConfig``, or None).
+        bound: the graph's own config (``graph.config``, set by ``with_config``), or None.
+
+    Returns:
+        ``str(thread_id)``, or None when neither config names a thread.
+    """
+    explicit = [_explicit(c) for c in (bound, config) if isinstance(c, Mapping)]
+    thread_id = merge_configs(*explicit).get("configurable", {}).get("thread_id")
+    return None if thread_id is None else str(thread_id)
+
+
+def thread_ids_of(configs: Any, bound: Any = None) -> list[str]:
+    """The distinct threads of one config or a list of configs (see ``thread_id_of``), sorted.
+
+    Args:
+        configs: a call's config, or a batch's list of configs.
+        bound: the graph's own config (``graph.config``), or None.
+
+    Returns:
+        the thread ids, sorted (the order locks are taken in, so two batches cannot deadlock).
+    """
     configs = configs if isinstance(configs, (list, tuple)) else [configs]
-    ids = set()
-    for config in configs:
-        configurable = (config or {}).get("configurable") or {}
-        thread_id = configurable.get("thread_id")
-        if thread_id is not None:
-            ids.add(str(thread_id))
-    return sorted(ids)
+    return sorted({t for t in (thread_id_of(c, bound) for c in configs) if t is not None})
 
 
 class Held:
@@ -381,4 +413,4 @@ class LockedAsyncIterator(AsyncIterator[Any]):
             self._held.stop_renewing()
 
 
-__all__ = ["Held", "LockedAsyncIterator", "LockedIterator", "RunLocks", "thread_ids_of"]
+__all__ = ["Held", "LockedAsyncIterator", "LockedIterator", "RunLocks", "thread_id_of", "thread_ids_of"]

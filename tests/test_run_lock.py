@@ -30,7 +30,6 @@ from langgraph_durable_mongodb import ThreadBusyError
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.journal.owner import identity
 from langgraph_durable_mongodb.platform import DurablePlatform
-from langgraph_durable_mongodb.run_lock import thread_ids_of
 
 def config(thread: str = "case-42") -> dict:
     return {"configurable": {"thread_id": thread}}
@@ -409,8 +408,3 @@ async def test_abatch_locks_every_distinct_thread(make_platform: Any) -> None:
     assert await graph.abatch([{"notes": []}] * 2, [config("b"), config("a")]) == [{"notes": ["x"]}] * 2
     assert platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"].count_documents({}) == 0
 
-
-def test_thread_ids_of_configs() -> None:
-    assert thread_ids_of(None) == []
-    assert thread_ids_of({"configurable": {"thread_id": 7}}) == ["7"]
-    assert thread_ids_of([config("b"), config("a"), config("b"), {}]) == ["a", "b"]
