@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack, asynccontextmanager, contextmanager
 from typing import Any
 
+from langchain_core.runnables.config import get_config_list
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
 
@@ -30,7 +31,7 @@ from .checkpointer import MongoDBCheckpointer
 from .errors import TopologyError
 from .journal import ActivityJournal, ResolverPositions, effect_scope
 from .resolver import DurableScope, DurableSubgraphResolver, OrdinalAllocator, scoped_aiter, scoped_iter
-from .run_lock import LockedAsyncIterator, LockedIterator, RunLocks, thread_ids_of
+from .run_lock import LockedAsyncIterator, LockedIterator, RunLocks, batch_rounds, thread_id_of, thread_ids_of
 
 
 class DurablePlatform:
@@ -242,14 +243,57 @@ class DurableGraph:
             iterator = LockedAsyncIterator(self.platform.run_locks, self._threads(config), iterator)
         return scoped_aiter(self._scope(), iterator)
 
-    def batch(self, inputs: list[Any], config: Any = None, **kwargs: Any) -> list[Any]:
-        with self._exclusive(config), self._scope().bind():
-            return self.graph.batch(inputs, config, **kwargs)
+    def _rounds(self, configs: list[Any]) -> list[list[int]]:
+        """A batch's rounds (``batch_rounds``): one input per thread per round, or one round without the lock."""
+        if self.platform.run_locks is None:
+            return [list(range(len(configs)))]
+        return batch_rounds([thread_id_of(c, self.graph.config) for c in configs])
 
-    async def abatch(self, inputs: list[Any], config: Any = None, **kwargs: Any) -> list[Any]:
-        async with self._aexclusive(config):
-            with self._scope().bind():
-                return await self.graph.abatch(inputs, config, **kwargs)
+    def batch(self, inputs: list[Any], config: Any = None, *, return_exceptions: bool = False, **kwargs: Any) -> list[Any]:
+        """``Pregel.batch`` with one run per thread at a time.
+
+        Inputs on distinct threads run together, as in LangGraph; inputs that name one thread run in
+        rounds, one after the other in their order, each round under its threads' run locks.
+
+        Args:
+            inputs: the inputs.
+            config: one config for every input, or one per input.
+            return_exceptions: return each failed input's exception in its place instead of raising.
+            kwargs: passed to ``Pregel.batch``.
+
+        Returns:
+            the outputs (or exceptions) in input order.
+
+        Raises:
+            the first failed input's exception when ``return_exceptions`` is False (later rounds then do
+            not run); ``ThreadBusyError`` when another run holds one of the threads past ``run_wait_seconds``.
+        """
+        configs = get_config_list(config, len(inputs))
+        outputs: list[Any] = [None] * len(inputs)
+        for positions in self._rounds(configs):
+            part = [configs[i] for i in positions]
+            with self._exclusive(part), self._scope().bind():
+                done = self.graph.batch([inputs[i] for i in positions], part, return_exceptions=return_exceptions, **kwargs)
+            for i, output in zip(positions, done):
+                outputs[i] = output
+        return outputs
+
+    async def abatch(
+        self, inputs: list[Any], config: Any = None, *, return_exceptions: bool = False, **kwargs: Any
+    ) -> list[Any]:
+        """The async twin of ``batch`` (``Pregel.abatch``, in the same rounds)."""
+        configs = get_config_list(config, len(inputs))
+        outputs: list[Any] = [None] * len(inputs)
+        for positions in self._rounds(configs):
+            part = [configs[i] for i in positions]
+            async with self._aexclusive(part):
+                with self._scope().bind():
+                    done = await self.graph.abatch(
+                        [inputs[i] for i in positions], part, return_exceptions=return_exceptions, **kwargs
+                    )
+            for i, output in zip(positions, done):
+                outputs[i] = output
+        return outputs
 
     def get_state(self, config: Any, *, subgraphs: bool = False) -> Any:
         with self._scope().bind():

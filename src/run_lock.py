@@ -45,7 +45,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections import Counter
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from datetime import datetime, timedelta, timezone
@@ -126,6 +127,28 @@ def thread_ids_of(configs: Any, bound: Any = None) -> list[str]:
     """
     configs = configs if isinstance(configs, (list, tuple)) else [configs]
     return sorted({t for t in (thread_id_of(c, bound) for c in configs) if t is not None})
+
+
+def batch_rounds(thread_ids: Sequence[str | None]) -> list[list[int]]:
+    """Split a batch into rounds in which no thread occurs twice.
+
+    Args:
+        thread_ids: each input's thread (``thread_id_of``), None for an input that names none.
+
+    Returns:
+        the input positions of each round: a thread's n-th input is in round n, so its inputs run
+        one after the other, in their order. A batch of distinct threads is one round.
+    """
+    rounds: list[list[int]] = []
+    seen: Counter[str] = Counter()
+    for position, thread_id in enumerate(thread_ids):
+        n = 0 if thread_id is None else seen[thread_id]
+        if thread_id is not None:
+            seen[thread_id] += 1
+        if n == len(rounds):
+            rounds.append([])
+        rounds[n].append(position)
+    return rounds
 
 
 class Held:
@@ -413,4 +436,4 @@ class LockedAsyncIterator(AsyncIterator[Any]):
             self._held.stop_renewing()
 
 
-__all__ = ["Held", "LockedAsyncIterator", "LockedIterator", "RunLocks", "thread_id_of", "thread_ids_of"]
+__all__ = ["Held", "LockedAsyncIterator", "LockedIterator", "RunLocks", "batch_rounds", "thread_id_of", "thread_ids_of"]

@@ -12,14 +12,16 @@ from __future__ import annotations
 import asyncio
 import operator
 import threading
+import time
 from typing import Annotated, Any, TypedDict
 
 import pytest
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 
 from langgraph_durable_mongodb import DurableGraph, ThreadBusyError
-from langgraph_durable_mongodb.run_lock import thread_id_of, thread_ids_of
+from langgraph_durable_mongodb.run_lock import batch_rounds, thread_id_of, thread_ids_of
 
 from .test_run_lock import FINAL, Effects, build, config
 
@@ -175,3 +177,99 @@ def test_thread_ids_of_configs() -> None:
     assert thread_ids_of({"configurable": {"thread_id": 7}}) == ["7"]
     assert thread_ids_of([config("b"), {"thread_id": "a"}, config("b"), {}]) == ["a", "b"]
     assert thread_ids_of([None, {}], {"configurable": {"thread_id": "bound"}}) == ["bound"]
+
+
+class Noted(TypedDict, total=False):
+    note: str
+    notes: Annotated[list, operator.add]
+
+
+class Clock:
+    """Records, per thread, the runs of a node: when each started and ended, and the locks held meanwhile."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[str, float, float]] = []
+        self.locked: list[list[str]] = []
+        self.lock = threading.Lock()
+
+
+def timed(platform: Any, clock: Clock, seconds: float = 0.2) -> DurableGraph:
+    """A one-node graph: the node appends its input's ``note``, takes ``seconds`` and fails on ``"boom"``."""
+
+    def node(s: Noted, config: RunnableConfig) -> Noted:
+        started = time.monotonic()
+        clock.locked.append(live_locks(platform))
+        time.sleep(seconds)
+        with clock.lock:
+            clock.spans.append((config["configurable"]["thread_id"], started, time.monotonic()))
+        if s["note"] == "boom":
+            raise ValueError("boom")
+        return {"notes": [s["note"]]}
+
+    builder = StateGraph(Noted)
+    builder.add_node("n", node)
+    builder.add_edge(START, "n")
+    return platform.compile(builder)
+
+
+def overlapping(spans: list[tuple[str, float, float]]) -> list[tuple[str, float, float]]:
+    """Runs of one thread that overlapped in time."""
+    return [a for a in spans for b in spans if a is not b and a[0] == b[0] and a[1] < b[2] and b[1] < a[2]]
+
+
+async def batch(graph: Any, api: str, inputs: list[Any], configs: Any, **kwargs: Any) -> list[Any]:
+    if api == "batch":
+        return graph.batch(inputs, configs, **kwargs)
+    return await graph.abatch(inputs, configs, **kwargs)
+
+
+@pytest.mark.parametrize("api", ["batch", "abatch"])
+async def test_a_batch_runs_one_thread_s_inputs_one_after_the_other(make_platform: Any, api: str) -> None:
+    platform = make_platform(run_wait_seconds=0)
+    clock = Clock()
+    graph = timed(platform, clock)
+    inputs = [{"note": n} for n in "abcd"]
+    out = await batch(graph, api, inputs, [config("t"), config("t"), {"thread_id": "u"}, config("t")])
+    # In input order, each the thread's state after that input: t's three runs saw each other, no fork.
+    assert [o["notes"] for o in out] == [["a"], ["a", "b"], ["c"], ["a", "b", "d"]]
+    assert overlapping(clock.spans) == []
+    assert sorted(t for t, _, _ in clock.spans[:2]) == ["t", "u"]  # distinct threads still run together
+    assert all(len(held) == len(set(held)) and held for held in clock.locked)  # every run under its lock
+    assert live_locks(platform) == []
+
+
+@pytest.mark.parametrize("api", ["batch", "abatch"])
+async def test_a_batch_on_one_thread_returns_exceptions_in_place(make_platform: Any, api: str) -> None:
+    platform = make_platform(run_wait_seconds=0)
+    clock = Clock()
+    graph = timed(platform, clock, seconds=0)
+    out = await batch(graph, api, [{"note": "a"}, {"note": "boom"}, {"note": "c"}], config("t"), return_exceptions=True)
+    assert out[0] == {"note": "a", "notes": ["a"]}
+    assert isinstance(out[1], ValueError) and str(out[1]) == "boom"
+    assert out[2]["notes"] == ["a", "c"]
+    assert live_locks(platform) == []
+
+
+@pytest.mark.parametrize("api", ["batch", "abatch"])
+async def test_a_failed_round_raises_and_later_rounds_do_not_run(make_platform: Any, api: str) -> None:
+    platform = make_platform(run_wait_seconds=0)
+    clock = Clock()
+    graph = timed(platform, clock, seconds=0)
+    with pytest.raises(ValueError, match="boom"):
+        await batch(graph, api, [{"note": "boom"}, {"note": "c"}], config("t"))
+    assert len(clock.spans) == 1
+    assert live_locks(platform) == []
+
+
+@pytest.mark.parametrize("api", ["batch", "abatch"])
+async def test_without_exclusive_runs_a_batch_is_langgraph_s(make_platform: Any, api: str) -> None:
+    platform = make_platform(exclusive_runs=False)
+    clock = Clock()
+    out = await batch(timed(platform, clock), api, [{"note": "a"}, {"note": "b"}], config("t"))
+    assert len(out) == 2 and overlapping(clock.spans)  # one round, run together as LangGraph does
+
+
+def test_batch_rounds() -> None:
+    assert batch_rounds([]) == []
+    assert batch_rounds(["a", "b"]) == [[0, 1]]
+    assert batch_rounds(["t", "t", "u", "t", None, None]) == [[0, 2, 4, 5], [1], [3]]
