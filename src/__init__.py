@@ -23,6 +23,7 @@ from .errors import (
     NamespaceError,
     NoDurableScopeError,
     NondeterminismError,
+    RunLockLostError,
     ThreadBusyError,
     TopologyError,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "NoDurableScopeError",
     "NondeterminismError",
     "OrdinalAllocator",
+    "RunLockLostError",
     "SecureLLM",
     "SecureTool",
     "ThreadBusyError",

@@ -47,11 +47,13 @@ class DurablePlatform:
         journal_options: passed to ``ActivityJournal`` (``lease_seconds``,
             ``wait_seconds``, ``terminal_errors``, ``on_input_change``, ...).
         exclusive_runs: one run per thread at a time (default): ``invoke``/``stream``/``batch`` and
-            their async twins take the thread's run lock (``run_lock.py``, collection ``thread_runs``;
-            2 commands per run), so concurrent resumes of one thread run one after the other instead
-            of forking it. ``False`` turns it off: then run one caller per thread yourself.
+            their async twins take the thread's fenced run lock (``run_lock.py``, collection
+            ``thread_runs``; 3 commands per run), so concurrent resumes of one thread run one after
+            the other instead of forking it. ``False`` turns it off: then run one caller per thread yourself.
         run_lease_seconds: how long a run's lock outlives its last renewal (renewed every third of it);
-            a crashed run's lock is taken over after that, at once when it ran on this host.
+            a crashed run's lock is taken over after that, at once when it ran on this host. A run
+            whose renewal comes too late has lost its lock (``run_lock.check_held`` then raises
+            ``RunLockLostError``).
         run_wait_seconds: how long a run waits for another run of its thread before ``ThreadBusyError``.
     """
 
