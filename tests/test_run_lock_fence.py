@@ -272,18 +272,27 @@ def test_check_held_is_cheap_and_takes_thread_ids_as_langgraph_does() -> None:
             check_held(7)
 
 
+def take_over(runs: Any) -> None:
+    """Another run takes the lock over (a new token, its owner, a live lease), unless it has already.
+
+    Called until the holder notices: on FerretDB, whose updates are not atomic, a renewal at the same
+    moment can write the holder's state back over it.
+    """
+    runs.update_one(
+        {"thread_id": "t", "owner": {"$ne": "other"}},
+        {"$inc": {"fence": 1}, "$set": {"owner": "other", "lease_until": utcnow() + timedelta(minutes=1)}},
+    )
+
+
 async def test_the_renewer_notices_a_lost_lock(make_platform: Any, kind: str, caplog: pytest.LogCaptureFixture) -> None:
     platform = make_platform(run_lease_seconds=0.3)  # renewed every 0.1 s
     locks, face = platform.run_locks, Face(platform.run_locks, kind)
     locks.setup()
     with caplog.at_level(logging.WARNING, logger="langgraph_durable_mongodb.run_lock"):
         held = await face.acquire()
-        # Another run, deciding on a stale read, takes the lock over: a new token and a live lease.
-        locks._sync_face().db[locks.collection].update_one(
-            {"thread_id": "t"}, {"$inc": {"fence": 1}, "$set": {"owner": "other", "lease_until": utcnow() + timedelta(minutes=1)}}
-        )
         deadline = time.monotonic() + 5
         while not held.lost and time.monotonic() < deadline:
+            take_over(locks._sync_face().db[locks.collection])  # as a run deciding on a stale read would
             await asyncio.sleep(0.02)
     assert held.lost == ["t"]
     assert "lost the run lock of thread 't'" in caplog.text
@@ -297,10 +306,10 @@ def lose_mid_run(platform: Any, lost: threading.Event) -> Any:
     """A graph whose node lets another run take its lock over, waits for the renewer to notice, then checks."""
 
     def node(s: State) -> State:
-        db = platform.checkpointer.client[platform.checkpointer.db_name]
-        db["thread_runs"].update_one({"thread_id": "t"}, {"$inc": {"fence": 1}, "$set": {"owner": "other"}})
+        runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
+            take_over(runs)
             try:
                 check_held("t")  # what the journal calls before starting an effect
             except RunLockLostError:
