@@ -118,3 +118,16 @@ class ThreadExistsError(DurableMongoError, RuntimeError):
     def __init__(self, message: str, *, thread_id: str | None = None, collections: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.thread_id, self.collections = thread_id, collections
+
+
+class RunLockLostError(DurableMongoError, RuntimeError):
+    """This run lost its thread's run lock mid-run: its lease expired before a renewal, or another run took it.
+
+    Raised by ``run_lock.check_held()`` so that the run stops before more work instead of running beside
+    the run that may hold the thread now. Raise ``DurablePlatform(run_lease_seconds=...)`` above the longest
+    stall you expect, then resume the thread. Attributes: ``thread_id`` and ``fence`` (the token it held).
+    """
+
+    def __init__(self, message: str, *, thread_id: str | None = None, fence: int | None = None) -> None:
+        super().__init__(message)
+        self.thread_id, self.fence = thread_id, fence

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack, asynccontextmanager, contextmanager
 from typing import Any
 
+from langchain_core.runnables.config import get_config_list
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
 
@@ -30,7 +31,7 @@ from .checkpointer import MongoDBCheckpointer
 from .errors import TopologyError
 from .journal import ActivityJournal, ResolverPositions, effect_scope
 from .resolver import DurableScope, DurableSubgraphResolver, OrdinalAllocator, scoped_aiter, scoped_iter
-from .run_lock import LockedAsyncIterator, LockedIterator, RunLocks, thread_ids_of
+from .run_lock import LockedAsyncIterator, LockedIterator, RunLocks, batch_rounds, thread_id_of, thread_ids_of
 
 
 class DurablePlatform:
@@ -46,11 +47,13 @@ class DurablePlatform:
         journal_options: passed to ``ActivityJournal`` (``lease_seconds``,
             ``wait_seconds``, ``terminal_errors``, ``on_input_change``, ...).
         exclusive_runs: one run per thread at a time (default): ``invoke``/``stream``/``batch`` and
-            their async twins take the thread's run lock (``run_lock.py``, collection ``thread_runs``;
-            2 commands per run), so concurrent resumes of one thread run one after the other instead
-            of forking it. ``False`` turns it off: then run one caller per thread yourself.
+            their async twins take the thread's fenced run lock (``run_lock.py``, collection
+            ``thread_runs``; 3 commands per run), so concurrent resumes of one thread run one after
+            the other instead of forking it. ``False`` turns it off: then run one caller per thread yourself.
         run_lease_seconds: how long a run's lock outlives its last renewal (renewed every third of it);
-            a crashed run's lock is taken over after that, at once when it ran on this host.
+            a crashed run's lock is taken over after that, at once when it ran on this host. A run
+            whose renewal comes too late has lost its lock (``run_lock.check_held`` then raises
+            ``RunLockLostError``).
         run_wait_seconds: how long a run waits for another run of its thread before ``ThreadBusyError``.
     """
 
@@ -173,7 +176,10 @@ class DurableGraph:
 
     ``invoke``, ``ainvoke``, ``stream``, ``astream``, ``batch``, ``abatch``,
     ``get_state``, ``update_state``, ``get_state_history`` and their async
-    twins run inside the scope; other attributes pass through to ``graph``.
+    twins run inside the scope; the six run methods first take the run lock of
+    the thread LangGraph runs on (``thread_id_of``: the bound config merged with
+    the call's, a top-level ``thread_id`` included). ``with_config`` returns a
+    ``DurableGraph``; other attributes pass through to ``graph``.
     """
 
     def __init__(self, graph: Pregel, platform: DurablePlatform, resolver: DurableSubgraphResolver) -> None:
@@ -187,6 +193,22 @@ class DurableGraph:
     def _scope(self) -> _RunScope:
         return _RunScope(self.platform, self.resolver)
 
+    def _threads(self, config: Any) -> list[str]:
+        """The threads a call runs on, as LangGraph finds them (the bound config merged with the call's)."""
+        return thread_ids_of(config, self.graph.config)
+
+    def with_config(self, config: Any = None, **kwargs: Any) -> DurableGraph:
+        """This graph with ``config`` bound (``Pregel.with_config``), still durable.
+
+        Args:
+            config / kwargs: as for ``Pregel.with_config``; a bound ``thread_id`` is the thread whose
+                run lock the graph's runs take when the call's config names none.
+
+        Returns:
+            a ``DurableGraph`` over the bound graph, sharing this one's platform and resolver.
+        """
+        return DurableGraph(self.graph.with_config(config, **kwargs), self.platform, self.resolver)
+
     @contextmanager
     def _exclusive(self, config: Any) -> Iterator[None]:
         """Hold the run lock of every thread in ``config`` (one config or a list) for the block."""
@@ -194,7 +216,7 @@ class DurableGraph:
         if locks is None:
             yield
             return
-        with locks.hold(thread_ids_of(config)):
+        with locks.hold(self._threads(config)):
             yield
 
     @asynccontextmanager
@@ -203,7 +225,7 @@ class DurableGraph:
         if locks is None:
             yield
             return
-        async with locks.ahold(thread_ids_of(config)):
+        async with locks.ahold(self._threads(config)):
             yield
 
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
@@ -218,23 +240,66 @@ class DurableGraph:
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
         iterator: Any = self.graph.stream(input, config, **kwargs)
         if self.platform.run_locks is not None:  # held from the first next() to exhaustion or close()
-            iterator = LockedIterator(self.platform.run_locks, thread_ids_of(config), iterator)
+            iterator = LockedIterator(self.platform.run_locks, self._threads(config), iterator)
         return scoped_iter(self._scope(), iterator)
 
     def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
         iterator: Any = self.graph.astream(input, config, **kwargs)
         if self.platform.run_locks is not None:
-            iterator = LockedAsyncIterator(self.platform.run_locks, thread_ids_of(config), iterator)
+            iterator = LockedAsyncIterator(self.platform.run_locks, self._threads(config), iterator)
         return scoped_aiter(self._scope(), iterator)
 
-    def batch(self, inputs: list[Any], config: Any = None, **kwargs: Any) -> list[Any]:
-        with self._exclusive(config), self._scope().bind():
-            return self.graph.batch(inputs, config, **kwargs)
+    def _rounds(self, configs: list[Any]) -> list[list[int]]:
+        """A batch's rounds (``batch_rounds``): one input per thread per round, or one round without the lock."""
+        if self.platform.run_locks is None:
+            return [list(range(len(configs)))]
+        return batch_rounds([thread_id_of(c, self.graph.config) for c in configs])
 
-    async def abatch(self, inputs: list[Any], config: Any = None, **kwargs: Any) -> list[Any]:
-        async with self._aexclusive(config):
-            with self._scope().bind():
-                return await self.graph.abatch(inputs, config, **kwargs)
+    def batch(self, inputs: list[Any], config: Any = None, *, return_exceptions: bool = False, **kwargs: Any) -> list[Any]:
+        """``Pregel.batch`` with one run per thread at a time.
+
+        Inputs on distinct threads run together, as in LangGraph; inputs that name one thread run in
+        rounds, one after the other in their order, each round under its threads' run locks.
+
+        Args:
+            inputs: the inputs.
+            config: one config for every input, or one per input.
+            return_exceptions: return each failed input's exception in its place instead of raising.
+            kwargs: passed to ``Pregel.batch``.
+
+        Returns:
+            the outputs (or exceptions) in input order.
+
+        Raises:
+            the first failed input's exception when ``return_exceptions`` is False (later rounds then do
+            not run); ``ThreadBusyError`` when another run holds one of the threads past ``run_wait_seconds``.
+        """
+        configs = get_config_list(config, len(inputs))
+        outputs: list[Any] = [None] * len(inputs)
+        for positions in self._rounds(configs):
+            part = [configs[i] for i in positions]
+            with self._exclusive(part), self._scope().bind():
+                done = self.graph.batch([inputs[i] for i in positions], part, return_exceptions=return_exceptions, **kwargs)
+            for i, output in zip(positions, done):
+                outputs[i] = output
+        return outputs
+
+    async def abatch(
+        self, inputs: list[Any], config: Any = None, *, return_exceptions: bool = False, **kwargs: Any
+    ) -> list[Any]:
+        """The async twin of ``batch`` (``Pregel.abatch``, in the same rounds)."""
+        configs = get_config_list(config, len(inputs))
+        outputs: list[Any] = [None] * len(inputs)
+        for positions in self._rounds(configs):
+            part = [configs[i] for i in positions]
+            async with self._aexclusive(part):
+                with self._scope().bind():
+                    done = await self.graph.abatch(
+                        [inputs[i] for i in positions], part, return_exceptions=return_exceptions, **kwargs
+                    )
+            for i, output in zip(positions, done):
+                outputs[i] = output
+        return outputs
 
     def get_state(self, config: Any, *, subgraphs: bool = False) -> Any:
         with self._scope().bind():

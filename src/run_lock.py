@@ -1,64 +1,88 @@
-"""One run per thread at a time: a leased, per-thread run lock in ``thread_runs``.
+"""One run per thread at a time: a leased, fenced, per-thread run lock in ``thread_runs``.
 
 Two processes that resume one thread at once would each run the pending root
 steps from the same checkpoint, each save its own next checkpoint (a fork),
 and so run every later root effect once per branch. Like Temporal and DBOS
 (one execution per workflow id), ``DurablePlatform`` lets one run hold a
-thread at a time: every ``invoke``/``ainvoke``/``stream``/``astream``/
-``batch``/``abatch`` takes the thread's run lock first.
+thread at a time: ``invoke``, ``ainvoke``, ``stream``, ``astream``, ``batch``
+and ``abatch`` take the thread's run lock first. The thread is the one
+LangGraph runs on (``thread_id_of``): the graph's bound config
+(``with_config``) merged with the call's, a top-level ``{"thread_id": t}``
+included. A batch that names one thread more than once runs in rounds, one
+input per thread per round (``batch_rounds``).
 
-The lock is one document per running thread, under a unique ``thread_id``
-index::
+The lock is one document per thread, under a unique ``thread_id`` index. It
+stays after its run ends, so that its token keeps counting::
 
-    {_id: <owner>, thread_id, owner: <fresh uuid>, owner_host, owner_pid,
-     owner_process, lease_until, started_at}
+    {thread_id, fence: <int>, owner: <fresh uuid, None once released>,
+     owner_host, owner_pid, owner_process, lease_until, started_at}
 
-- Acquire: ``insert`` it (1 command). On a duplicate key, read the holder. If
-  its lease expired or its process is gone (``owner_gone``: same host, pid
-  exited), delete *that holder's* document (``{thread_id, owner: old}``) and
-  insert again: the unique index lets exactly one racer in, also on servers
-  whose conditional updates are not atomic (FerretDB 1.x). Otherwise poll
-  until ``wait_seconds`` and raise ``ThreadBusyError``.
-- While the run lasts, the lease is renewed every ``lease_seconds / 3``
-  (``update`` fenced on the owner); a run shorter than that renews nothing.
-- Release: ``delete {thread_id, owner: me}`` (1 command), also when the run
-  raises or is interrupted.
+- ``fence`` is the lock's token: every acquisition and take-over increments
+  it, and every renewal and release is conditional on the holder's fence, so
+  a run whose lock was taken over can neither extend nor free its successor's.
+- Acquire: read the lock. None yet: insert it with ``fence: 1`` (the unique
+  index admits one racer). Free (released: ``owner`` None, ``lease_until``
+  1970), expired (``lease_until <= now``) or held by a process that is gone
+  (``owner_gone``: same host, pid exited): take it with **one conditional
+  update on exactly the state read**, ``{thread_id, fence, lease_until}`` as
+  read, which sets the new owner and lease and increments the fence. If the
+  holder renewed or released, or another run took the lock, in between, the
+  update matches nothing and the acquirer reads again. Held by a live run:
+  poll until ``wait_seconds``, then raise ``ThreadBusyError``.
+- Renew, every ``lease_seconds / 3`` while the run lasts, conditional on
+  ``{thread_id, fence, lease_until > now}``: a renewal fails once its lease
+  has expired, even if nobody took the lock yet, and once another run has.
+  A failed renewal (or release) records the lock as lost on the ``Held``
+  (``Held.lost``), logs a warning and stops renewing; from then on
+  ``check_held()`` (no I/O) raises ``RunLockLostError`` in that run.
+- Release, conditional on ``{thread_id, fence}``: ``owner`` None and
+  ``lease_until`` 1970, also when the run raises or is interrupted.
+
+A run costs 3 commands (read, take, release); one shorter than
+``lease_seconds / 3`` renews nothing. Every guard is a single-document
+conditional update (``FencedUpdate``), atomic on MongoDB; on FerretDB 1.x,
+whose conditional updates are not atomic, two runs racing for one free or
+expired lock can both win.
 
 A run that calls the same thread again from inside itself (same process,
 same context) re-enters the lock instead of waiting for itself.
 
-The lock is live state of a running process, not thread data: it is not in
+The lock is live state of running processes, not thread data: it is not in
 ``CollectionNames.per_thread`` (``copy_thread`` does not copy it, TTLs do not
 expire it) and ``delete_thread`` leaves it alone, so deleting a thread
 mid-run cannot let a second run in beside the first. A lock left by a dead
-run is reclaimed by the next run (at once on the same host, else when its
+run is taken over by the next run (at once on the same host, else when its
 lease expires).
 
 Example::
 
     locks = RunLocks(client, db_name="agents")
-    with locks.hold(["case-42"]):
+    with locks.hold(["case-42"]) as held:
         graph.invoke(None, {"configurable": {"thread_id": "case-42"}})
+        check_held("case-42")  # RunLockLostError if a stall let the lease expire meanwhile
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections import Counter
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from datetime import datetime, timedelta, timezone
+from types import MappingProxyType
 from typing import Any
 
+from langchain_core.runnables.config import merge_configs
 from pymongo import ASCENDING, IndexModel
 
-from ._mongo import CreateIndexes, DeleteMany, FencedUpdate, Find, InsertOne, Plan, TwoFaces, split_clients
-from .errors import ThreadBusyError
+from ._mongo import CreateIndexes, FencedUpdate, Find, InsertOne, Plan, TwoFaces, split_clients
+from .errors import RunLockLostError, ThreadBusyError
 from .journal.owner import identity, owner_gone
 from .journal.runner import AsyncRunner, Beat, Heartbeat, Sleep, SyncRunner
 
-#: One lock document per thread: the unique index is what makes a take-over atomic, on FerretDB too.
+#: One lock document per thread: a thread's first lock is inserted, and the unique index admits one racer.
 RUN_LOCK_INDEXES = (IndexModel([("thread_id", ASCENDING)], unique=True, name="thread_run_lock"),)
 
 logger = logging.getLogger("langgraph_durable_mongodb.run_lock")
@@ -67,9 +91,13 @@ logger = logging.getLogger("langgraph_durable_mongodb.run_lock")
 POLL_FIRST, POLL_MAX = 0.05, 1.0
 #: The lease is renewed this many times per ``lease_seconds``.
 RENEWALS_PER_LEASE = 3
+#: The ``lease_until`` of a released lock: long expired, so the next run takes it at once.
+RELEASED = datetime(1970, 1, 1)
 
-#: The (lock store, thread id) pairs the current context holds: a nested run on one of them re-enters.
-_HELD: ContextVar[frozenset[tuple[int, str]]] = ContextVar("langgraph_durable_mongodb_run_locks", default=frozenset())
+#: The locks the current context holds, by (lock store, thread id): a nested run on one of them re-enters.
+_HELD: ContextVar[Mapping[tuple[int, str], Holding]] = ContextVar(
+    "langgraph_durable_mongodb_run_locks", default=MappingProxyType({})
+)
 
 
 def utcnow() -> datetime:
@@ -84,55 +112,172 @@ def _naive(value: Any) -> datetime | None:
     return value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo else value
 
 
-def thread_ids_of(configs: Any) -> list[str]:
-    """The distinct thread ids of one config or a list of configs, sorted (``str()`` of each, like LangGraph)."""
+def _explicit(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with a ``configurable`` of its own, so ``merge_configs`` reads only what the caller gave.
+
+    Without one, langchain_core's ``ensure_config`` would fill it from the node this call runs in (the
+    ambient config), whose thread would then override the graph's bound one; LangGraph's does not. (A
+    call naming no thread at all runs inside that node's run, on its checkpointer: no lock of its own.)
+    Top-level keys (``{"thread_id": t}``) stay: ``merge_configs`` moves them into ``configurable``.
+    """
+    return {**config, "configurable": dict(config.get("configurable") or {})}
+
+
+def thread_id_of(config: Any, bound: Any = None) -> str | None:
+    """The thread LangGraph runs ``config`` on: the key it stores the run's checkpoints under.
+
+    Computed like ``Pregel.stream`` does: the graph's bound config merged with the call's by
+    langchain_core's ``merge_configs``, which moves top-level keys such as ``{"thread_id": t}``
+    into ``configurable`` (``ensure_config``), the call's winning.
+
+    Args:
+        config: the call's config (a ``RunnableConfig``, or None).
+        bound: the graph's own config (``graph.config``, set by ``with_config``), or None.
+
+    Returns:
+        ``str(thread_id)``, or None when neither config names a thread.
+    """
+    explicit = [_explicit(c) for c in (bound, config) if isinstance(c, Mapping)]
+    thread_id = merge_configs(*explicit).get("configurable", {}).get("thread_id")
+    return None if thread_id is None else str(thread_id)
+
+
+def thread_ids_of(configs: Any, bound: Any = None) -> list[str]:
+    """The distinct threads of one config or a list of configs (see ``thread_id_of``), sorted.
+
+    Args:
+        configs: a call's config, or a batch's list of configs.
+        bound: the graph's own config (``graph.config``), or None.
+
+    Returns:
+        the thread ids, sorted (the order locks are taken in, so two batches cannot deadlock).
+    """
     configs = configs if isinstance(configs, (list, tuple)) else [configs]
-    ids = set()
-    for config in configs:
-        configurable = (config or {}).get("configurable") or {}
-        thread_id = configurable.get("thread_id")
+    return sorted({t for t in (thread_id_of(c, bound) for c in configs) if t is not None})
+
+
+def batch_rounds(thread_ids: Sequence[str | None]) -> list[list[int]]:
+    """Split a batch into rounds in which no thread occurs twice.
+
+    Args:
+        thread_ids: each input's thread (``thread_id_of``), None for an input that names none.
+
+    Returns:
+        the input positions of each round: a thread's n-th input is in round n, so its inputs run
+        one after the other, in their order. A batch of distinct threads is one round.
+    """
+    rounds: list[list[int]] = []
+    seen: Counter[str] = Counter()
+    for position, thread_id in enumerate(thread_ids):
+        n = 0 if thread_id is None else seen[thread_id]
         if thread_id is not None:
-            ids.add(str(thread_id))
-    return sorted(ids)
+            seen[thread_id] += 1
+        if n == len(rounds):
+            rounds.append([])
+        rounds[n].append(position)
+    return rounds
+
+
+class Holding:
+    """One run's hold on one thread's lock: the token it took (``fence``) and whether it has lost it since.
+
+    ``lost`` is set by the renewal or the release that found the lock no longer this holding's (its lease
+    expired, or another run took it over); reading it costs no I/O (``check_held``).
+    """
+
+    def __init__(self, thread_id: str, owner: str, fence: int, lease_seconds: float) -> None:
+        self.thread_id, self.owner, self.fence, self.lease_seconds = thread_id, owner, fence, lease_seconds
+        self.lost = False
+        self.released = False  # set before the release is sent: a renewal failing after it is no loss
+        self.beat = Beat()
+
+    def lose(self) -> None:
+        """Record that the lock is no longer this run's (logged once)."""
+        if not self.lost:
+            logger.warning(
+                "lost the run lock of thread %r (fence %d): its lease of %g s expired before a renewal, or "
+                "another run took the lock over; check_held() now raises RunLockLostError in this run. Raise "
+                "run_lease_seconds above the longest stall you expect", self.thread_id, self.fence, self.lease_seconds,
+            )
+        self.lost = True
+
+    def error(self) -> RunLockLostError:
+        """The error ``check_held`` raises for this lost holding, naming the thread and the fix."""
+        return RunLockLostError(
+            f"this run lost the run lock of thread {self.thread_id!r} (fence {self.fence}): its lease of "
+            f"{self.lease_seconds:g} s expired before it was renewed (a stall: a frozen process or VM, a blocked "
+            "event loop, an unreachable server), so another run may be running the thread now. It stops here "
+            "so that two runs never write one thread at once. Raise DurablePlatform(run_lease_seconds=...) above "
+            "the longest stall you expect, then resume the thread (invoke(None, config)).",
+            thread_id=self.thread_id,
+            fence=self.fence,
+        )
+
+
+def check_held(thread_id: str | None = None) -> None:
+    """Refuse to go on once the current run has lost its run lock. No I/O: reads what the renewals recorded.
+
+    Call it before work that must not run beside another run of the thread, such as starting an effect.
+
+    Args:
+        thread_id: the thread the work belongs to; None checks every lock the current context holds.
+
+    Raises:
+        RunLockLostError: the current context held that thread's lock and lost it (see ``Holding.lose``).
+    """
+    for holding in _HELD.get().values():
+        if holding.lost and (thread_id is None or holding.thread_id == str(thread_id)):
+            raise holding.error()
 
 
 class Held:
-    """The locks one call holds. ``release``/``arelease`` are idempotent."""
+    """The locks one call holds, one ``Holding`` per thread. ``release``/``arelease`` are idempotent."""
 
-    def __init__(self, locks: RunLocks, claims: list[tuple[str, str, Beat]]) -> None:
-        self.locks, self.claims = locks, claims
+    def __init__(self, locks: RunLocks) -> None:
+        self.locks = locks
+        self.holdings: list[Holding] = []
 
     @property
     def thread_ids(self) -> list[str]:
-        return [thread_id for thread_id, _, _ in self.claims]
+        """The threads this call holds (re-entered ones excepted: the enclosing run holds those)."""
+        return [h.thread_id for h in self.holdings]
+
+    @property
+    def lost(self) -> list[str]:
+        """The threads whose lock this call has lost (no I/O)."""
+        return [h.thread_id for h in self.holdings if h.lost]
 
     @contextmanager
     def mark(self) -> Iterator[None]:
-        """Mark the held threads as this context's, so a nested run on them re-enters."""
-        token = _HELD.set(_HELD.get() | {(id(self.locks), t) for t in self.thread_ids})
+        """Mark the held threads as this context's: a nested run on them re-enters, ``check_held`` sees them."""
+        token = _HELD.set(MappingProxyType({**_HELD.get(), **{(id(self.locks), h.thread_id): h for h in self.holdings}}))
         try:
             yield
         finally:
             _HELD.reset(token)
 
-    def _take(self) -> list[tuple[str, str, Beat]]:
-        claims, self.claims = self.claims, []
-        for _, _, beat in claims:
-            beat.stop()
-        return claims
-
     def stop_renewing(self) -> None:
         """Stop the renewals without I/O (an abandoned iterator): the leases then expire."""
-        for _, _, beat in self.claims:
-            beat.stop()
+        for holding in self.holdings:
+            holding.beat.stop()
+
+    def _unreleased(self) -> list[Holding]:
+        """The holdings not released yet, last first, now marked released and no longer renewing."""
+        pending = [h for h in reversed(self.holdings) if not h.released]
+        for holding in pending:
+            holding.released = True
+            holding.beat.stop()
+        return pending
 
     def release(self) -> None:
-        for thread_id, owner, _ in reversed(self._take()):
-            self.locks._run(self.locks._release_plan(thread_id, owner))
+        """Release every lock still held (1 command each); one found taken over is recorded as lost instead."""
+        for holding in self._unreleased():
+            self.locks._run(self.locks._release_plan(holding))
 
     async def arelease(self) -> None:
-        for thread_id, owner, _ in reversed(self._take()):
-            await self.locks._arun(self.locks._release_plan(thread_id, owner))
+        """The async twin of ``release``."""
+        for holding in self._unreleased():
+            await self.locks._arun(self.locks._release_plan(holding))
 
 
 class RunLocks(TwoFaces):
@@ -177,54 +322,70 @@ class RunLocks(TwoFaces):
     def _setup_plan(self) -> Plan:
         yield CreateIndexes(self.collection, list(RUN_LOCK_INDEXES))
 
-    def _document(self, thread_id: str, owner: str) -> dict[str, Any]:
-        now = utcnow()
-        return {
-            "_id": owner,  # never the thread id: deleting a dead holder's document must not delete its successor's
-            "thread_id": thread_id,
-            "owner": owner,
-            **identity(),
-            "lease_until": now + timedelta(seconds=self.lease_seconds),
-            "started_at": now,
-        }
+    def _holder(self, owner: str, now: datetime) -> dict[str, Any]:
+        """The fields a new holder sets, its fence aside."""
+        return {"owner": owner, **identity(), "lease_until": now + timedelta(seconds=self.lease_seconds), "started_at": now}
 
-    def _acquire_plan(self, thread_id: str, owner: str) -> Plan:
-        """Insert the lock, taking over a dead or expired holder's; returns the renewal ``Beat``."""
-        started = utcnow()
-        deadline = started + timedelta(seconds=self.wait_seconds)
+    def _acquire_plan(self, thread_id: str) -> Plan:
+        """Take the thread's lock (see the module docstring); returns the renewing ``Holding``.
+
+        Raises ``ThreadBusyError`` when a live run holds it past ``wait_seconds``.
+        """
+        owner = uuid.uuid4().hex
+        deadline = utcnow() + timedelta(seconds=self.wait_seconds)
         pause = POLL_FIRST
         while True:
-            if (yield InsertOne(self.collection, self._document(thread_id, owner))):
-                return (yield Heartbeat(lambda: self._renew_plan(thread_id, owner), self.lease_seconds / RENEWALS_PER_LEASE))
             found = yield Find(self.collection, {"thread_id": thread_id}, limit=1)
-            if not found:
-                continue  # released in between: try again at once
-            holder = found[0]
-            lease_until = _naive(holder.get("lease_until"))
             now = utcnow()
-            if lease_until is None or lease_until <= now or owner_gone(holder):
-                # Only the holder we judged is deleted; of the racers inserting next, the unique index admits one.
-                logger.info("taking over the run lock of thread %r from %s", thread_id, _describe(holder))
-                yield DeleteMany(self.collection, {"thread_id": thread_id, "owner": holder.get("owner")})
+            if found and not _takeable(found[0], now):
+                if now >= deadline:
+                    raise _busy(thread_id, found[0], self.wait_seconds)
+                yield Sleep(_pause(pause, deadline, found[0], now))
+                pause = min(pause * 2, POLL_MAX)
                 continue
-            if now >= deadline:
-                raise _busy(thread_id, holder, self.wait_seconds)
-            remaining = (deadline - now).total_seconds()
-            yield Sleep(min(pause, max(remaining, 0.0), max((lease_until - now).total_seconds(), 0.0) + 0.01))
-            pause = min(pause * 2, POLL_MAX)
+            fence = yield from self._take_plan(thread_id, found[0] if found else None, owner, now)
+            if fence is not None:
+                holding = Holding(thread_id, owner, fence, self.lease_seconds)
+                every = self.lease_seconds / RENEWALS_PER_LEASE
+                holding.beat = yield Heartbeat(lambda: self._renew_plan(holding), every)
+                return holding
 
-    def _renew_plan(self, thread_id: str, owner: str) -> Plan:
-        lease_until = utcnow() + timedelta(seconds=self.lease_seconds)
-        modified = yield FencedUpdate(self.collection, {"thread_id": thread_id, "owner": owner}, {"$set": {"lease_until": lease_until}})
-        if not modified:
-            logger.warning(
-                "lost the run lock of thread %r (its lease expired and another run took it over); "
-                "raise run_lease_seconds if runs stall longer than that", thread_id
-            )
-        return bool(modified)
+    def _take_plan(self, thread_id: str, holder: dict[str, Any] | None, owner: str, now: datetime) -> Plan:
+        """Insert the thread's first lock, or take ``holder``'s by one update conditional on the state read.
 
-    def _release_plan(self, thread_id: str, owner: str) -> Plan:
-        yield DeleteMany(self.collection, {"thread_id": thread_id, "owner": owner})
+        Returns the new fence, or None when another run changed the lock first.
+        """
+        if holder is None:
+            inserted = yield InsertOne(self.collection, {"thread_id": thread_id, "fence": 1, **self._holder(owner, now)})
+            return 1 if inserted else None
+        update = {"$set": self._holder(owner, now), "$inc": {"fence": 1}}
+        if not (yield FencedUpdate(self.collection, _as_read(holder), update)):
+            return None
+        if holder.get("owner") is not None:
+            logger.info("took over the run lock of thread %r from %s", thread_id, _describe(holder))
+        return (holder.get("fence") or 0) + 1
+
+    def _renew_plan(self, holding: Holding) -> Plan:
+        """Extend the lease while the lock is still this holding's and unexpired; returns whether it was."""
+        now = utcnow()
+        renewed = yield FencedUpdate(
+            self.collection,
+            {"thread_id": holding.thread_id, "fence": holding.fence, "lease_until": {"$gt": now}},
+            {"$set": {"lease_until": now + timedelta(seconds=self.lease_seconds)}},
+        )
+        if not renewed and not holding.released:
+            holding.lose()
+        return renewed
+
+    def _release_plan(self, holding: Holding) -> Plan:
+        """Free the lock if it is still this holding's; else record it as lost."""
+        released = yield FencedUpdate(
+            self.collection,
+            {"thread_id": holding.thread_id, "fence": holding.fence},
+            {"$set": {"owner": None, "lease_until": RELEASED}},
+        )
+        if not released:
+            holding.lose()
 
     # ---- faces ----
 
@@ -233,25 +394,32 @@ class RunLocks(TwoFaces):
         return sorted({t for t in thread_ids if (id(self), t) not in held})
 
     def acquire(self, thread_ids: Iterable[str]) -> Held:
-        """Lock every thread not already held by this context, in sorted order (no deadlock between batches)."""
-        held = Held(self, [])
+        """Take the run lock of every thread this context does not hold yet, in sorted order.
+
+        Args:
+            thread_ids: the threads (sorted order: two batches cannot deadlock).
+
+        Returns:
+            the ``Held`` locks, renewing until ``release()``.
+
+        Raises:
+            ThreadBusyError: another run held one of them past ``wait_seconds`` (those taken are released).
+        """
+        held = Held(self)
         try:
             for thread_id in self._needed(thread_ids):
-                owner = uuid.uuid4().hex
-                beat = self._run(self._acquire_plan(thread_id, owner))
-                held.claims.append((thread_id, owner, beat))
+                held.holdings.append(self._run(self._acquire_plan(thread_id)))
         except BaseException:
             held.release()
             raise
         return held
 
     async def aacquire(self, thread_ids: Iterable[str]) -> Held:
-        held = Held(self, [])
+        """The async twin of ``acquire`` (renewals from a task; release with ``arelease()``)."""
+        held = Held(self)
         try:
             for thread_id in self._needed(thread_ids):
-                owner = uuid.uuid4().hex
-                beat = await self._arun(self._acquire_plan(thread_id, owner))
-                held.claims.append((thread_id, owner, beat))
+                held.holdings.append(await self._arun(self._acquire_plan(thread_id)))
         except BaseException:
             await held.arelease()
             raise
@@ -259,6 +427,7 @@ class RunLocks(TwoFaces):
 
     @contextmanager
     def hold(self, thread_ids: Iterable[str]) -> Iterator[Held]:
+        """``acquire`` for the block, marked as this context's, released at its end (also on an error)."""
         held = self.acquire(thread_ids)
         try:
             with held.mark():
@@ -268,12 +437,30 @@ class RunLocks(TwoFaces):
 
     @asynccontextmanager
     async def ahold(self, thread_ids: Iterable[str]) -> AsyncIterator[Held]:
+        """The async twin of ``hold``."""
         held = await self.aacquire(thread_ids)
         try:
             with held.mark():
                 yield held
         finally:
             await held.arelease()
+
+
+def _takeable(holder: dict[str, Any], now: datetime) -> bool:
+    """Released or expired (``lease_until <= now``), or held by a process that is gone."""
+    lease_until = _naive(holder.get("lease_until"))
+    return lease_until is None or lease_until <= now or owner_gone(holder)
+
+
+def _as_read(holder: dict[str, Any]) -> dict[str, Any]:
+    """The filter that matches the lock only in the state it was read in: its token and its lease."""
+    return {"thread_id": holder["thread_id"], "fence": holder.get("fence"), "lease_until": holder.get("lease_until")}
+
+
+def _pause(pause: float, deadline: datetime, holder: dict[str, Any], now: datetime) -> float:
+    """The next poll: after ``pause``, before the deadline, and just after the holder's lease would expire."""
+    lease_left = ((_naive(holder.get("lease_until")) or now) - now).total_seconds()
+    return min(pause, max((deadline - now).total_seconds(), 0.0), max(lease_left, 0.0) + 0.01)
 
 
 def _describe(holder: dict[str, Any]) -> str:
@@ -332,7 +519,7 @@ class LockedIterator(Iterator[Any]):
             self._finish()
 
     def __del__(self) -> None:
-        if self._held is not None and self._held.claims:
+        if self._held is not None:
             self._held.stop_renewing()  # abandoned without close(): the lease expires on its own
 
 
@@ -377,8 +564,18 @@ class LockedAsyncIterator(AsyncIterator[Any]):
             await self._finish()
 
     def __del__(self) -> None:
-        if self._held is not None and self._held.claims:
+        if self._held is not None:
             self._held.stop_renewing()
 
 
-__all__ = ["Held", "LockedAsyncIterator", "LockedIterator", "RunLocks", "thread_ids_of"]
+__all__ = [
+    "Held",
+    "Holding",
+    "LockedAsyncIterator",
+    "LockedIterator",
+    "RunLocks",
+    "batch_rounds",
+    "check_held",
+    "thread_id_of",
+    "thread_ids_of",
+]

@@ -9,9 +9,10 @@ records each execution's start and end on the machine-wide monotonic clock.
 Several resumers of one crashed thread run one after the other:
 ``DurablePlatform`` takes the thread's run lock (``src/run_lock.py``) first.
 The crashed process's lock is taken over at once (its pid is gone) by
-exactly one resumer: the take-over deletes that holder's lock and inserts a
-new one under a unique index, atomic on FerretDB too (whose conditional
-updates are not). The winner takes the in-flight claim over alone and
+exactly one resumer: the take-over is one conditional update on the lock's
+state as read (its fence and lease), which MongoDB applies atomically
+(FerretDB 1.x does not: there two resumers can both win, see
+docs/reliability.md). The winner takes the in-flight claim over alone and
 finishes the thread; the others wait, then resume a finished thread. Should
 a problem still show up, ``judge`` xfails when a measured server gap explains
 it and fails on anything else.
@@ -66,6 +67,8 @@ def test_four_processes_resume_one_thread_at_once(workers: Any, record_property:
     print(f"\n4 concurrent resumes: executions {dict(names)}; review attempts {review['attempts']}, "
           f"replays {review.get('replays', 0)}; {len(payments)} branch(es) after the resumed step")
     record_property("executions", dict(names))
+    if len(payments) > 1:  # two resumers won the run lock's take-over, a conditional update: atomic on MongoDB only
+        problems.append(("conditional_update", f"two resumers held the thread at once: {len(payments)} branches"))
     judge(workers.uri, problems)
     # Completed before the crash: never again. In flight (review): once more, under its key, by one of the four
     # (one take-over, by the one resumer holding the thread; the others found it finished). Pending (risk_score): once.
@@ -73,7 +76,7 @@ def test_four_processes_resume_one_thread_at_once(workers: Any, record_property:
     assert review["attempts"] == 2
     # One run at a time: no fork, so the root step after the resumed one ran once, at one position.
     assert names["issue_payment"] == len(payments) == 1
-    assert db["thread_runs"].count_documents({"thread_id": thread}) == 0  # every resumer released the lock
+    assert db["thread_runs"].count_documents({"thread_id": thread, "owner": {"$ne": None}}) == 0  # every resumer released the lock
 
 
 def test_eight_processes_run_eight_threads_at_once(workers: Any) -> None:

@@ -30,7 +30,6 @@ from langgraph_durable_mongodb import ThreadBusyError
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.journal.owner import identity
 from langgraph_durable_mongodb.platform import DurablePlatform
-from langgraph_durable_mongodb.run_lock import thread_ids_of
 
 def config(thread: str = "case-42") -> dict:
     return {"configurable": {"thread_id": thread}}
@@ -118,6 +117,20 @@ def runs_doc(platform: DurablePlatform, thread: str = "case-42") -> Any:
     return platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"].find_one({"thread_id": thread})
 
 
+def held_by(platform: DurablePlatform, thread: str = "case-42") -> Any:
+    """The thread's lock while a run holds it; None when it is free (released, or never taken)."""
+    doc = runs_doc(platform, thread)
+    return doc if doc is not None and doc["owner"] is not None else None
+
+
+def plant(platform: DurablePlatform, holder: dict[str, Any]) -> Any:
+    """Make ``holder`` the holder of case-42's lock, at fence 5, as another run would have; returns the collection."""
+    platform.run_locks.setup()
+    runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
+    runs.update_one({"thread_id": "case-42"}, {"$set": {**holder, "fence": 5}}, upsert=True)
+    return runs
+
+
 def spy(platform: DurablePlatform) -> list[Any]:
     """Record every request the run locks' sync face executes (the renewer's too)."""
     seen: list[Any] = []
@@ -163,7 +176,7 @@ def test_concurrent_resumes_run_one_after_the_other(make_platform: Any) -> None:
     # The others waited for the first run, then resumed a finished thread: they see its result.
     assert results == [FINAL] * 3
     assert fx.counts == {"pay": 1, "ship": 1}  # no fork: the step after the resumed one ran once
-    assert runs_doc(platform) is None  # released
+    assert held_by(platform) is None  # released
     history = list(graph.get_state_history(config()))
     assert len({c.parent_config["configurable"]["checkpoint_id"] for c in history if c.parent_config}) == len(history) - 1
 
@@ -216,14 +229,12 @@ def test_a_dead_holder_on_this_host_is_taken_over_at_once(make_platform: Any) ->
     graph.invoke({"notes": []}, config())
     me = identity()
     now = datetime.now(timezone.utc).replace(tzinfo=None)
-    platform.run_locks.setup()
-    runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
-    runs.insert_one({
-        "_id": "crashed", "thread_id": "case-42", "owner": "crashed", **me, "owner_pid": _dead_pid(),
-        "owner_process": {**me["owner_process"], "start": 1}, "lease_until": now + timedelta(hours=1), "started_at": now,
+    runs = plant(platform, {
+        "owner": "crashed", **me, "owner_pid": _dead_pid(), "owner_process": {**me["owner_process"], "start": 1},
+        "lease_until": now + timedelta(hours=1), "started_at": now,
     })
     assert graph.invoke(None, config()) == FINAL  # run_wait_seconds=0: no waiting for its hour-long lease
-    assert runs.count_documents({}) == 0
+    assert runs.find_one({}, {"_id": 0, "owner": 1, "fence": 1}) == {"owner": None, "fence": 6}  # taken over, released
 
 
 def test_an_expired_lease_is_taken_over_at_once(make_platform: Any) -> None:
@@ -232,14 +243,12 @@ def test_an_expired_lease_is_taken_over_at_once(make_platform: Any) -> None:
     graph = build(platform, fx)
     graph.invoke({"notes": []}, config())
     now = datetime.now(timezone.utc).replace(tzinfo=None)
-    platform.run_locks.setup()
-    runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
-    runs.insert_one({
-        "_id": "elsewhere", "thread_id": "case-42", "owner": "elsewhere", "owner_host": "another-host",
-        "owner_pid": 1, "lease_until": now - timedelta(seconds=1), "started_at": now - timedelta(minutes=5),
+    runs = plant(platform, {
+        "owner": "elsewhere", "owner_host": "another-host", "owner_pid": 1,
+        "lease_until": now - timedelta(seconds=1), "started_at": now - timedelta(minutes=5),
     })
     assert graph.invoke(None, config()) == FINAL
-    assert runs.count_documents({}) == 0
+    assert runs.find_one({}, {"_id": 0, "owner": 1, "fence": 1}) == {"owner": None, "fence": 6}
 
 
 def test_a_live_holder_elsewhere_is_not_taken_over(make_platform: Any) -> None:
@@ -247,25 +256,23 @@ def test_a_live_holder_elsewhere_is_not_taken_over(make_platform: Any) -> None:
     graph = build(platform, Effects(seconds=0))
     graph.invoke({"notes": []}, config())
     now = datetime.now(timezone.utc).replace(tzinfo=None)
-    platform.run_locks.setup()
-    runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
-    runs.insert_one({
-        "_id": "elsewhere", "thread_id": "case-42", "owner": "elsewhere", "owner_host": "another-host",
-        "owner_pid": 7, "lease_until": now + timedelta(minutes=1), "started_at": now,
+    runs = plant(platform, {
+        "owner": "elsewhere", "owner_host": "another-host", "owner_pid": 7,
+        "lease_until": now + timedelta(minutes=1), "started_at": now,
     })
     with pytest.raises(ThreadBusyError, match="host another-host, pid 7"):
         graph.invoke(None, config())
     assert runs.find_one({"thread_id": "case-42"})["owner"] == "elsewhere"
 
 
-def test_a_short_run_costs_two_commands_and_a_long_one_renews(make_platform: Any) -> None:
+def test_a_short_run_costs_three_commands_and_a_long_one_renews(make_platform: Any) -> None:
     platform = make_platform(run_lease_seconds=0.3)
     platform.setup()
     seen = spy(platform)
     fx = Effects(seconds=0)
     graph = build(platform, fx)
-    graph.invoke({"notes": []}, config())
-    assert [type(r).__name__ for r in seen if type(r).__name__ != "Heartbeat"] == ["InsertOne", "DeleteMany"]
+    graph.invoke({"notes": []}, config())  # the thread's first lock: inserted
+    assert [type(r).__name__ for r in seen if type(r).__name__ != "Heartbeat"] == ["Find", "InsertOne", "FencedUpdate"]
 
     seen.clear()
     fx.seconds = 0.75  # renewed every 0.1 s
@@ -278,10 +285,12 @@ def test_a_short_run_costs_two_commands_and_a_long_one_renews(make_platform: Any
         time.sleep(0.2)
         leases.append(runs_doc(platform)["lease_until"])
     runner.join(30)
-    renewals = [r for r in seen if type(r).__name__ == "FencedUpdate" and r.collection == "thread_runs"]
-    assert len(renewals) >= 4
+    updates = [r for r in seen if type(r).__name__ == "FencedUpdate"]
+    assert [type(r).__name__ for r in seen[:2]] == ["Find", "FencedUpdate"]  # its lock taken (back) by an update
+    renewals = [r for r in updates if isinstance(r.filter.get("lease_until"), dict)]  # {"$gt": now}
+    assert len(renewals) >= 4 and len(updates) == len(renewals) + 2  # + the take and the release
     assert leases == sorted(leases) and leases[0] < leases[-1]
-    assert runs_doc(platform) is None
+    assert held_by(platform) is None
 
 
 def test_the_lock_is_released_when_the_run_raises(make_platform: Any) -> None:
@@ -290,7 +299,7 @@ def test_the_lock_is_released_when_the_run_raises(make_platform: Any) -> None:
     graph.invoke({"notes": []}, config())
     with pytest.raises(ValueError, match="card declined"):
         graph.invoke(None, config())
-    assert runs_doc(platform) is None
+    assert held_by(platform) is None
     with pytest.raises(ValueError, match="card declined"):  # no ThreadBusyError: the lock is free
         graph.invoke(None, config())
 
@@ -306,7 +315,7 @@ async def test_concurrent_async_resumes_run_one_after_the_other(make_platform: A
     others = [asyncio.create_task(graph.ainvoke(None, config())) for _ in range(2)]
     assert await asyncio.gather(first, *others) == [FINAL] * 3
     assert fx.counts == {"pay": 1, "ship": 1}
-    assert runs_doc(platform) is None
+    assert held_by(platform) is None
 
 
 async def test_async_busy_thread_raises(make_platform: Any) -> None:
@@ -343,7 +352,7 @@ def test_a_nested_run_of_the_same_thread_reenters(make_platform: Any) -> None:
     started = time.monotonic()
     assert graph.invoke({"notes": []}, config())["notes"] == ["inner"]
     assert time.monotonic() - started < 0.5
-    assert runs_doc(platform) is None
+    assert held_by(platform) is None
 
 
 def test_stream_holds_the_lock_until_exhausted_or_closed(make_platform: Any) -> None:
@@ -351,19 +360,19 @@ def test_stream_holds_the_lock_until_exhausted_or_closed(make_platform: Any) -> 
     fx = Effects(seconds=0)
     graph = build(platform, fx)
     stream = graph.stream({"notes": []}, config())
-    assert runs_doc(platform) is None  # nothing before the first next()
+    assert held_by(platform) is None  # nothing before the first next()
     next(stream)
-    assert runs_doc(platform)["owner_pid"] == os.getpid()
+    assert held_by(platform)["owner_pid"] == os.getpid()
     with pytest.raises(ThreadBusyError):
         graph.invoke(None, config())
     list(stream)
-    assert runs_doc(platform) is None
+    assert held_by(platform) is None
 
     stream = graph.stream(None, config())
     next(stream)
-    assert runs_doc(platform) is not None
+    assert held_by(platform) is not None
     stream.close()
-    assert runs_doc(platform) is None
+    assert held_by(platform) is None
 
 
 async def test_astream_holds_the_lock_until_exhausted_or_closed(make_platform: Any) -> None:
@@ -371,15 +380,15 @@ async def test_astream_holds_the_lock_until_exhausted_or_closed(make_platform: A
     graph = build(platform, Effects(seconds=0), use_async=True)
     stream = graph.astream({"notes": []}, config())
     await stream.__anext__()
-    assert runs_doc(platform) is not None
+    assert held_by(platform) is not None
     with pytest.raises(ThreadBusyError):
         await graph.ainvoke(None, config())
     _ = [chunk async for chunk in stream]
-    assert runs_doc(platform) is None
+    assert held_by(platform) is None
     stream = graph.astream(None, config())
     await stream.__anext__()
     await stream.aclose()
-    assert runs_doc(platform) is None
+    assert held_by(platform) is None
 
 
 def test_batch_locks_every_distinct_thread(make_platform: Any) -> None:
@@ -387,7 +396,7 @@ def test_batch_locks_every_distinct_thread(make_platform: Any) -> None:
     held: list[Any] = []
 
     def node(s: State) -> State:
-        held.append(sorted(d["thread_id"] for d in platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"].find()))
+        held.append(sorted(d["thread_id"] for d in platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"].find({"owner": {"$ne": None}})))
         return {"notes": ["x"]}
 
     builder = StateGraph(State)
@@ -397,7 +406,7 @@ def test_batch_locks_every_distinct_thread(make_platform: Any) -> None:
     out = graph.batch([{"notes": []}, {"notes": []}], [config("b"), config("a")])
     assert out == [{"notes": ["x"]}] * 2
     assert held == [["a", "b"], ["a", "b"]]
-    assert platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"].count_documents({}) == 0
+    assert held_by(platform, "a") is None and held_by(platform, "b") is None
 
 
 async def test_abatch_locks_every_distinct_thread(make_platform: Any) -> None:
@@ -407,10 +416,5 @@ async def test_abatch_locks_every_distinct_thread(make_platform: Any) -> None:
     builder.add_edge(START, "n")
     graph = platform.compile(builder)
     assert await graph.abatch([{"notes": []}] * 2, [config("b"), config("a")]) == [{"notes": ["x"]}] * 2
-    assert platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"].count_documents({}) == 0
+    assert held_by(platform, "a") is None and held_by(platform, "b") is None
 
-
-def test_thread_ids_of_configs() -> None:
-    assert thread_ids_of(None) == []
-    assert thread_ids_of({"configurable": {"thread_id": 7}}) == ["7"]
-    assert thread_ids_of([config("b"), config("a"), config("b"), {}]) == ["a", "b"]
