@@ -31,7 +31,15 @@ from .checkpointer import MongoDBCheckpointer
 from .errors import TopologyError
 from .journal import ActivityJournal, ResolverPositions, effect_scope
 from .resolver import DurableScope, DurableSubgraphResolver, OrdinalAllocator, scoped_aiter, scoped_iter
-from .run_lock import LockedAsyncIterator, LockedIterator, RunLocks, batch_rounds, thread_id_of, thread_ids_of
+from .run_lock import (
+    LockedAsyncIterator,
+    LockedIterator,
+    RunLocks,
+    batch_rounds,
+    check_held,
+    thread_id_of,
+    thread_ids_of,
+)
 
 
 class DurablePlatform:
@@ -167,7 +175,8 @@ class _RunScope:
     def bind(self) -> Iterator[_RunScope]:
         with ExitStack() as stack:
             stack.enter_context(self.durable.bind())
-            stack.enter_context(effect_scope(self.platform.journal, self.platform.positions))
+            guard = check_held if self.platform.run_locks is not None else None
+            stack.enter_context(effect_scope(self.platform.journal, self.platform.positions, guard))
             yield self
 
 

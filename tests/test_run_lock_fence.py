@@ -338,3 +338,60 @@ async def test_a_node_of_an_async_run_sees_its_lost_lock(make_platform: Any) -> 
     with pytest.raises(RunLockLostError, match="'t'"):
         await lose_mid_run(platform, lost).ainvoke({"notes": []}, config("t"))
     assert lost.is_set()
+
+
+def effect_after_losing(platform: Any, lost: threading.Event, paid: list) -> Any:
+    """A graph whose node loses its run lock (another run takes it over), then starts a journaled payment."""
+    from langgraph_durable_mongodb.journal import effect
+
+    @effect(kind="payment", name="charge")
+    def charge(cents: int) -> str:
+        paid.append(cents)
+        return "charged"
+
+    def node(s: State) -> State:
+        runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
+        deadline = time.monotonic() + 5
+        while not any(h.lost for h in run_lock._HELD.get().values()) and time.monotonic() < deadline:
+            take_over(runs)
+            time.sleep(0.02)
+        lost.set()
+        return {"notes": [charge(100)]}
+
+    builder = StateGraph(State)
+    builder.add_node("n", node)
+    builder.add_edge(START, "n")
+    return platform.compile(builder)
+
+
+def test_an_effect_does_not_start_once_its_run_lost_the_lock(make_platform: Any) -> None:
+    platform, lost, paid = make_platform(run_lease_seconds=0.3), threading.Event(), []
+    with pytest.raises(RunLockLostError, match="'t'"):
+        effect_after_losing(platform, lost, paid).invoke({"notes": []}, config("t"))
+    assert lost.is_set() and paid == []
+
+
+async def test_an_async_effect_does_not_start_once_its_run_lost_the_lock(make_platform: Any) -> None:
+    from langgraph_durable_mongodb.journal import effect
+
+    platform, paid = make_platform(run_lease_seconds=0.3), []
+
+    @effect(kind="payment", name="charge")
+    async def charge(cents: int) -> str:
+        paid.append(cents)
+        return "charged"
+
+    async def node(s: State) -> State:
+        runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
+        deadline = time.monotonic() + 5
+        while not any(h.lost for h in run_lock._HELD.get().values()) and time.monotonic() < deadline:
+            take_over(runs)
+            await asyncio.sleep(0.02)  # the renewal task runs meanwhile
+        return {"notes": [await charge(100)]}
+
+    builder = StateGraph(State)
+    builder.add_node("n", node)
+    builder.add_edge(START, "n")
+    with pytest.raises(RunLockLostError, match="'t'"):
+        await platform.compile(builder).ainvoke({"notes": []}, config("t"))
+    assert paid == []

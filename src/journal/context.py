@@ -17,7 +17,7 @@ Example::
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -32,10 +32,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class EffectScope:
-    """The journal and position provider that effects run inside this scope use."""
+    """The journal and position provider that effects run inside this scope use.
+
+    ``guard(thread_id)``, when set, runs before every effect starts and raises to stop it (the platform's
+    run lock: ``run_lock.check_held`` refuses once the run lost its thread's lock).
+    """
 
     journal: ActivityJournal
     positions: PositionProvider
+    guard: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -67,9 +72,11 @@ _effect: ContextVar[EffectInfo | None] = ContextVar("langgraph_durable_mongodb_e
 
 
 @contextmanager
-def effect_scope(journal: ActivityJournal, positions: PositionProvider) -> Iterator[EffectScope]:
-    """Run the block's effects on ``journal``, at the node positions ``positions`` reports."""
-    scope = EffectScope(journal, positions)
+def effect_scope(
+    journal: ActivityJournal, positions: PositionProvider, guard: Callable[[str], None] | None = None
+) -> Iterator[EffectScope]:
+    """Run the block's effects on ``journal``, at the node positions ``positions`` reports (see ``EffectScope``)."""
+    scope = EffectScope(journal, positions, guard)
     token = _scope.set(scope)
     try:
         yield scope
@@ -140,6 +147,8 @@ def locate(scope: EffectScope, key: str | None = None) -> EffectPosition | Slot:
     ordinal = attempt.next_ordinal() if key is None else 0
     if attempt.node is None:
         attempt.node = check_node(scope.positions.position())
+    if scope.guard is not None:
+        scope.guard(attempt.node.thread_id)
     return at(attempt.node, key) if key is not None else Slot(attempt, ordinal)
 
 
@@ -151,4 +160,6 @@ async def alocate(scope: EffectScope, key: str | None = None) -> EffectPosition 
     ordinal = attempt.next_ordinal() if key is None else 0
     if attempt.node is None:
         attempt.node = check_node(await scope.positions.aposition())
+    if scope.guard is not None:
+        scope.guard(attempt.node.thread_id)
     return at(attempt.node, key) if key is not None else Slot(attempt, ordinal)
