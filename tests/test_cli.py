@@ -130,13 +130,24 @@ def test_doctor_falls_back_to_is_master_and_names_mongo_java_server(client: mong
     assert "server      mongo-java-server (MongoDB 5.0.0 wire protocol)" in run(client, "doctor")[1]
 
 
-def test_doctor_on_a_real_server(mongodb_uri: str, server_db_name: str) -> None:
+#: What doctor must say about each server the tier starts (MONGODB_URI: any MongoDB).
+DOCTOR_SAYS = {
+    "ferretdb": ("FerretDB v1.24.2 (MongoDB 7.0.42 wire protocol)", "hello"),
+    "mongo_java_server": ("mongo-java-server (MongoDB 5.0.0 wire protocol)", "isMaster"),
+}
+
+
+def test_doctor_on_a_real_server(mongodb_uri: str, mongodb_server: str, server_db_name: str) -> None:
     code, out = run(None, "--uri", mongodb_uri, "--db", server_db_name, "--json", "doctor", "--fix")
     report = json.loads(out)
     assert code == 0 and report["ok"]
     assert report["server"]["version"]
     code, out = run(None, "--uri", mongodb_uri, "--db", server_db_name, "doctor")
     assert code == 0 and "connection  ok" in out and "MISSING" not in out
+    if mongodb_server in DOCTOR_SAYS:
+        kind, command = DOCTOR_SAYS[mongodb_server]
+        assert f"server      {kind}\n" in out and report["server"]["handshake"] == command
+        assert report["features"] == {"replica_set": False, "transactions": False, "ttl_indexes": False}
 
 
 def test_bad_uri_and_no_uri_exit_2(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
