@@ -16,6 +16,7 @@ from pymongo import AsyncMongoClient, MongoClient
 
 from langgraph_durable_mongodb.cli import server_identity
 from tests.conftest import choose_server, ferretdb, mongo_java_server, server_ids, why_not_startable
+from tests.workers.harness import judge, measure_gaps, server_gaps
 
 # --- against the server (auto-marked `server`) -------------------------------------------------
 
@@ -95,6 +96,16 @@ IDENTITIES = {
 def test_each_launched_server_is_recognised(mongodb_uri: str, request: pytest.FixtureRequest) -> None:
     with MongoClient(mongodb_uri) as client:
         assert server_identity(client) == IDENTITIES[request.node.callspec.params["mongodb_uri"]]
+
+
+@pytest.mark.parametrize("mongodb_uri", [s for s in server_ids(os.environ) if s != "ferretdb"], indirect=True)
+def test_servers_other_than_ferretdb_update_one_document_atomically(mongodb_uri: str) -> None:
+    """Why the mongo_java_server tier exists: racing conditional updates of one document have one winner and
+    a lost upsert race is a duplicate-key error, as on MongoDB, so ``judge`` grants no gap and fails instead."""
+    assert measure_gaps(mongodb_uri) == ()
+    assert server_gaps(mongodb_uri) == ()
+    with pytest.raises(AssertionError, match="owing MongoDB's single-document atomicity"):  # never an xfail
+        judge(mongodb_uri, [("conditional_update", "review ran in processes 1 and 2 at the same time")])
 
 
 # --- the tier's policy (no server needed) ------------------------------------------------------
