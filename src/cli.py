@@ -162,17 +162,40 @@ def _effect_line(effect: dict[str, Any]) -> str:
     )
 
 
-def doctor(client: Any, db: Any, names: CollectionNames, fix: bool) -> dict[str, Any]:
+def server_identity(client: Any) -> dict[str, Any]:
+    """The MongoDB version the server reports, and which stand-in it is if it is one.
+
+    FerretDB says so in ``buildInfo.ferretdbVersion``; mongo-java-server only in
+    ``serverStatus.process`` (``"java"``; mongod says ``"mongod"``). A user not allowed
+    ``serverStatus`` is taken to be on MongoDB.
+    """
     info = client.admin.command("buildInfo")
-    report: dict[str, Any] = {
-        "server": {"version": info.get("version"), "ferretdb": info.get("ferretdbVersion")},
-        "features": {},
-        "indexes": [],
-    }
-    hello = client.admin.command("hello")
+    try:
+        process = client.admin.command("serverStatus").get("process")
+    except OperationFailure:
+        process = None
+    return {"version": info.get("version"), "ferretdb": info.get("ferretdbVersion"), "mongo_java_server": process == "java"}
+
+
+def handshake(client: Any) -> tuple[str, dict[str, Any]]:
+    """``("hello", reply)``, or ``("isMaster", reply)`` from a server without ``hello`` (MongoDB before
+    4.4.2, mongo-java-server): they answer the legacy command with the same fields."""
+    try:
+        return "hello", client.admin.command("hello")
+    except OperationFailure as error:
+        if error.code != 59:  # CommandNotFound
+            raise
+        return "isMaster", client.admin.command("isMaster")
+
+
+def doctor(client: Any, db: Any, names: CollectionNames, fix: bool) -> dict[str, Any]:
+    server = server_identity(client)
+    standin = bool(server["ferretdb"] or server["mongo_java_server"])  # no transactions, no TTL expiry
+    command, hello = handshake(client)
+    report: dict[str, Any] = {"server": {**server, "handshake": command}, "features": {}, "indexes": []}
     report["features"]["replica_set"] = bool(hello.get("setName"))
-    report["features"]["transactions"] = bool(hello.get("setName")) and not info.get("ferretdbVersion")
-    report["features"]["ttl_indexes"] = not info.get("ferretdbVersion")
+    report["features"]["transactions"] = bool(hello.get("setName")) and not standin
+    report["features"]["ttl_indexes"] = not standin
     for coll, indexes in _expected_indexes(names).items():
         present = {ix["name"] for ix in db[coll].list_indexes()}
         for index in indexes:
@@ -191,7 +214,12 @@ def doctor(client: Any, db: Any, names: CollectionNames, fix: bool) -> dict[str,
 
 def render_doctor(report: dict[str, Any], out: TextIO) -> None:
     server = report["server"]
-    kind = f"FerretDB {server['ferretdb']} (MongoDB {server['version']} wire protocol)" if server["ferretdb"] else f"MongoDB {server['version']}"
+    if server["ferretdb"]:
+        kind = f"FerretDB {server['ferretdb']} (MongoDB {server['version']} wire protocol)"
+    elif server["mongo_java_server"]:
+        kind = f"mongo-java-server (MongoDB {server['version']} wire protocol)"
+    else:
+        kind = f"MongoDB {server['version']}"
     out.write(f"connection  ok\nserver      {kind}\n")
     for feature, ok in report["features"].items():
         out.write(f"feature     {feature:<13} {'yes' if ok else 'no'}\n")

@@ -5,12 +5,14 @@ calls the sync methods on sync clients and the native async methods on async
 clients:
 
 - ``mongomock`` (sync) and ``mongomock_motor`` (async): offline, always run;
-- ``pymongo``, ``pymongo_async`` and ``motor``: the real-server tier
-  (FerretDB started by scripts/ferretdb.py, or ``MONGODB_URI``).
+- ``pymongo``, ``pymongo_async`` and ``motor``: the real-server tier, once per
+  server (``pymongo-ferretdb``, ``pymongo-mongo_java_server``, or ``pymongo-uri``
+  for ``MONGODB_URI``): see ``on_servers``.
 """
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -18,10 +20,26 @@ from typing import Any
 import pytest
 
 from langgraph_durable_mongodb import MongoDBCheckpointer
+from tests.conftest import server_ids, uri_of
+
+
+def on_servers(kind: str) -> list[Any]:
+    """``kind`` as a param once per server of the tier, marked ``server`` and with the server it runs on
+    (read back by ``tier_uri``)."""
+    return [
+        pytest.param(kind, id=f"{kind}-{server}", marks=[pytest.mark.server, pytest.mark.mongodb_server(server)])
+        for server in server_ids(os.environ)
+    ]
+
+
+def tier_uri(request: pytest.FixtureRequest) -> str:
+    """The URI of the server the requesting test runs on: the one its ``on_servers`` param names."""
+    return uri_of(request, request.getfixturevalue("mongodb_server"))
+
 
 OFFLINE = ["mongomock", "mongomock_motor"]
 SERVER = ["pymongo", "pymongo_async", "motor"]
-ALL_CLIENTS = OFFLINE + [pytest.param(k, marks=pytest.mark.server) for k in SERVER]
+ALL_CLIENTS = OFFLINE + [p for k in SERVER for p in on_servers(k)]
 
 
 def make_client(kind: str, uri: str | None) -> Any:
@@ -85,7 +103,7 @@ def client_kind(request: pytest.FixtureRequest) -> str:
 def server_uri(request: pytest.FixtureRequest, client_kind: str) -> str | None:
     if client_kind in OFFLINE:
         return None
-    return request.getfixturevalue("mongodb_uri")
+    return tier_uri(request)
 
 
 @pytest.fixture
@@ -119,7 +137,7 @@ async def face(client_kind: str, mongo_client: Any, db_name: str) -> Any:
         await mongo_client.close()
 
 
-PLATFORMS = ["embedded", pytest.param("server", marks=pytest.mark.server)]
+PLATFORMS = ["embedded", *on_servers("server")]
 
 
 @pytest.fixture(params=PLATFORMS)
@@ -136,7 +154,7 @@ def make_platform(request: pytest.FixtureRequest) -> Iterator[Any]:
         return
     from pymongo import AsyncMongoClient, MongoClient
 
-    uri = request.getfixturevalue("mongodb_uri")
+    uri = tier_uri(request)
     db_name = f"t_{uuid.uuid4().hex[:16]}"
     client = MongoClient(uri)
     yield lambda **o: DurablePlatform(client, async_client=AsyncMongoClient(uri), db_name=db_name, **o)

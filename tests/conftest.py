@@ -1,8 +1,15 @@
 """Shared fixtures. The real-server tier: tests that use `mongodb_uri` (marked `server` automatically).
 
-Server choice (see `choose_server`): MONGODB_URI if set; else a throwaway FerretDB started by
-scripts/ferretdb.py when it can be built or is cached; else skip, except under CI=true where the
-tier must run, so a missing server fails the run instead.
+The tier runs every server test once per server (the test id names it):
+
+- ``ferretdb``: a throwaway FerretDB 1.x (SQLite) built with Go by scripts/ferretdb.py;
+- ``mongo_java_server``: a throwaway mongo-java-server (in memory) built with Maven by
+  scripts/mongo_java_server.py. Unlike FerretDB it updates one document atomically, as MongoDB does,
+  so the concurrency tests hold it to MongoDB's guarantees (see tests/workers/harness.py);
+- ``uri``: only the server in ``MONGODB_URI``, when that is set.
+
+Per server (see `choose_server`): MONGODB_URI if set; else start it when it can be built or is cached;
+else skip, except under CI=true where the tier must run, so a missing server fails the run instead.
 """
 
 from __future__ import annotations
@@ -20,41 +27,60 @@ from pymongo import MongoClient
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load_ferretdb_script():
-    spec = importlib.util.spec_from_file_location("ferretdb_script", ROOT / "scripts" / "ferretdb.py")
+def _load_script(name: str):
+    spec = importlib.util.spec_from_file_location(f"{name}_script", ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses need the module registered
     spec.loader.exec_module(module)
     return module
 
 
-ferretdb = _load_ferretdb_script()
+ferretdb = _load_script("ferretdb")
+mongo_java_server = _load_script("mongo_java_server")
+
+#: The servers this suite builds and starts itself, in the order their tests run.
+LAUNCHED = ("ferretdb", "mongo_java_server")
 
 
 def in_ci(env: Mapping[str, str]) -> bool:
     return env.get("CI", "").strip().lower() in ("true", "1")
 
 
-def choose_server(env: Mapping[str, str], ferretdb_available: bool) -> tuple[str, str]:
-    """Decide how the server tier runs. Returns one of
-    ("uri", <MONGODB_URI>), ("ferretdb", ""), ("skip", <reason>), ("fail", <reason>)."""
+def server_ids(env: Mapping[str, str]) -> list[str]:
+    """The servers the tier runs on: ``["uri"]`` when MONGODB_URI is set, else every server we launch."""
+    return ["uri"] if env.get("MONGODB_URI", "").strip() else list(LAUNCHED)
+
+
+def why_not_startable(server: str) -> str:
+    """Why this machine can't start ``server`` ("" when it can), naming the fix."""
+    if server == "ferretdb":
+        if ferretdb.is_available():
+            return ""
+        return f"no `go` on PATH and no cached binary at {ferretdb.binary_path()}; install Go"
+    missing = mongo_java_server.missing_tools()
+    if not missing:
+        return ""
+    return (
+        f"no {' and no '.join(f'`{t}`' for t in missing)} on PATH (jar cache: {mongo_java_server.jar_path()}); "
+        "install Java 17+ and Maven"
+    )
+
+
+def choose_server(env: Mapping[str, str], server: str, why_not: str) -> tuple[str, str]:
+    """Decide how the tier runs on ``server`` (one of ``server_ids(env)``), given ``why_not_startable(server)``.
+    Returns one of ("uri", <MONGODB_URI>), ("start", ""), ("skip", <reason>), ("fail", <reason>)."""
     uri = env.get("MONGODB_URI", "").strip()
     if uri:
         return "uri", uri
-    if ferretdb_available:
-        return "ferretdb", ""
-    reason = (
-        "server tier: MONGODB_URI is not set and FerretDB can't be started "
-        f"(no `go` on PATH and no cached binary at {ferretdb.binary_path()}); "
-        "install Go or set MONGODB_URI=mongodb://..."
-    )
+    if not why_not:
+        return "start", ""
+    reason = f"server tier on {server}: {why_not}, or set MONGODB_URI=mongodb://..."
     return ("fail", reason + " [CI=true: the server tier must run]") if in_ci(env) else ("skip", reason)
 
 
-@pytest.fixture(scope="session")
-def mongodb_uri() -> Iterator[str]:
-    """URI of a real MongoDB wire-protocol server, reachable over TCP."""
-    action, detail = choose_server(os.environ, ferretdb.is_available())
+def _serve(server: str) -> Iterator[str]:
+    """Yield the URI of ``server`` for the session: MONGODB_URI, or a server started now and stopped after."""
+    action, detail = choose_server(os.environ, server, why_not_startable(server) if server in LAUNCHED else "")
     if action == "skip":
         pytest.skip(detail)
     if action == "fail":
@@ -67,14 +93,59 @@ def mongodb_uri() -> Iterator[str]:
                 pytest.fail(f"MONGODB_URI={detail} does not answer ping: {exc}", pytrace=False)
         yield detail
         return
+    launcher = {"ferretdb": ferretdb, "mongo_java_server": mongo_java_server}[server]
     try:
-        server = ferretdb.start()
-    except ferretdb.FerretDBError as exc:
-        pytest.fail(f"could not start FerretDB: {exc}", pytrace=False)
+        started = launcher.start()
+    except (ferretdb.FerretDBError, mongo_java_server.MongoJavaServerError) as exc:
+        pytest.fail(f"could not start {server}: {exc}", pytrace=False)
     try:
-        yield server.uri
+        yield started.uri
     finally:
-        ferretdb.stop(server)
+        launcher.stop(started)
+
+
+@pytest.fixture(scope="session")
+def given_mongodb_uri() -> Iterator[str]:
+    """MONGODB_URI, checked to answer ping."""
+    yield from _serve("uri")
+
+
+@pytest.fixture(scope="session")
+def ferretdb_uri() -> Iterator[str]:
+    """The session's FerretDB (MONGODB_URI instead, when set)."""
+    yield from _serve("ferretdb")
+
+
+@pytest.fixture(scope="session")
+def mongo_java_server_uri() -> Iterator[str]:
+    """The session's mongo-java-server (MONGODB_URI instead, when set)."""
+    yield from _serve("mongo_java_server")
+
+
+#: The fixture that serves each of ``server_ids``: each server starts once, on first use.
+SERVER_FIXTURES = {"uri": "given_mongodb_uri", "ferretdb": "ferretdb_uri", "mongo_java_server": "mongo_java_server_uri"}
+
+
+def uri_of(request: pytest.FixtureRequest, server: str) -> str:
+    return request.getfixturevalue(SERVER_FIXTURES[server])
+
+
+@pytest.fixture(scope="session", params=[pytest.param(s, marks=pytest.mark.mongodb_server(s)) for s in server_ids(os.environ)])
+def mongodb_uri(request: pytest.FixtureRequest) -> str:
+    """URI of a real MongoDB wire-protocol server, reachable over TCP: each test runs once per server."""
+    return uri_of(request, request.param)
+
+
+@pytest.fixture
+def mongodb_server(request: pytest.FixtureRequest) -> str:
+    """The server the test runs on: ``ferretdb``, ``mongo_java_server`` or ``uri`` (its ``mongodb_server`` mark)."""
+    mark = request.node.get_closest_marker("mongodb_server")
+    if mark is None:
+        raise LookupError(
+            f"{request.node.nodeid} reaches the server tier without naming a server: take `mongodb_uri`, "
+            "or parametrize with tests.clients.on_servers(...)"
+        )
+    return mark.args[0]
 
 
 @pytest.fixture(scope="session")
@@ -94,7 +165,7 @@ def server_db_name(_server_admin_client: MongoClient) -> Iterator[str]:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # Everything that needs the server is in the `server` tier: `-m "not server"` runs the fast tier.
     for item in items:
-        if "mongodb_uri" in getattr(item, "fixturenames", ()):
+        if {"mongodb_uri", *SERVER_FIXTURES.values()} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.server)
 
 

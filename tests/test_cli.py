@@ -9,6 +9,7 @@ from pathlib import Path
 
 import mongomock
 import pytest
+from pymongo.errors import OperationFailure
 
 from langgraph_durable_mongodb import demo
 from langgraph_durable_mongodb.cli import EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_USAGE, main
@@ -106,18 +107,47 @@ def test_doctor_reports_and_fixes_missing_indexes(client: mongomock.MongoClient,
 
 
 def _fake_command(self: object, command: object, *args: object, **kwargs: object) -> dict:
-    # mongomock has no buildInfo/hello; the real-server test below runs the genuine ones.
+    # mongomock has no buildInfo/serverStatus/hello; the real-server test below runs the genuine ones.
     name = command if isinstance(command, str) else next(iter(command))
-    return {"buildInfo": {"version": "7.0.0"}, "hello": {"isWritablePrimary": True}}[name]
+    return {"buildInfo": {"version": "7.0.0"}, "serverStatus": {"process": "mongod"}, "hello": {"isWritablePrimary": True}}[name]
 
 
-def test_doctor_on_a_real_server(mongodb_uri: str, server_db_name: str) -> None:
+def _fake_mongo_java_server(self: object, command: object, *args: object, **kwargs: object) -> dict:
+    """mongo-java-server's replies, as the launcher's server gives them: no `hello`."""
+    name = command if isinstance(command, str) else next(iter(command))
+    if name == "hello":
+        raise OperationFailure("no such command: 'hello'", code=59)
+    return {"buildInfo": {"version": "5.0.0"}, "serverStatus": {"process": "java"}, "isMaster": {"ismaster": True}}[name]
+
+
+def test_doctor_falls_back_to_is_master_and_names_mongo_java_server(client: mongomock.MongoClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mongomock.database.Database, "command", _fake_mongo_java_server, raising=False)
+    code, out = run(client, "--json", "doctor")
+    report = json.loads(out)
+    assert code == 0
+    assert report["server"] == {"version": "5.0.0", "ferretdb": None, "mongo_java_server": True, "handshake": "isMaster"}
+    assert report["features"] == {"replica_set": False, "transactions": False, "ttl_indexes": False}
+    assert "server      mongo-java-server (MongoDB 5.0.0 wire protocol)" in run(client, "doctor")[1]
+
+
+#: What doctor must say about each server the tier starts (MONGODB_URI: any MongoDB).
+DOCTOR_SAYS = {
+    "ferretdb": ("FerretDB v1.24.2 (MongoDB 7.0.42 wire protocol)", "hello"),
+    "mongo_java_server": ("mongo-java-server (MongoDB 5.0.0 wire protocol)", "isMaster"),
+}
+
+
+def test_doctor_on_a_real_server(mongodb_uri: str, mongodb_server: str, server_db_name: str) -> None:
     code, out = run(None, "--uri", mongodb_uri, "--db", server_db_name, "--json", "doctor", "--fix")
     report = json.loads(out)
     assert code == 0 and report["ok"]
     assert report["server"]["version"]
     code, out = run(None, "--uri", mongodb_uri, "--db", server_db_name, "doctor")
     assert code == 0 and "connection  ok" in out and "MISSING" not in out
+    if mongodb_server in DOCTOR_SAYS:
+        kind, command = DOCTOR_SAYS[mongodb_server]
+        assert f"server      {kind}\n" in out and report["server"]["handshake"] == command
+        assert report["features"] == {"replica_set": False, "transactions": False, "ttl_indexes": False}
 
 
 def test_bad_uri_and_no_uri_exit_2(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

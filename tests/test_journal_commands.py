@@ -23,7 +23,7 @@ from pymongo.errors import DuplicateKeyError
 from langgraph_durable_mongodb.errors import EffectOutcomeUnknownError
 from langgraph_durable_mongodb.journal import ActivityJournal, EffectCall, EffectPosition
 
-from .clients import make_client
+from .clients import make_client, on_servers, tier_uri
 from .test_journal_support import Counter, JournalFace, jface  # noqa: F401 - jface is a fixture
 
 POS = EffectPosition("t1", "agent/1", "work", "1", "1")
@@ -31,14 +31,7 @@ SEARCH = EffectCall("tool", "search", input={"q": "weather"})
 COLLECTION = "activity_journal"
 #: The wire command of each request the journal sends.
 WIRE = {"Find": "find", "FindOneAndUpdate": "findAndModify", "UpdateMany": "update", "FencedUpdate": "update", "InsertMany": "insert"}
-SERVER = pytest.mark.server
-COUNTED_KINDS = [
-    "mongomock",
-    "mongomock_motor",
-    pytest.param("pymongo", marks=SERVER),
-    pytest.param("pymongo_async", marks=SERVER),
-    pytest.param("motor", marks=SERVER),
-]
+COUNTED_KINDS = ["mongomock", "mongomock_motor", *on_servers("pymongo"), *on_servers("pymongo_async"), *on_servers("motor")]
 
 
 class Listener(monitoring.CommandListener):
@@ -79,11 +72,12 @@ def count_requests(face: JournalFace, commands: list[str]) -> None:
 @pytest.fixture(params=COUNTED_KINDS)
 async def counted(request: pytest.FixtureRequest) -> AsyncIterator[tuple[JournalFace, list[str]]]:
     """A journal face, and the commands it sends on its collection (cleared after setup)."""
-    kind, commands = request.param, []
+    kind, commands, uri = request.param, [], None
+    db_name = f"t_{uuid.uuid4().hex[:16]}"
     if kind.startswith("mongomock"):
-        db_name, client = f"t_{uuid.uuid4().hex[:16]}", make_client(kind, None)
+        client = make_client(kind, None)
     else:
-        uri, db_name = request.getfixturevalue("mongodb_uri"), request.getfixturevalue("server_db_name")
+        uri = tier_uri(request)
         listener = Listener(db_name, commands)
         if kind == "motor":
             from motor.motor_asyncio import AsyncIOMotorClient
@@ -105,6 +99,9 @@ async def counted(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Journal
         await client.close()
     elif kind in ("pymongo", "motor"):
         client.close()
+    if uri is not None:
+        with MongoClient(uri) as admin:
+            admin.drop_database(db_name)
 
 
 def take(commands: list[str]) -> list[str]:

@@ -31,11 +31,10 @@ from langgraph_durable_mongodb.journal import (
 )
 from langgraph_durable_mongodb.resolver import DurableSubgraphResolver, OrdinalAllocator, durable_scope
 
-from .clients import is_async_kind
+from .clients import is_async_kind, on_servers
 
-SERVER = pytest.mark.server
-SYNC_KINDS = ["mongomock", pytest.param("pymongo", marks=SERVER)]
-ASYNC_KINDS = ["mongomock_motor", pytest.param("pymongo_async", marks=SERVER), pytest.param("motor", marks=SERVER)]
+SYNC_KINDS = ["mongomock", *on_servers("pymongo")]
+ASYNC_KINDS = ["mongomock_motor", *on_servers("pymongo_async"), *on_servers("motor")]
 KINDS = SYNC_KINDS + ASYNC_KINDS
 
 

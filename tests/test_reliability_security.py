@@ -19,9 +19,10 @@ from pymongo import monitoring
 from langgraph_durable_mongodb.journal import digest, effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
+from .clients import on_servers, tier_uri
 from .workers import durable_worker
 
-PLATFORMS = ["embedded", pytest.param("server", marks=pytest.mark.server)]
+PLATFORMS = ["embedded", *on_servers("server")]
 PER_THREAD = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal", "operation_ordinals")
 KEY = b"0123456789abcdef"
 SECRETS = ("sk-live-5f2a9c", "hunter2-pass", "Bearer eyJhbGciOi", "cs-77d1e0", "tok-9b8a7c", "4111-2222-3333-4444")
@@ -38,7 +39,7 @@ def make_platform(request: pytest.FixtureRequest) -> Any:
         else:
             from pymongo import AsyncMongoClient, MongoClient
 
-            uri = request.getfixturevalue("mongodb_uri")
+            uri = tier_uri(request)
             client = MongoClient(uri, event_listeners=options.pop("event_listeners", []))
             platform = DurablePlatform(
                 client, async_client=AsyncMongoClient(uri), db_name=f"rel_sec_{uuid.uuid4().hex[:12]}", **options
@@ -213,7 +214,7 @@ class Queries(monitoring.CommandListener):
         pass
 
 
-@pytest.mark.parametrize("make_platform", [pytest.param("server", marks=pytest.mark.server)], indirect=True)
+@pytest.mark.parametrize("make_platform", on_servers("server"), indirect=True)
 def test_no_query_reaches_beyond_its_thread(make_platform: Any) -> None:
     """Every read and write a run sends (checkpoints, journal, ordinals; a crash, a resume, history, delete)
     names its one thread by equality: proven on the commands pymongo sends (so: on a real server)."""

@@ -2,8 +2,10 @@
 
 These tests start their own FerretDB (scripts/ferretdb.py) with a state dir and
 a port they keep, so they can stop it and start it again on the same address
-with its data. They skip when ``MONGODB_URI`` names a server this suite does
-not control.
+with its data. So they run once, with the tier's FerretDB (``ferretdb_uri``: they
+skip or fail where it does), not once per server: mongo-java-server keeps its
+data in memory, which a restart loses. They skip when ``MONGODB_URI`` names a
+server this suite does not control.
 
 Expected: every operation during the outage either fails with a clear error
 (a pymongo ``ConnectionFailure`` naming the server) or is retried by pymongo
@@ -55,7 +57,7 @@ class Server:
 
 
 @pytest.fixture
-def server(mongodb_uri: str, tmp_path: Any) -> Any:
+def server(ferretdb_uri: str, tmp_path: Any) -> Any:
     if os.environ.get("MONGODB_URI", "").strip():
         pytest.skip(
             "server faults stop and restart the server process; MONGODB_URI names a server this suite does not "

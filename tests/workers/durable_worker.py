@@ -348,7 +348,10 @@ def main(spec: dict[str, Any]) -> int:
     client = MongoClient(spec["uri"], event_listeners=[switch], serverSelectionTimeoutMS=timeout_ms)
     async_client = AsyncMongoClient(spec["uri"], event_listeners=[switch], serverSelectionTimeoutMS=timeout_ms)
     journal_options = {"lease_seconds": spec.get("lease_seconds", 1.0), "wait_seconds": spec.get("wait_seconds", 60.0)}
-    platform = DurablePlatform(client, async_client=async_client, db_name=spec["db"], journal_options=journal_options)
+    platform = DurablePlatform(
+        client, async_client=async_client, db_name=spec["db"], journal_options=journal_options,
+        exclusive_runs=spec.get("exclusive_runs", True),  # False: only the journal's fences keep runs apart
+    )
     if Run.on_platform is not None:
         Run.on_platform(platform)
     api = spec.get("api", "invoke")
