@@ -133,7 +133,7 @@ async def test_async_effects_gathered_in_another_order_replay_their_own_outcomes
     with pytest.raises(ConnectionError):
         await graph.ainvoke({}, config())
     assert (await graph.ainvoke(None, config()))["prices"] == {"A": "price of A", "B": "price of B"}
-    assert priced.calls == ["A", "B"]
+    assert sorted(priced.calls) == ["A", "B"]  # each ran once (in whichever order its I/O allowed)
 
 
 class EchoModel(GenericFakeChatModel):
