@@ -19,8 +19,8 @@ Sections:
              ``get_delta_channel_history``) / ``list(limit=100)``.
 ``async``    1, 8 and 32 coroutines running ``ainvoke`` turns at once: steps per second,
              client CPU per step (and the server's, when we started it).
-``journal``  the activity journal's cost per effect (needs ``langgraph_durable_mongodb.journal``).
-``resolver`` the resolver's cost per effect (needs ``langgraph_durable_mongodb.resolver``).
+``journal``  the activity journal's cost per effect.
+``resolver`` the resolver's cost per effect.
 
 Ratios are ours / reference, measured in the same run: below 1.0 means ours is faster
 or smaller. Absolute times depend on the server and the machine; on FerretDB's SQLite
@@ -668,42 +668,22 @@ def bench_async(uri: str, s: Settings, server: ServerCPU, log: Callable[[str], N
 
 
 # --------------------------------------------------------------------------------------------
-# sections 3 and 4: the journal and the resolver (hooks; run once their public API exists)
-
-
-def _public_api(module_name: str, names: tuple[str, ...]) -> tuple[Any, str | None]:
-    import importlib
-
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        return None, f"{module_name} does not import: {exc}"
-    missing = [n for n in names if not hasattr(module, n)]
-    if missing:
-        return None, f"{module_name} has no public {', '.join(missing)} yet"
-    return module, None
+# sections 3 and 4: the journal and the resolver
 
 
 def bench_journal(uri: str, s: Settings, log: Callable[[str], None]) -> dict[str, Any]:
-    """A graph with 10 secure effects that cost nothing: extra commands and time per effect,
-    first run and replay. Waits for the journal's public API."""
-    module, why = _public_api("langgraph_durable_mongodb.journal", JOURNAL_API)
-    if module is None:
-        return {"status": "waiting", "reason": why}
-    return run_journal_bench(module, uri, s, log)
+    """A graph with 10 secure effects that cost nothing: extra commands and time per effect, first run and replay."""
+    from langgraph_durable_mongodb import journal
+
+    return run_journal_bench(journal, uri, s, log)
 
 
 def bench_resolver(uri: str, s: Settings, log: Callable[[str], None]) -> dict[str, Any]:
-    """Resolver cost per effect (microbenchmark). Waits for the resolver's public API."""
-    module, why = _public_api("langgraph_durable_mongodb.resolver", RESOLVER_API)
-    if module is None:
-        return {"status": "waiting", "reason": why}
-    return run_resolver_bench(module, uri, s, log)
+    """Resolver cost per effect (microbenchmark)."""
+    from langgraph_durable_mongodb import resolver
 
+    return run_resolver_bench(resolver, uri, s, log)
 
-#: Names the journal / resolver sections need.
-JOURNAL_API: tuple[str, ...] = ("ActivityJournal", "effect", "effect_scope", "ResolverPositions")
-RESOLVER_API: tuple[str, ...] = ("DurableSubgraphResolver", "OrdinalAllocator", "durable_scope", "current_scope")
 
 EFFECTS = 10
 
@@ -770,7 +750,7 @@ def run_journal_bench(module: Any, uri: str, s: Settings, log: Callable[[str], N
 
         graphs = {"journal": make(journaled), "plain": make(plain)}
         resolvers = {k: DurableSubgraphResolver.from_graph(g) for k, g in graphs.items()}
-        positions = module.ResolverPositions(allocator)
+        locator = module.ResolverLocator(allocator)
         rows: dict[str, dict[str, list[dict[str, Any]]]] = {v: {"first": [], "replay": []} for v in graphs}
         reps = s.reps if not s.quick_mode else 3
 
@@ -779,7 +759,7 @@ def run_journal_bench(module: Any, uri: str, s: Settings, log: Callable[[str], N
             config = {"configurable": {"thread_id": thread}}
             with counter.window() as w:
                 t0 = time.perf_counter()
-                with durable_scope(resolvers[variant]), module.effect_scope(journal, positions):
+                with durable_scope(resolvers[variant]), module.effect_scope(journal, locator):
                     try:
                         graphs[variant].invoke({"n": 0} if first else None, config)
                     except _Crash:
@@ -824,7 +804,7 @@ def run_journal_bench(module: Any, uri: str, s: Settings, log: Callable[[str], N
 def run_resolver_bench(module: Any, uri: str, s: Settings, log: Callable[[str], None]) -> dict[str, Any]:
     """Inside a node of a subgraph: cost of resolving the running node and of its position.
 
-    Per effect, the journal asks the resolver once per node attempt (``ResolverPositions``),
+    Per effect, the journal asks the resolver once per node attempt (``ResolverLocator``),
     then numbers effects with an in-memory counter; so a node's resolver cost is
     ``resolve_current`` + ``allocator.position`` (DB commands the first time an occurrence is
     seen, cached after), spread over the node's effects.
@@ -843,7 +823,7 @@ def run_resolver_bench(module: Any, uri: str, s: Settings, log: Callable[[str], 
 
         def inner(st: dict) -> dict:
             config = get_config()
-            scope = module.current_scope()
+            scope = module.current_durable_scope()
             thread = config["configurable"]["thread_id"]
             t0 = time.perf_counter()
             for _ in range(calls):
@@ -854,7 +834,7 @@ def run_resolver_bench(module: Any, uri: str, s: Settings, log: Callable[[str], 
                 position = allocator.position(thread, resolved)
                 result["first_position_ms"] = (time.perf_counter() - t0) * 1000
             result["first_position_commands"] = w["commands"]
-            result["operation_path"] = f"{position.operation_path} {position.node_name}#{position.node_ordinal}"
+            result["operation_path"] = f"{position.path} {position.node}#{position.occurrence}"
             with counter.window() as w:
                 t0 = time.perf_counter()
                 for _ in range(calls):
@@ -1004,35 +984,29 @@ def render(results: dict[str, Any]) -> str:
     jr = results.get("journal")
     if jr is not None:
         lines += ["## 3. Journal cost", ""]
-        if jr.get("status") == "waiting":
-            lines += [f"Not measured: {jr['reason']}.", ""]
-        else:
-            lines += [f"A node calls {jr['effects_per_node']} `@effect` functions that do nothing, then raises once; the "
-                      f"next `invoke` re-runs it and the journal replays them. Against the same node calling the plain "
-                      f"functions (same durable scope), interleaved; medians of {jr['reps']} threads. effect ms = time "
-                      f"inside the node per journaled call.", "",
-                      "| phase | journal cmds/effect | extra cmds/effect (all collections) | resolver ordinal cmds/node "
-                      "| effect ms | plain call ms | extra invoke ms/effect |",
-                      "|---|---|---|---|---|---|---|"]
-            for ph, d in jr["phases"].items():
-                lines.append(f"| {ph} | {d['journal_commands_per_effect']:.2f} | {d['extra_commands_per_effect']:.2f} "
-                             f"| {d['ordinal_commands_per_node']:.0f} | {d['effect_ms']:.2f} | {d['plain_call_ms']:.4f} "
-                             f"| {d['extra_invoke_ms_per_effect']:.2f} |")
-            lines.append("")
+        lines += [f"A node calls {jr['effects_per_node']} `@effect` functions that do nothing, then raises once; the "
+                  f"next `invoke` re-runs it and the journal replays them. Against the same node calling the plain "
+                  f"functions (same durable scope), interleaved; medians of {jr['reps']} threads. effect ms = time "
+                  f"inside the node per journaled call.", "",
+                  "| phase | journal cmds/effect | extra cmds/effect (all collections) | resolver ordinal cmds/node "
+                  "| effect ms | plain call ms | extra invoke ms/effect |",
+                  "|---|---|---|---|---|---|---|"]
+        for ph, d in jr["phases"].items():
+            lines.append(f"| {ph} | {d['journal_commands_per_effect']:.2f} | {d['extra_commands_per_effect']:.2f} "
+                         f"| {d['ordinal_commands_per_node']:.0f} | {d['effect_ms']:.2f} | {d['plain_call_ms']:.4f} "
+                         f"| {d['extra_invoke_ms_per_effect']:.2f} |")
+        lines.append("")
     rr = results.get("resolver")
     if rr is not None:
         lines += ["## 4. Resolver cost", ""]
-        if rr.get("status") == "waiting":
-            lines += [f"Not measured: {rr['reason']}.", ""]
-        else:
-            lines += [f"Inside a node of a compiled subgraph (`{rr['operation_path']}`), {rr['calls']} calls each. The "
-                      f"journal asks once per node attempt; per effect = per node / {EFFECTS} effects.", "",
-                      "| resolve_current µs | position, first (ms, cmds) | position, cached (µs, cmds) "
-                      "| per effect, cached µs | per effect, first µs |",
-                      "|---|---|---|---|---|",
-                      f"| {rr['resolve_us']:.1f} | {rr['first_position_ms']:.2f} ({rr['first_position_commands']}) "
-                      f"| {rr['cached_position_us']:.1f} ({rr['cached_position_commands']}) "
-                      f"| {rr['per_effect_us_cached']:.1f} | {rr['per_effect_us_first']:.0f} |", ""]
+        lines += [f"Inside a node of a compiled subgraph (`{rr['operation_path']}`), {rr['calls']} calls each. The "
+                  f"journal asks once per node attempt; per effect = per node / {EFFECTS} effects.", "",
+                  "| resolve_current µs | position, first (ms, cmds) | position, cached (µs, cmds) "
+                  "| per effect, cached µs | per effect, first µs |",
+                  "|---|---|---|---|---|",
+                  f"| {rr['resolve_us']:.1f} | {rr['first_position_ms']:.2f} ({rr['first_position_commands']}) "
+                  f"| {rr['cached_position_us']:.1f} ({rr['cached_position_commands']}) "
+                  f"| {rr['per_effect_us_cached']:.1f} | {rr['per_effect_us_first']:.0f} |", ""]
     return "\n".join(lines)
 
 

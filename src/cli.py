@@ -25,10 +25,8 @@ from bson import json_util
 from pymongo import MongoClient
 from pymongo.errors import ConfigurationError, InvalidURI, OperationFailure, PyMongoError
 
-from .checkpointer.documents import CollectionNames, checkpoint_indexes
-from .journal.documents import journal_indexes
-from .resolver.allocator import ORDINAL_INDEXES
-from .run_lock import RUN_LOCK_INDEXES
+from ._plans import quirks as server_quirks
+from .schema import CollectionNames, indexes_by_collection
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
 
@@ -37,16 +35,6 @@ class CliError(Exception):
     def __init__(self, message: str, code: int) -> None:
         super().__init__(message)
         self.code = code
-
-
-def _expected_indexes(names: CollectionNames) -> dict[str, list[Any]]:
-    """Every index this library relies on, by collection."""
-    return {
-        **{k: list(v) for k, v in checkpoint_indexes(names).items()},
-        names.journal: journal_indexes(),
-        names.ordinals: list(ORDINAL_INDEXES),
-        names.runs: list(RUN_LOCK_INDEXES),
-    }
 
 
 def _namespace_label(ns: str) -> str:
@@ -162,8 +150,8 @@ def _effect_line(effect: dict[str, Any]) -> str:
     )
 
 
-def server_identity(client: Any) -> dict[str, Any]:
-    """The MongoDB version the server reports, and which stand-in it is if it is one.
+def server_identity(client: Any) -> tuple[dict[str, Any], server_quirks.ServerQuirks]:
+    """The MongoDB version the server reports and, when it is a stand-in, which one (``quirks.identify``).
 
     FerretDB says so in ``buildInfo.ferretdbVersion``; mongo-java-server only in
     ``serverStatus.process`` (``"java"``; mongod says ``"mongod"``). A user not allowed
@@ -174,29 +162,36 @@ def server_identity(client: Any) -> dict[str, Any]:
         process = client.admin.command("serverStatus").get("process")
     except OperationFailure:
         process = None
-    return {"version": info.get("version"), "ferretdb": info.get("ferretdbVersion"), "mongo_java_server": process == "java"}
+    quirks = server_quirks.identify(info, process)
+    identity = {
+        "version": info.get("version"),
+        "name": quirks.name,
+        "ferretdb": info.get("ferretdbVersion"),
+        "mongo_java_server": quirks is server_quirks.MONGO_JAVA_SERVER,
+    }
+    return identity, quirks
 
 
-def handshake(client: Any) -> tuple[str, dict[str, Any]]:
-    """``("hello", reply)``, or ``("isMaster", reply)`` from a server without ``hello`` (MongoDB before
-    4.4.2, mongo-java-server): they answer the legacy command with the same fields."""
-    try:
-        return "hello", client.admin.command("hello")
-    except OperationFailure as error:
-        if error.code != 59:  # CommandNotFound
-            raise
-        return "isMaster", client.admin.command("isMaster")
+def handshake(client: Any, quirks: server_quirks.ServerQuirks) -> tuple[str, dict[str, Any]]:
+    """``("hello", reply)``, or ``("isMaster", reply)`` from a server without ``hello`` (mongo-java-server,
+    MongoDB before 4.4.2): they answer the legacy command with the same fields."""
+    if quirks.hello:
+        try:
+            return "hello", client.admin.command("hello")
+        except OperationFailure as error:
+            if error.code != 59:  # CommandNotFound
+                raise
+    return "isMaster", client.admin.command("isMaster")
 
 
 def doctor(client: Any, db: Any, names: CollectionNames, fix: bool) -> dict[str, Any]:
-    server = server_identity(client)
-    standin = bool(server["ferretdb"] or server["mongo_java_server"])  # no transactions, no TTL expiry
-    command, hello = handshake(client)
+    server, quirks = server_identity(client)
+    command, hello = handshake(client, quirks)
     report: dict[str, Any] = {"server": {**server, "handshake": command}, "features": {}, "indexes": []}
     report["features"]["replica_set"] = bool(hello.get("setName"))
-    report["features"]["transactions"] = bool(hello.get("setName")) and not standin
-    report["features"]["ttl_indexes"] = not standin
-    for coll, indexes in _expected_indexes(names).items():
+    report["features"]["transactions"] = bool(hello.get("setName")) and quirks.transactions
+    report["features"]["ttl_indexes"] = quirks.ttl_expiry
+    for coll, indexes in indexes_by_collection(names).items():
         present = {ix["name"] for ix in db[coll].list_indexes()}
         for index in indexes:
             name = index.document["name"]

@@ -29,7 +29,7 @@ from langgraph.pregel import Pregel
 
 from .checkpointer import MongoDBCheckpointer
 from .errors import TopologyError
-from .journal import ActivityJournal, ResolverPositions, effect_scope
+from .journal import ActivityJournal, ResolverLocator, effect_scope
 from .resolver import DurableScope, DurableSubgraphResolver, OrdinalAllocator, scoped_aiter, scoped_iter
 from .run_lock import (
     LockedAsyncIterator,
@@ -85,7 +85,7 @@ class DurablePlatform:
             collection_name=self.checkpointer.collections.ordinals,
             expiry=self.checkpointer.expiry_fields if self.checkpointer.ttl is not None else None,
         )
-        self.positions = ResolverPositions(self.allocator, self.checkpointer)
+        self.locator = ResolverLocator(self.allocator, self.checkpointer)
         self.run_locks: RunLocks | None = None
         if exclusive_runs:
             self.run_locks = RunLocks(
@@ -169,14 +169,14 @@ class _RunScope:
 
     def __init__(self, platform: DurablePlatform, resolver: DurableSubgraphResolver) -> None:
         self.platform = platform
-        self.durable = DurableScope(resolver, context=platform)
+        self.durable = DurableScope(resolver)
 
     @contextmanager
     def bind(self) -> Iterator[_RunScope]:
         with ExitStack() as stack:
             stack.enter_context(self.durable.bind())
             guard = check_held if self.platform.run_locks is not None else None
-            stack.enter_context(effect_scope(self.platform.journal, self.platform.positions, guard))
+            stack.enter_context(effect_scope(self.platform.journal, self.platform.locator, guard))
             yield self
 
 

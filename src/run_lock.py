@@ -70,27 +70,24 @@ from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any
 
 from langchain_core.runnables.config import merge_configs
-from pymongo import ASCENDING, IndexModel
 
-from ._mongo import CreateIndexes, FencedUpdate, Find, InsertOne, Plan, TwoFaces, split_clients
+from ._plans import lease
+from ._plans.faces import TwoFaces, split_clients
+from ._plans.lease import Beat
+from ._plans.owner import identity, owner_gone
+from ._plans.requests import CreateIndexes, FencedUpdate, Find, Heartbeat, InsertOne, Plan, Sleep
 from .errors import RunLockLostError, ThreadBusyError
-from .journal.owner import identity, owner_gone
-from .journal.runner import AsyncRunner, Beat, Heartbeat, Sleep, SyncRunner
-
-#: One lock document per thread: a thread's first lock is inserted, and the unique index admits one racer.
-RUN_LOCK_INDEXES = (IndexModel([("thread_id", ASCENDING)], unique=True, name="thread_run_lock"),)
+from .schema import INDEXES
 
 logger = logging.getLogger("langgraph_durable_mongodb.run_lock")
 
 #: First and longest pause between two attempts while another run holds the thread.
 POLL_FIRST, POLL_MAX = 0.05, 1.0
-#: The lease is renewed this many times per ``lease_seconds``.
-RENEWALS_PER_LEASE = 3
 #: The ``lease_until`` of a released lock: long expired, so the next run takes it at once.
 RELEASED = datetime(1970, 1, 1)
 
@@ -98,18 +95,6 @@ RELEASED = datetime(1970, 1, 1)
 _HELD: ContextVar[Mapping[tuple[int, str], Holding]] = ContextVar(
     "langgraph_durable_mongodb_run_locks", default=MappingProxyType({})
 )
-
-
-def utcnow() -> datetime:
-    """Naive UTC, truncated to milliseconds like a BSON date."""
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
-    return now.replace(microsecond=now.microsecond // 1000 * 1000)
-
-
-def _naive(value: Any) -> datetime | None:
-    if not isinstance(value, datetime):
-        return None
-    return value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo else value
 
 
 def _explicit(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -312,15 +297,15 @@ class RunLocks(TwoFaces):
         self.collection = collection
         self.lease_seconds, self.wait_seconds = float(lease_seconds), float(wait_seconds)
         self._init_faces(
-            SyncRunner(client[db_name]) if client is not None else None,
-            AsyncRunner(async_client[db_name]) if async_client is not None else None,
+            client[db_name] if client is not None else None,
+            async_client[db_name] if async_client is not None else None,
             auto_setup,
         )
 
     # ---- plans (the storage logic, once) ----
 
     def _setup_plan(self) -> Plan:
-        yield CreateIndexes(self.collection, list(RUN_LOCK_INDEXES))
+        yield CreateIndexes(self.collection, list(INDEXES["runs"]))
 
     def _holder(self, owner: str, now: datetime) -> dict[str, Any]:
         """The fields a new holder sets, its fence aside."""
@@ -332,21 +317,20 @@ class RunLocks(TwoFaces):
         Raises ``ThreadBusyError`` when a live run holds it past ``wait_seconds``.
         """
         owner = uuid.uuid4().hex
-        deadline = utcnow() + timedelta(seconds=self.wait_seconds)
-        pause = POLL_FIRST
+        deadline = lease.utcnow() + timedelta(seconds=self.wait_seconds)
+        pause = lease.Backoff(POLL_FIRST, POLL_MAX)
         while True:
             found = yield Find(self.collection, {"thread_id": thread_id}, limit=1)
-            now = utcnow()
+            now = lease.utcnow()
             if found and not _takeable(found[0], now):
                 if now >= deadline:
                     raise _busy(thread_id, found[0], self.wait_seconds)
-                yield Sleep(_pause(pause, deadline, found[0], now))
-                pause = min(pause * 2, POLL_MAX)
+                yield Sleep(_pause(pause.next(), deadline, found[0], now))
                 continue
             fence = yield from self._take_plan(thread_id, found[0] if found else None, owner, now)
             if fence is not None:
                 holding = Holding(thread_id, owner, fence, self.lease_seconds)
-                every = self.lease_seconds / RENEWALS_PER_LEASE
+                every = self.lease_seconds / lease.RENEWALS_PER_LEASE
                 holding.beat = yield Heartbeat(lambda: self._renew_plan(holding), every)
                 return holding
 
@@ -367,7 +351,7 @@ class RunLocks(TwoFaces):
 
     def _renew_plan(self, holding: Holding) -> Plan:
         """Extend the lease while the lock is still this holding's and unexpired; returns whether it was."""
-        now = utcnow()
+        now = lease.utcnow()
         renewed = yield FencedUpdate(
             self.collection,
             {"thread_id": holding.thread_id, "fence": holding.fence, "lease_until": {"$gt": now}},
@@ -448,7 +432,7 @@ class RunLocks(TwoFaces):
 
 def _takeable(holder: dict[str, Any], now: datetime) -> bool:
     """Released or expired (``lease_until <= now``), or held by a process that is gone."""
-    lease_until = _naive(holder.get("lease_until"))
+    lease_until = lease.naive(holder.get("lease_until"))
     return lease_until is None or lease_until <= now or owner_gone(holder)
 
 
@@ -459,7 +443,7 @@ def _as_read(holder: dict[str, Any]) -> dict[str, Any]:
 
 def _pause(pause: float, deadline: datetime, holder: dict[str, Any], now: datetime) -> float:
     """The next poll: after ``pause``, before the deadline, and just after the holder's lease would expire."""
-    lease_left = ((_naive(holder.get("lease_until")) or now) - now).total_seconds()
+    lease_left = ((lease.naive(holder.get("lease_until")) or now) - now).total_seconds()
     return min(pause, max((deadline - now).total_seconds(), 0.0), max(lease_left, 0.0) + 0.01)
 
 

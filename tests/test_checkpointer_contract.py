@@ -13,7 +13,7 @@ from langgraph.checkpoint.base import ERROR, INTERRUPT, empty_checkpoint
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # noqa: F401 - used by DeltaChannel tests
 
 from langgraph_durable_mongodb import DurableMongoError, InvalidInputError, MongoDBCheckpointer, ThreadExistsError
-from langgraph_durable_mongodb._mongo import Gather
+from langgraph_durable_mongodb._plans.requests import Gather
 
 from .clients import Face
 
@@ -147,7 +147,7 @@ async def test_list_filters_before_limit_and_namespaces(face: Face) -> None:
 
 
 async def test_list_pages_without_losing_or_repeating(face: Face, monkeypatch: pytest.MonkeyPatch) -> None:
-    from langgraph_durable_mongodb.checkpointer import base
+    from langgraph_durable_mongodb.checkpointer import plans as base
 
     monkeypatch.setattr(base, "LIST_PAGE", 3)
     previous = None
@@ -346,7 +346,7 @@ def counted_requests(face: Face) -> list:
 async def test_wait_stored_returns_for_a_stored_checkpoint_waits_for_a_later_one_and_times_out(
     face: Face, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from langgraph_durable_mongodb.checkpointer import base
+    from langgraph_durable_mongodb.checkpointer import plans as base
 
     monkeypatch.setattr(base, "STORED_RECHECK_SECONDS", 0.05)
     first, cp1 = await put(face, cfg(), {"n": 1})
@@ -381,9 +381,9 @@ async def test_wait_stored_returns_for_a_stored_checkpoint_waits_for_a_later_one
 
 async def test_wait_stored_finds_a_checkpoint_the_registry_forgot(face: Face, monkeypatch: pytest.MonkeyPatch) -> None:
     """A large list() notes every checkpoint it reads and may evict the one a task waits for: the database answers."""
-    from langgraph_durable_mongodb.checkpointer import base
+    from langgraph_durable_mongodb.checkpointer import memory
 
-    monkeypatch.setattr(base, "STORED_REMEMBERED", 3)
+    monkeypatch.setattr(memory, "STORED_REMEMBERED", 3)
     config, cp = await put(face, cfg(), {"n": 0})
     for step in range(1, 6):
         config, cp = await put(face, config, {"n": step}, previous=cp)

@@ -125,7 +125,9 @@ def test_doctor_falls_back_to_is_master_and_names_mongo_java_server(client: mong
     code, out = run(client, "--json", "doctor")
     report = json.loads(out)
     assert code == 0
-    assert report["server"] == {"version": "5.0.0", "ferretdb": None, "mongo_java_server": True, "handshake": "isMaster"}
+    assert report["server"] == {
+        "version": "5.0.0", "name": "mongo-java-server", "ferretdb": None, "mongo_java_server": True, "handshake": "isMaster"
+    }
     assert report["features"] == {"replica_set": False, "transactions": False, "ttl_indexes": False}
     assert "server      mongo-java-server (MongoDB 5.0.0 wire protocol)" in run(client, "doctor")[1]
 

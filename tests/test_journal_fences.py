@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from langgraph_durable_mongodb._mongo import FencedUpdate
+from langgraph_durable_mongodb._plans.requests import FencedUpdate
 from langgraph_durable_mongodb.errors import EffectInProgressError
 from langgraph_durable_mongodb.journal import EffectCall, EffectPosition
-from langgraph_durable_mongodb.journal.plans import utcnow
-from langgraph_durable_mongodb.journal.runner import Invoke
+from langgraph_durable_mongodb._plans.lease import utcnow
+from langgraph_durable_mongodb._plans.requests import Invoke
 
 from .test_journal_support import Counter, JournalFace, jface  # noqa: F401 - jface is a fixture
 

@@ -20,7 +20,7 @@ from langgraph_durable_mongodb.journal import SecureLLM, SecureTool, effect, eff
 from .test_journal_support import (  # noqa: F401 - jface is a fixture
     KINDS,
     SYNC_KINDS,
-    CheckpointNsPositions,
+    CheckpointNsLocator,
     Counter,
     JournalFace,
     NodeRun,
@@ -89,7 +89,7 @@ async def test_a_deep_node_resumed_after_a_crash_replays_its_llm_and_tool_calls(
     root.add_edge(START, "case_investigation")
     graph = root.compile(checkpointer=InMemorySaver())
 
-    scope = journaled(jface, graph) if positions == "resolver" else effect_scope(jface.journal, CheckpointNsPositions())
+    scope = journaled(jface, graph) if positions == "resolver" else effect_scope(jface.journal, CheckpointNsLocator())
     with scope:
         with pytest.raises(RuntimeError, match="worker crashed"):
             await invoke(graph, {"messages": [HumanMessage("Is water damage covered?")]}, jface.is_async)

@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
-from langgraph_durable_mongodb._mongo import FencedUpdate
+from langgraph_durable_mongodb._plans.requests import FencedUpdate
 from langgraph_durable_mongodb.errors import EffectInProgressError, EffectOutcomeUnknownError
 from langgraph_durable_mongodb.journal import ActivityJournal, EffectCall, EffectPosition, current_effect, digest
 from langgraph_durable_mongodb.journal.documents import claim_fields, new_entry
-from langgraph_durable_mongodb.journal.owner import identity
-from langgraph_durable_mongodb.journal.plans import utcnow
+from langgraph_durable_mongodb._plans.owner import identity
+from langgraph_durable_mongodb._plans.lease import utcnow
 
 from .test_journal_support import Counter, JournalFace, jface  # noqa: F401 - jface is a fixture
 

@@ -22,7 +22,7 @@ from typing_extensions import TypedDict
 
 from langgraph_durable_mongodb import NoDurableScopeError
 from langgraph_durable_mongodb.journal import NodePosition, SecureLLM, effect
-from langgraph_durable_mongodb.journal.position import Attempt, Recorded
+from langgraph_durable_mongodb.journal.attempt import Attempt, Recorded
 from langgraph_durable_mongodb.platform import DurablePlatform
 
 

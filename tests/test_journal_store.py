@@ -28,7 +28,7 @@ from langgraph_durable_mongodb.journal import (
     effect_scope,
 )
 from langgraph_durable_mongodb.journal.documents import claim_fields, new_entry
-from langgraph_durable_mongodb.journal.plans import utcnow
+from langgraph_durable_mongodb._plans.lease import utcnow
 
 from .test_journal_support import KINDS, Counter, JournalFace, NodeRun, jface  # noqa: F401 - jface is a fixture
 

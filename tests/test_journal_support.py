@@ -24,9 +24,9 @@ from langgraph_durable_mongodb.journal import (
     ActivityJournal,
     EffectCall,
     EffectPosition,
-    LangGraphPositions,
     NodePosition,
-    ResolverPositions,
+    ResolverLocator,
+    langgraph_task,
     effect_scope,
 )
 from langgraph_durable_mongodb.resolver import DurableSubgraphResolver, OrdinalAllocator, durable_scope
@@ -105,26 +105,32 @@ class _Task:
 
 
 class NodeRun:
-    """Positions for one run of one node; a new ``NodeRun`` is the node running again."""
+    """A node locator for one run of one node; a new ``NodeRun`` is the node running again."""
 
     def __init__(self, thread_id: str = "t1", path: str = "agent/1", node: str = "work", occurrence: str = "1") -> None:
-        self.node = NodePosition(thread_id, path, node, occurrence)
+        self.position = NodePosition(thread_id, path, node, occurrence)
         self._task = _Task()
 
     def task(self) -> tuple[Any, int]:
         return self._task, 1
 
-    def position(self) -> NodePosition:
-        return self.node
+    def node(self) -> NodePosition:
+        return self.position
 
-    async def aposition(self) -> NodePosition:
-        return self.node
+    async def anode(self) -> NodePosition:
+        return self.position
 
 
-class CheckpointNsPositions(LangGraphPositions):
-    """Positions in real graphs without the resolver: the path is the namespace's node names, each counted once."""
+class CheckpointNsLocator:
+    """A node locator in real graphs without the resolver: the path is the namespace's node names, each once."""
 
-    def position(self) -> NodePosition:
+    def task(self) -> tuple[Any, int]:
+        return langgraph_task(get_config())
+
+    async def anode(self) -> NodePosition:
+        return self.node()
+
+    def node(self) -> NodePosition:
         config = get_config()
         conf = config["configurable"]
         names = [segment.split(":")[0] for segment in conf["checkpoint_ns"].split("|")]
@@ -136,7 +142,7 @@ class CheckpointNsPositions(LangGraphPositions):
 def journaled(face: JournalFace, graph: Any) -> Iterator[None]:
     """Run ``graph`` the way the platform does: a durable scope, effects at the resolver's positions."""
     with durable_scope(DurableSubgraphResolver.from_graph(graph)):
-        with effect_scope(face.journal, ResolverPositions(OrdinalAllocator(face.db))):
+        with effect_scope(face.journal, ResolverLocator(OrdinalAllocator(face.db))):
             yield
 
 

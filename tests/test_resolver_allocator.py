@@ -16,7 +16,7 @@ from langgraph_durable_mongodb import MongoDBCheckpointer
 from langgraph_durable_mongodb.errors import ClientConfigurationError, InvalidInputError, ThreadExistsError
 from langgraph_durable_mongodb.resolver import (
     ChildOperationBoundary,
-    OperationPosition,
+    NodePosition,
     OrdinalAllocator,
     ResolvedNamespace,
     SendOrigin,
@@ -27,7 +27,7 @@ PARENT = "agent/1"
 
 def _docs(db: Any, thread_id: str) -> list[tuple[str, str, str, int]]:
     return sorted(
-        (d["parent_path"], d["name"], d["occurrence_key"], d["ordinal"])
+        (d["parent_path"], d["name"], d["task_key"], d["ordinal"])
         for d in db["operation_ordinals"].find({"thread_id": thread_id})
     )
 
@@ -37,6 +37,7 @@ class _CountingDatabase:
 
     def __init__(self, db: Any, refuse: bool = False) -> None:
         self._db, self._refuse, self.requests = db, refuse, 0
+        self.client = db.client
 
     def __getitem__(self, name: str) -> Any:
         if self._refuse:
@@ -76,8 +77,8 @@ def test_indexes_are_unique_start_with_thread_id_and_setup_is_idempotent() -> No
     allocator.setup()
     indexes = {name: info for name, info in db["ordinals"].index_information().items() if name != "_id_"}
     assert {name: [field for field, _ in info["key"]] for name, info in indexes.items()} == {
-        "thread_id_parent_path_name_occurrence_key": ["thread_id", "parent_path", "name", "occurrence_key"],
-        "thread_id_parent_path_name_ordinal": ["thread_id", "parent_path", "name", "ordinal"],
+        "thread_parent_name_task": ["thread_id", "parent_path", "name", "task_key"],
+        "thread_parent_name_ordinal": ["thread_id", "parent_path", "name", "ordinal"],
     }
     assert all(info["unique"] for info in indexes.values())
 
@@ -87,7 +88,7 @@ def test_first_write_creates_the_indexes() -> None:
     OrdinalAllocator(db).allocate("t1", PARENT, "case", "a")
     with pytest.raises(DuplicateKeyError):
         db["operation_ordinals"].insert_one(
-            {"thread_id": "t1", "parent_path": PARENT, "name": "case", "occurrence_key": "b", "ordinal": 1}
+            {"thread_id": "t1", "parent_path": PARENT, "name": "case", "task_key": "b", "ordinal": 1}
         )
 
 
@@ -98,7 +99,7 @@ def test_a_remembered_position_costs_one_query_whatever_its_depth() -> None:
         (ChildOperationBoundary("case", "a"), ChildOperationBoundary("policy", "b", step=1)), "review", "c", node_step=2
     )
     first = allocator.position("t1", deep)
-    assert first.new and first == OperationPosition("agent/1/case/1/policy/1", "review", "1")
+    assert first.new and first == NodePosition("t1", "agent/1/case/1/policy/1", "review", "1")
     requests = db.requests
     again = allocator.position("t1", deep)
     assert again == first and not again.new
@@ -117,7 +118,7 @@ async def test_the_cache_never_answers_for_allocations_the_database_no_longer_ho
         """The ordinal of a child's visit at ``step`` inside a compiled child: keyed by the step."""
         resolved = ResolvedNamespace((ChildOperationBoundary("outer", "T"),), "child", "x", node_step=step)
         position = allocator.position("t1", resolved) if face == "sync" else await allocator.aposition("t1", resolved)
-        return position.node_ordinal
+        return position.occurrence
 
     assert [await loop(1), await loop(3)] == ["1", "2"]
     if deleted_by == "the checkpointer":
@@ -127,7 +128,7 @@ async def test_the_cache_never_answers_for_allocations_the_database_no_longer_ho
     # The reused thread id loops again: step 1 was remembered, step 5 is new; they must not share an ordinal.
     assert [await loop(1), await loop(5)] == ["1", "2"]
     stored = client["db"]["operation_ordinals"].find({"thread_id": "t1", "name": "child"}, {"_id": 0})
-    assert sorted((d["occurrence_key"], d["ordinal"]) for d in stored) == [("step:1", 1), ("step:5", 2)]
+    assert sorted((d["task_key"], d["ordinal"]) for d in stored) == [("step:1", 1), ("step:5", 2)]
 
 
 @pytest.mark.parametrize(
@@ -136,7 +137,7 @@ async def test_the_cache_never_answers_for_allocations_the_database_no_longer_ho
         (lambda a: a.allocate(7, PARENT, "case", "a"), "thread_id must be a non-empty string, got 7"),
         (lambda a: a.allocate("", PARENT, "case", "a"), "thread_id must be a non-empty string"),
         (lambda a: a.allocate("t1", PARENT, {"$ne": 1}, "a"), "name must be a non-empty string"),
-        (lambda a: a.allocate("t1", PARENT, "case", None), "occurrence_key must be a non-empty string"),
+        (lambda a: a.allocate("t1", PARENT, "case", None), "task_key must be a non-empty string"),
         (lambda a: a.operation_path("t1", "case:a|x:b"), "resolved must be a ResolvedNamespace"),
         (lambda a: a.position(None, ResolvedNamespace((), "n", "k")), "thread_id must be a non-empty string"),
         (lambda a: a.delete_thread(["t1"]), "thread_id must be a non-empty string"),
@@ -168,7 +169,7 @@ def test_ordinal_text_for_send_and_subgraph_runs() -> None:
         "agent/1/caller/1+1/inner/1"
     )
     assert allocator.position("t1", ResolvedNamespace((), "tools", "x", SendOrigin("checkpoint-9", 4))) == (
-        OperationPosition("agent/1", "tools", "1.4")
+        NodePosition("t1", "agent/1", "tools", "1.4")
     )
 
 
@@ -176,12 +177,12 @@ def test_tasks_inside_a_child_are_keyed_by_step() -> None:
     allocator = OrdinalAllocator(mongomock.MongoClient()["db"])
     case = ChildOperationBoundary("case", "T")
 
-    def position(node_key: str, step: int) -> OperationPosition:
+    def position(node_key: str, step: int) -> NodePosition:
         return allocator.position("t1", ResolvedNamespace((case,), "review", node_key, node_step=step))
 
-    assert position("first-attempt-task", 1) == OperationPosition("agent/1/case/1", "review", "1")
-    assert position("retried-child-task", 1) == OperationPosition("agent/1/case/1", "review", "1")
-    assert position("loop-visit-task", 3) == OperationPosition("agent/1/case/1", "review", "2")
+    assert position("first-attempt-task", 1) == NodePosition("t1", "agent/1/case/1", "review", "1")
+    assert position("retried-child-task", 1) == NodePosition("t1", "agent/1/case/1", "review", "1")
+    assert position("loop-visit-task", 3) == NodePosition("t1", "agent/1/case/1", "review", "2")
     assert allocator.operation_path(
         "t1", ResolvedNamespace((case, ChildOperationBoundary("policy", "U", send=SendOrigin("step:2", 1))), "n", "k")
     ) == ("agent/1/case/1/policy/1.1")
@@ -232,7 +233,7 @@ class _RacingDatabase:
     """
 
     def __init__(self, db: Any, racers: int) -> None:
-        self._db = db
+        self._db, self.client = db, db.client
         self.barrier = threading.Barrier(racers, timeout=5)
         self.lock = threading.Lock()
         self.waited: set[int] = set()
@@ -278,7 +279,7 @@ async def test_async_face_shares_the_storage_logic_and_the_data() -> None:
     await only_async.asetup()
     assert [await only_async.aallocate("t1", PARENT, "case", key) for key in ("a", "b", "a")] == [1, 2, 1]
     resolved = ResolvedNamespace((ChildOperationBoundary("case", "b"),), "review", "r")
-    assert await only_async.aposition("t1", resolved) == OperationPosition("agent/1/case/2", "review", "1")
+    assert await only_async.aposition("t1", resolved) == NodePosition("t1", "agent/1/case/2", "review", "1")
     assert await only_async.aoperation_path("t1", resolved) == "agent/1/case/2"
     both = OrdinalAllocator(sync_client["db"], async_db)
     assert both.allocate("t1", PARENT, "case", "b") == 2  # allocated through the async face
@@ -286,9 +287,9 @@ async def test_async_face_shares_the_storage_logic_and_the_data() -> None:
     assert _docs(sync_client["db"], "t2") == _docs(sync_client["db"], "t1")
     await both.adelete_thread("t1")
     assert _docs(sync_client["db"], "t1") == []
-    with pytest.raises(ClientConfigurationError, match="use aallocate or pass both"):
+    with pytest.raises(ClientConfigurationError, match="use the a-prefixed methods, or pass both"):
         only_async.allocate("t1", PARENT, "case", "a")
-    with pytest.raises(ClientConfigurationError, match="use allocate or pass both"):
+    with pytest.raises(ClientConfigurationError, match="use the sync methods, or pass both"):
         await OrdinalAllocator(sync_client["db"]).aallocate("t1", PARENT, "case", "a")
 
 

@@ -85,7 +85,7 @@ def test_concrete_example_operation_path() -> None:
     resolved = RESOLVER.resolve(EXAMPLE)
     assert allocator.operation_path("thread-1", resolved) == "agent/1/case_investigation/1/policy_analysis/1"
     position = allocator.position("thread-1", resolved)
-    assert (position.operation_path, position.node_name, position.node_ordinal) == (
+    assert (position.path, position.node, position.occurrence) == (
         "agent/1/case_investigation/1/policy_analysis/1",
         "review_policy",
         "1",

@@ -21,9 +21,9 @@ from langgraph_durable_mongodb.resolver import (
     DurableScope,
     DurableSubgraphResolver,
     OrdinalAllocator,
-    current_scope,
+    current_durable_scope,
     durable_scope,
-    maybe_current_scope,
+    maybe_durable_scope,
     scoped_aiter,
     scoped_iter,
 )
@@ -59,7 +59,7 @@ class Journal:
         self.allocator = OrdinalAllocator(self.client["db"], AsyncMongoMockClient(mock_mongo_client=self.client)["db"])
 
     def _record(self, config: dict, position: Any) -> str:
-        text = f"{position.operation_path} {position.node_name}#{position.node_ordinal}"
+        text = f"{position.path} {position.node}#{position.occurrence}"
         with self.lock:
             self.seen.append(text)
             self.namespaces.append(config["configurable"]["checkpoint_ns"])
@@ -67,12 +67,12 @@ class Journal:
 
     def here(self) -> str:
         config = get_config()
-        resolved = current_scope().resolve_current(config)
+        resolved = current_durable_scope().resolve_current(config)
         return self._record(config, self.allocator.position(config["configurable"]["thread_id"], resolved))
 
     async def ahere(self) -> str:
         config = get_config()
-        resolved = current_scope().resolve_current(config)
+        resolved = current_durable_scope().resolve_current(config)
         return self._record(config, await self.allocator.aposition(config["configurable"]["thread_id"], resolved))
 
 
@@ -330,7 +330,7 @@ def test_stream_binds_the_scope_for_every_step(journal: Journal) -> None:
     chunks = list(scoped_iter(scope, stream))
     assert len(chunks) >= 4
     assert journal.seen == ["agent/1/l1/1/l2/1/l3/1 sync_leaf#1", "agent/1/l1/1/l2/1/l3/1 async_leaf#1"]
-    assert maybe_current_scope() is None
+    assert maybe_durable_scope() is None
 
 
 async def test_astream_pulled_from_different_asyncio_tasks(journal: Journal) -> None:
@@ -372,9 +372,9 @@ def test_outside_any_scope(journal: Journal) -> None:
     observed = []
 
     def node(state: State) -> dict:
-        observed.append(maybe_current_scope())
+        observed.append(maybe_durable_scope())
         with pytest.raises(NoDurableScopeError, match="no durable scope is bound: run the graph inside durable_scope"):
-            current_scope()
+            current_durable_scope()
         return {}
 
     graph = chain({"case": chain({"node": node})}, checkpointer=InMemorySaver())
@@ -415,7 +415,7 @@ def test_scope_refuses_an_unsupported_topology() -> None:
     resolver = DurableSubgraphResolver.from_graph(graph)
     with pytest.raises(TopologyError, match="child 'child' was compiled with checkpointer=True"):
         DurableScope(resolver)
-    assert maybe_current_scope() is None
+    assert maybe_durable_scope() is None
 
 
 def fan_out_to_tool(journal: Journal, checkpointer: Any = None) -> Any:

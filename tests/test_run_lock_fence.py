@@ -23,8 +23,10 @@ from langgraph.graph import START, StateGraph
 
 from langgraph_durable_mongodb import DurableMongoError, RunLockLostError, ThreadBusyError
 from langgraph_durable_mongodb import run_lock
-from langgraph_durable_mongodb._mongo import FencedUpdate, InsertOne
-from langgraph_durable_mongodb.run_lock import RELEASED, Held, Holding, RunLocks, check_held, utcnow
+from langgraph_durable_mongodb._plans.requests import FencedUpdate, InsertOne
+from langgraph_durable_mongodb._plans import lease
+from langgraph_durable_mongodb._plans.lease import utcnow
+from langgraph_durable_mongodb.run_lock import RELEASED, Held, Holding, RunLocks, check_held
 
 from .test_run_lock import State, config
 
@@ -145,7 +147,7 @@ async def test_a_take_over_loses_when_the_holder_renewed_in_between(
     x = Stepped(locks._acquire_plan("t"), face)
     take = await x.until(FencedUpdate)  # by X's clock the lease has expired...
     with monkeypatch.context() as skew:  # ...by the holder's, 10 s behind, it has not: its renewal succeeds
-        skew.setattr(run_lock, "utcnow", lambda: utcnow() - timedelta(seconds=10))
+        skew.setattr(lease, "utcnow", lambda: utcnow() - timedelta(seconds=10))
         assert await face.renew(holder.holdings[0]) is True
     assert await face.execute(take) is False  # the lease X decided on is not the lease now
     assert lock_doc(locks)["owner"] == holder.holdings[0].owner and lock_doc(locks)["fence"] == 1

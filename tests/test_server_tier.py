@@ -87,15 +87,16 @@ def test_mongo_java_server_reports_wire_13_and_stops_on_sigterm(mongo_java_serve
 
 #: What each server the suite launches says it is (``cli.server_identity``).
 IDENTITIES = {
-    "ferretdb": {"version": "7.0.42", "ferretdb": "v1.24.2", "mongo_java_server": False},
-    "mongo_java_server": {"version": "5.0.0", "ferretdb": None, "mongo_java_server": True},
+    "ferretdb": {"version": "7.0.42", "name": "FerretDB", "ferretdb": "v1.24.2", "mongo_java_server": False},
+    "mongo_java_server": {"version": "5.0.0", "name": "mongo-java-server", "ferretdb": None, "mongo_java_server": True},
 }
 
 
 @pytest.mark.parametrize("mongodb_uri", [s for s in server_ids(os.environ) if s in IDENTITIES], indirect=True)
 def test_each_launched_server_is_recognised(mongodb_uri: str, request: pytest.FixtureRequest) -> None:
     with MongoClient(mongodb_uri) as client:
-        assert server_identity(client) == IDENTITIES[request.node.callspec.params["mongodb_uri"]]
+        identity, quirks = server_identity(client)
+        assert identity == IDENTITIES[request.node.callspec.params["mongodb_uri"]] and quirks.name == identity["name"]
 
 
 @pytest.mark.parametrize("mongodb_uri", [s for s in server_ids(os.environ) if s != "ferretdb"], indirect=True)

@@ -1,6 +1,6 @@
 """The platform checkpointer: LangGraph's full saver contract on MongoDB."""
 
-from .documents import CollectionNames
+from ..schema import CollectionNames
 from .saver import MongoDBCheckpointer
 
 __all__ = ["CollectionNames", "MongoDBCheckpointer"]

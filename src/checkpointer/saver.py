@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -20,10 +18,11 @@ from langgraph.checkpoint.base import (
 )
 
 from .._bson import DEFAULT_CHUNK_BYTES
-from .._mongo import AsyncIO, SyncIO, TwoFaces, split_clients
+from .._plans.faces import TwoFaces, split_clients
 from ..errors import InvalidInputError
-from .base import CheckpointPlans, _ThreadExpiry, next_version
-from .documents import CollectionNames
+from ..schema import CollectionNames
+from .memory import StoredCheckpoints, ThreadExpiries
+from .plans import CheckpointPlans, next_version
 
 
 class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
@@ -92,14 +91,12 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         self.collections = collections or CollectionNames()
         self.chunk_bytes = chunk_bytes
         self._init_faces(
-            SyncIO(client[db_name]) if client is not None else None,
-            AsyncIO(async_client[db_name]) if async_client is not None else None,
+            client[db_name] if client is not None else None,
+            async_client[db_name] if async_client is not None else None,
             auto_setup,
         )
-        self._expiries: OrderedDict[str, _ThreadExpiry] = OrderedDict()
-        self._expiry_lock = threading.Lock()
-        self._stored: OrderedDict[tuple[str, str, str], str] = OrderedDict()  # -> origin
-        self._stored_lock = threading.Lock()
+        self._expiries = ThreadExpiries()
+        self._stored = StoredCheckpoints()
 
     @classmethod
     def from_conn_string(cls, conn_string: str, **kwargs: Any) -> "_ConnectionScope":
@@ -273,7 +270,7 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
             DurableMongoError: not stored within ``timeout``; the message says what to check.
             ClientConfigurationError: a database lookup was needed and this saver has no sync client.
         """
-        if not self._remembers_stored(thread_id, checkpoint_id):
+        if self._stored.origin(thread_id, checkpoint_id) is None:
             self._run(self._wait_stored_plan(thread_id, checkpoint_id, timeout))
 
     def origin_of(self, thread_id: str, checkpoint_id: str) -> str:
@@ -296,11 +293,11 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         Raises:
             ClientConfigurationError: a lookup was needed and this saver has no sync client.
         """
-        return self._remembered_origin(thread_id, checkpoint_id) or self._run(self._origin_plan(thread_id, checkpoint_id))
+        return self._stored.origin(thread_id, checkpoint_id) or self._run(self._origin_plan(thread_id, checkpoint_id))
 
     async def aorigin_of(self, thread_id: str, checkpoint_id: str) -> str:
         """``origin_of`` on the async client."""
-        known = self._remembered_origin(thread_id, checkpoint_id)
+        known = self._stored.origin(thread_id, checkpoint_id)
         return known or await self._arun(self._origin_plan(thread_id, checkpoint_id))
 
     async def await_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
@@ -310,7 +307,7 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
             DurableMongoError: not stored within ``timeout``.
             ClientConfigurationError: a database lookup was needed and this saver has no async client.
         """
-        if not self._remembers_stored(thread_id, checkpoint_id):
+        if self._stored.origin(thread_id, checkpoint_id) is None:
             await self._arun(self._wait_stored_plan(thread_id, checkpoint_id, timeout))
 
     def get_next_version(self, current: str | int | float | None, channel: None = None) -> str:

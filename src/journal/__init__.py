@@ -11,23 +11,18 @@ Example::
     journal = ActivityJournal.for_checkpointer(saver)
     llm = SecureLLM(ChatOpenAI(model="gpt-4o")).bind_tools([search])
     tools = ToolNode([SecureTool(search)])
-    with durable_scope(resolver), effect_scope(journal, ResolverPositions(allocator)):  # DurablePlatform does this
+    with durable_scope(resolver), effect_scope(journal, ResolverLocator(allocator)):  # DurablePlatform does this
         graph.invoke(inputs, config)
 """
 
-from .context import EffectInfo, EffectScope, current_effect, current_scope, effect_scope
+from ..resolver.position import NodePosition
+from .context import EffectInfo, EffectScope, current_effect, current_effect_scope, effect_scope
 from .documents import EffectCall
 from .effect import effect
 from .journal import ActivityJournal
 from .llm import SecureLLM
-from .position import (
-    EffectPosition,
-    LangGraphPositions,
-    NodePosition,
-    PositionProvider,
-    ResolverPositions,
-    langgraph_task,
-)
+from .locator import NodeLocator, ResolverLocator, langgraph_task
+from .position import EffectPosition
 from .redaction import digest, preview, redact
 from .tool import SecureTool
 
@@ -37,14 +32,13 @@ __all__ = [
     "EffectInfo",
     "EffectPosition",
     "EffectScope",
-    "LangGraphPositions",
+    "NodeLocator",
     "NodePosition",
-    "PositionProvider",
-    "ResolverPositions",
+    "ResolverLocator",
     "SecureLLM",
     "SecureTool",
     "current_effect",
-    "current_scope",
+    "current_effect_scope",
     "digest",
     "effect",
     "effect_scope",

@@ -1,12 +1,12 @@
-"""The context an effect runs in: which journal and node position, and which effect is running.
+"""The context an effect runs in: which journal and node locator, and which effect is running.
 
-A durable scope installs a journal and a position provider for everything
-run inside it (the platform does it for its graphs; the resolver's scope is a
-provider). The wrappers find both here, so a graph's code does not change.
+An effect scope installs a journal and a node locator for everything run
+inside it (the platform does it for its graphs). The wrappers find both here,
+so a graph's code does not change.
 
 Example::
 
-    with effect_scope(journal, ResolverPositions(allocator)):
+    with effect_scope(journal, ResolverLocator(allocator)):
         graph.invoke(inputs, config)
 
     @effect(kind="payment")
@@ -17,29 +17,46 @@ Example::
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ..errors import NoDurableScopeError
-from .position import Attempt, EffectPosition, NodePosition, PositionProvider, check_node, current_attempt
+from ..resolver.position import NodePosition
+from .attempt import Attempt, current_attempt
+from .documents import EffectCall
+from .locator import NodeLocator, check_node
+from .position import EffectPosition, at
 
-if TYPE_CHECKING:
-    from .journal import ActivityJournal
+
+class Journal(Protocol):
+    """What the wrappers call on a scope's journal (``ActivityJournal``)."""
+
+    def run(self, call: EffectCall, fn: Callable[[], Any]) -> Any: ...
+
+    async def arun(self, call: EffectCall, fn: Callable[[], Any]) -> Any: ...
+
+    def run_stream(
+        self, call: EffectCall, open_stream: Callable[[], Any], merge: Callable[[list[Any]], Any], replay: Callable[[Any], Iterable[Any]]
+    ) -> Iterator[Any]: ...
+
+    def arun_stream(
+        self, call: EffectCall, open_stream: Callable[[], Any], merge: Callable[[list[Any]], Any], replay: Callable[[Any], Iterable[Any]]
+    ) -> AsyncIterator[Any]: ...
 
 
 @dataclass(frozen=True)
 class EffectScope:
-    """The journal and position provider that effects run inside this scope use.
+    """The journal and node locator that effects run inside this scope use.
 
     ``guard(thread_id)``, when set, runs before every effect starts and raises to stop it (the platform's
     run lock: ``run_lock.check_held`` refuses once the run lost its thread's lock).
     """
 
-    journal: ActivityJournal
-    positions: PositionProvider
+    journal: Journal
+    locator: NodeLocator
     guard: Callable[[str], None] | None = None
 
 
@@ -73,10 +90,10 @@ _effect: ContextVar[EffectInfo | None] = ContextVar("langgraph_durable_mongodb_e
 
 @contextmanager
 def effect_scope(
-    journal: ActivityJournal, positions: PositionProvider, guard: Callable[[str], None] | None = None
+    journal: Journal, locator: NodeLocator, guard: Callable[[str], None] | None = None
 ) -> Iterator[EffectScope]:
-    """Run the block's effects on ``journal``, at the node positions ``positions`` reports (see ``EffectScope``)."""
-    scope = EffectScope(journal, positions, guard)
+    """Run the block's effects on ``journal``, at the nodes ``locator`` reports (see ``EffectScope``)."""
+    scope = EffectScope(journal, locator, guard)
     token = _scope.set(scope)
     try:
         yield scope
@@ -84,7 +101,7 @@ def effect_scope(
         _scope.reset(token)
 
 
-def current_scope() -> EffectScope:
+def current_effect_scope() -> EffectScope:
     scope = _scope.get()
     if scope is None:
         raise NoDurableScopeError(
@@ -92,7 +109,7 @@ def current_scope() -> EffectScope:
             "started it from a thread of its own (a ThreadPoolExecutor, threading.Thread), that thread did not get "
             "the node's contextvars: submit it as pool.submit(contextvars.copy_context().run, fn, *args), or use "
             "langchain_core.runnables.config.ContextThreadPoolExecutor. Otherwise run the graph through "
-            "DurablePlatform, or inside `with effect_scope(journal, position_provider):`"
+            "DurablePlatform, or inside `with effect_scope(journal, locator):`"
         )
     return scope
 
@@ -121,10 +138,6 @@ def _nested(key: str | None) -> EffectPosition | None:
     return replace(parent.position, effect_key=f"{parent.position.effect_key}/{own}")
 
 
-def at(node: NodePosition, key: str) -> EffectPosition:
-    return EffectPosition(node.thread_id, node.path, node.node, node.occurrence, key)
-
-
 @dataclass(frozen=True)
 class Slot:
     """An effect of a node attempt that took ``ordinal`` and has no key of its own: ``Attempt.take``
@@ -143,10 +156,10 @@ def locate(scope: EffectScope, key: str | None = None) -> EffectPosition | Slot:
     """Where an effect starting now goes: ``key`` if given, else a slot of the node attempt's next ordinal."""
     if (nested := _nested(key)) is not None:
         return nested
-    attempt = current_attempt(scope.positions)
+    attempt = current_attempt(*scope.locator.task())
     ordinal = attempt.next_ordinal() if key is None else 0
     if attempt.node is None:
-        attempt.node = check_node(scope.positions.position())
+        attempt.node = check_node(scope.locator.node())
     if scope.guard is not None:
         scope.guard(attempt.node.thread_id)
     return at(attempt.node, key) if key is not None else Slot(attempt, ordinal)
@@ -156,10 +169,10 @@ async def alocate(scope: EffectScope, key: str | None = None) -> EffectPosition 
     """``locate`` for async effects: the ordinal is taken before the (possibly I/O-bound) node lookup."""
     if (nested := _nested(key)) is not None:
         return nested
-    attempt = current_attempt(scope.positions)
+    attempt = current_attempt(*scope.locator.task())
     ordinal = attempt.next_ordinal() if key is None else 0
     if attempt.node is None:
-        attempt.node = check_node(await scope.positions.aposition())
+        attempt.node = check_node(await scope.locator.anode())
     if scope.guard is not None:
         scope.guard(attempt.node.thread_id)
     return at(attempt.node, key) if key is not None else Slot(attempt, ordinal)

@@ -39,13 +39,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from pymongo import ASCENDING, IndexModel
-
 from .._bson import assemble_values, value_documents
-from .owner import identity
-from .position import EffectPosition, NodePosition, Recorded
+from .._plans.owner import identity
+from ..resolver.position import NodePosition
+from ..schema import POSITION_FIELDS
+from .attempt import Recorded
+from .position import EffectPosition
 
-POSITION_FIELDS = ("thread_id", "path", "node", "occurrence", "effect_key")
 #: Characters of an error message kept.
 MESSAGE_CHARS = 4000
 _NO_PREVIEW = object()
@@ -75,15 +75,6 @@ class EffectCall:
     @property
     def effect_key(self) -> str | None:
         return None if self.tool_call_id is None else f"tool_call:{self.tool_call_id}"
-
-
-def journal_indexes() -> list[IndexModel]:
-    return [
-        IndexModel(
-            [(f, ASCENDING) for f in POSITION_FIELDS] + [("chunk", ASCENDING)], unique=True, name="thread_effect_position"
-        ),
-        IndexModel([("thread_id", ASCENDING), ("status", ASCENDING)], name="thread_status"),
-    ]
 
 
 def position_fields(pos: EffectPosition) -> dict[str, Any]:

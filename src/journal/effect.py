@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
-from .context import current_scope
+from .context import current_effect_scope
 from .documents import EffectCall
 from .journal import ActivityJournal
 
@@ -61,13 +61,13 @@ def effect(
 
             @functools.wraps(fn)
             async def run_async(*args: Any, **kwargs: Any) -> Any:
-                return await (journal or current_scope().journal).arun(call_of(args, kwargs), lambda: fn(*args, **kwargs))
+                return await (journal or current_effect_scope().journal).arun(call_of(args, kwargs), lambda: fn(*args, **kwargs))
 
             return run_async  # type: ignore[return-value]
 
         @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> Any:
-            return (journal or current_scope().journal).run(call_of(args, kwargs), lambda: fn(*args, **kwargs))
+            return (journal or current_effect_scope().journal).run(call_of(args, kwargs), lambda: fn(*args, **kwargs))
 
         return run  # type: ignore[return-value]
 

@@ -10,14 +10,13 @@ from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from .._bson import DEFAULT_CHUNK_BYTES, require_str
-from .._mongo import TwoFaces, split_clients
+from .._plans.faces import TwoFaces, split_clients
 from ..errors import InvalidInputError
-from .context import Slot, alocate, current_scope, locate
+from .context import Slot, alocate, current_effect_scope, locate
 from .documents import EffectCall
 from .plans import JournalPlans
 from .position import EffectPosition
 from .redaction import Redactor, redact
-from .runner import AsyncRunner, SyncRunner
 
 
 class ActivityJournal(TwoFaces, JournalPlans):
@@ -131,8 +130,8 @@ class ActivityJournal(TwoFaces, JournalPlans):
         self.metadata_collection = require_str("metadata_collection", metadata_collection, allow_empty=False)
         self._input_key, self._keyed_inputs = digest_key, digest_key is not None or encrypted
         self._init_faces(
-            SyncRunner(client[db_name]) if client is not None else None,
-            AsyncRunner(async_client[db_name]) if async_client is not None else None,
+            client[db_name] if client is not None else None,
+            async_client[db_name] if async_client is not None else None,
             auto_setup,
         )
 
@@ -155,11 +154,11 @@ class ActivityJournal(TwoFaces, JournalPlans):
 
     @staticmethod
     def _position(call: EffectCall, position: EffectPosition | None) -> EffectPosition | Slot:
-        return position if position is not None else locate(current_scope(), call.effect_key)
+        return position if position is not None else locate(current_effect_scope(), call.effect_key)
 
     @staticmethod
     async def _aposition(call: EffectCall, position: EffectPosition | None) -> EffectPosition | Slot:
-        return position if position is not None else await alocate(current_scope(), call.effect_key)
+        return position if position is not None else await alocate(current_effect_scope(), call.effect_key)
 
     # -- effects ----------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from langgraph.constants import TAG_NOSTREAM
 
-from .context import current_scope
+from .context import current_effect_scope
 from .documents import EffectCall
 from .journal import ActivityJournal
 
@@ -95,7 +95,7 @@ class SecureLLM(BaseChatModel):
         return self.effect_name or type(inner).__name__
 
     def _journal(self) -> ActivityJournal:
-        return self.journal or current_scope().journal
+        return self.journal or current_effect_scope().journal
 
     def _call(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]) -> EffectCall:
         return EffectCall(

@@ -47,10 +47,29 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
-from .._mongo import CreateIndexes, DeleteMany, Emit, FencedUpdate, Find, FindOneAndUpdate, InsertMany, Plan
+from .._plans import lease
+from .._plans.owner import owner_gone
+from .._plans.requests import (
+    END,
+    CreateIndexes,
+    DeleteMany,
+    Emit,
+    FencedUpdate,
+    Find,
+    FindOneAndUpdate,
+    Heartbeat,
+    InsertMany,
+    Invoke,
+    Next,
+    Plan,
+    Raised,
+    Returned,
+    Sleep,
+)
+from ..schema import INDEXES
 from ..errors import (
     ClientConfigurationError,
     CorruptJournalEntryError,
@@ -62,7 +81,7 @@ from ..errors import (
     NondeterminismError,
     OutcomeNotSerializableError,
 )
-from .context import EffectInfo, Slot, at
+from .context import EffectInfo, Slot, running
 from .documents import (
     RECORDED_FIELDS,
     node_entries_filter,
@@ -80,7 +99,6 @@ from .documents import (
     entry_problem,
     error_record,
     failed_update,
-    journal_indexes,
     new_entry,
     outcome_digest,
     outcome_documents,
@@ -91,27 +109,13 @@ from .documents import (
     uncount_visit,
     visit_update,
 )
-from .owner import owner_gone
-from .position import EffectPosition
+from .position import EffectPosition, at
 from .redaction import Redactor, credential_values, digest, preview, scrub
-from .runner import END, Heartbeat, Invoke, Next, Raised, Returned, Sleep
 
 logger = logging.getLogger("langgraph_durable_mongodb.journal")
 
 #: First and longest pause while waiting for another worker's outcome.
 _POLL_FIRST, _POLL_MAX = 0.05, 1.0
-#: A running effect's lease is renewed this many times per ``lease_seconds``.
-RENEWALS_PER_LEASE = 3
-
-
-def utcnow() -> datetime:
-    """Naive UTC, truncated to milliseconds like a BSON date, so stored values compare equal."""
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
-    return now.replace(microsecond=now.microsecond // 1000 * 1000)
-
-
-def _naive(value: datetime) -> datetime:
-    return value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo else value
 
 
 @dataclass(frozen=True)
@@ -197,8 +201,7 @@ class JournalPlans:
         return self.expiry(thread_id) if self.expiry is not None else {}
 
     def _setup_plan(self) -> Plan:
-        for index in journal_indexes():
-            yield CreateIndexes(self.collection, [index])
+        yield CreateIndexes(self.collection, list(INDEXES["journal"]))
 
     def _input_key_plan(self) -> Plan:
         """The key of input digests: ``digest_key``, or under an ``EncryptedSerializer`` a random key stored once
@@ -224,7 +227,7 @@ class JournalPlans:
         if isinstance(claimed, _Recorded):
             return claimed.value
         with (yield self._heartbeat(pos, claimed)):
-            result = yield Invoke(fn, self._info(call, pos, claimed))
+            result = yield Invoke(fn, self._running(call, pos, claimed))
         return (yield from self._record(call, pos, claimed, result))
 
     def _stream_plan(
@@ -244,12 +247,12 @@ class JournalPlans:
             for item in replay(claimed.value):
                 yield Emit(item)
             return
-        info = self._info(call, pos, claimed)
+        context = self._running(call, pos, claimed)
         with (yield self._heartbeat(pos, claimed)):
-            result = yield Invoke(open_stream, info)
+            result = yield Invoke(open_stream, context)
             if isinstance(result, Returned):
                 stream, items = result.value, []
-                while isinstance(result := (yield Next(stream, info)), Returned):  # until END or Raised
+                while isinstance(result := (yield Next(stream, context)), Returned):  # until END or Raised
                     items.append(result.value)
                     yield Emit(result.value)
                 if result is END:
@@ -257,17 +260,19 @@ class JournalPlans:
         yield from self._record(call, pos, claimed, result)
 
     @staticmethod
-    def _info(call: EffectCall, pos: EffectPosition, claimed: _Claimed) -> EffectInfo:
-        return EffectInfo(pos, call.kind, call.name, claimed.attempt, call.at_most_once)
+    def _running(call: EffectCall, pos: EffectPosition, claimed: _Claimed) -> Callable[[], Any]:
+        """The context the effect runs in: it is ``current_effect()`` there."""
+        info = EffectInfo(pos, call.kind, call.name, claimed.attempt, call.at_most_once)
+        return lambda: running(info)
 
     # -- heartbeat ------------------------------------------------------------------
 
     def _heartbeat(self, pos: EffectPosition, claimed: _Claimed) -> Heartbeat:
-        return Heartbeat(lambda: self._renew_plan(pos, claimed.fence), self.lease_seconds / RENEWALS_PER_LEASE)
+        return Heartbeat(lambda: self._renew_plan(pos, claimed.fence), self.lease_seconds / lease.RENEWALS_PER_LEASE)
 
     def _renew_plan(self, pos: EffectPosition, fence: int) -> Plan:
         """Push a live lease forward; False once it expired or another worker took the position over."""
-        now = utcnow()
+        now = lease.utcnow()
         update = renewal_update(now=now, lease_until=now + timedelta(seconds=self.lease_seconds))
         return (yield FencedUpdate(self.collection, live_fence(pos, fence, now), update))
 
@@ -296,10 +301,10 @@ class JournalPlans:
         fingerprint = {"digest": digest(call.input, key), "preview": self._preview(call.preview_source, secrets)}
         pos = yield from self._place(call, where, fingerprint["digest"])
         deadline = time.monotonic() + self.wait_seconds
-        pause = _POLL_FIRST
+        pause = lease.Backoff(_POLL_FIRST, _POLL_MAX)
         entry = None
         while True:
-            now = utcnow()
+            now = lease.utcnow()
             claim = claim_fields(
                 call, pos, owner=owner, now=now, lease_until=now + timedelta(seconds=self.lease_seconds), input=fingerprint
             )
@@ -324,8 +329,7 @@ class JournalPlans:
                         position=pos,
                         lease_until=entry["lease_until"],
                     )
-                yield Sleep(min(pause, remaining))
-                pause = min(pause * 2, _POLL_MAX)
+                yield Sleep(pause.next(remaining))
             else:
                 update = takeover_update(claim, orphaned=entry["status"] == "started")
                 if (yield FencedUpdate(self.collection, takeover_fence(pos, entry), update)):
@@ -358,7 +362,7 @@ class JournalPlans:
             return "replay" if terminal is None else "raise"
         if status == "failed":
             return "takeover"
-        expired = _naive(entry["lease_until"]) <= now
+        expired = lease.naive(entry["lease_until"]) <= now
         if not expired and not owner_gone(entry):
             return "wait"
         died = (
@@ -429,7 +433,7 @@ class JournalPlans:
 
     def _record(self, call: EffectCall, pos: EffectPosition, claimed: _Claimed, result: Returned | Raised) -> Plan:
         """Record the outcome under the fence and return the value (or raise the effect's error)."""
-        now = utcnow()
+        now = lease.utcnow()
         duration_ms = int((time.monotonic() - claimed.started) * 1000)
         fence = held_fence(pos, claimed.fence)
         if isinstance(result, Raised):
@@ -505,7 +509,7 @@ class JournalPlans:
         if not found:
             raise DurableMongoError(f"no journal entry at {pos}")
         owner = uuid.uuid4().hex
-        now = utcnow()
+        now = lease.utcnow()
         outcome, chunks = outcome_documents(
             pos,
             owner,

@@ -8,7 +8,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
-from .context import current_scope
+from .context import current_effect_scope
 from .documents import EffectCall
 from .journal import ActivityJournal
 
@@ -69,7 +69,7 @@ class SecureTool(BaseTool):
         return args
 
     def _journal(self) -> ActivityJournal:
-        return self.journal or current_scope().journal
+        return self.journal or current_effect_scope().journal
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         return self._journal().run(self._call(input), lambda: self.tool.invoke(input, config, **kwargs))

@@ -9,40 +9,36 @@ Example::
     resolver = DurableSubgraphResolver.from_graph(graph)   # once per compiled graph
     allocator = OrdinalAllocator(MongoClient()["app"])
 
-    with durable_scope(resolver, context=platform_context):
+    with durable_scope(resolver):
         graph.invoke(inputs, {"configurable": {"thread_id": "t1"}})
 
     # in a node, at any depth:
     config = get_config()
-    resolved = current_scope().resolve_current(config)
+    resolved = current_durable_scope().resolve_current(config)
     allocator.position(config["configurable"]["thread_id"], resolved)
-    # OperationPosition('agent/1/case_investigation/1/policy_analysis/1', 'review_policy', '1')
+    # NodePosition('t1', 'agent/1/case_investigation/1/policy_analysis/1', 'review_policy', '1')
 """
 
-from langgraph_durable_mongodb.resolver.allocator import (
-    DEFAULT_COLLECTION,
-    ROOT_PATH,
-    OperationPosition,
-    OrdinalAllocator,
-)
-from langgraph_durable_mongodb.resolver.durable_subgraphs import DurableSubgraphResolver
-from langgraph_durable_mongodb.resolver.namespace import (
+from .allocator import DEFAULT_COLLECTION, ROOT_PATH, OrdinalAllocator
+from .durable_subgraphs import DurableSubgraphResolver
+from .namespace import (
     ChildOperationBoundary,
     NamespaceSegment,
     ResolvedNamespace,
     SendOrigin,
     parse_namespace,
 )
-from langgraph_durable_mongodb.resolver.scope import (
+from .position import NodePosition
+from .scope import (
     DurableScope,
     SupportsBind,
-    current_scope,
+    current_durable_scope,
     durable_scope,
-    maybe_current_scope,
+    maybe_durable_scope,
     scoped_aiter,
     scoped_iter,
 )
-from langgraph_durable_mongodb.resolver.topology import (
+from .topology import (
     GraphTopology,
     NodeKind,
     NodeTopology,
@@ -50,7 +46,7 @@ from langgraph_durable_mongodb.resolver.topology import (
     TopologyIssue,
     discover_topology,
 )
-from langgraph_durable_mongodb.resolver.trace import TaskTrace
+from .trace import TaskTrace
 
 __all__ = [
     "DEFAULT_COLLECTION",
@@ -62,7 +58,7 @@ __all__ = [
     "NamespaceSegment",
     "NodeKind",
     "NodeTopology",
-    "OperationPosition",
+    "NodePosition",
     "OrdinalAllocator",
     "ResolvedNamespace",
     "SendOrigin",
@@ -70,10 +66,10 @@ __all__ = [
     "TaskTrace",
     "Topology",
     "TopologyIssue",
-    "current_scope",
+    "current_durable_scope",
     "discover_topology",
     "durable_scope",
-    "maybe_current_scope",
+    "maybe_durable_scope",
     "parse_namespace",
     "scoped_aiter",
     "scoped_iter",

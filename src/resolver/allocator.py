@@ -8,8 +8,8 @@ never contain LangGraph's task ids, only ordinals, and the same occurrence keeps
 its ordinal after a process restart because allocations live in MongoDB.
 
 Allocation is find-or-insert on one document per occurrence,
-``{thread_id, parent_path, name, occurrence_key, ordinal}``, under two unique
-indexes, ``(thread_id, parent_path, name, occurrence_key)`` and
+``{thread_id, parent_path, name, task_key, ordinal}``, under two unique
+indexes, ``(thread_id, parent_path, name, task_key)`` and
 ``(thread_id, parent_path, name, ordinal)``: a writer that loses a race gets a
 duplicate-key error and looks again, so concurrent processes converge on one
 answer. Every index starts with ``thread_id`` (the shard key).
@@ -61,65 +61,33 @@ Example::
     allocator.operation_path("thread-1", resolver.resolve(ns))
     # 'agent/1/case_investigation/1/policy_analysis/1'
     await OrdinalAllocator(AsyncMongoClient()["app"]).aposition("thread-1", resolved)
-    # OperationPosition(operation_path='agent/1/...', node_name='review_policy', node_ordinal='1')
+    # NodePosition(thread_id='thread-1', path='agent/1/...', node='review_policy', occurrence='1')
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING, IndexModel
+from pymongo import DESCENDING
 
-from langgraph_durable_mongodb._mongo import (
-    AsyncIO,
-    CreateIndexes,
-    DeleteMany,
-    Find,
-    InsertMany,
-    InsertOne,
-    Plan,
-    SyncIO,
-    is_async_client,
-)
-from langgraph_durable_mongodb.errors import ClientConfigurationError, InvalidInputError, ThreadExistsError
-from langgraph_durable_mongodb.resolver.namespace import NS_END, ResolvedNamespace, SendOrigin
+from .._langgraph import NS_END
+from .._plans.faces import TwoFaces, is_async_client
+from .._plans.requests import CreateIndexes, DeleteMany, Find, InsertMany, InsertOne, Plan
+from ..errors import ClientConfigurationError, InvalidInputError, ThreadExistsError
+from ..schema import INDEXES, ORDINAL_KEY
+from .namespace import ResolvedNamespace, SendOrigin
+from .position import NodePosition
 
-__all__ = ["DEFAULT_COLLECTION", "ORDINAL_INDEXES", "ROOT_PATH", "OperationPosition", "OrdinalAllocator"]
+__all__ = ["DEFAULT_COLLECTION", "ROOT_PATH", "OrdinalAllocator"]
 
 ROOT_PATH = "agent/1"
 DEFAULT_COLLECTION = "operation_ordinals"
 _SEND_SEQUENCE = f"{NS_END}send"
 _CACHED_THREADS = 4096
-_KEY_FIELDS = ("parent_path", "name", "occurrence_key")
-ORDINAL_INDEXES = (
-    IndexModel(
-        [("thread_id", ASCENDING), *((field, ASCENDING) for field in _KEY_FIELDS)],
-        unique=True,
-        name="thread_id_parent_path_name_occurrence_key",
-    ),
-    IndexModel(
-        [("thread_id", ASCENDING), ("parent_path", ASCENDING), ("name", ASCENDING), ("ordinal", ASCENDING)],
-        unique=True,
-        name="thread_id_parent_path_name_ordinal",
-    ),
-)
-
-
-@dataclass(frozen=True)
-class OperationPosition:
-    """Where a node's effects are journaled: its operation path plus the node and its ordinal.
-
-    ``new``: the node's occurrence was allocated by this call, so nothing can be journaled under it yet.
-    """
-
-    operation_path: str
-    node_name: str
-    node_ordinal: str
-    new: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -127,7 +95,7 @@ class _Level:
     """One ordinal of a position: a child boundary, or the running node."""
 
     name: str
-    occurrence_key: str
+    task_key: str
     step: int | None
     send: SendOrigin | None
     run: int
@@ -136,7 +104,7 @@ class _Level:
         """The allocation ``(parent_path, sequence name, occurrence key)`` of this level."""
         if self.send is not None:
             return parent_path, self.name + _SEND_SEQUENCE, self.send.group
-        return parent_path, self.name, self.occurrence_key if self.step is None else f"step:{self.step}"
+        return parent_path, self.name, self.task_key if self.step is None else f"step:{self.step}"
 
     def text(self, ordinal: int) -> str:
         text = f"{ordinal}.{self.send.index}" if self.send is not None else str(ordinal)
@@ -144,18 +112,18 @@ class _Level:
 
 
 def _boundary_levels(resolved: ResolvedNamespace) -> list[_Level]:
-    return [_Level(b.name, b.occurrence_key, b.step, b.send, b.subgraph_run) for b in resolved.boundaries]
+    return [_Level(b.name, b.task_key, b.step, b.send, b.subgraph_run) for b in resolved.boundaries]
 
 
 def _node_level(resolved: ResolvedNamespace) -> _Level:
-    return _Level(resolved.node_name, resolved.node_occurrence_key, resolved.node_step, resolved.node_send, 0)
+    return _Level(resolved.node_name, resolved.node_task_key, resolved.node_step, resolved.node_send, 0)
 
 
 def _join(resolved: ResolvedNamespace, texts: list[str]) -> str:
     return "/".join([ROOT_PATH, *(f"{b.name}/{t}" for b, t in zip(resolved.boundaries, texts))])
 
 
-class OrdinalAllocator:
+class OrdinalAllocator(TwoFaces):
     """Allocates and persists occurrence ordinals; one storage logic, a sync and an async face.
 
     Pass a synchronous database (pymongo ``MongoClient``, mongomock), an
@@ -198,37 +166,52 @@ class OrdinalAllocator:
             )
         self._collection = collection_name
         self._expiry = expiry
-        self._sync = SyncIO(sync[0]) if sync else None
-        self._aio = AsyncIO(aio[0]) if aio else None
-        self._indexed = False
+        self._init_faces(sync[0] if sync else None, aio[0] if aio else None, auto_setup=True)
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, dict[tuple[str, str, str], int]] = OrderedDict()
 
+    _needs_sync = (
+        "its sync methods need a synchronous database (pymongo MongoClient or mongomock): "
+        "use the a-prefixed methods, or pass both"
+    )
+    _needs_async = (
+        "its a-prefixed methods need an asynchronous database (pymongo AsyncMongoClient, motor or "
+        "mongomock_motor): use the sync methods, or pass both"
+    )
+
     # -- public API: sync face -------------------------------------------------
 
-    def setup(self) -> None:
-        """Create the unique indexes (idempotent)."""
-        self._sync_io("setup").run(self._setup_plan())
-
-    def allocate(self, thread_id: str, parent_path: str, name: str, occurrence_key: str) -> int:
-        """The ordinal of ``occurrence_key`` among occurrences of ``name`` under ``parent_path``."""
-        _check_strings(thread_id=thread_id, parent_path=parent_path, name=name, occurrence_key=occurrence_key)
-        return self._sync_io("allocate").run(self._allocate_plan(thread_id, parent_path, name, occurrence_key))
+    def allocate(self, thread_id: str, parent_path: str, name: str, task_key: str) -> int:
+        """The ordinal of ``task_key`` among occurrences of ``name`` under ``parent_path``."""
+        _check_strings(thread_id=thread_id, parent_path=parent_path, name=name, task_key=task_key)
+        return self._run(self._allocate_plan(thread_id, parent_path, name, task_key))
 
     def operation_path(self, thread_id: str, resolved: ResolvedNamespace) -> str:
         """``agent/1`` plus ``name/ordinal`` for each boundary of ``resolved``."""
         _check_resolved(thread_id, resolved)
-        return self._sync_io("operation_path").run(self._path_plan(thread_id, resolved))
+        return self._run(self._path_plan(thread_id, resolved))
 
-    def position(self, thread_id: str, resolved: ResolvedNamespace) -> OperationPosition:
-        """The operation path plus the running node's name and ordinal under it."""
+    def position(self, thread_id: str, resolved: ResolvedNamespace, *, continued: bool = False) -> NodePosition:
+        """Where the running node is: its operation path, name and occurrence ordinal.
+
+        Args:
+            thread_id: the thread.
+            resolved: the node's resolved namespace (``DurableSubgraphResolver.resolve_config``).
+            continued: the node continues an edited occurrence (passed through to ``NodePosition``).
+
+        Returns:
+            The ``NodePosition``; its ``new`` says the occurrence was allocated by this call.
+
+        Raises:
+            InvalidInputError: ``thread_id`` or a name or key of ``resolved`` is not a non-empty string.
+        """
         _check_resolved(thread_id, resolved)
-        return self._sync_io("position").run(self._position_plan(thread_id, resolved))
+        return self._run(self._position_plan(thread_id, resolved, continued))
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every allocation of ``thread_id``."""
         _check_strings(thread_id=thread_id)
-        self._sync_io("delete_thread").run(self._delete_plan(thread_id))
+        self._run(self._delete_plan(thread_id))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy the source's allocations to a thread that has none.
@@ -239,60 +222,51 @@ class OrdinalAllocator:
             InvalidInputError: an id is not a non-empty string, or both are the same.
         """
         _check_copy(source_thread_id, target_thread_id)
-        self._sync_io("copy_thread").run(self._copy_plan(source_thread_id, target_thread_id))
+        self._run(self._copy_plan(source_thread_id, target_thread_id))
 
     # -- public API: async face ------------------------------------------------
 
-    async def asetup(self) -> None:
-        """Async ``setup``."""
-        await self._async_io("asetup").run(self._setup_plan())
-
-    async def aallocate(self, thread_id: str, parent_path: str, name: str, occurrence_key: str) -> int:
+    async def aallocate(self, thread_id: str, parent_path: str, name: str, task_key: str) -> int:
         """Async ``allocate``."""
-        _check_strings(thread_id=thread_id, parent_path=parent_path, name=name, occurrence_key=occurrence_key)
-        return await self._async_io("aallocate").run(self._allocate_plan(thread_id, parent_path, name, occurrence_key))
+        _check_strings(thread_id=thread_id, parent_path=parent_path, name=name, task_key=task_key)
+        return await self._arun(self._allocate_plan(thread_id, parent_path, name, task_key))
 
     async def aoperation_path(self, thread_id: str, resolved: ResolvedNamespace) -> str:
         """Async ``operation_path``."""
         _check_resolved(thread_id, resolved)
-        return await self._async_io("aoperation_path").run(self._path_plan(thread_id, resolved))
+        return await self._arun(self._path_plan(thread_id, resolved))
 
-    async def aposition(self, thread_id: str, resolved: ResolvedNamespace) -> OperationPosition:
+    async def aposition(self, thread_id: str, resolved: ResolvedNamespace, *, continued: bool = False) -> NodePosition:
         """Async ``position``."""
         _check_resolved(thread_id, resolved)
-        return await self._async_io("aposition").run(self._position_plan(thread_id, resolved))
+        return await self._arun(self._position_plan(thread_id, resolved, continued))
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Async ``delete_thread``."""
         _check_strings(thread_id=thread_id)
-        await self._async_io("adelete_thread").run(self._delete_plan(thread_id))
+        await self._arun(self._delete_plan(thread_id))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Async ``copy_thread``; refuses a target with allocations the same way (``ThreadExistsError``)."""
         _check_copy(source_thread_id, target_thread_id)
-        await self._async_io("acopy_thread").run(self._copy_plan(source_thread_id, target_thread_id))
+        await self._arun(self._copy_plan(source_thread_id, target_thread_id))
 
     # -- storage logic, written once ---------------------------------------------
 
     def _setup_plan(self) -> Plan:
-        # One index per command: FerretDB drops the connection when one createIndexes holds several.
-        for index in ORDINAL_INDEXES:
-            yield CreateIndexes(self._collection, [index])
-        self._indexed = True
+        yield CreateIndexes(self._collection, list(INDEXES["ordinals"]))
 
-    def _allocate_plan(self, thread_id: str, parent_path: str, name: str, occurrence_key: str) -> Plan:
-        ordinal, _ = yield from self._find_or_insert(thread_id, (parent_path, name, occurrence_key))
+    def _allocate_plan(self, thread_id: str, parent_path: str, name: str, task_key: str) -> Plan:
+        ordinal, _ = yield from self._find_or_insert(thread_id, (parent_path, name, task_key))
         return ordinal
 
     def _find_or_insert(self, thread_id: str, key: tuple[str, str, str]) -> Plan:
         """``(ordinal, inserted)`` of one occurrence, read from the database (never from the cache)."""
-        if not self._indexed:
-            yield from self._setup_plan()
-        parent_path, name, occurrence_key = key
+        parent_path, name, task_key = key
         sequence = {"thread_id": thread_id, "parent_path": parent_path, "name": name}
         projection = {"_id": 0, "ordinal": 1}
         while True:
-            found = yield Find(self._collection, {**sequence, "occurrence_key": occurrence_key}, projection, limit=1)
+            found = yield Find(self._collection, {**sequence, "task_key": task_key}, projection, limit=1)
             if found:
                 ordinal, inserted = found[0]["ordinal"], False
                 break
@@ -300,7 +274,7 @@ class OrdinalAllocator:
             ordinal = last[0]["ordinal"] + 1 if last else 1
             # A duplicate key means another writer took this occurrence or this ordinal: look again.
             stamp = self._expiry(thread_id) if self._expiry is not None else {}
-            if (yield InsertOne(self._collection, {**sequence, "occurrence_key": occurrence_key, "ordinal": ordinal, **stamp})):
+            if (yield InsertOne(self._collection, {**sequence, "task_key": task_key, "ordinal": ordinal, **stamp})):
                 inserted = True
                 break
         self._remember(thread_id, key, ordinal)
@@ -320,10 +294,10 @@ class OrdinalAllocator:
         if guessed:
             docs = yield Find(
                 self._collection,
-                {"thread_id": thread_id, "$or": [dict(zip(_KEY_FIELDS, key)) for key in guessed]},
-                {"_id": 0, **dict.fromkeys(_KEY_FIELDS, 1), "ordinal": 1},
+                {"thread_id": thread_id, "$or": [dict(zip(ORDINAL_KEY, key)) for key in guessed]},
+                {"_id": 0, **dict.fromkeys(ORDINAL_KEY, 1), "ordinal": 1},
             )
-            found = {tuple(doc[f] for f in _KEY_FIELDS): doc["ordinal"] for doc in docs}
+            found = {tuple(doc[f] for f in ORDINAL_KEY): doc["ordinal"] for doc in docs}
         self._forget(thread_id, [key for key in guessed if key not in found])
         texts: list[str] = []
         inserted = False
@@ -344,10 +318,11 @@ class OrdinalAllocator:
         texts, _ = yield from self._levels_plan(thread_id, _boundary_levels(resolved))
         return _join(resolved, texts)
 
-    def _position_plan(self, thread_id: str, resolved: ResolvedNamespace) -> Plan:
+    def _position_plan(self, thread_id: str, resolved: ResolvedNamespace, continued: bool) -> Plan:
         levels = [*_boundary_levels(resolved), _node_level(resolved)]
         texts, inserted = yield from self._levels_plan(thread_id, levels)
-        return OperationPosition(_join(resolved, texts[:-1]), resolved.node_name, texts[-1], new=inserted)
+        path = _join(resolved, texts[:-1])
+        return NodePosition(thread_id, path, resolved.node_name, texts[-1], new=inserted, continued=continued)
 
     def _delete_plan(self, thread_id: str) -> Plan:
         yield DeleteMany(self._collection, {"thread_id": thread_id})
@@ -363,8 +338,6 @@ class OrdinalAllocator:
                 collections=(self._collection,),
             )
         docs = yield Find(self._collection, {"thread_id": source}, {"_id": 0})
-        if not self._indexed:
-            yield from self._setup_plan()
         self._forget(target)  # allocations cached before another process deleted the thread
         yield InsertMany(self._collection, [{**doc, "thread_id": target} for doc in docs])
 
@@ -405,22 +378,6 @@ class OrdinalAllocator:
             for key in keys:
                 allocations.pop(key, None)
 
-    def _sync_io(self, method: str) -> SyncIO:
-        if self._sync is None:
-            raise ClientConfigurationError(
-                f"OrdinalAllocator.{method} needs a synchronous database (pymongo MongoClient or mongomock); "
-                f"this allocator has only an asynchronous one: use a{method} or pass both"
-            )
-        return self._sync
-
-    def _async_io(self, method: str) -> AsyncIO:
-        if self._aio is None:
-            raise ClientConfigurationError(
-                f"OrdinalAllocator.{method} needs an asynchronous database (pymongo AsyncMongoClient, motor or "
-                f"mongomock_motor); this allocator has only a synchronous one: use {method[1:]} or pass both"
-            )
-        return self._aio
-
 
 def _check_strings(**values: Any) -> None:
     for field, value in values.items():
@@ -436,8 +393,8 @@ def _check_resolved(thread_id: Any, resolved: Any) -> None:
             f"got {type(resolved).__name__}"
         )
     for boundary in resolved.boundaries:
-        _check_strings(boundary_name=boundary.name, boundary_occurrence_key=boundary.occurrence_key)
-    _check_strings(node_name=resolved.node_name, node_occurrence_key=resolved.node_occurrence_key)
+        _check_strings(boundary_name=boundary.name, boundary_task_key=boundary.task_key)
+    _check_strings(node_name=resolved.node_name, node_task_key=resolved.node_task_key)
 
 
 def _check_copy(source: Any, target: Any) -> None:

@@ -47,15 +47,16 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 
-from langgraph_durable_mongodb.errors import NamespaceError, NoDurableScopeError, TopologyError
-from langgraph_durable_mongodb.resolver.namespace import (
+from .. import _langgraph
+from ..errors import NamespaceError, NoDurableScopeError, TopologyError
+from .namespace import (
     ChildOperationBoundary,
     NamespaceSegment,
     ResolvedNamespace,
     SendOrigin,
     parse_namespace,
 )
-from langgraph_durable_mongodb.resolver.topology import (
+from .topology import (
     GraphTopology,
     NodeKind,
     NodeTopology,
@@ -63,7 +64,7 @@ from langgraph_durable_mongodb.resolver.topology import (
     TopologyIssue,
     discover_topology,
 )
-from langgraph_durable_mongodb.resolver.trace import TaskTrace, is_pull, send_index_of
+from .trace import TaskTrace, is_pull, send_index_of
 
 __all__ = ["DurableSubgraphResolver"]
 
@@ -164,8 +165,7 @@ class DurableSubgraphResolver:
         configurable = config.get("configurable") or {}
         ns = configurable.get("checkpoint_ns")
         levels = self._walk(ns)
-        checkpoint_map = configurable.get("checkpoint_map") or {}
-        root = origin if origin is not None else checkpoint_map.get("")
+        root = origin if origin is not None else _langgraph.root_checkpoint(configurable)
         boundaries = []
         for level in levels[:-1]:
             segment = level.segment
@@ -185,7 +185,7 @@ class DurableSubgraphResolver:
                 run = observed
             child_step = trace.step(segment.task_ns) if segment.parent_ns else None
             send = _send_origin(trace.send_index(segment.task_ns), segment, child_step, root, level.path)
-            key = _occurrence_key(segment, trace.pulled(segment.task_ns), root)
+            key = _task_key(segment, trace.pulled(segment.task_ns), root)
             boundaries.append(ChildOperationBoundary(segment.name, key, run, send, child_step))
         node = levels[-1]
         metadata = config.get("metadata") or {}
@@ -204,7 +204,7 @@ class DurableSubgraphResolver:
                 )
         task_path = metadata.get("langgraph_path")
         node_send = _send_origin(send_index_of(task_path), node.segment, node_step, root, node.path)
-        node_key = _occurrence_key(node.segment, is_pull(task_path), root)
+        node_key = _task_key(node.segment, is_pull(task_path), root)
         return ResolvedNamespace(tuple(boundaries), node.segment.name, node_key, node_send, node_step)
 
     def _walk(self, ns: Any) -> tuple[_Level, ...]:
@@ -257,7 +257,7 @@ def _lookup(graphs: tuple[GraphTopology, ...], segment: NamespaceSegment, ns: st
     return NodeTopology(segment.name, matches[0].kind, subgraphs)
 
 
-def _occurrence_key(segment: NamespaceSegment, pull: bool, root: Any) -> str:
+def _task_key(segment: NamespaceSegment, pull: bool, root: Any) -> str:
     """A root-level edge-triggered task: the root checkpoint it was prepared from; any other: its task id."""
     return root if pull and not segment.parent_ns and isinstance(root, str) and root else segment.task_id
 

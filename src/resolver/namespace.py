@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from langgraph_durable_mongodb.errors import NamespaceError
+from .._langgraph import NS_END, NS_SEP
+from ..errors import NamespaceError
 
 __all__ = [
     "ChildOperationBoundary",
@@ -29,8 +30,6 @@ __all__ = [
     "parse_namespace",
 ]
 
-NS_SEP = "|"  # langgraph/_internal/_constants.py NS_SEP
-NS_END = ":"  # langgraph/_internal/_constants.py NS_END
 
 
 @dataclass(frozen=True)
@@ -67,8 +66,9 @@ class SendOrigin:
 class ChildOperationBoundary:
     """Entry into a compiled child graph.
 
-    ``occurrence_key`` is the text after ``:`` in the namespace (the task id of the
-    node that runs the child). ``subgraph_run`` tells apart the compiled-graph runs
+    ``task_key`` identifies the task that runs the child: its task id (the text
+    after ``:`` in the namespace), or, for an edge-triggered root task, the root
+    checkpoint it was prepared from (see ``allocator``). ``subgraph_run`` tells apart the compiled-graph runs
     of one function-node task within an attempt (0 for the first; always 0 for a
     node that is itself a compiled graph). Set at run time: ``send`` when the task
     came from ``Send``, and ``step`` (the task's step within its enclosing child run)
@@ -77,7 +77,7 @@ class ChildOperationBoundary:
     """
 
     name: str
-    occurrence_key: str
+    task_key: str
     subgraph_run: int = 0
     send: SendOrigin | None = None
     step: int | None = None
@@ -93,13 +93,13 @@ class ResolvedNamespace:
             boundaries=(ChildOperationBoundary("case_investigation", "task-a"),
                         ChildOperationBoundary("policy_analysis", "task-b")),
             node_name="review_policy",
-            node_occurrence_key="task-c",
+            node_task_key="task-c",
         )
     """
 
     boundaries: tuple[ChildOperationBoundary, ...]
     node_name: str
-    node_occurrence_key: str
+    node_task_key: str
     node_send: SendOrigin | None = None
     node_step: int | None = None
 

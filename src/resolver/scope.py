@@ -1,7 +1,6 @@
-"""Durable scope: the resolver and platform context bound to one graph run.
+"""Durable scope: the resolver bound to one graph run.
 
-A scope carries the run's ``DurableSubgraphResolver``, an opaque platform context
-(the journal keeps its own objects there) and the ``TaskTrace`` that records task
+A scope carries the run's ``DurableSubgraphResolver`` and the ``TaskTrace`` that records task
 starts. Binding is by ``contextvars``, so it reaches every node at every depth:
 LangGraph copies the caller's context into the tasks it schedules, for async
 nodes (asyncio tasks), for sync nodes it runs in its thread pool, and for
@@ -14,23 +13,23 @@ compiled child graphs.
   the iterator with ``scoped_iter``/``scoped_aiter``: every step is then pulled
   inside the same scope object (one trace for the whole stream).
 
-Outside any scope, ``current_scope()`` raises ``NoDurableScopeError`` and
-``maybe_current_scope()`` returns None. A scope must be bound when the graph
+Outside any scope, ``current_durable_scope()`` raises ``NoDurableScopeError`` and
+``maybe_durable_scope()`` returns None. A scope must be bound when the graph
 call starts: a scope bound later (inside a node) cannot resolve nodes of compiled
 children, because it did not see the tasks that entered them
 (``NoDurableScopeError`` from ``resolve_current``).
 
 Example::
 
-    with durable_scope(resolver, context=my_platform_context):
+    with durable_scope(resolver):
         graph.invoke(inputs, config)
 
-    scope = DurableScope(resolver, my_platform_context)
+    scope = DurableScope(resolver)
     async for chunk in scoped_aiter(scope, graph.astream(inputs, config)):
         ...
 
     # inside any node, at any depth:
-    resolved = current_scope().resolve_current()
+    resolved = current_durable_scope().resolve_current()
 """
 
 from __future__ import annotations
@@ -43,17 +42,17 @@ from typing import Any, Generic, Protocol, TypeVar
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 
-from langgraph_durable_mongodb.errors import NamespaceError, NoDurableScopeError
-from langgraph_durable_mongodb.resolver.durable_subgraphs import DurableSubgraphResolver
-from langgraph_durable_mongodb.resolver.namespace import ResolvedNamespace
-from langgraph_durable_mongodb.resolver.trace import TaskTrace, bind_trace
+from ..errors import NamespaceError, NoDurableScopeError
+from .durable_subgraphs import DurableSubgraphResolver
+from .namespace import ResolvedNamespace
+from .trace import TaskTrace, bind_trace
 
 __all__ = [
     "DurableScope",
     "SupportsBind",
-    "current_scope",
+    "current_durable_scope",
     "durable_scope",
-    "maybe_current_scope",
+    "maybe_durable_scope",
     "scoped_aiter",
     "scoped_iter",
 ]
@@ -64,23 +63,22 @@ _CURRENT_SCOPE: ContextVar[DurableScope | None] = ContextVar("langgraph_durable_
 
 
 class DurableScope:
-    """Resolver, platform context and task trace of one graph run.
+    """Resolver and task trace of one graph run.
 
     Creating a scope validates the resolver's topology (``TopologyError``).
 
     Example::
 
-        scope = DurableScope(resolver, context=journal_things)
+        scope = DurableScope(resolver)
         with scope.bind():
             graph.invoke(inputs, config)
         for chunk in scoped_iter(scope, graph.stream(inputs, config)):
             ...
     """
 
-    def __init__(self, resolver: DurableSubgraphResolver, context: Any = None) -> None:
+    def __init__(self, resolver: DurableSubgraphResolver) -> None:
         resolver.validate()
         self.resolver = resolver
-        self.context = context
         self.trace = TaskTrace()
 
     @contextmanager
@@ -110,24 +108,24 @@ class DurableScope:
 
 
 @contextmanager
-def durable_scope(resolver: DurableSubgraphResolver, context: Any = None) -> Iterator[DurableScope]:
+def durable_scope(resolver: DurableSubgraphResolver) -> Iterator[DurableScope]:
     """Create a scope and bind it for the block (one ``invoke``/``ainvoke``)."""
-    with DurableScope(resolver, context).bind() as scope:
+    with DurableScope(resolver).bind() as scope:
         yield scope
 
 
-def current_scope() -> DurableScope:
+def current_durable_scope() -> DurableScope:
     """The bound scope; raises ``NoDurableScopeError`` outside any scope."""
     scope = _CURRENT_SCOPE.get()
     if scope is None:
         raise NoDurableScopeError(
-            "no durable scope is bound: run the graph inside durable_scope(resolver, context) for "
+            "no durable scope is bound: run the graph inside durable_scope(resolver) for "
             "invoke/ainvoke, or iterate it through scoped_iter/scoped_aiter for stream/astream"
         )
     return scope
 
 
-def maybe_current_scope() -> DurableScope | None:
+def maybe_durable_scope() -> DurableScope | None:
     """The bound scope, or None outside any scope."""
     return _CURRENT_SCOPE.get()
 

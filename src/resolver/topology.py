@@ -44,7 +44,7 @@ from langchain_core.runnables.utils import get_function_nonlocals
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
 
-from langgraph_durable_mongodb.errors import InvalidInputError
+from ..errors import InvalidInputError
 
 __all__ = ["GraphTopology", "NodeKind", "NodeTopology", "Topology", "TopologyIssue", "discover_topology"]
 

@@ -41,12 +41,10 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.tracers.context import register_configure_hook
 
-from langgraph_durable_mongodb.resolver.namespace import NS_SEP
+from .._langgraph import NS_SEP, PULL, PUSH
 
 __all__ = ["TaskTrace", "bind_trace", "send_index_of"]
 
-PUSH = "__pregel_push"  # langgraph/_internal/_constants.py PUSH
-PULL = "__pregel_pull"  # langgraph/_internal/_constants.py PULL
 
 
 @dataclass

@@ -300,10 +300,10 @@ def server_gaps(uri: str) -> tuple[tuple[str, str], ...]:
     """
     from pymongo import MongoClient
 
-    from langgraph_durable_mongodb.cli import server_identity
+    from langgraph_durable_mongodb._plans import quirks
 
     with MongoClient(uri) as client:
-        if not server_identity(client)["ferretdb"]:
+        if quirks.identify(client.admin.command("buildInfo")).atomic_conditional_updates:
             return ()
     return measure_gaps(uri)
 

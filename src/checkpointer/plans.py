@@ -1,7 +1,7 @@
 """Storage logic of the checkpointer, written once as I/O plans.
 
-Each public saver method has a plan here (a generator yielding requests from
-``langgraph_durable_mongodb._mongo``); ``MongoDBCheckpointer`` runs it with its
+Each public saver method has a plan here (a generator yielding requests of
+``_plans.requests``); ``MongoDBCheckpointer`` runs it with its
 sync face or its native async face. Every plan checks its input before it
 yields its first request, so bad input never reaches the server.
 """
@@ -13,7 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -28,7 +28,6 @@ from langgraph.checkpoint.base import (
 )
 from pymongo import ReplaceOne, UpdateOne
 
-from .. import _clock
 from .._bson import (
     DEFAULT_CHUNK_BYTES,
     assemble_values,
@@ -40,46 +39,20 @@ from .._bson import (
     unescape_key,
     value_documents,
 )
-from .._mongo import CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, Sleep, UpdateMany, Upsert
+from .._plans import lease
+from .._plans.requests import CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, Sleep, UpdateMany, Upsert
 from ..errors import DeltaChainError, DurableMongoError, InvalidInputError, ThreadExistsError
-from .documents import (
-    BLOB_KEY,
-    INLINE_BYTES,
-    INLINE_TYPES,
-    WRITE_KEY,
-    CollectionNames,
-    checkpoint_indexes,
-    ttl_index,
-    checkpoint_key,
-    stored_channels,
-)
+from ..schema import BLOB_KEY, INDEXES, TTL_INDEX, WRITE_KEY, CollectionNames
+from .documents import INLINE_BYTES, INLINE_TYPES, checkpoint_key, stored_channels
+from .memory import StoredCheckpoints, ThreadExpiries
 
 #: Checkpoints fetched with the target by ``get_delta_channel_history``: the whole chain in one query
 #: unless more than this many checkpoints separate the target from its channels' seeds.
 FIRST_CHAIN_PAGE = 128
 
-#: Stored checkpoints remembered per saver (see ``wait_stored``).
-STORED_REMEMBERED = 10_000
-
 #: While ``wait_stored`` waits, the database is asked again this often (the registry is polled in between).
 STORED_RECHECK_SECONDS = 1.0
-_FIRST_PAUSE, _LONGEST_PAUSE = 0.001, 0.05
-
-#: Threads whose expiry a saver remembers (the highest it has seen, and the one it last spread).
-EXPIRIES_REMEMBERED = 10_000
 _EPOCH, _MILLISECOND = datetime(1970, 1, 1), timedelta(milliseconds=1)
-
-
-class _ThreadExpiry(NamedTuple):
-    """What this process knows of a thread's expiry."""
-
-    #: The highest ``expire_at`` it stamped or read on the thread's documents.
-    highest: datetime | None
-    #: The expiry it last spread to every document of the thread.
-    spread: datetime | None
-
-
-_NO_EXPIRY = _ThreadExpiry(None, None)
 
 #: Checkpoints fetched per page by ``list``: blobs and writes cost one query per page, never per checkpoint.
 LIST_PAGE = 100
@@ -163,6 +136,8 @@ class CheckpointPlans:
     collections: CollectionNames
     ttl: float | None
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    _expiries: ThreadExpiries
+    _stored: StoredCheckpoints
 
     # -- expiry ---------------------------------------------------------------
     #
@@ -176,10 +151,11 @@ class CheckpointPlans:
     def expiry_fields(self, thread_id: str) -> dict[str, Any]:
         """``{"expire_at": ...}`` for a document another component adds to the thread (empty without ttl).
 
-        The journal stamps its entries with it. It is the thread's current expiry as this process
-        knows it, so the new document expires with the rest of the thread; only the checkpointer's
-        own writes move the expiry forward, since a refresh then moves every document with it. A
-        thread this process knows nothing of, or whose expiry has passed, gets that of a write now.
+        The journal and the ordinal allocator stamp their documents with it. It is the thread's
+        current expiry as this process knows it, so the new document expires with the rest of the
+        thread; only the checkpointer's own writes move the expiry forward, since a refresh then
+        moves every document with it. A thread this process knows nothing of, or whose expiry has
+        passed, gets that of a write now.
 
         Args:
             thread_id: the thread the new document belongs to.
@@ -189,10 +165,9 @@ class CheckpointPlans:
         """
         if self.ttl is None:
             return {}
-        with self._expiry_lock:
-            known = self._expiries.get(thread_id)
-        if known is not None and known.highest > _clock.utcnow():
-            return {"expire_at": known.highest}
+        highest = self._expiries.highest(thread_id)
+        if highest is not None and highest > lease.utcnow():
+            return {"expire_at": highest}
         return self._write_expiry(thread_id)
 
     def _write_expiry(self, thread_id: str) -> dict[str, Any]:
@@ -200,29 +175,15 @@ class CheckpointPlans:
         if self.ttl is None:
             return {}
         bucket, ttl = max(1, round(self.ttl * 100)), round(self.ttl * 1000)  # milliseconds: BSON dates hold no less
-        now = (_clock.utcnow() - _EPOCH) // _MILLISECOND
+        now = (lease.utcnow() - _EPOCH) // _MILLISECOND
         computed = _EPOCH + _MILLISECOND * ((now // bucket + 1) * bucket + ttl)
-        with self._expiry_lock:
-            known = self._expiries.get(thread_id, _NO_EXPIRY)
-            expiry = computed if known.highest is None else max(computed, known.highest)
-            self._remember_expiry(thread_id, known._replace(highest=expiry))
-        return {"expire_at": expiry}
+        return {"expire_at": self._expiries.raise_to(thread_id, computed)}
 
     def _saw_expiries(self, docs: list[dict[str, Any]]) -> None:
         """Note the ``expire_at`` of checkpoint documents read: a later write never stamps less."""
-        with self._expiry_lock:
-            for doc in docs:
-                expire_at = doc.get("expire_at")
-                known = self._expiries.get(doc["thread_id"], _NO_EXPIRY)
-                if expire_at is not None and (known.highest is None or expire_at > known.highest):
-                    self._remember_expiry(doc["thread_id"], known._replace(highest=expire_at))
-
-    def _remember_expiry(self, thread_id: str, known: _ThreadExpiry) -> None:
-        """Store what this process knows of a thread's expiry; the caller holds ``_expiry_lock``."""
-        self._expiries[thread_id] = known
-        self._expiries.move_to_end(thread_id)
-        while len(self._expiries) > EXPIRIES_REMEMBERED:
-            self._expiries.popitem(last=False)
+        for doc in docs:
+            if doc.get("expire_at") is not None:
+                self._expiries.raise_to(doc["thread_id"], doc["expire_at"])
 
     def _spread_expiry(self, thread_id: str, expiry: Mapping[str, Any]) -> Plan:
         """Move every document of the thread without an expiry or with a lower one to ``expiry``.
@@ -238,56 +199,25 @@ class CheckpointPlans:
         if not expiry:
             return
         value = expiry["expire_at"]
-        with self._expiry_lock:
-            spread = self._expiries.get(thread_id, _NO_EXPIRY).spread
+        spread = self._expiries.spread(thread_id)
         if spread is not None and spread >= value:
             return
         older = {"$or": [{"expire_at": {"$exists": False}}, {"expire_at": {"$lt": value}}]}
         for coll in self.collections.per_thread:
             yield UpdateMany(coll, {"thread_id": thread_id, **older}, {"$set": {"expire_at": value}})
-        self._spread_done(thread_id, value)
-
-    def _spread_done(self, thread_id: str, value: datetime) -> None:
-        """Every document of the thread now carries ``value`` or a later expiry."""
-        with self._expiry_lock:
-            known = self._expiries.get(thread_id, _NO_EXPIRY)
-            highest = value if known.highest is None else max(value, known.highest)
-            self._remember_expiry(thread_id, _ThreadExpiry(highest, value))
+        self._expiries.raise_to(thread_id, value, spread=True)
 
     # -- stored checkpoints -------------------------------------------------------
 
-    def _note_stored(self, thread_id: str, checkpoint_ns: str, docs: Sequence[Mapping[str, Any]]) -> None:
-        """Remember checkpoints this process wrote or read (their documents, or ``{checkpoint_id, origin?}``):
-        they are in the database, and continue the tasks of their ``origin`` (themselves without one).
-
-        The registry is bounded (``STORED_REMEMBERED``, oldest noted first out), so a miss
-        proves nothing: ``_wait_stored_plan`` and ``_origin_plan`` then ask the database.
-        """
-        with self._stored_lock:
-            for doc in docs:
-                key = (thread_id, checkpoint_ns, doc["checkpoint_id"])
-                self._stored[key] = doc.get("origin") or doc["checkpoint_id"]
-                self._stored.move_to_end(key)
-            while len(self._stored) > STORED_REMEMBERED:
-                self._stored.popitem(last=False)
-
-    def _remembered_origin(self, thread_id: str, checkpoint_id: str) -> str | None:
-        """The root checkpoint's origin if the registry holds it (then it is stored, and no query is needed)."""
-        with self._stored_lock:
-            return self._stored.get((thread_id, "", checkpoint_id))
-
-    def _remembers_stored(self, thread_id: str, checkpoint_id: str) -> bool:
-        return self._remembered_origin(thread_id, checkpoint_id) is not None
-
     def _origin_plan(self, thread_id: str, checkpoint_id: str) -> Plan:
         """See ``MongoDBCheckpointer.origin_of``: the registry, else one query by the checkpoint's key."""
-        known = self._remembered_origin(thread_id, checkpoint_id)
+        known = self._stored.origin(thread_id, checkpoint_id)
         if known is not None:
             return known
         found = yield Find(self.collections.checkpoints, checkpoint_key(thread_id, "", checkpoint_id), ORIGIN_FIELDS, limit=1)
         if not found:
             return checkpoint_id  # not stored (durability="exit"): it continues nothing
-        self._note_stored(thread_id, "", found)
+        self._stored.note(thread_id, "", found)
         return found[0].get("origin") or checkpoint_id
 
     def _continued_origin(self, thread_id: str, checkpoint_ns: str, parent_id: str | None, source: Any) -> Plan:
@@ -319,11 +249,11 @@ class CheckpointPlans:
         """
         key = checkpoint_key(thread_id, "", checkpoint_id)
         deadline = time.monotonic() + timeout
-        pause, recheck_at = _FIRST_PAUSE, 0.0
+        pause, recheck_at = lease.Backoff(0.001, 0.05), 0.0
         while True:
             if time.monotonic() >= recheck_at:
                 if found := (yield Find(self.collections.checkpoints, key, ORIGIN_FIELDS, limit=1)):
-                    self._note_stored(thread_id, "", found)
+                    self._stored.note(thread_id, "", found)
                     return
                 recheck_at = time.monotonic() + STORED_RECHECK_SECONDS
             remaining = deadline - time.monotonic()
@@ -333,24 +263,20 @@ class CheckpointPlans:
                     "effects do not start before the checkpoint their position derives from is stored; check the "
                     'server, or run with durability="sync"'
                 )
-            yield Sleep(min(pause, remaining))
-            pause = min(pause * 2, _LONGEST_PAUSE)
-            if self._remembers_stored(thread_id, checkpoint_id):
+            yield Sleep(pause.next(remaining))
+            if self._stored.origin(thread_id, checkpoint_id) is not None:
                 return
 
     # -- setup ------------------------------------------------------------------
 
     def _setup_plan(self) -> Plan:
-        for coll, indexes in checkpoint_indexes(self.collections).items():
-            # One index per command: FerretDB drops the connection when one
-            # createIndexes command holds several.
-            for index in indexes:
-                yield CreateIndexes(coll, [index])
+        for role in ("checkpoints", "blobs", "writes"):
+            yield CreateIndexes(getattr(self.collections, role), list(INDEXES[role]))
         if self.ttl is not None:
             # Servers without TTL support (FerretDB) keep working: readers
             # already treat expired threads as gone, and sweep_expired() deletes them.
             for coll in self.collections.per_thread:
-                yield CreateIndexes(coll, [ttl_index()], optional=True)
+                yield CreateIndexes(coll, [TTL_INDEX], optional=True)
 
     # -- reading ----------------------------------------------------------------
 
@@ -389,7 +315,7 @@ class CheckpointPlans:
         blobs = assemble_values(found_blobs, BLOB_KEY)
         writes = self._group_writes(found_writes)
         for d in docs:
-            self._note_stored(d["thread_id"], d["checkpoint_ns"], [d])
+            self._stored.note(d["thread_id"], d["checkpoint_ns"], [d])
         self._saw_expiries(docs)
         return [self._tuple(d, blobs, writes.get((d["thread_id"], d["checkpoint_ns"], d["checkpoint_id"]), [])) for d in docs]
 
@@ -441,7 +367,7 @@ class CheckpointPlans:
         # Between two passes of the TTL monitor (and on servers without one)
         # an expired thread is already gone for readers.
         expire_at = doc.get("expire_at")
-        return expire_at is not None and expire_at <= _clock.utcnow()
+        return expire_at is not None and expire_at <= lease.utcnow()
 
     def _list_plan(
         self,
@@ -555,7 +481,7 @@ class CheckpointPlans:
                 )
             ],
         )
-        self._note_stored(thread_id, checkpoint_ns, [{"checkpoint_id": checkpoint_id, "origin": origin}])
+        self._stored.note(thread_id, checkpoint_ns, [{"checkpoint_id": checkpoint_id, "origin": origin}])
         yield from self._spread_expiry(thread_id, expiry)
         return {"configurable": key}
 
@@ -594,11 +520,10 @@ class CheckpointPlans:
         require_str("thread_id", thread_id)
         for coll in self.collections.per_thread:
             yield DeleteMany(coll, {"thread_id": thread_id})
-        with self._expiry_lock:
-            self._expiries.pop(thread_id, None)
+        self._expiries.forget(thread_id)
 
     def _sweep_expired_plan(self) -> Plan:
-        now = _clock.utcnow()
+        now = lease.utcnow()
         expired = yield Find(self.collections.checkpoints, {"expire_at": {"$lte": now}}, {"_id": 0, "thread_id": 1})
         threads = sorted({d["thread_id"] for d in expired})
         for thread_id in threads:
@@ -636,7 +561,7 @@ class CheckpointPlans:
                 copy.update(expiry)
             yield InsertMany(coll, copies)
         if expiry:  # the target was empty: every document of it is a copy stamped just now
-            self._spread_done(target_thread_id, expiry["expire_at"])
+            self._expiries.raise_to(target_thread_id, expiry["expire_at"], spread=True)
 
     def _chain_docs(self, thread_ids: list[str]) -> Plan:
         docs = yield Find(self.collections.checkpoints, {"thread_id": {"$in": thread_ids}}, _CHAIN_FIELDS)

@@ -1,0 +1,98 @@
+"""One way to give a storage class two faces: a sync one and a native async one, each set up on first use.
+
+The checkpointer, the journal, the ordinal allocator and the run locks each
+hold a ``SyncInterpreter`` for a sync client and an ``AsyncInterpreter`` for an
+async one (either may be missing, not both), and run their plans through
+``_run``/``_arun``. A face whose kind of client is missing raises
+``ClientConfigurationError`` naming what to pass: no thread pool is hidden
+behind the other kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import ClientConfigurationError
+from .interpreters import AsyncInterpreter, SyncInterpreter
+from .requests import Plan
+
+
+def is_async_client(client: Any) -> bool:
+    """True for pymongo's ``AsyncMongoClient``, motor and mongomock_motor clients (or their databases)."""
+    return any(
+        cls.__module__.startswith(("pymongo.asynchronous", "motor", "mongomock_motor")) for cls in type(client).__mro__
+    )
+
+
+def split_clients(client: Any, async_client: Any, owner: str, alternative: str = "or use from_conn_string(uri)") -> tuple[Any, Any]:
+    """Sort the clients a storage class was given into (sync, async); either may be None, not both.
+
+    A lone async client passed as ``client`` is accepted as the async one.
+    """
+    if client is not None and is_async_client(client):
+        if async_client is not None:
+            raise ClientConfigurationError(
+                "client is an async client and async_client is set too; pass the sync client as client="
+            )
+        client, async_client = None, client
+    if async_client is not None and not is_async_client(async_client):
+        raise ClientConfigurationError(f"async_client must be an async client, got {type(async_client).__name__}")
+    if client is None and async_client is None:
+        raise ClientConfigurationError(
+            f"{owner} needs a client: pass client=MongoClient(uri) and/or async_client=AsyncMongoClient(uri), "
+            + alternative
+        )
+    return client, async_client
+
+
+class TwoFaces:
+    """Mixin of a storage class: its sync face and its native async face, each set up on first use.
+
+    The class provides ``_setup_plan()`` and says, in ``_needs_sync`` and
+    ``_needs_async``, what a caller should do when the face it called is missing.
+    """
+
+    _needs_sync = "also pass client=MongoClient(uri)"
+    _needs_async = "also pass async_client=AsyncMongoClient(uri)"
+    _sync_io: SyncInterpreter | None
+    _async_io: AsyncInterpreter | None
+
+    def _init_faces(self, sync_db: Any, async_db: Any, auto_setup: bool) -> None:
+        """Interpreters for the given databases (None: that face is missing); ``auto_setup`` runs
+        ``_setup_plan()`` before each face's first plan."""
+        self._sync_io = SyncInterpreter(sync_db) if sync_db is not None else None
+        self._async_io = AsyncInterpreter(async_db) if async_db is not None else None
+        self._ready = {"sync": not auto_setup, "async": not auto_setup}
+
+    _setup_plan: Callable[[], Plan]
+
+    def _sync_face(self) -> SyncInterpreter:
+        if self._sync_io is None:
+            raise ClientConfigurationError(f"this {type(self).__name__} has only an async client: {self._needs_sync}")
+        if not self._ready["sync"]:
+            self._sync_io.run(self._setup_plan())
+            self._ready["sync"] = True
+        return self._sync_io
+
+    async def _async_face(self) -> AsyncInterpreter:
+        if self._async_io is None:
+            raise ClientConfigurationError(f"this {type(self).__name__} has only a sync client: {self._needs_async}")
+        if not self._ready["async"]:
+            await self._async_io.run(self._setup_plan())
+            self._ready["async"] = True
+        return self._async_io
+
+    def _run(self, plan: Plan) -> Any:
+        return self._sync_face().run(plan)
+
+    async def _arun(self, plan: Plan) -> Any:
+        return await (await self._async_face()).run(plan)
+
+    def setup(self) -> None:
+        """Create every index (idempotent)."""
+        self._run(self._setup_plan())
+
+    async def asetup(self) -> None:
+        """Create every index (idempotent)."""
+        await self._arun(self._setup_plan())

@@ -1,0 +1,381 @@
+"""The two interpreters of plans: one on a synchronous database, one natively on an asynchronous one.
+
+Each executes a request with the method its ``op`` names (``Find`` -> ``_find``),
+so the two read alike line by line; they differ only where one awaits. Where
+servers differ, they ask the database's ``ServerQuirks`` (``quirks.py``).
+
+Example::
+
+    SyncInterpreter(client["db"]).run(count_threads("t1"))
+    await AsyncInterpreter(async_client["db"]).run(count_threads("t1"))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from pymongo import ReplaceOne, ReturnDocument, UpdateOne
+from pymongo.errors import BulkWriteError, DuplicateKeyError, OperationFailure
+
+from . import quirks as server_quirks
+from .lease import RENEWER, Beat, TaskBeat, renewal_failed
+from .requests import (
+    END,
+    Aggregate,
+    Command,
+    CreateIndexes,
+    DeleteMany,
+    Emit,
+    FencedUpdate,
+    Find,
+    FindOneAndUpdate,
+    Gather,
+    Heartbeat,
+    InsertMany,
+    InsertOne,
+    Invoke,
+    Next,
+    Plan,
+    Raised,
+    Returned,
+    Sleep,
+    UpdateMany,
+    Upsert,
+)
+
+logger = logging.getLogger("langgraph_durable_mongodb")
+
+DUPLICATE_KEY = 11000
+
+
+def _raise_unless_duplicates(error: BulkWriteError) -> None:
+    others = [e for e in error.details.get("writeErrors", []) if e.get("code") != DUPLICATE_KEY]
+    if others or error.details.get("writeConcernErrors"):
+        raise error
+
+
+def _optional_index_failed(request: CreateIndexes, error: OperationFailure) -> bool:
+    if not request.optional:
+        raise error
+    names = ", ".join(str(i.document.get("name")) for i in request.indexes)
+    logger.warning("the server refused optional index %s on %s (%s); carrying on without it", names, request.collection, error)
+    return False
+
+
+def _single_op(collection: Any, op: UpdateOne | ReplaceOne) -> Any:
+    doc = op._doc  # noqa: SLF001 - the public operation objects expose no getters
+    if isinstance(op, ReplaceOne):
+        return collection.replace_one(op._filter, doc, upsert=op._upsert)  # noqa: SLF001
+    return collection.update_one(op._filter, doc, upsert=op._upsert)  # noqa: SLF001
+
+
+def _index_batches(request: CreateIndexes, quirks: server_quirks.ServerQuirks) -> list[list[Any]]:
+    return [[index] for index in request.indexes] if quirks.one_index_per_command else [request.indexes]
+
+
+def _cursor(coll: Any, request: Find) -> Any:
+    cursor = coll.find(request.filter, request.projection).batch_size(request.batch_size)
+    if request.sort:
+        cursor = cursor.sort(request.sort)
+    if request.limit:
+        cursor = cursor.limit(request.limit)
+    return cursor
+
+
+def _plan_step(plan: Plan, result: Any) -> tuple[bool, Any]:
+    """Send ``result``; ``(True, request)`` for the next request, ``(False, value)`` when the plan returned."""
+    try:
+        return True, plan.send(result)
+    except StopIteration as stop:
+        return False, stop.value
+
+
+class SyncInterpreter:
+    """Runs plans on a synchronous database (pymongo ``MongoClient``, mongomock)."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+        self._quirks = server_quirks.of_client(db)
+
+    @property
+    def quirks(self) -> server_quirks.ServerQuirks:
+        if self._quirks is None:
+            self._quirks = server_quirks.identify(self.db.client.admin.command("buildInfo"))
+        return self._quirks
+
+    def run(self, plan: Plan) -> Any:
+        """Drive a plan to its return value."""
+        going, value = _plan_step(plan, None)
+        while going:
+            going, value = _plan_step(plan, self.execute(value))
+        return value
+
+    def iterate(self, plan: Plan) -> Iterator[Any]:
+        """Drive a plan, yielding what it ``Emit``s."""
+        going, request = _plan_step(plan, None)
+        while going:
+            if isinstance(request, Emit):
+                yield request.value
+                going, request = _plan_step(plan, None)
+            else:
+                going, request = _plan_step(plan, self.execute(request))
+
+    def execute(self, request: Any) -> Any:
+        return getattr(self, "_" + request.op)(request)
+
+    # -- MongoDB operations --
+
+    def _find(self, request: Find) -> list[dict[str, Any]]:
+        return list(_cursor(self.db[request.collection], request))
+
+    def _aggregate(self, request: Aggregate) -> list[dict[str, Any]]:
+        return list(self.db[request.collection].aggregate(request.pipeline))
+
+    def _upsert(self, request: Upsert) -> None:
+        coll = self.db[request.collection]
+        if len(request.operations) > 1 and self.quirks.bulk_upserts:
+            try:
+                coll.bulk_write(request.operations, ordered=False)
+                return
+            except BulkWriteError as error:
+                _raise_unless_duplicates(error)
+                return
+            except KeyError:
+                if not self.quirks.lost_upsert_race_lacks_nmodified:
+                    raise
+        for op in request.operations:  # one command each (a single operation is lighter this way too)
+            try:
+                _single_op(coll, op)
+            except DuplicateKeyError:
+                pass  # a concurrent writer upserted the same key: these writes are idempotent
+
+    def _insert_many(self, request: InsertMany) -> None:
+        if request.documents:
+            try:
+                self.db[request.collection].insert_many(request.documents, ordered=False)
+            except BulkWriteError as error:
+                _raise_unless_duplicates(error)
+
+    def _insert_one(self, request: InsertOne) -> bool:
+        try:
+            self.db[request.collection].insert_one(dict(request.document))
+        except DuplicateKeyError:
+            return False
+        return True
+
+    def _update_many(self, request: UpdateMany) -> int:
+        return self.db[request.collection].update_many(request.filter, request.update).matched_count
+
+    def _fenced_update(self, request: FencedUpdate) -> bool:
+        return self.db[request.collection].update_one(request.filter, request.update).matched_count == 1
+
+    def _find_one_and_update(self, request: FindOneAndUpdate) -> Any:
+        coll = self.db[request.collection]
+        call = lambda: coll.find_one_and_update(  # noqa: E731
+            request.filter, request.update, projection=request.projection, upsert=request.upsert,
+            return_document=ReturnDocument.AFTER,
+        )
+        try:
+            return call()
+        except DuplicateKeyError:
+            if not request.upsert:
+                raise
+            return call()  # lost the race to insert: now it matches the winner's document
+
+    def _delete_many(self, request: DeleteMany) -> int:
+        return self.db[request.collection].delete_many(request.filter).deleted_count
+
+    def _create_indexes(self, request: CreateIndexes) -> bool:
+        try:
+            for batch in _index_batches(request, self.quirks):
+                self.db[request.collection].create_indexes(batch)
+        except OperationFailure as error:
+            return _optional_index_failed(request, error)
+        return True
+
+    def _command(self, request: Command) -> Any:
+        return self.db.command(request.command)
+
+    # -- not I/O --
+
+    def _gather(self, request: Gather) -> list[Any]:
+        return [self.execute(r) for r in request.requests]
+
+    def _sleep(self, request: Sleep) -> None:
+        time.sleep(request.seconds)
+
+    def _heartbeat(self, request: Heartbeat) -> Beat:
+        if request.every <= 0:
+            return Beat()
+        return RENEWER.start(lambda: self.run(request.renew()), request.every)
+
+    def _invoke(self, request: Invoke) -> Returned | Raised:
+        with request.context():
+            try:
+                return Returned(request.fn())
+            except BaseException as exc:  # noqa: BLE001 - handed to the plan, which re-raises it
+                return Raised(exc)
+
+    def _next(self, request: Next) -> Any:
+        with request.context():
+            try:
+                return Returned(next(request.iterator))
+            except StopIteration:
+                return END
+            except BaseException as exc:  # noqa: BLE001
+                return Raised(exc)
+
+
+async def _to_list(cursor_or_coro: Any) -> list[Any]:
+    # pymongo's async aggregate is a coroutine returning a cursor; motor's and mongomock_motor's a cursor.
+    cursor = await cursor_or_coro if inspect.isawaitable(cursor_or_coro) else cursor_or_coro
+    return await cursor.to_list(None)
+
+
+class AsyncInterpreter:
+    """Runs plans natively on an asynchronous database (pymongo ``AsyncMongoClient``, motor, mongomock_motor)."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+        self._quirks = server_quirks.of_client(db)
+
+    async def quirks(self) -> server_quirks.ServerQuirks:
+        if self._quirks is None:
+            self._quirks = server_quirks.identify(await self.db.client.admin.command("buildInfo"))
+        return self._quirks
+
+    async def run(self, plan: Plan) -> Any:
+        """Drive a plan to its return value."""
+        going, value = _plan_step(plan, None)
+        while going:
+            going, value = _plan_step(plan, await self.execute(value))
+        return value
+
+    async def iterate(self, plan: Plan) -> AsyncIterator[Any]:
+        """Drive a plan, yielding what it ``Emit``s."""
+        going, request = _plan_step(plan, None)
+        while going:
+            if isinstance(request, Emit):
+                yield request.value
+                going, request = _plan_step(plan, None)
+            else:
+                going, request = _plan_step(plan, await self.execute(request))
+
+    async def execute(self, request: Any) -> Any:
+        return await getattr(self, "_" + request.op)(request)
+
+    # -- MongoDB operations --
+
+    async def _find(self, request: Find) -> list[dict[str, Any]]:
+        return await _cursor(self.db[request.collection], request).to_list(None)
+
+    async def _aggregate(self, request: Aggregate) -> list[dict[str, Any]]:
+        return await _to_list(self.db[request.collection].aggregate(request.pipeline))
+
+    async def _upsert(self, request: Upsert) -> None:
+        coll = self.db[request.collection]
+        quirks = await self.quirks()
+        if len(request.operations) > 1 and quirks.bulk_upserts:
+            try:
+                await coll.bulk_write(request.operations, ordered=False)
+                return
+            except BulkWriteError as error:
+                _raise_unless_duplicates(error)
+                return
+            except KeyError:
+                if not quirks.lost_upsert_race_lacks_nmodified:
+                    raise
+        for op in request.operations:
+            try:
+                await _single_op(coll, op)
+            except DuplicateKeyError:
+                pass
+
+    async def _insert_many(self, request: InsertMany) -> None:
+        if request.documents:
+            try:
+                await self.db[request.collection].insert_many(request.documents, ordered=False)
+            except BulkWriteError as error:
+                _raise_unless_duplicates(error)
+
+    async def _insert_one(self, request: InsertOne) -> bool:
+        try:
+            await self.db[request.collection].insert_one(dict(request.document))
+        except DuplicateKeyError:
+            return False
+        return True
+
+    async def _update_many(self, request: UpdateMany) -> int:
+        return (await self.db[request.collection].update_many(request.filter, request.update)).matched_count
+
+    async def _fenced_update(self, request: FencedUpdate) -> bool:
+        return (await self.db[request.collection].update_one(request.filter, request.update)).matched_count == 1
+
+    async def _find_one_and_update(self, request: FindOneAndUpdate) -> Any:
+        coll = self.db[request.collection]
+        call = lambda: coll.find_one_and_update(  # noqa: E731
+            request.filter, request.update, projection=request.projection, upsert=request.upsert,
+            return_document=ReturnDocument.AFTER,
+        )
+        try:
+            return await call()
+        except DuplicateKeyError:
+            if not request.upsert:
+                raise
+            return await call()
+
+    async def _delete_many(self, request: DeleteMany) -> int:
+        return (await self.db[request.collection].delete_many(request.filter)).deleted_count
+
+    async def _create_indexes(self, request: CreateIndexes) -> bool:
+        try:
+            for batch in _index_batches(request, await self.quirks()):
+                await self.db[request.collection].create_indexes(batch)
+        except OperationFailure as error:
+            return _optional_index_failed(request, error)
+        return True
+
+    async def _command(self, request: Command) -> Any:
+        return await self.db.command(request.command)
+
+    # -- not I/O --
+
+    async def _gather(self, request: Gather) -> list[Any]:
+        return list(await asyncio.gather(*(self.execute(r) for r in request.requests)))
+
+    async def _sleep(self, request: Sleep) -> None:
+        await asyncio.sleep(request.seconds)
+
+    async def _heartbeat(self, request: Heartbeat) -> Beat:
+        return Beat() if request.every <= 0 else TaskBeat(asyncio.create_task(self._beat(request)))
+
+    async def _beat(self, request: Heartbeat) -> None:
+        held = True
+        while held:
+            await asyncio.sleep(request.every)
+            try:
+                held = await self.run(request.renew())
+            except Exception as error:  # noqa: BLE001 - keep the lease alive through a network error
+                held = renewal_failed(error)
+
+    async def _invoke(self, request: Invoke) -> Returned | Raised:
+        with request.context():
+            try:
+                value = request.fn()
+                return Returned(await value if inspect.isawaitable(value) else value)
+            except BaseException as exc:  # noqa: BLE001
+                return Raised(exc)
+
+    async def _next(self, request: Next) -> Any:
+        with request.context():
+            try:
+                return Returned(await request.iterator.__anext__())
+            except StopAsyncIteration:
+                return END
+            except BaseException as exc:  # noqa: BLE001
+                return Raised(exc)

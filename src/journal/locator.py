@@ -1,0 +1,127 @@
+"""Which node runs: how the journal learns where an effect's node is.
+
+A *node locator* answers two questions: ``task()``, which task attempt runs now
+(cheap, no I/O; its effects share one ordinal counter), and ``node()`` /
+``anode()``, where that node is (a ``NodePosition``; may do I/O, asked once per
+attempt). ``ResolverLocator`` answers with the resolver's durable scope and the
+ordinal allocator; tests and other platforms may bring their own.
+
+Example::
+
+    locator = ResolverLocator(allocator, saver)          # inside durable_scope(resolver)
+    with effect_scope(journal, locator):
+        graph.invoke(inputs, config)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
+
+from .. import _langgraph
+from .._bson import require_str
+from ..errors import NoDurableScopeError
+from ..resolver import OrdinalAllocator, current_durable_scope
+from ..resolver.position import NodePosition
+
+
+class NodeLocator(Protocol):
+    """Tells the journal which node runs (see the module docstring)."""
+
+    def task(self) -> tuple[Any, int]:
+        """``(task, attempt)``: a weak-referenceable object living as long as the running task, and its attempt."""
+
+    def node(self) -> NodePosition: ...
+
+    async def anode(self) -> NodePosition: ...
+
+
+def check_node(node: NodePosition) -> NodePosition:
+    """Refuse a locator's answer that cannot key a document."""
+    require_str("thread_id", node.thread_id, allow_empty=False)
+    require_str("path", node.path)
+    require_str("node", node.node, allow_empty=False)
+    require_str("occurrence", node.occurrence, allow_empty=False)
+    return node
+
+
+def node_config() -> RunnableConfig:
+    """The running node's config; ``NoDurableScopeError`` outside a LangGraph node."""
+    try:
+        return get_config()
+    except RuntimeError as error:
+        raise NoDurableScopeError(
+            "a journaled effect ran outside a LangGraph node (get_config() found no config); "
+            "call SecureLLM, SecureTool and @effect functions from node code"
+        ) from error
+
+
+def langgraph_task(config: RunnableConfig) -> tuple[Any, int]:
+    """``(task, attempt)`` of the LangGraph task whose config this is.
+
+    ``task`` is the task's write callable: LangGraph makes one per prepared
+    task, so every run of a node (a new invocation, a resume) has its own,
+    freed with the task. ``attempt`` is the node attempt, which a
+    ``RetryPolicy`` retry increments within the task.
+    """
+    configurable = config.get("configurable") or {}
+    task = _langgraph.task_writer(configurable)
+    if task is None:
+        raise NoDurableScopeError("no LangGraph task is running here: journaled effects must run inside a graph node")
+    return task, _langgraph.node_attempt(configurable)
+
+
+class ResolverLocator:
+    """Node positions from the resolver: stable operation paths and occurrence ordinals.
+
+    Needs the resolver's durable scope bound around the graph call, and an
+    ``OrdinalAllocator`` with a sync database for sync effects, an async one
+    for async effects (or both). With ``saver``, a node's first effect waits
+    until the root checkpoint its task was prepared from is stored (under
+    ``durability="async"`` LangGraph stores it in the background) and learns
+    which checkpoint an edit continues (``MongoDBCheckpointer.origin_of``).
+
+    Example::
+
+        locator = ResolverLocator(OrdinalAllocator(client["app"], async_client["app"]))
+        with durable_scope(resolver), effect_scope(journal, locator):
+            graph.invoke(inputs, config)
+    """
+
+    def __init__(self, allocator: OrdinalAllocator, saver: Any = None) -> None:
+        self.allocator = allocator
+        self.saver = saver
+
+    def task(self) -> tuple[Any, int]:
+        return langgraph_task(node_config())
+
+    def _task(self) -> tuple[RunnableConfig, str, str | None, bool]:
+        """The node's config, thread id, root checkpoint (with a saver), and whether it may not be stored yet."""
+        config = node_config()
+        configurable = config["configurable"]
+        # LangGraph saves checkpoints under str(thread_id) (an int or a UUID works there): journal under the same.
+        thread_id = str(configurable["thread_id"])
+        root = _langgraph.root_checkpoint(configurable) if self.saver is not None else None
+        return config, thread_id, root, root is not None and _langgraph.runs_durably_async(configurable)
+
+    def node(self) -> NodePosition:
+        config, thread_id, root, unstored = self._task()
+        origin = None
+        if root is not None:
+            if unstored:
+                self.saver.wait_stored(thread_id, root)
+            origin = self.saver.origin_of(thread_id, root)
+        resolved = current_durable_scope().resolve_current(config, origin)
+        return self.allocator.position(thread_id, resolved, continued=origin not in (None, root))
+
+    async def anode(self) -> NodePosition:
+        config, thread_id, root, unstored = self._task()
+        origin = None
+        if root is not None:
+            if unstored:
+                await self.saver.await_stored(thread_id, root)
+            origin = await self.saver.aorigin_of(thread_id, root)
+        resolved = current_durable_scope().resolve_current(config, origin)
+        return await self.allocator.aposition(thread_id, resolved, continued=origin not in (None, root))

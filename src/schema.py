@@ -1,0 +1,101 @@
+"""Every collection this library writes, and every index it relies on: declared once.
+
+Setup (each storage class creates the indexes of the collections it owns),
+``doctor`` and the CLI read this module; nothing else declares an index.
+
+| role | default name | owner | holds |
+|---|---|---|---|
+| ``checkpoints`` | ``checkpoints`` | checkpointer | one skeleton per checkpoint |
+| ``blobs`` | ``checkpoint_blobs`` | checkpointer | one channel value per version |
+| ``writes`` | ``checkpoint_writes`` | checkpointer | pending writes |
+| ``journal`` | ``activity_journal`` | journal | one entry per effect position |
+| ``ordinals`` | ``operation_ordinals`` | allocator | one ordinal per occurrence |
+| ``runs`` | ``thread_runs`` | run locks | one run lock per thread |
+| ``metadata`` | ``durable_metadata`` | journal | database-wide facts (the input-digest key) |
+
+Every index but the TTL index starts with ``thread_id``, so every per-thread
+collection can be sharded on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pymongo import ASCENDING, DESCENDING, IndexModel
+
+#: The key fields of a stored channel value and of a pending write (``chunk`` follows them).
+BLOB_KEY = ("thread_id", "checkpoint_ns", "channel", "version")
+WRITE_KEY = ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx")
+#: The key fields of a journal entry: its effect position.
+POSITION_FIELDS = ("thread_id", "path", "node", "occurrence", "effect_key")
+#: The key fields of an ordinal allocation, after ``thread_id``.
+ORDINAL_KEY = ("parent_path", "name", "task_key")
+
+
+@dataclass(frozen=True)
+class CollectionNames:
+    """The name of each collection (see the module docstring for what each holds).
+
+    The journal and ordinal collections belong to the activity journal and the
+    resolver; the checkpointer deletes, copies and expires them with the thread
+    (``per_thread``) so a thread's history is never split.
+    """
+
+    checkpoints: str = "checkpoints"
+    blobs: str = "checkpoint_blobs"
+    writes: str = "checkpoint_writes"
+    journal: str = "activity_journal"
+    ordinals: str = "operation_ordinals"
+    #: Not in ``per_thread``: a run lock is live state of a running process, not thread data; copying,
+    #: expiring or deleting it with the thread would let a second run in beside the one holding it.
+    runs: str = "thread_runs"
+    #: Not per thread: one document per database-wide fact.
+    metadata: str = "durable_metadata"
+
+    @property
+    def per_thread(self) -> tuple[str, ...]:
+        """The collections whose documents belong to one thread (and carry its ``expire_at``)."""
+        return (self.checkpoints, self.blobs, self.writes, self.journal, self.ordinals)
+
+
+def _ascending(*fields: str) -> list[tuple[str, int]]:
+    return [(f, ASCENDING) for f in fields]
+
+
+#: The indexes of each role.
+INDEXES: dict[str, tuple[IndexModel, ...]] = {
+    "checkpoints": (
+        IndexModel(
+            [("thread_id", ASCENDING), ("checkpoint_ns", ASCENDING), ("checkpoint_id", DESCENDING)],
+            unique=True,
+            name="thread_ns_checkpoint",
+        ),
+        IndexModel(_ascending("thread_id", "metadata.run_id"), name="thread_run"),
+        IndexModel(_ascending("thread_id", "metadata.source", "metadata.step"), name="thread_source_step"),
+    ),
+    "blobs": (IndexModel(_ascending(*BLOB_KEY, "chunk"), unique=True, name="thread_ns_channel_version"),),
+    "writes": (IndexModel(_ascending(*WRITE_KEY, "chunk"), unique=True, name="thread_ns_checkpoint_task_idx"),),
+    "journal": (
+        IndexModel(_ascending(*POSITION_FIELDS, "chunk"), unique=True, name="thread_effect_position"),
+        IndexModel(_ascending("thread_id", "status"), name="thread_status"),
+    ),
+    "ordinals": (
+        IndexModel(_ascending("thread_id", *ORDINAL_KEY), unique=True, name="thread_parent_name_task"),
+        IndexModel(_ascending("thread_id", "parent_path", "name", "ordinal"), unique=True, name="thread_parent_name_ordinal"),
+    ),
+    "runs": (IndexModel(_ascending("thread_id"), unique=True, name="thread_run_lock"),),
+    "metadata": (),
+}
+
+#: The TTL index of every per-thread collection, when a TTL is set. The one index not led by
+#: ``thread_id``: MongoDB supports TTL only on single-field indexes (non-unique, so sharding allows it).
+TTL_INDEX = IndexModel([("expire_at", ASCENDING)], expireAfterSeconds=0, name="thread_ttl")
+
+
+def indexes_by_collection(names: CollectionNames, ttl: bool = False) -> dict[str, list[IndexModel]]:
+    """Every index, by collection name (``ttl``: with the TTL index on each per-thread collection)."""
+    found = {getattr(names, role): list(indexes) for role, indexes in INDEXES.items()}
+    if ttl:
+        for name in names.per_thread:
+            found[name].append(TTL_INDEX)
+    return found

@@ -1,0 +1,122 @@
+"""The layers hold: no import cycle in the package, and no layer reaches into one above it.
+
+Imports are read from the source (``ast``): every ``import`` and ``from ... import``
+at any depth, lazy ones inside functions and ``if TYPE_CHECKING:`` ones included
+(a cycle of types is a cycle of design too).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = "langgraph_durable_mongodb"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join([PACKAGE, *parts])
+
+
+def imports_of(path: Path) -> set[str]:
+    """The package modules ``path`` imports (a ``from X import y`` names ``X.y`` when that is a module)."""
+    tree = ast.parse(path.read_text())
+    here = module_name(path)
+    package = here if path.name == "__init__.py" else here.rsplit(".", 1)[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith(PACKAGE)}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                target = f"{base}.{node.module}" if node.module else base
+            else:
+                target = node.module or ""
+            if not target.startswith(PACKAGE):
+                continue
+            for alias in node.names:
+                candidate = f"{target}.{alias.name}"
+                found.add(candidate if candidate in MODULES else target)
+    return {name for name in found if name in MODULES and name != here}
+
+
+MODULES = {module_name(p): p for p in SRC.rglob("*.py")}
+GRAPH = {name: imports_of(path) for name, path in MODULES.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    # A package's __init__ re-exports its modules; the edge back from a module to its own package's
+    # __init__ is the only one allowed to close a loop, so it is left out here.
+    graph = {m: {t for t in targets if not m.startswith(t + ".")} for m, targets in GRAPH.items()}
+    assert cycles(graph) == []
+
+
+@pytest.mark.parametrize(
+    ("layer", "forbidden"),
+    [
+        ("_plans", ("journal", "checkpointer", "resolver", "run_lock", "platform", "cli", "demo")),
+        ("run_lock", ("journal", "checkpointer", "resolver", "platform")),
+        ("schema", ("_plans", "journal", "checkpointer", "resolver", "run_lock", "platform")),
+        ("checkpointer", ("journal", "resolver", "run_lock", "platform")),
+        ("resolver", ("journal", "checkpointer", "run_lock", "platform")),
+        ("journal", ("checkpointer", "run_lock", "platform")),
+    ],
+)
+def test_a_layer_imports_nothing_above_it(layer: str, forbidden: tuple[str, ...]) -> None:
+    prefix = f"{PACKAGE}.{layer}"
+    offending = sorted(
+        (module, target)
+        for module, targets in GRAPH.items()
+        if module == prefix or module.startswith(prefix + ".")
+        for target in targets
+        if any(target == f"{PACKAGE}.{f}" or target.startswith(f"{PACKAGE}.{f}.") for f in forbidden)
+    )
+    assert offending == []
+
+
+def test_the_check_sees_imports_a_cycle_would_be_made_of() -> None:
+    """The checks above would pass on an empty graph: show they read real edges, lazy ones included."""
+    assert f"{PACKAGE}._plans.interpreters" in GRAPH[f"{PACKAGE}._plans.faces"]
+    assert f"{PACKAGE}.resolver.position" in GRAPH[f"{PACKAGE}.journal.attempt"]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
