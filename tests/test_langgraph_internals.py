@@ -1,0 +1,91 @@
+"""Every LangGraph internal the library relies on (``src/_langgraph.py``), checked against the installed LangGraph.
+
+A LangGraph release that renames a config key, changes the namespace format or
+the task paths fails here, by name, instead of somewhere deep in a run.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, TypedDict
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.config import get_config
+from langgraph.graph import START, StateGraph
+from langgraph.types import RetryPolicy, Send
+
+from langgraph_durable_mongodb import _langgraph
+
+
+class State(TypedDict, total=False):
+    seen: Annotated[list, operator.add]
+
+
+def test_the_namespace_format_and_task_paths_are_what_the_resolver_parses() -> None:
+    assert (_langgraph.NS_SEP, _langgraph.NS_END) == ("|", ":")
+    assert (_langgraph.PULL, _langgraph.PUSH) == ("__pregel_pull", "__pregel_push")
+
+
+def run_and_observe(durability: str) -> list[dict[str, Any]]:
+    seen: list[dict[str, Any]] = []
+    attempts = {"flaky": 0}
+
+    def observe(name: str) -> Any:
+        def node(state: State) -> State:
+            config = get_config()
+            configurable = config["configurable"]
+            if name == "flaky":
+                attempts["flaky"] += 1
+                if attempts["flaky"] == 1:
+                    raise ConnectionError("first attempt fails")
+            seen.append(
+                {
+                    "name": name,
+                    "ns": configurable["checkpoint_ns"],
+                    "writer": _langgraph.task_writer(configurable),
+                    "attempt": _langgraph.node_attempt(configurable),
+                    "root": _langgraph.root_checkpoint(configurable),
+                    "async": _langgraph.runs_durably_async(configurable),
+                    "path": config["metadata"]["langgraph_path"],
+                }
+            )
+            return {"seen": [name]}
+
+        return node
+
+    child = StateGraph(State)
+    child.add_node("inner", observe("inner"))
+    child.add_edge(START, "inner")
+    graph = StateGraph(State)
+    graph.add_node("first", observe("first"))
+    graph.add_node("flaky", observe("flaky"), retry_policy=RetryPolicy(max_attempts=2, initial_interval=0.01))
+    graph.add_node("sub", child.compile())
+    graph.add_node("worker", observe("worker"))
+    graph.add_edge(START, "first")
+    graph.add_edge("first", "flaky")
+    graph.add_edge("flaky", "sub")
+    graph.add_conditional_edges("sub", lambda s: [Send("worker", {})])
+    saver = InMemorySaver()
+    compiled = graph.compile(checkpointer=saver)
+    compiled.invoke({"seen": []}, {"configurable": {"thread_id": "t"}}, durability=durability)
+    return seen
+
+
+def test_inside_a_node_the_config_carries_what_the_journal_reads() -> None:
+    seen = {s["name"]: s for s in run_and_observe("async")}
+    first, flaky, inner, worker = seen["first"], seen["flaky"], seen["inner"], seen["worker"]
+    assert callable(first["writer"]) and first["writer"] is not flaky["writer"]  # one write callable per task
+    assert (first["attempt"], flaky["attempt"]) == (1, 2)  # the RetryPolicy retry is attempt 2
+    assert first["async"] is True
+    assert isinstance(first["root"], str) and first["root"] != flaky["root"]  # each step's root checkpoint
+    assert isinstance(inner["root"], str)  # a task inside a child sees the root checkpoint too
+    name, sep, task_id = first["ns"].partition(_langgraph.NS_END)
+    assert (name, sep) == ("first", ":") and task_id
+    outer, _, leaf = inner["ns"].partition(_langgraph.NS_SEP)
+    assert outer.startswith("sub:") and leaf.startswith("inner:")
+    assert first["path"][0] == _langgraph.PULL
+    assert worker["path"][0] == _langgraph.PUSH and worker["path"][1] == 0  # ("__pregel_push", index, ...)
+
+
+def test_durability_sync_is_not_taken_for_async() -> None:
+    assert {s["async"] for s in run_and_observe("sync")} == {False}
