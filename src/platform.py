@@ -99,7 +99,19 @@ class DurablePlatform:
 
     @classmethod
     def embedded(cls, **options: Any) -> DurablePlatform:
-        """An in-memory platform on mongomock (sync and async faces share the data): demos and tests."""
+        """An in-memory platform on mongomock (sync and async faces share the data): demos and tests.
+
+        Nothing survives the process; use ``from_conn_string`` or real clients for durability.
+
+        Args:
+            **options: the other ``DurablePlatform`` arguments (``db_name``, ``journal_options``, ``ttl``, ...).
+
+        Returns:
+            The platform, with a ``mongomock.MongoClient`` and a ``mongomock_motor`` client over the same data.
+
+        Raises:
+            ImportError: ``mongomock`` or ``mongomock_motor`` is not installed (the ``test`` extra).
+        """
         import mongomock
         from mongomock_motor import AsyncMongoMockClient
 
@@ -109,15 +121,44 @@ class DurablePlatform:
     @classmethod
     @contextmanager
     def from_conn_string(cls, uri: str, **options: Any) -> Iterator[DurablePlatform]:
-        """A platform with a sync and an async client for ``uri``, closed at the end of the block."""
+        """A platform with a sync and an async client for ``uri``, closed at the end of the block.
+
+        Example::
+
+            with DurablePlatform.from_conn_string("mongodb://localhost:27017", db_name="agents") as platform:
+                platform.compile(builder).invoke(inputs, config)
+
+        Args:
+            uri: a MongoDB URI.
+            **options: the other ``DurablePlatform`` arguments (``db_name``, ``journal_options``, ``ttl``, ...).
+
+        Returns:
+            A context manager (``with``) yielding the platform.
+
+        Raises:
+            InvalidInputError: ``uri`` is not a non-empty string (raised on entering the block, like the errors
+                of invalid options).
+        """
         with MongoDBCheckpointer.from_conn_string(uri) as saver:
             yield cls(saver.client, async_client=saver.async_client, **options)
 
     def compile(self, builder: Any, **compile_kwargs: Any) -> DurableGraph:
         """Compile ``builder`` with the platform checkpointer and validate its topology.
 
-        Raises ``TopologyError`` (naming the child and the fix) for children
-        with their own saver, ``checkpointer=True``/``False``, or cycles.
+        Compiled children must be compiled with ``checkpointer=None``: they inherit the platform's.
+
+        Args:
+            builder: a ``StateGraph`` (anything whose ``compile(**compile_kwargs)`` returns a compiled graph).
+            **compile_kwargs: passed to ``builder.compile`` (``interrupt_before``, ``store``, ...); a
+                ``checkpointer`` other than the platform's is refused.
+
+        Returns:
+            A ``DurableGraph`` whose runs bind the durable scope (and take the run lock).
+
+        Raises:
+            TopologyError: ``compile_kwargs`` names another checkpointer, or a compiled child has its own
+                saver, ``checkpointer=True``/``False``, or the children form a cycle (the message names
+                each child and the fix).
         """
         if compile_kwargs.get("checkpointer") not in (None, self.checkpointer):
             raise TopologyError(
@@ -130,6 +171,17 @@ class DurablePlatform:
         """Make a graph compiled without a checkpointer durable on this platform.
 
         Refuses a graph compiled with another saver: its history lives there.
+
+        Args:
+            graph: a compiled graph (``Pregel``) compiled with ``checkpointer=None`` (or with this
+                platform's checkpointer); it is copied, not changed.
+
+        Returns:
+            A ``DurableGraph`` over a copy of ``graph`` that uses the platform checkpointer.
+
+        Raises:
+            TopologyError: ``graph`` was compiled with another saver or with ``checkpointer=True``/``False``,
+                or a compiled child has an unsupported shape (as for ``compile``).
         """
         saver = graph.checkpointer
         if isinstance(saver, BaseCheckpointSaver) and saver is not self.checkpointer:
@@ -149,7 +201,11 @@ class DurablePlatform:
         return DurableGraph(graph, self, resolver)
 
     def setup(self) -> None:
-        """Create every index (checkpointer, journal, ordinals)."""
+        """Create every index (checkpointer, journal, ordinals, run locks) on the sync client; idempotent.
+
+        Raises:
+            ClientConfigurationError: the platform has only an async client.
+        """
         self.checkpointer.setup()
         self.journal.setup()
         self.allocator.setup()
@@ -157,6 +213,8 @@ class DurablePlatform:
             self.run_locks.setup()
 
     async def asetup(self) -> None:
+        """Async ``setup`` on the async client: same errors (``ClientConfigurationError`` when the platform has
+        only a sync client)."""
         await self.checkpointer.asetup()
         await self.journal.asetup()
         await self.allocator.asetup()
@@ -238,21 +296,64 @@ class DurableGraph:
             yield
 
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        """Run the graph (``Pregel.invoke``) under the thread's run lock, inside the durable scope.
+
+        Args:
+            input: the graph's input; None (or a ``Command``) resumes the thread, replaying recorded effects.
+            config: the run's config (``{"configurable": {"thread_id": ...}}``), merged with the bound one.
+            **kwargs: passed to ``Pregel.invoke`` (``stream_mode``, ``durability``, ...).
+
+        Returns:
+            What ``Pregel.invoke`` returns.
+
+        Raises:
+            ThreadBusyError: another run held the thread past ``run_wait_seconds`` (``exclusive_runs``).
+            ClientConfigurationError: the platform has no sync client (for the run lock or the journal).
+            RunLockLostError: the run lost its thread's run lock mid-run (its next effect stops).
+            Exception: whatever the graph raises, the journal's errors from its effects included (see
+                ``ActivityJournal.run``: ``NondeterminismError``, ``EffectInProgressError``,
+                ``EffectOutcomeUnknownError``, ...).
+        """
         with self._exclusive(config), self._scope().bind():
             return self.graph.invoke(input, config, **kwargs)
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        """Async ``invoke`` (``Pregel.ainvoke``): same arguments, return and errors, on the async client
+        (sync nodes, which LangGraph runs in threads, journal on the sync client)."""
         async with self._aexclusive(config):
             with self._scope().bind():
                 return await self.graph.ainvoke(input, config, **kwargs)
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
+        """Stream the graph (``Pregel.stream``), each step inside the durable scope.
+
+        The run lock is taken at the first ``next()`` and held until the stream is exhausted, fails or
+        is closed.
+
+        Args:
+            input: as for ``invoke``.
+            config: as for ``invoke``.
+            **kwargs: passed to ``Pregel.stream`` (``stream_mode``, ``subgraphs``, ...).
+
+        Returns:
+            An iterator of what ``Pregel.stream`` yields; the errors below come when iterating.
+
+        Raises:
+            ThreadBusyError: another run held the thread past ``run_wait_seconds`` (``exclusive_runs``).
+            ClientConfigurationError: the platform has no sync client (for the run lock or the journal).
+            RunLockLostError: the run lost its thread's run lock mid-run (its next effect stops).
+            Exception: whatever the graph raises, the journal's errors from its effects included (see
+                ``ActivityJournal.run``: ``NondeterminismError``, ``EffectInProgressError``,
+                ``EffectOutcomeUnknownError``, ...).
+        """
         iterator: Any = self.graph.stream(input, config, **kwargs)
         if self.platform.run_locks is not None:  # held from the first next() to exhaustion or close()
             iterator = LockedIterator(self.platform.run_locks, self._threads(config), iterator)
         return scoped_iter(self._scope(), iterator)
 
     def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+        """Async ``stream`` (``Pregel.astream``): same arguments, items and errors, on the async client; the
+        lock is released at exhaustion, an error or ``aclose()``."""
         iterator: Any = self.graph.astream(input, config, **kwargs)
         if self.platform.run_locks is not None:
             iterator = LockedAsyncIterator(self.platform.run_locks, self._threads(config), iterator)
@@ -280,8 +381,10 @@ class DurableGraph:
             the outputs (or exceptions) in input order.
 
         Raises:
-            the first failed input's exception when ``return_exceptions`` is False (later rounds then do
-            not run); ``ThreadBusyError`` when another run holds one of the threads past ``run_wait_seconds``.
+            ThreadBusyError: another run held one of the threads past ``run_wait_seconds``.
+            ClientConfigurationError: the platform has no sync client (for the run lock or the journal).
+            Exception: the first failed input's exception when ``return_exceptions`` is False (later
+                rounds then do not run); the journal's errors from effects among them (see ``invoke``).
         """
         configs = get_config_list(config, len(inputs))
         outputs: list[Any] = [None] * len(inputs)
@@ -296,7 +399,8 @@ class DurableGraph:
     async def abatch(
         self, inputs: list[Any], config: Any = None, *, return_exceptions: bool = False, **kwargs: Any
     ) -> list[Any]:
-        """The async twin of ``batch`` (``Pregel.abatch``, in the same rounds)."""
+        """Async ``batch`` (``Pregel.abatch``, in the same rounds): same arguments, return and errors, on the
+        async client."""
         configs = get_config_list(config, len(inputs))
         outputs: list[Any] = [None] * len(inputs)
         for positions in self._rounds(configs):
@@ -311,24 +415,70 @@ class DurableGraph:
         return outputs
 
     def get_state(self, config: Any, *, subgraphs: bool = False) -> Any:
+        """``Pregel.get_state`` inside the durable scope (no run lock: it only reads).
+
+        Args:
+            config: the thread (and optionally the checkpoint) to read.
+            subgraphs: also return the state of the compiled children that are running.
+
+        Returns:
+            The ``StateSnapshot``.
+
+        Raises:
+            ClientConfigurationError: the platform has only an async client.
+        """
         with self._scope().bind():
             return self.graph.get_state(config, subgraphs=subgraphs)
 
     async def aget_state(self, config: Any, *, subgraphs: bool = False) -> Any:
+        """Async ``get_state`` (``Pregel.aget_state``): same arguments, return and errors, on the async client."""
         with self._scope().bind():
             return await self.graph.aget_state(config, subgraphs=subgraphs)
 
     def get_state_history(self, config: Any, **kwargs: Any) -> Iterator[Any]:
+        """``Pregel.get_state_history``, each item read inside the durable scope (no run lock).
+
+        Args:
+            config: the thread to read.
+            **kwargs: passed to ``Pregel.get_state_history`` (``filter``, ``before``, ``limit``).
+
+        Returns:
+            An iterator of ``StateSnapshot``, newest first.
+
+        Raises:
+            ClientConfigurationError: the platform has only an async client (when iterating).
+        """
         return scoped_iter(self._scope(), self.graph.get_state_history(config, **kwargs))
 
     def aget_state_history(self, config: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        """Async ``get_state_history`` (``Pregel.aget_state_history``): same arguments, items and errors, on the
+        async client."""
         return scoped_aiter(self._scope(), self.graph.aget_state_history(config, **kwargs))
 
     def update_state(self, config: Any, values: Any, as_node: str | None = None, **kwargs: Any) -> Any:
+        """``Pregel.update_state`` inside the durable scope (no run lock).
+
+        An edit of the latest checkpoint (at an ``interrupt()``) continues it: the interrupted node meets
+        its journal entries again on resume. An edit of an older checkpoint forks the thread.
+
+        Args:
+            config: the checkpoint to edit (the thread's latest without ``checkpoint_id``).
+            values: the update, applied as if ``as_node`` had written it.
+            as_node: the node the update is attributed to.
+            **kwargs: passed to ``Pregel.update_state`` (``task_id``).
+
+        Returns:
+            The config of the new checkpoint.
+
+        Raises:
+            ClientConfigurationError: the platform has only an async client.
+        """
         with self._scope().bind():
             return self.graph.update_state(config, values, as_node=as_node, **kwargs)
 
     async def aupdate_state(self, config: Any, values: Any, as_node: str | None = None, **kwargs: Any) -> Any:
+        """Async ``update_state`` (``Pregel.aupdate_state``): same arguments, return and errors, on the async
+        client."""
         with self._scope().bind():
             return await self.graph.aupdate_state(config, values, as_node=as_node, **kwargs)
 

@@ -388,6 +388,7 @@ class RunLocks(TwoFaces):
 
         Raises:
             ThreadBusyError: another run held one of them past ``wait_seconds`` (those taken are released).
+            ClientConfigurationError: these locks have no sync client.
         """
         held = Held(self)
         try:
@@ -399,7 +400,8 @@ class RunLocks(TwoFaces):
         return held
 
     async def aacquire(self, thread_ids: Iterable[str]) -> Held:
-        """The async twin of ``acquire`` (renewals from a task; release with ``arelease()``)."""
+        """Async ``acquire`` on the async client (renewals from a task; release with ``arelease()``): same
+        arguments, return and errors."""
         held = Held(self)
         try:
             for thread_id in self._needed(thread_ids):
@@ -411,7 +413,18 @@ class RunLocks(TwoFaces):
 
     @contextmanager
     def hold(self, thread_ids: Iterable[str]) -> Iterator[Held]:
-        """``acquire`` for the block, marked as this context's, released at its end (also on an error)."""
+        """``acquire`` for the block, marked as this context's, released at its end (also on an error).
+
+        Args:
+            thread_ids: the threads; those this context already holds are re-entered, not waited for.
+
+        Returns:
+            A context manager yielding the ``Held`` locks (``held.lost`` names a thread whose lock was lost).
+
+        Raises:
+            ThreadBusyError: another run held one of them past ``wait_seconds`` (those taken are released).
+            ClientConfigurationError: these locks have no sync client.
+        """
         held = self.acquire(thread_ids)
         try:
             with held.mark():
@@ -421,7 +434,7 @@ class RunLocks(TwoFaces):
 
     @asynccontextmanager
     async def ahold(self, thread_ids: Iterable[str]) -> AsyncIterator[Held]:
-        """The async twin of ``hold``."""
+        """Async ``hold`` on the async client (``async with``): same arguments and errors."""
         held = await self.aacquire(thread_ids)
         try:
             with held.mark():

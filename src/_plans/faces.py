@@ -90,9 +90,14 @@ class TwoFaces:
         return await (await self._async_face()).run(plan)
 
     def setup(self) -> None:
-        """Create every index (idempotent)."""
+        """Create every index this store uses (idempotent), on the sync client.
+
+        Raises:
+            ClientConfigurationError: this store has only an async client.
+        """
         self._run(self._setup_plan())
 
     async def asetup(self) -> None:
-        """Create every index (idempotent)."""
+        """Async ``setup`` on the async client: same errors (``ClientConfigurationError`` when this store has
+        only a sync client)."""
         await self._arun(self._setup_plan())

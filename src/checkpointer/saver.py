@@ -110,6 +110,16 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
 
             async with MongoDBCheckpointer.from_conn_string(uri) as saver:
                 await builder.compile(checkpointer=saver).ainvoke(inputs, config)
+
+        Args:
+            conn_string: a MongoDB URI, e.g. ``mongodb://localhost:27017``.
+            **kwargs: passed to ``MongoDBCheckpointer`` (``db_name``, ``serde``, ``ttl``, ...).
+
+        Returns:
+            A context manager (``with`` or ``async with``) that yields the saver and closes both clients.
+
+        Raises:
+            InvalidInputError: ``conn_string`` is not a non-empty string (other bad options raise on entering).
         """
         if not isinstance(conn_string, str) or not conn_string:
             raise InvalidInputError(f"conn_string must be a MongoDB URI string, got {conn_string!r}")
@@ -118,6 +128,20 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
     # -- the saver contract: sync ---------------------------------------------------
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Fetch one checkpoint with its channel values and pending writes.
+
+        Args:
+            config: ``{"configurable": {"thread_id": ..., "checkpoint_ns": ..., "checkpoint_id": ...}}``;
+                without ``checkpoint_id``, the namespace's latest checkpoint.
+
+        Returns:
+            The checkpoint tuple (``pending_writes`` in ``writes_sort_key`` order), or None when the
+            checkpoint does not exist or its thread is past its ``ttl``.
+
+        Raises:
+            InvalidInputError: ``config`` has no ``configurable`` dict or no ``thread_id``, or an id is not a string.
+            ClientConfigurationError: this saver has only an async client.
+        """
         return self._run(self._get_tuple_plan(config))
 
     def list(
@@ -128,6 +152,26 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
+        """List checkpoints, newest first, matching ``config``, ``filter`` and ``before``.
+
+        Reads in pages of ``LIST_PAGE`` checkpoints: blobs and writes cost one query per page.
+
+        Args:
+            config: narrows to its ``thread_id``, ``checkpoint_ns`` and ``checkpoint_id`` when present;
+                None lists every thread (a query that scatters on a sharded cluster).
+            filter: metadata to match: top-level keys by equality, nested dicts by containment.
+            before: only checkpoints older than this config's ``checkpoint_id``.
+            limit: at most this many checkpoints.
+
+        Returns:
+            An iterator of checkpoint tuples; threads past their ``ttl`` are left out.
+
+        Raises:
+            InvalidInputError: a malformed config, an id that is not a string, a filter key that is not a
+                string or starts with ``$``, or a ``limit`` that is not a non-negative int (raised when
+                iterating, before any query).
+            ClientConfigurationError: this saver has only an async client (raised by the call itself).
+        """
         return self._sync_face().iterate(self._list_plan(config, filter, before, limit))
 
     def put(
@@ -137,6 +181,26 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        """Store a checkpoint: its skeleton, and a blob for each channel whose version is new.
+
+        Channel values not in ``new_versions`` are not written again (their blobs are already stored);
+        small primitives are stored inline in the checkpoint document.
+
+        Args:
+            config: the parent's config: ``thread_id``, ``checkpoint_ns`` and, when there is a parent,
+                its ``checkpoint_id``.
+            checkpoint: the checkpoint; its ``id`` must be a non-empty string.
+            metadata: stored as native BSON (keys escaped), so ``list(filter=...)`` queries it.
+            new_versions: the channels whose values changed since the parent.
+
+        Returns:
+            The config of the stored checkpoint (``thread_id``, ``checkpoint_ns``, ``checkpoint_id``).
+
+        Raises:
+            InvalidInputError: a malformed config, an id that is not a string, an empty checkpoint id, or a
+                metadata key that is not a string.
+            ClientConfigurationError: this saver has only an async client.
+        """
         return self._run(self._put_plan(config, checkpoint, metadata, new_versions))
 
     def put_writes(
@@ -146,14 +210,53 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         task_id: str,
         task_path: str = "",
     ) -> None:
+        """Store a task's pending writes, linked to a checkpoint.
+
+        Regular writes are inserted if absent (a retried task does not overwrite them); the special
+        channels (``ERROR``, ``INTERRUPT``, ``RESUME``, ``SCHEDULED``) overwrite.
+
+        Args:
+            config: the checkpoint's config; it must name ``thread_id`` and ``checkpoint_id``.
+            writes: ``(channel, value)`` pairs.
+            task_id: the task that made the writes.
+            task_path: the task's path (orders writes with ``writes_sort_key``).
+
+        Raises:
+            InvalidInputError: ``config`` has no ``checkpoint_id``, or an id, ``task_path`` or a channel is
+                not a string.
+            ClientConfigurationError: this saver has only an async client.
+        """
         self._run(self._put_writes_plan(config, writes, task_id, task_path))
 
     def delete_thread(self, thread_id: str) -> None:
-        """Delete the thread's checkpoints, blobs, writes, journal and ordinals."""
+        """Delete the thread's checkpoints, blobs, writes, journal entries and ordinals, in every namespace.
+
+        The thread's run lock (``thread_runs``) is left alone: it is live state of a run, not thread data.
+
+        Args:
+            thread_id: the thread to delete.
+
+        Raises:
+            InvalidInputError: ``thread_id`` is not a string.
+            ClientConfigurationError: this saver has only an async client.
+        """
         self._run(self._delete_thread_plan(thread_id))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Delete the checkpoints the runs created (refused if a DeltaChannel still needs them)."""
+        """Delete the checkpoints the runs created, with their writes and the blobs only they used.
+
+        The journal and the ordinals are left alone (entries are keyed by position, not by run).
+
+        Args:
+            run_ids: the runs (``metadata["run_id"]``) whose checkpoints go.
+
+        Raises:
+            DeltaChainError: a checkpoint of another run still replays the writes of one of these runs'
+                checkpoints (a DeltaChannel chain); nothing was deleted. Delete the later runs too, or the
+                whole thread.
+            InvalidInputError: ``run_ids`` is not a list or tuple of strings.
+            ClientConfigurationError: this saver has only an async client.
+        """
         self._run(self._delete_for_runs_plan(run_ids))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
@@ -174,7 +277,19 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         self._run(self._copy_thread_plan(source_thread_id, target_thread_id))
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """``keep_latest``: keep each namespace's latest checkpoint and what its DeltaChannels replay."""
+        """Prune threads: keep each namespace's latest checkpoint, or delete the threads.
+
+        Args:
+            thread_ids: the threads to prune.
+            strategy: ``"keep_latest"`` keeps each namespace's latest checkpoint and every ancestor its
+                DeltaChannels still replay (with their writes), deleting the other checkpoints, their writes
+                and the blobs only they used; the journal and the ordinals stay. ``"delete"`` deletes the
+                threads whole, like ``delete_thread``.
+
+        Raises:
+            InvalidInputError: ``thread_ids`` is not a list or tuple of strings, or ``strategy`` is unknown.
+            ClientConfigurationError: this saver has only an async client.
+        """
         self._run(self._prune_plan(thread_ids, strategy))
 
     def sweep_expired(self) -> list[str]:
@@ -182,17 +297,44 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
 
         MongoDB's TTL monitor does this by itself; run it on servers that do
         not enforce TTL indexes (FerretDB) or to reclaim space at once.
+        Without ``ttl`` nothing carries an expiry and nothing is deleted.
+
+        Returns:
+            The ids of the deleted threads, sorted.
+
+        Raises:
+            ClientConfigurationError: this saver has only an async client.
         """
         return self._run(self._sweep_expired_plan())
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
+        """The writes and seed each DeltaChannel needs to rebuild its value at a checkpoint.
+
+        Reads the chain with a bounded number of queries (the target and its ancestors in pages,
+        their writes, the seed blobs), not one per ancestor.
+
+        Args:
+            config: the target checkpoint (``thread_id``, ``checkpoint_ns``, ``checkpoint_id``; the
+                latest when no ``checkpoint_id``).
+            channels: the channels to rebuild.
+
+        Returns:
+            Per channel, ``{"writes": [...]}`` oldest first, plus ``"seed"`` when an ancestor stores its
+            value; only ``{"writes": []}`` when the target does not exist.
+
+        Raises:
+            InvalidInputError: a malformed config, or an id or channel that is not a string.
+            ClientConfigurationError: this saver has only an async client.
+        """
         return self._run(self._delta_history_plan(config, channels))
 
     # -- the saver contract: async --------------------------------------------------
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Async ``get_tuple`` on the async client: same arguments, return and errors (``ClientConfigurationError``
+        when this saver has only a sync client)."""
         return await self._arun(self._get_tuple_plan(config))
 
     async def alist(
@@ -203,6 +345,8 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
+        """Async ``list`` on the async client: same arguments, items and errors (all raised when iterating;
+        ``ClientConfigurationError`` when this saver has only a sync client)."""
         plan = self._list_plan(config, filter, before, limit)
         io = await self._async_face()
         async for item in io.iterate(plan):
@@ -215,6 +359,8 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        """Async ``put`` on the async client: same arguments, return and errors (``ClientConfigurationError``
+        when this saver has only a sync client)."""
         return await self._arun(self._put_plan(config, checkpoint, metadata, new_versions))
 
     async def aput_writes(
@@ -224,27 +370,36 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         task_id: str,
         task_path: str = "",
     ) -> None:
+        """Async ``put_writes`` on the async client: same arguments and errors (``config`` must name a
+        ``checkpoint_id``; ``ClientConfigurationError`` when this saver has only a sync client)."""
         await self._arun(self._put_writes_plan(config, writes, task_id, task_path))
 
     async def adelete_thread(self, thread_id: str) -> None:
+        """Async ``delete_thread`` on the async client: same arguments and errors."""
         await self._arun(self._delete_thread_plan(thread_id))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Async ``delete_for_runs`` on the async client: same arguments and errors (``DeltaChainError``
+        refuses, deleting nothing, when another run's checkpoint still replays these runs' writes)."""
         await self._arun(self._delete_for_runs_plan(run_ids))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """``copy_thread`` on the async client; refuses a target with documents the same way (``ThreadExistsError``)."""
+        """Async ``copy_thread`` on the async client: same arguments and errors; refuses a target with documents
+        the same way (``ThreadExistsError``)."""
         await self._arun(self._copy_thread_plan(source_thread_id, target_thread_id))
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Async ``prune`` on the async client: same arguments and errors."""
         await self._arun(self._prune_plan(thread_ids, strategy))
 
     async def asweep_expired(self) -> list[str]:
+        """Async ``sweep_expired`` on the async client: same return and errors."""
         return await self._arun(self._sweep_expired_plan())
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
+        """Async ``get_delta_channel_history`` on the async client: same arguments, return and errors."""
         return await self._arun(self._delta_history_plan(config, channels))
 
     # -- stored checkpoints (the journal's durability="async" guard) -------------------
@@ -296,12 +451,18 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         return self._stored.origin(thread_id, checkpoint_id) or self._run(self._origin_plan(thread_id, checkpoint_id))
 
     async def aorigin_of(self, thread_id: str, checkpoint_id: str) -> str:
-        """``origin_of`` on the async client."""
+        """Async ``origin_of`` on the async client: same arguments, return and errors (``ClientConfigurationError``
+        when a lookup is needed and this saver has only a sync client)."""
         known = self._stored.origin(thread_id, checkpoint_id)
         return known or await self._arun(self._origin_plan(thread_id, checkpoint_id))
 
     async def await_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
-        """``wait_stored`` on the event loop: it waits without blocking the loop that may be running the store.
+        """Async ``wait_stored`` on the event loop: it waits without blocking the loop that may be running the store.
+
+        Args:
+            thread_id: the thread.
+            checkpoint_id: the root-namespace checkpoint the running tasks were prepared from.
+            timeout: seconds to wait for the store.
 
         Raises:
             DurableMongoError: not stored within ``timeout``.
@@ -311,6 +472,18 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
             await self._arun(self._wait_stored_plan(thread_id, checkpoint_id, timeout))
 
     def get_next_version(self, current: str | int | float | None, channel: None = None) -> str:
+        """The next version of a channel: a zero-padded counter plus random bits (no I/O).
+
+        Two branches forked from one checkpoint reach the same counter but never the same version,
+        so their stored values never collide.
+
+        Args:
+            current: the channel's current version (a string from this saver, or a number), or None.
+            channel: unused (LangGraph's signature).
+
+        Returns:
+            A version that sorts after ``current``.
+        """
         return next_version(current)
 
 

@@ -30,9 +30,9 @@ def effect(
     at_most_once: bool = False,
     journal: ActivityJournal | None = None,
 ) -> Any:
-    """Make each call of ``fn`` a journaled effect: run once, replayed on every re-run of its node.
+    """Make each call of ``fn`` journaled ("secure"): run once, its result replayed on every re-run of its node.
 
-    The call's arguments are its input (digest and redacted preview); its
+    "Secure" means journaled, as for ``SecureLLM`` and ``SecureTool``. The call's arguments are its input (digest and redacted preview); its
     return value is the recorded outcome. ``at_most_once=True`` refuses to run
     again a call whose worker died mid-flight (``EffectOutcomeUnknownError``).
     ``journal`` defaults to the durable scope's.
@@ -42,6 +42,19 @@ def effect(
         @effect(kind="payment", at_most_once=True)
         def charge(customer: str, cents: int) -> str:
             return psp.charge(customer, cents, idempotency_key=current_effect().idempotency_key)
+
+    Args:
+        fn: the function (sync or async); given when used as a bare ``@effect``.
+        kind: the entry's ``kind`` (``"effect"`` by default).
+        name: the entry's ``name``; ``fn.__qualname__`` by default.
+        at_most_once: never run again a call whose worker died mid-flight.
+        journal: the journal to record on.
+
+    Returns:
+        The wrapped function (sync or async like ``fn``), or a decorator when ``fn`` is not given.
+        A call of the wrapped function returns ``fn``'s result, now or as recorded, and raises
+        ``NoDurableScopeError`` outside a durable scope, the journal's errors (see
+        ``ActivityJournal.run``) or whatever ``fn`` raises.
     """
 
     def wrap(fn: F) -> F:

@@ -142,6 +142,20 @@ class ActivityJournal(TwoFaces, JournalPlans):
         Example::
 
             journal = ActivityJournal.for_checkpointer(saver, wait_seconds=5)
+
+        Args:
+            saver: a ``MongoDBCheckpointer``; under its ``ttl`` new entries carry the thread's expiry
+                (``saver.expiry_fields``).
+            **options: the other ``ActivityJournal`` arguments (``lease_seconds``, ``wait_seconds``,
+                ``terminal_errors``, ...); an explicit ``collection``, ``chunk_bytes``,
+                ``metadata_collection`` or ``expiry`` wins over the saver's.
+
+        Returns:
+            The journal.
+
+        Raises:
+            InvalidInputError: an option is invalid (``on_input_change``, ``on_nondeterminism``,
+                ``lease_seconds``, ``wait_seconds``, ``terminal_errors``, ``digest_key``, a collection name).
         """
         options.setdefault("collection", saver.collections.journal)
         options.setdefault("chunk_bytes", saver.chunk_bytes)
@@ -165,17 +179,52 @@ class ActivityJournal(TwoFaces, JournalPlans):
     def run(self, call: EffectCall, fn: Callable[[], Any], *, position: EffectPosition | None = None) -> Any:
         """Return ``fn()``'s recorded outcome, or run ``fn`` once and record it.
 
-        ``position`` defaults to the next one of the current durable scope.
+        The position is claimed first (one upsert): a completed position returns its outcome without
+        running ``fn``; otherwise ``fn`` runs inside the claim (``current_effect()`` names it, its
+        lease renewed every ``lease_seconds / 3``) and its outcome is recorded under the claim's fence.
 
         Example::
 
             reply = journal.run(EffectCall("tool", "search", input=args), lambda: search(**args))
+
+        Args:
+            call: what runs: kind, name, input (digested; previewed redacted), ``tool_call_id``,
+                ``at_most_once``.
+            fn: the effect, called with no arguments.
+            position: where to record it; by default the next position of the node running in the
+                current durable scope (the ``tool_call_id``'s, when the call has one).
+
+        Returns:
+            What ``fn`` returned, now or in the run that recorded it.
+
+        Raises:
+            NoDurableScopeError: no ``position`` was given and no durable scope or LangGraph task is running.
+            NamespaceError: the running node's checkpoint namespace cannot be explained by the topology.
+            RunLockLostError: the platform's run lost its thread's run lock (the scope's guard); not run.
+            NondeterminismError: another kind or name is recorded at the position
+                (``on_nondeterminism="raise"``).
+            InputChangedError: a recorded outcome's input digest differs (``on_input_change="raise"``).
+            EffectInProgressError: another worker holds the position under a live lease beyond
+                ``wait_seconds``.
+            EffectOutcomeUnknownError: an ``at_most_once`` effect was started by a worker that died before
+                recording; it is not run again (settle it with ``resolve`` or ``discard``).
+            CorruptJournalEntryError: the entry or its recorded outcome is not one the journal writes; not run.
+            OutcomeNotSerializableError: the effect ran but the serde cannot serialize its result (recorded
+                ``failed``); replayed for an ``at_most_once`` effect until a person settles the position.
+            ClientConfigurationError: this journal has no sync client, or its input-digest key (under an
+                ``EncryptedSerializer``) cannot be decrypted with this serde.
+            DurableMongoError: under ``durability="async"``, the checkpoint the node's position derives from
+                was not stored in time.
+            Exception: whatever ``fn`` raises, after it is recorded ``failed``; a recorded failure whose type is
+                in ``terminal_errors`` is raised again (same type) instead of running ``fn``.
         """
         pos = self._position(call, position)
         return self._run(self._effect_plan(call, pos, fn))
 
     async def arun(self, call: EffectCall, fn: Callable[[], Any], *, position: EffectPosition | None = None) -> Any:
-        """``run`` natively on the async client; ``fn`` may return an awaitable."""
+        """Async ``run`` natively on the async client: same arguments, return and errors; ``fn`` may return an
+        awaitable (awaited inside the claim). ``ClientConfigurationError`` when this journal has only a sync
+        client."""
         pos = await self._aposition(call, position)
         return await self._arun(self._effect_plan(call, pos, fn))
 
@@ -190,7 +239,40 @@ class ActivityJournal(TwoFaces, JournalPlans):
     ) -> Iterator[Any]:
         """Yield ``open_stream()``'s items as they come and record ``merge(items)``.
 
-        A recorded position yields ``replay(outcome)`` without opening the stream.
+        A recorded position yields ``replay(outcome)`` without opening the stream. The lease is renewed
+        until the stream ends, also while the caller handles an item.
+
+        Args:
+            call: what runs (as for ``run``).
+            open_stream: opens the stream (the effect), called with no arguments.
+            merge: turns the streamed items into the outcome to record.
+            replay: turns a recorded outcome into the items to yield.
+            position: as for ``run``.
+
+        Returns:
+            An iterator of the items. The position, the scope's guard and the client are checked when
+            this is called; the claim and the other errors come when iterating.
+
+        Raises:
+            NoDurableScopeError: no ``position`` was given and no durable scope or LangGraph task is running.
+            NamespaceError: the running node's checkpoint namespace cannot be explained by the topology.
+            RunLockLostError: the platform's run lost its thread's run lock (the scope's guard); not run.
+            NondeterminismError: another kind or name is recorded at the position
+                (``on_nondeterminism="raise"``).
+            InputChangedError: a recorded outcome's input digest differs (``on_input_change="raise"``).
+            EffectInProgressError: another worker holds the position under a live lease beyond
+                ``wait_seconds``.
+            EffectOutcomeUnknownError: an ``at_most_once`` effect was started by a worker that died before
+                recording; it is not run again (settle it with ``resolve`` or ``discard``).
+            CorruptJournalEntryError: the entry or its recorded outcome is not one the journal writes; not run.
+            OutcomeNotSerializableError: the effect ran but the serde cannot serialize its result (recorded
+                ``failed``); replayed for an ``at_most_once`` effect until a person settles the position.
+            ClientConfigurationError: this journal has no sync client, or its input-digest key (under an
+                ``EncryptedSerializer``) cannot be decrypted with this serde.
+            DurableMongoError: under ``durability="async"``, the checkpoint the node's position derives from
+                was not stored in time.
+            Exception: whatever the stream raises, after it is recorded ``failed``; a recorded failure whose type is
+                in ``terminal_errors`` is raised again (same type) instead of running the stream.
         """
         pos = self._position(call, position)
         return self._sync_face().iterate(self._stream_plan(call, pos, open_stream, merge, replay))
@@ -204,6 +286,9 @@ class ActivityJournal(TwoFaces, JournalPlans):
         *,
         position: EffectPosition | None = None,
     ) -> AsyncIterator[Any]:
+        """Async ``run_stream`` natively on the async client: same arguments, items and errors (all raised when
+        iterating); ``open_stream`` returns an async iterator. ``ClientConfigurationError`` when this journal
+        has only a sync client."""
         pos = await self._aposition(call, position)
         io = await self._async_face()
         async for item in io.iterate(self._stream_plan(call, pos, open_stream, merge, replay)):
@@ -212,22 +297,60 @@ class ActivityJournal(TwoFaces, JournalPlans):
     # -- for people ---------------------------------------------------------------------
 
     def entries(self, thread_id: str) -> list[dict[str, Any]]:
-        """The thread's entry documents in the order they were first claimed (outcome bytes left out)."""
+        """The thread's entry documents in the order they were first claimed (outcome bytes left out).
+
+        Args:
+            thread_id: the thread.
+
+        Returns:
+            The entry documents (chunk documents of large outcomes left out), oldest claim first.
+
+        Raises:
+            InvalidInputError: ``thread_id`` is not a string.
+            ClientConfigurationError: this journal has only an async client.
+        """
         return self._run(self._entries_plan(require_str("thread_id", thread_id)))
 
     async def aentries(self, thread_id: str) -> list[dict[str, Any]]:
+        """Async ``entries`` on the async client: same arguments, return and errors."""
         return await self._arun(self._entries_plan(require_str("thread_id", thread_id)))
 
     def resolve(self, position: EffectPosition, outcome: Any) -> None:
-        """Record ``outcome`` for a position a person has checked (after ``EffectOutcomeUnknownError``)."""
+        """Record ``outcome`` for a position a person has checked (after ``EffectOutcomeUnknownError``).
+
+        The entry becomes ``completed`` with ``resolved_by: "operator"``, whatever its status was, and its
+        fence moves on, so a claim still running there cannot record over the decision. The next run of
+        the node replays ``outcome``.
+
+        Args:
+            position: the entry's position (the error's ``.position``).
+            outcome: what the effect returned, as the serde can serialize it.
+
+        Raises:
+            DurableMongoError: no entry at ``position``, or the entry changed while it was being resolved
+                (nothing recorded; look at it again).
+            ClientConfigurationError: this journal has only an async client.
+        """
         self._run(self._resolve_plan(position, outcome))
 
     async def aresolve(self, position: EffectPosition, outcome: Any) -> None:
+        """Async ``resolve`` on the async client: same arguments and errors."""
         await self._arun(self._resolve_plan(position, outcome))
 
     def discard(self, position: EffectPosition) -> None:
-        """Forget a position's entry, so its effect runs again on the next attempt."""
+        """Forget a position's entry, so its effect runs again on the next attempt.
+
+        Deletes the entry and its outcome chunks; a position with no entry is left as it is.
+
+        Args:
+            position: the entry's position (e.g. the ``.position`` of ``EffectOutcomeUnknownError`` or
+                ``CorruptJournalEntryError``).
+
+        Raises:
+            ClientConfigurationError: this journal has only an async client.
+        """
         self._run(self._discard_plan(position))
 
     async def adiscard(self, position: EffectPosition) -> None:
+        """Async ``discard`` on the async client: same arguments and errors."""
         await self._arun(self._discard_plan(position))

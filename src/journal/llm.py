@@ -50,7 +50,11 @@ def _replay(message: BaseMessage) -> list[AIMessageChunk]:
 
 
 class SecureLLM(BaseChatModel):
-    """Wraps a chat model: each call's response is recorded once and replayed when its node re-runs.
+    """A chat model whose every response is journaled ("secure"): recorded once, replayed when its node re-runs.
+
+    "Secure" means journaled: a call's response is recorded in the activity
+    journal the first time and returned from there when the node runs again
+    (resume, retry), so the model is not called again.
 
     ``invoke``, ``ainvoke``, ``stream``, ``astream``, ``bind_tools`` and
     ``with_structured_output`` keep working (a replayed stream yields the
@@ -66,8 +70,14 @@ class SecureLLM(BaseChatModel):
     Args:
         model: a chat model, or any runnable returning a message (a chat
             model bound to tools, say).
-        journal: defaults to the durable scope's.
+        journal: defaults to the durable scope's (a durable scope is needed either way: it says
+            where the call is).
         effect_name: the entry's ``name``; the model's name by default.
+
+    Raises (from ``invoke``, ``stream`` and their async twins):
+        NoDurableScopeError: called outside a durable scope (a graph compiled or attached by
+            ``DurablePlatform``, or ``effect_scope``).
+        Exception: the journal's errors (see ``ActivityJournal.run``) and what the model raises.
     """
 
     model: Any
@@ -189,7 +199,20 @@ class SecureLLM(BaseChatModel):
         tool_choice: str | None = None,
         **kwargs: Any,
     ) -> Runnable[Any, AIMessage]:
-        """Bind tools the way the wrapped model does; its responses stay journaled."""
+        """Bind tools the way the wrapped model does; its responses stay journaled.
+
+        Args:
+            tools: the tools, in any form the wrapped model's ``bind_tools`` accepts.
+            tool_choice: passed to the wrapped model's ``bind_tools`` when given.
+            **kwargs: passed to the wrapped model's ``bind_tools``.
+
+        Returns:
+            A runnable whose calls are journaled like this model's: this model bound to the formatted
+            tools, or a ``SecureLLM`` over the wrapped model's binding.
+
+        Raises:
+            NotImplementedError: the wrapped model does not support tools (its own error).
+        """
         if tool_choice is not None:
             kwargs["tool_choice"] = tool_choice
         bound = self.model.bind_tools(tools, **kwargs)

@@ -20,7 +20,12 @@ def _tool_call_id(input: Any) -> str | None:
 
 
 class SecureTool(BaseTool):
-    """Wraps a sync or async LangChain tool; works wherever the tool does (``ToolNode``, agents).
+    """A LangChain tool whose every call is journaled ("secure"): run once, replayed when its node re-runs.
+
+    "Secure" means journaled: the first call at a position runs the tool and
+    records its result; a resume or retry of the node returns the recorded
+    result without running the tool again. It wraps a sync or async tool and
+    works wherever the tool does (``ToolNode``, agents).
 
     A call made for a tool call (what ``ToolNode`` sends) is keyed by its
     ``tool_call_id``: when the LLM that issued it is a ``SecureLLM`` the id is
@@ -32,6 +37,12 @@ class SecureTool(BaseTool):
 
         tools = [SecureTool(search), SecureTool(send_email, at_most_once=True)]
         graph.add_node("tools", ToolNode(tools))
+
+    Args:
+        tool: the tool to wrap; its name, description, schema and metadata are kept.
+        journal: defaults to the durable scope's (a durable scope is needed either way).
+        at_most_once: never run again a call whose worker died mid-flight
+            (``EffectOutcomeUnknownError`` for a person to settle).
     """
 
     tool: BaseTool
@@ -72,9 +83,28 @@ class SecureTool(BaseTool):
         return self.journal or current_effect_scope().journal
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Run the tool once at its journal position, or return the result recorded there.
+
+        Args:
+            input: the tool's arguments, or a tool call (``{"type": "tool_call", "id", "args", ...}``),
+                which is keyed by its id.
+            config: passed to the tool.
+            **kwargs: passed to the tool's ``invoke``.
+
+        Returns:
+            What the tool returned (a ``ToolMessage`` for a tool call), now or when it was recorded.
+
+        Raises:
+            NoDurableScopeError: no durable scope is running (a graph compiled or attached by
+                ``DurablePlatform``, or ``effect_scope``), or no LangGraph task runs here.
+            Exception: the journal's errors (see ``ActivityJournal.run``: ``NondeterminismError``,
+                ``EffectInProgressError``, ``EffectOutcomeUnknownError``, ``RunLockLostError``, ...) and
+                whatever the tool raises.
+        """
         return self._journal().run(self._call(input), lambda: self.tool.invoke(input, config, **kwargs))
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """Async ``invoke`` on the journal's async client: same arguments, return and errors."""
         return await self._journal().arun(self._call(input), lambda: self.tool.ainvoke(input, config, **kwargs))
 
     def _run(self, *args: Any, **kwargs: Any) -> Any:

@@ -182,12 +182,45 @@ class OrdinalAllocator(TwoFaces):
     # -- public API: sync face -------------------------------------------------
 
     def allocate(self, thread_id: str, parent_path: str, name: str, task_key: str) -> int:
-        """The ordinal of ``task_key`` among occurrences of ``name`` under ``parent_path``."""
+        """The ordinal of ``task_key`` among occurrences of ``name`` under ``parent_path``.
+
+        Find-or-insert, read from the database (never from memory): the first occurrence gets 1, each new
+        one the next number, and concurrent callers converge on one answer (unique indexes).
+
+        Args:
+            thread_id: the thread.
+            parent_path: the operation path the occurrence is under, e.g. ``agent/1``.
+            name: the child or node name.
+            task_key: what identifies the occurrence (the same on every resume).
+
+        Returns:
+            The occurrence's ordinal (1, 2, ...).
+
+        Raises:
+            InvalidInputError: an argument is not a non-empty string.
+            ClientConfigurationError: this allocator has no synchronous database.
+        """
         _check_strings(thread_id=thread_id, parent_path=parent_path, name=name, task_key=task_key)
         return self._run(self._allocate_plan(thread_id, parent_path, name, task_key))
 
     def operation_path(self, thread_id: str, resolved: ResolvedNamespace) -> str:
-        """``agent/1`` plus ``name/ordinal`` for each boundary of ``resolved``."""
+        """``agent/1`` plus ``name/ordinal`` for each boundary of ``resolved``.
+
+        Allocates the ordinals of boundaries seen for the first time; remembered ones are confirmed with
+        one query.
+
+        Args:
+            thread_id: the thread.
+            resolved: a resolved namespace (``DurableSubgraphResolver.resolve``/``resolve_config``).
+
+        Returns:
+            The operation path, e.g. ``agent/1/case_investigation/1/policy_analysis/1``.
+
+        Raises:
+            InvalidInputError: ``thread_id`` or a name or key of ``resolved`` is not a non-empty string, or
+                ``resolved`` is not a ``ResolvedNamespace``.
+            ClientConfigurationError: this allocator has no synchronous database.
+        """
         _check_resolved(thread_id, resolved)
         return self._run(self._path_plan(thread_id, resolved))
 
@@ -203,23 +236,38 @@ class OrdinalAllocator(TwoFaces):
             The ``NodePosition``; its ``new`` says the occurrence was allocated by this call.
 
         Raises:
-            InvalidInputError: ``thread_id`` or a name or key of ``resolved`` is not a non-empty string.
+            InvalidInputError: ``thread_id`` or a name or key of ``resolved`` is not a non-empty string, or
+                ``resolved`` is not a ``ResolvedNamespace``.
+            ClientConfigurationError: this allocator has no synchronous database.
         """
         _check_resolved(thread_id, resolved)
         return self._run(self._position_plan(thread_id, resolved, continued))
 
     def delete_thread(self, thread_id: str) -> None:
-        """Delete every allocation of ``thread_id``."""
+        """Delete every allocation of ``thread_id`` (and forget the ones this allocator remembers).
+
+        Args:
+            thread_id: the thread.
+
+        Raises:
+            InvalidInputError: ``thread_id`` is not a non-empty string.
+            ClientConfigurationError: this allocator has no synchronous database.
+        """
         _check_strings(thread_id=thread_id)
         self._run(self._delete_plan(thread_id))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy the source's allocations to a thread that has none.
 
+        Args:
+            source_thread_id: the thread to copy (unchanged).
+            target_thread_id: a thread with no allocations.
+
         Raises:
             ThreadExistsError: the target has allocations; nothing was written. Delete them first
                 (``delete_thread(target_thread_id)``) or pick another id.
             InvalidInputError: an id is not a non-empty string, or both are the same.
+            ClientConfigurationError: this allocator has no synchronous database.
         """
         _check_copy(source_thread_id, target_thread_id)
         self._run(self._copy_plan(source_thread_id, target_thread_id))
@@ -227,27 +275,28 @@ class OrdinalAllocator(TwoFaces):
     # -- public API: async face ------------------------------------------------
 
     async def aallocate(self, thread_id: str, parent_path: str, name: str, task_key: str) -> int:
-        """Async ``allocate``."""
+        """Async ``allocate`` on the asynchronous database: same arguments, return and errors."""
         _check_strings(thread_id=thread_id, parent_path=parent_path, name=name, task_key=task_key)
         return await self._arun(self._allocate_plan(thread_id, parent_path, name, task_key))
 
     async def aoperation_path(self, thread_id: str, resolved: ResolvedNamespace) -> str:
-        """Async ``operation_path``."""
+        """Async ``operation_path`` on the asynchronous database: same arguments, return and errors."""
         _check_resolved(thread_id, resolved)
         return await self._arun(self._path_plan(thread_id, resolved))
 
     async def aposition(self, thread_id: str, resolved: ResolvedNamespace, *, continued: bool = False) -> NodePosition:
-        """Async ``position``."""
+        """Async ``position`` on the asynchronous database: same arguments, return and errors."""
         _check_resolved(thread_id, resolved)
         return await self._arun(self._position_plan(thread_id, resolved, continued))
 
     async def adelete_thread(self, thread_id: str) -> None:
-        """Async ``delete_thread``."""
+        """Async ``delete_thread`` on the asynchronous database: same arguments and errors."""
         _check_strings(thread_id=thread_id)
         await self._arun(self._delete_plan(thread_id))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Async ``copy_thread``; refuses a target with allocations the same way (``ThreadExistsError``)."""
+        """Async ``copy_thread`` on the asynchronous database: same arguments and errors; refuses a target with
+        allocations the same way (``ThreadExistsError``)."""
         _check_copy(source_thread_id, target_thread_id)
         await self._arun(self._copy_plan(source_thread_id, target_thread_id))
 
