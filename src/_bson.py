@@ -22,6 +22,20 @@ DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024
 _ESCAPES = {"%": "%25", ".": "%2E", "$": "%24", "\x00": "%00"}
 
 
+def require_db_name(db_name: Any) -> str:
+    """Return ``db_name`` if MongoDB accepts it as a database name; raise ``InvalidInputError`` otherwise."""
+    if not isinstance(db_name, str) or not db_name or set(db_name) & set('/\\. "$\x00'):
+        raise InvalidInputError(f"db_name must be a valid MongoDB database name, got {db_name!r}")
+    return db_name
+
+
+def require_seconds(name: str, value: Any, *, positive: bool = False) -> float:
+    """Return ``value`` as a float if it is a number of seconds (> 0 when ``positive``, else >= 0)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (positive and value == 0):
+        raise InvalidInputError(f"{name} must be a {'positive' if positive else 'non-negative'} number of seconds, got {value!r}")
+    return float(value)
+
+
 def require_str(name: str, value: Any, *, allow_empty: bool = True) -> str:
     """Return ``value`` if it is a ``str``; raise ``InvalidInputError`` otherwise.
 

@@ -76,6 +76,7 @@ from typing import Any
 
 from langchain_core.runnables.config import merge_configs
 
+from ._bson import require_db_name, require_seconds, require_str
 from ._plans import lease
 from ._plans.faces import TwoFaces, split_clients
 from ._plans.lease import Beat
@@ -289,13 +290,12 @@ class RunLocks(TwoFaces):
         wait_seconds: float = 30.0,
         auto_setup: bool = True,
     ) -> None:
-        if not lease_seconds > 0:
-            raise ValueError(f"run_lease_seconds must be > 0, got {lease_seconds!r}")
-        if not wait_seconds >= 0:
-            raise ValueError(f"run_wait_seconds must be >= 0, got {wait_seconds!r}")
+        lease_seconds = require_seconds("run_lease_seconds", lease_seconds, positive=True)
+        wait_seconds = require_seconds("run_wait_seconds", wait_seconds)
+        require_db_name(db_name)
         client, async_client = split_clients(client, async_client, "RunLocks")
-        self.collection = collection
-        self.lease_seconds, self.wait_seconds = float(lease_seconds), float(wait_seconds)
+        self.collection = require_str("collection", collection, allow_empty=False)
+        self.lease_seconds, self.wait_seconds = lease_seconds, wait_seconds
         self._init_faces(
             client[db_name] if client is not None else None,
             async_client[db_name] if async_client is not None else None,

@@ -17,7 +17,7 @@ from langgraph.checkpoint.base import (
     SerializerProtocol,
 )
 
-from .._bson import DEFAULT_CHUNK_BYTES
+from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
 from .._plans.faces import TwoFaces, split_clients
 from ..errors import InvalidInputError
 from ..schema import CollectionNames
@@ -80,8 +80,7 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
     ) -> None:
         super().__init__(serde=serde)
         client, async_client = split_clients(client, async_client, "MongoDBCheckpointer")
-        if not isinstance(db_name, str) or not db_name or set(db_name) & set('/\\. "$\x00'):
-            raise InvalidInputError(f"db_name must be a valid MongoDB database name, got {db_name!r}")
+        require_db_name(db_name)
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl <= 0):
             raise InvalidInputError(f"ttl must be a positive number of seconds or None, got {ttl!r}")
         self.client = client

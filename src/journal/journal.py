@@ -9,7 +9,7 @@ from langgraph.checkpoint.base import SerializerProtocol
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from .._bson import DEFAULT_CHUNK_BYTES, require_str
+from .._bson import DEFAULT_CHUNK_BYTES, require_db_name, require_seconds, require_str
 from .._plans.faces import TwoFaces, split_clients
 from ..errors import InvalidInputError
 from .context import Slot, alocate, current_effect_scope, locate
@@ -108,14 +108,13 @@ class ActivityJournal(TwoFaces, JournalPlans):
             raise InvalidInputError(f'on_input_change must be "warn", "raise" or "ignore", got {on_input_change!r}')
         if on_nondeterminism not in ("raise", "rerun"):
             raise InvalidInputError(f'on_nondeterminism must be "raise" or "rerun", got {on_nondeterminism!r}')
-        for name, seconds in (("lease_seconds", lease_seconds), ("wait_seconds", wait_seconds)):
-            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
-                raise InvalidInputError(f"{name} must be a non-negative number of seconds, got {seconds!r}")
+        lease_seconds = require_seconds("lease_seconds", lease_seconds)
+        wait_seconds = require_seconds("wait_seconds", wait_seconds)
         self.terminal_errors = tuple(terminal_errors)
         if not all(isinstance(t, type) and issubclass(t, BaseException) for t in self.terminal_errors):
             raise InvalidInputError(f"terminal_errors must be exception types, got {self.terminal_errors!r}")
         self.client, self.async_client = client, async_client
-        self.db_name = db_name
+        self.db_name = require_db_name(db_name)
         self.collection = require_str("collection", collection, allow_empty=False)
         self.serde = serde or JsonPlusSerializer()
         self.lease_seconds, self.wait_seconds = float(lease_seconds), float(wait_seconds)

@@ -71,6 +71,7 @@ from .._plans.requests import (
 )
 from ..schema import INDEXES
 from ..errors import (
+    InvalidInputError,
     ClientConfigurationError,
     CorruptJournalEntryError,
     DurableMongoError,
@@ -168,6 +169,14 @@ def unserializable_outcome(call: EffectCall, pos: EffectPosition, value: Any, ex
         ),
         position=pos,
     )
+
+
+def _require_position(pos: Any) -> None:
+    if not isinstance(pos, EffectPosition):
+        raise InvalidInputError(
+            f"a journal position is an EffectPosition (an error's .position, or one built from an entry), "
+            f"got {type(pos).__name__}"
+        )
 
 
 def _corrupt(pos: EffectPosition, problem: str) -> CorruptJournalEntryError:
@@ -505,6 +514,7 @@ class JournalPlans:
 
     def _resolve_plan(self, pos: EffectPosition, value: Any) -> Plan:
         """Record ``value`` as the outcome of the position's entry (a person's decision)."""
+        _require_position(pos)
         found = yield Find(self.collection, entry_filter(pos), {"_id": 0, "fence": 1, "status": 1}, limit=1)
         if not found:
             raise DurableMongoError(f"no journal entry at {pos}")
@@ -535,6 +545,7 @@ class JournalPlans:
 
     def _discard_plan(self, pos: EffectPosition) -> Plan:
         """Delete the position's entry and chunks, so the effect runs again."""
+        _require_position(pos)
         yield DeleteMany(self.collection, entry_filter(pos))
         chunks = {**entry_filter(pos), "effect_key": {"$regex": "^" + re.escape(pos.effect_key) + "#"}}
         chunks.pop("chunk")

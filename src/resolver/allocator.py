@@ -388,7 +388,9 @@ class OrdinalAllocator(TwoFaces):
             )
         docs = yield Find(self._collection, {"thread_id": source}, {"_id": 0})
         self._forget(target)  # allocations cached before another process deleted the thread
-        yield InsertMany(self._collection, [{**doc, "thread_id": target} for doc in docs])
+        stamp = self._expiry(target) if self._expiry is not None else {}
+        copies = [{**{k: v for k, v in doc.items() if k != "expire_at"}, "thread_id": target, **stamp} for doc in docs]
+        yield InsertMany(self._collection, copies)
 
     # -- cache and faces -----------------------------------------------------------
 

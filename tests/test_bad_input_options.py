@@ -1,0 +1,60 @@
+"""Bad options and arguments of the storage classes: a typed error naming the fix, before any query."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+import mongomock
+import pytest
+from mongomock_motor import AsyncMongoMockClient
+
+from langgraph_durable_mongodb import ActivityJournal, InvalidInputError, OrdinalAllocator
+from langgraph_durable_mongodb.run_lock import RunLocks
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"lease_seconds": 0}, "run_lease_seconds must be a positive number of seconds"),
+        ({"lease_seconds": "30"}, "run_lease_seconds must be a positive number"),
+        ({"wait_seconds": -1}, "run_wait_seconds must be a non-negative number"),
+        ({"wait_seconds": True}, "run_wait_seconds must be a non-negative number"),
+        ({"db_name": "a.b"}, "db_name must be a valid MongoDB database name"),
+        ({"collection": ""}, "collection must be a non-empty string"),
+    ],
+)
+def test_run_locks_refuse_bad_options(options: dict, message: str) -> None:
+    with pytest.raises(InvalidInputError, match=message):
+        RunLocks(mongomock.MongoClient(), **options)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [({"db_name": "with space"}, "db_name must be a valid"), ({"lease_seconds": -1}, "lease_seconds must be a non-negative")],
+)
+def test_the_journal_refuses_bad_options(options: dict, message: str) -> None:
+    with pytest.raises(InvalidInputError, match=message):
+        ActivityJournal(mongomock.MongoClient(), **options)
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_resolve_and_discard_take_an_effect_position(face: str) -> None:
+    client = mongomock.MongoClient()
+    journal = ActivityJournal(client if face == "sync" else AsyncMongoMockClient(mock_mongo_client=client))
+    position = {"thread_id": {"$ne": ""}, "path": "agent/1", "node": "n", "occurrence": "1", "effect_key": "1"}
+    for call in ("resolve", "discard"):
+        args = (position, "outcome") if call == "resolve" else (position,)
+        with pytest.raises(InvalidInputError, match="a journal position is an EffectPosition"):
+            if face == "sync":
+                getattr(journal, call)(*args)
+            else:
+                await getattr(journal, "a" + call)(*args)
+    assert client["langgraph"]["activity_journal"].count_documents({}) == 0
+
+
+def test_a_copy_by_the_allocator_alone_carries_the_targets_expiry() -> None:
+    db = mongomock.MongoClient()["db"]
+    later = datetime(2030, 1, 1)
+    allocator = OrdinalAllocator(db, expiry=lambda thread_id: {"expire_at": later if thread_id == "copy" else later - timedelta(days=9)})
+    allocator.allocate("src", "agent/1", "case", "k")
+    allocator.copy_thread("src", "copy")
+    assert {d["expire_at"] for d in db["operation_ordinals"].find({"thread_id": "copy"})} == {later}
