@@ -9,7 +9,12 @@ else needs reading.
   (``NS_SEP``, ``NS_END``).
 - A task's ``langgraph_path`` starts with ``__pregel_pull`` for an edge-triggered
   task and ``__pregel_push`` for a ``Send`` (``PULL``, ``PUSH``).
-- Inside a node, the config's ``configurable`` holds the task's write callable
+- A run starts when ``Pregel.stream``/``astream`` enters its ``PregelLoop``, which
+  reads the latest checkpoint (``starting_run``); the loop's ``manager`` is the
+  run's callback manager, from which every task's callbacks derive.
+- Inside a node, the config's ``configurable`` holds the checkpointer
+  (``CONFIG_KEY_CHECKPOINTER``; Agent Server's adapter keeps ours as ``_inner``),
+  the task's write callable
   (``CONFIG_KEY_SEND``, one per prepared task), the runtime with its retry
   attempt (``CONFIG_KEY_RUNTIME``), the checkpoint ids of the namespaces above
   (``CONFIG_KEY_CHECKPOINT_MAP``) and the run's durability (``CONFIG_KEY_DURABILITY``).
@@ -17,10 +22,16 @@ else needs reading.
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass
 from typing import Any
+
+from langgraph.pregel import Pregel
+from langgraph.pregel._loop import PregelLoop
 
 from langgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINT_MAP,
+    CONFIG_KEY_CHECKPOINTER,
     CONFIG_KEY_DURABILITY,
     CONFIG_KEY_RUNTIME,
     CONFIG_KEY_SEND,
@@ -32,16 +43,20 @@ from langgraph._internal._constants import (
 
 __all__ = [
     "CONFIG_KEY_CHECKPOINT_MAP",
+    "CONFIG_KEY_CHECKPOINTER",
     "CONFIG_KEY_DURABILITY",
     "CONFIG_KEY_RUNTIME",
     "CONFIG_KEY_SEND",
     "NS_END",
     "NS_SEP",
+    "StartingRun",
     "PULL",
     "PUSH",
     "node_attempt",
     "root_checkpoint",
+    "run_checkpointer",
     "runs_durably_async",
+    "starting_run",
     "task_writer",
 ]
 
@@ -55,6 +70,53 @@ def node_attempt(configurable: dict[str, Any]) -> int:
     """The running task's attempt: 1, then one more per ``RetryPolicy`` retry."""
     info = getattr(configurable.get(CONFIG_KEY_RUNTIME), "execution_info", None)
     return getattr(info, "node_attempt", 1) or 1
+
+
+def run_checkpointer(configurable: dict[str, Any]) -> Any:
+    """The checkpointer the running graph saves with (LangGraph passes it down to every task).
+
+    Agent Server (langgraph-api) lends a ``langgraph.json`` checkpointer wrapped in an adapter that keeps
+    it as ``_inner`` (``langgraph_api/_checkpointer/_adapter.py``): the one wrapped is the one saving.
+    """
+    saver = configurable.get(CONFIG_KEY_CHECKPOINTER)
+    if type(saver).__name__ == "_CustomCheckpointerAdapter":
+        return saver._inner  # noqa: SLF001
+    return saver
+
+
+@dataclass(frozen=True)
+class StartingRun:
+    """A run of ``graph`` that is starting: its loop is entering."""
+
+    graph: Pregel
+    loop: PregelLoop
+
+    def add_callback_handler(self, handler: Any) -> None:
+        """Give every task of the run ``handler`` (LangGraph derives each task's callbacks from the run's
+        manager, and a compiled child reuses its task's callbacks without configuring new ones)."""
+        manager = self.loop.manager
+        if manager is not None and not any(h is handler for h in manager.inheritable_handlers):
+            manager.inheritable_handlers.append(handler)
+
+
+def starting_run() -> StartingRun | None:
+    """The run that is starting, when called (at any depth) from its checkpointer's first read.
+
+    LangGraph reads the latest checkpoint in ``PregelLoop.__enter__``/``__aenter__``, called from
+    ``Pregel.stream``/``astream`` (``invoke``, ``batch`` and their async twins go through them); the
+    loop and the graph are the ``self`` of frames above the checkpointer. Anything else reading a
+    checkpoint (``get_state``, ``update_state``, another caller) starts no run: None.
+    """
+    frame = sys._getframe(1)  # noqa: SLF001 - the one way to see who is calling the checkpointer
+    loop = None
+    while frame is not None:
+        owner = frame.f_locals.get("self")
+        if isinstance(owner, PregelLoop) and frame.f_code.co_name in ("__enter__", "__aenter__"):
+            loop = owner
+        elif isinstance(owner, Pregel):
+            return StartingRun(owner, loop) if loop is not None and frame.f_code.co_name in ("stream", "astream") else None
+        frame = frame.f_back
+    return None
 
 
 def root_checkpoint(configurable: dict[str, Any]) -> str | None:

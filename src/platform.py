@@ -1,15 +1,18 @@
 """``DurablePlatform``: the checkpointer, the journal and the allocator, bound to your graphs.
 
-``compile`` (or ``attach``) gives a graph whose every run is durable: the root
-owns the platform checkpointer, compiled children inherit it, the resolver
-validates the topology up front (``TopologyError``), and each
-``invoke``/``ainvoke``/``stream``/``astream``/``batch`` call binds the durable
-scope in which ``SecureLLM``, ``SecureTool`` and ``@effect`` record and replay.
+Compile a root graph with the platform checkpointer, and its runs are durable:
+compiled children inherit the checkpointer (``checkpointer=None``), and every
+run binds, when it starts, the durable scope in which ``SecureLLM``,
+``SecureTool`` and ``@effect`` record and replay. The topology is discovered
+and validated once per compiled graph (``TopologyError``), at its first run.
+``compile``/``attach`` do the same and validate at once, and return a
+``DurableGraph``: a real compiled graph whose runs also take the thread's run
+lock.
 
 Example::
 
-    platform = DurablePlatform.from_conn_string("mongodb://localhost:27017", db_name="agents")
-    graph = platform.compile(builder)
+    platform = DurablePlatform(MongoClient(uri), async_client=AsyncMongoClient(uri), db_name="agents")
+    graph = builder.compile(checkpointer=platform.checkpointer)   # or platform.compile(builder)
     graph.invoke({"case": "42"}, {"configurable": {"thread_id": "case-42"}})
     # crash, restart, then resume: recorded effects are replayed, not re-run
     graph.invoke(None, {"configurable": {"thread_id": "case-42"}})
@@ -19,18 +22,23 @@ Example::
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
-from contextlib import ExitStack, asynccontextmanager, contextmanager
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, ClassVar
 
 from langchain_core.runnables.config import get_config_list
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
 
 from .checkpointer import MongoDBCheckpointer
-from .errors import TopologyError
-from .journal import ActivityJournal, ResolverLocator, effect_scope
-from .resolver import DurableScope, DurableSubgraphResolver, OrdinalAllocator, scoped_aiter, scoped_iter
+from .errors import InvalidInputError, TopologyError
+from .journal import ActivityJournal, EffectScope, ResolverLocator
+from .journal.context import activate_effect_scope
+from ._langgraph import StartingRun
+from .resolver import DurableScope, DurableSubgraphResolver, OrdinalAllocator
+from .resolver.scope import task_trace_handler
 from .run_lock import (
     LockedAsyncIterator,
     LockedIterator,
@@ -40,6 +48,9 @@ from .run_lock import (
     thread_id_of,
     thread_ids_of,
 )
+
+#: Compiled graphs whose discovered topology a platform remembers.
+RESOLVERS_REMEMBERED = 256
 
 
 class DurablePlatform:
@@ -86,6 +97,10 @@ class DurablePlatform:
             expiry=self.checkpointer.expiry_fields if self.checkpointer.ttl is not None else None,
         )
         self.locator = ResolverLocator(self.allocator, self.checkpointer)
+        self._lock = threading.Lock()
+        self._resolvers: OrderedDict[tuple[int, ...], tuple[Any, DurableSubgraphResolver]] = OrderedDict()
+        self._classes: dict[type, type] = {}
+        self.checkpointer.observe_runs(self._run_starts)
         self.run_locks: RunLocks | None = None
         if exclusive_runs:
             self.run_locks = RunLocks(
@@ -153,7 +168,8 @@ class DurablePlatform:
                 ``checkpointer`` other than the platform's is refused.
 
         Returns:
-            A ``DurableGraph`` whose runs bind the durable scope (and take the run lock).
+            The compiled graph, a ``DurableGraph`` (a ``Pregel``): its runs record and replay effects, and
+            take the run lock.
 
         Raises:
             TopologyError: ``compile_kwargs`` names another checkpointer, or a compiled child has its own
@@ -177,12 +193,17 @@ class DurablePlatform:
                 platform's checkpointer); it is copied, not changed.
 
         Returns:
-            A ``DurableGraph`` over a copy of ``graph`` that uses the platform checkpointer.
+            A copy of ``graph`` that saves with the platform checkpointer, a ``DurableGraph`` (a ``Pregel``).
 
         Raises:
             TopologyError: ``graph`` was compiled with another saver or with ``checkpointer=True``/``False``,
                 or a compiled child has an unsupported shape (as for ``compile``).
         """
+        if not isinstance(graph, Pregel):
+            raise InvalidInputError(
+                f"attach() takes a compiled graph (a Pregel, what builder.compile() returns), got {type(graph).__name__}; "
+                "for a builder, use platform.compile(builder)"
+            )
         saver = graph.checkpointer
         if isinstance(saver, BaseCheckpointSaver) and saver is not self.checkpointer:
             raise TopologyError(
@@ -196,9 +217,48 @@ class DurablePlatform:
         return self._durable(graph.copy(update={"checkpointer": self.checkpointer}))
 
     def _durable(self, graph: Pregel) -> DurableGraph:
-        resolver = DurableSubgraphResolver.from_graph(graph)
+        """``graph`` as a ``DurableGraph``, its topology validated now rather than at its first run."""
+        self._resolver(graph)
+        cls = type(graph)
+        with self._lock:
+            durable = self._classes.get(cls)
+            if durable is None:
+                durable = self._classes[cls] = type(
+                    f"Durable{cls.__name__}", (DurableGraph, cls), {"_platform": self, "__module__": __name__}
+                )
+        return durable(**{k: v for k, v in graph.__dict__.items() if k != "__orig_class__"})
+
+    # -- runs ------------------------------------------------------------------------
+
+    def _resolver(self, graph: Pregel) -> DurableSubgraphResolver:
+        """The validated resolver of ``graph``, discovered once per compiled graph: its copies
+        (``with_config``, Agent Server's ``copy``) share its node objects, and so its resolver."""
+        nodes = tuple(graph.nodes.values())
+        key = tuple(id(node) for node in nodes)
+        with self._lock:
+            known = self._resolvers.get(key)
+            if known is not None:
+                self._resolvers.move_to_end(key)
+                return known[1]
+        resolver = DurableSubgraphResolver.from_graph(graph, self.checkpointer)
         resolver.validate()
-        return DurableGraph(graph, self, resolver)
+        with self._lock:
+            self._resolvers[key] = (nodes, resolver)  # the nodes kept alive keep their ids unique
+            while len(self._resolvers) > RESOLVERS_REMEMBERED:
+                self._resolvers.popitem(last=False)
+        return resolver
+
+    def _run_starts(self, run: StartingRun, config: Any) -> None:
+        """A run on the platform checkpointer starts (``MongoDBCheckpointer.observe_runs``): bind its durable
+        scope and effect scope for its thread, in the run's context, before any step."""
+        thread_id = (config.get("configurable") or {}).get("thread_id")
+        if thread_id is None:
+            return  # LangGraph refuses the run itself
+        resolver = self._resolver(run.graph)
+        DurableScope(resolver).activate(str(thread_id))
+        run.add_callback_handler(task_trace_handler())
+        guard = check_held if self.run_locks is not None else None
+        activate_effect_scope(EffectScope(self.journal, self.locator, guard), str(thread_id))
 
     def setup(self) -> None:
         """Create every index (checkpointer, journal, ordinals, run locks) on the sync client; idempotent.
@@ -222,148 +282,55 @@ class DurablePlatform:
             await self.run_locks.asetup()
 
 
-class _RunScope:
-    """Both scopes of one run, bound together (for a whole call, or per stream step)."""
-
-    def __init__(self, platform: DurablePlatform, resolver: DurableSubgraphResolver) -> None:
-        self.platform = platform
-        self.durable = DurableScope(resolver)
-
-    @contextmanager
-    def bind(self) -> Iterator[_RunScope]:
-        with ExitStack() as stack:
-            stack.enter_context(self.durable.bind())
-            guard = check_held if self.platform.run_locks is not None else None
-            stack.enter_context(effect_scope(self.platform.journal, self.platform.locator, guard))
-            yield self
-
-
 class DurableGraph:
-    """A compiled graph whose runs bind the durable scope. Everything else is the graph's own.
+    """What ``DurablePlatform.compile``/``attach`` add to a compiled graph: one run per thread at a time.
 
-    ``invoke``, ``ainvoke``, ``stream``, ``astream``, ``batch``, ``abatch``,
-    ``get_state``, ``update_state``, ``get_state_history`` and their async
-    twins run inside the scope; the six run methods first take the run lock of
-    the thread LangGraph runs on (``thread_id_of``: the bound config merged with
-    the call's, a top-level ``thread_id`` included). ``with_config`` returns a
-    ``DurableGraph``; other attributes pass through to ``graph``.
+    A ``DurableGraph`` is a real compiled graph (an instance of a subclass of the graph's own class, a
+    ``Pregel``): it can be a node of another graph, be served by Agent Server, and everything else is
+    the graph's own. Its runs record and replay effects because they save with the platform
+    checkpointer, as any graph compiled with it does. What it adds, with ``exclusive_runs``: ``stream``
+    and ``astream`` (and so ``invoke``, ``ainvoke``, ``astream_events``, ...) take the run lock of the
+    thread LangGraph runs on (``thread_id_of``: the bound config merged with the call's, a top-level
+    ``thread_id`` included) from the first item to the last, and ``batch``/``abatch`` run the inputs
+    that name one thread in rounds, one after the other. ``with_config`` and ``copy`` keep it durable.
     """
 
-    def __init__(self, graph: Pregel, platform: DurablePlatform, resolver: DurableSubgraphResolver) -> None:
-        self.graph = graph
-        self.platform = platform
-        self.resolver = resolver
+    _platform: ClassVar[DurablePlatform]
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.graph, name)
+    @property
+    def resolver(self) -> DurableSubgraphResolver:
+        """The graph's validated resolver (its compiled-child topology, discovered once)."""
+        return self._platform._resolver(self)  # type: ignore[arg-type]
 
-    def _scope(self) -> _RunScope:
-        return _RunScope(self.platform, self.resolver)
-
-    def _threads(self, config: Any) -> list[str]:
-        """The threads a call runs on, as LangGraph finds them (the bound config merged with the call's)."""
-        return thread_ids_of(config, self.graph.config)
-
-    def with_config(self, config: Any = None, **kwargs: Any) -> DurableGraph:
-        """This graph with ``config`` bound (``Pregel.with_config``), still durable.
-
-        Args:
-            config / kwargs: as for ``Pregel.with_config``; a bound ``thread_id`` is the thread whose
-                run lock the graph's runs take when the call's config names none.
-
-        Returns:
-            a ``DurableGraph`` over the bound graph, sharing this one's platform and resolver.
-        """
-        return DurableGraph(self.graph.with_config(config, **kwargs), self.platform, self.resolver)
-
-    @contextmanager
-    def _exclusive(self, config: Any) -> Iterator[None]:
-        """Hold the run lock of every thread in ``config`` (one config or a list) for the block."""
-        locks = self.platform.run_locks
-        if locks is None:
-            yield
-            return
-        with locks.hold(self._threads(config)):
-            yield
-
-    @asynccontextmanager
-    async def _aexclusive(self, config: Any) -> AsyncIterator[None]:
-        locks = self.platform.run_locks
-        if locks is None:
-            yield
-            return
-        async with locks.ahold(self._threads(config)):
-            yield
-
-    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        """Run the graph (``Pregel.invoke``) under the thread's run lock, inside the durable scope.
+    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
+        """``Pregel.stream`` under the thread's run lock, held from the first item to the last.
 
         Args:
             input: the graph's input; None (or a ``Command``) resumes the thread, replaying recorded effects.
             config: the run's config (``{"configurable": {"thread_id": ...}}``), merged with the bound one.
-            **kwargs: passed to ``Pregel.invoke`` (``stream_mode``, ``durability``, ...).
+            **kwargs: passed to ``Pregel.stream`` (``stream_mode``, ``subgraphs``, ``durability``, ...).
 
         Returns:
-            What ``Pregel.invoke`` returns.
+            What ``Pregel.stream`` yields.
 
         Raises:
-            ThreadBusyError: another run held the thread past ``run_wait_seconds`` (``exclusive_runs``).
-            ClientConfigurationError: the platform has no sync client (for the run lock or the journal).
+            ThreadBusyError: another run held the thread past ``run_wait_seconds``.
+            ClientConfigurationError: the platform has no sync client.
             RunLockLostError: the run lost its thread's run lock mid-run (its next effect stops).
-            Exception: whatever the graph raises, the journal's errors from its effects included (see
-                ``ActivityJournal.run``: ``NondeterminismError``, ``EffectInProgressError``,
-                ``EffectOutcomeUnknownError``, ...).
         """
-        with self._exclusive(config), self._scope().bind():
-            return self.graph.invoke(input, config, **kwargs)
-
-    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        """Async ``invoke`` (``Pregel.ainvoke``): same arguments, return and errors, on the async client
-        (sync nodes, which LangGraph runs in threads, journal on the sync client)."""
-        async with self._aexclusive(config):
-            with self._scope().bind():
-                return await self.graph.ainvoke(input, config, **kwargs)
-
-    def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
-        """Stream the graph (``Pregel.stream``), each step inside the durable scope.
-
-        The run lock is taken at the first ``next()`` and held until the stream is exhausted, fails or
-        is closed.
-
-        Args:
-            input: as for ``invoke``.
-            config: as for ``invoke``.
-            **kwargs: passed to ``Pregel.stream`` (``stream_mode``, ``subgraphs``, ...).
-
-        Returns:
-            An iterator of what ``Pregel.stream`` yields; the errors below come when iterating.
-
-        Raises:
-            ThreadBusyError: another run held the thread past ``run_wait_seconds`` (``exclusive_runs``).
-            ClientConfigurationError: the platform has no sync client (for the run lock or the journal).
-            RunLockLostError: the run lost its thread's run lock mid-run (its next effect stops).
-            Exception: whatever the graph raises, the journal's errors from its effects included (see
-                ``ActivityJournal.run``: ``NondeterminismError``, ``EffectInProgressError``,
-                ``EffectOutcomeUnknownError``, ...).
-        """
-        iterator: Any = self.graph.stream(input, config, **kwargs)
-        if self.platform.run_locks is not None:  # held from the first next() to exhaustion or close()
-            iterator = LockedIterator(self.platform.run_locks, self._threads(config), iterator)
-        return scoped_iter(self._scope(), iterator)
+        iterator = super().stream(input, config, **kwargs)  # type: ignore[misc]
+        locks = self._platform.run_locks
+        if locks is None:
+            return iterator
+        return LockedIterator(locks, thread_ids_of(config, self.config), iterator)  # type: ignore[attr-defined]
 
     def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
-        """Async ``stream`` (``Pregel.astream``): same arguments, items and errors, on the async client; the
-        lock is released at exhaustion, an error or ``aclose()``."""
-        iterator: Any = self.graph.astream(input, config, **kwargs)
-        if self.platform.run_locks is not None:
-            iterator = LockedAsyncIterator(self.platform.run_locks, self._threads(config), iterator)
-        return scoped_aiter(self._scope(), iterator)
-
-    def _rounds(self, configs: list[Any]) -> list[list[int]]:
-        """A batch's rounds (``batch_rounds``): one input per thread per round, or one round without the lock."""
-        if self.platform.run_locks is None:
-            return [list(range(len(configs)))]
-        return batch_rounds([thread_id_of(c, self.graph.config) for c in configs])
+        """Async ``stream`` (``Pregel.astream``) under the run lock, on the async client: same errors."""
+        iterator = super().astream(input, config, **kwargs)  # type: ignore[misc]
+        locks = self._platform.run_locks
+        if locks is None:
+            return iterator
+        return LockedAsyncIterator(locks, thread_ids_of(config, self.config), iterator)  # type: ignore[attr-defined]
 
     def batch(self, inputs: list[Any], config: Any = None, *, return_exceptions: bool = False, **kwargs: Any) -> list[Any]:
         """``Pregel.batch`` with one run per thread at a time.
@@ -382,16 +349,19 @@ class DurableGraph:
 
         Raises:
             ThreadBusyError: another run held one of the threads past ``run_wait_seconds``.
-            ClientConfigurationError: the platform has no sync client (for the run lock or the journal).
             Exception: the first failed input's exception when ``return_exceptions`` is False (later
-                rounds then do not run); the journal's errors from effects among them (see ``invoke``).
+                rounds then do not run).
         """
-        configs = get_config_list(config, len(inputs))
+        locks, configs = self._platform.run_locks, get_config_list(config, len(inputs))
+        if locks is None:
+            return super().batch(inputs, config, return_exceptions=return_exceptions, **kwargs)  # type: ignore[misc]
         outputs: list[Any] = [None] * len(inputs)
-        for positions in self._rounds(configs):
+        for positions in batch_rounds([thread_id_of(c, self.config) for c in configs]):  # type: ignore[attr-defined]
             part = [configs[i] for i in positions]
-            with self._exclusive(part), self._scope().bind():
-                done = self.graph.batch([inputs[i] for i in positions], part, return_exceptions=return_exceptions, **kwargs)
+            with locks.hold(thread_ids_of(part, self.config)):  # type: ignore[attr-defined]
+                done = super().batch(  # type: ignore[misc]
+                    [inputs[i] for i in positions], part, return_exceptions=return_exceptions, **kwargs
+                )
             for i, output in zip(positions, done):
                 outputs[i] = output
         return outputs
@@ -399,88 +369,20 @@ class DurableGraph:
     async def abatch(
         self, inputs: list[Any], config: Any = None, *, return_exceptions: bool = False, **kwargs: Any
     ) -> list[Any]:
-        """Async ``batch`` (``Pregel.abatch``, in the same rounds): same arguments, return and errors, on the
-        async client."""
-        configs = get_config_list(config, len(inputs))
+        """Async ``batch`` (``Pregel.abatch``, in the same rounds): same arguments, return and errors."""
+        locks, configs = self._platform.run_locks, get_config_list(config, len(inputs))
+        if locks is None:
+            return await super().abatch(inputs, config, return_exceptions=return_exceptions, **kwargs)  # type: ignore[misc]
         outputs: list[Any] = [None] * len(inputs)
-        for positions in self._rounds(configs):
+        for positions in batch_rounds([thread_id_of(c, self.config) for c in configs]):  # type: ignore[attr-defined]
             part = [configs[i] for i in positions]
-            async with self._aexclusive(part):
-                with self._scope().bind():
-                    done = await self.graph.abatch(
-                        [inputs[i] for i in positions], part, return_exceptions=return_exceptions, **kwargs
-                    )
+            async with locks.ahold(thread_ids_of(part, self.config)):  # type: ignore[attr-defined]
+                done = await super().abatch(  # type: ignore[misc]
+                    [inputs[i] for i in positions], part, return_exceptions=return_exceptions, **kwargs
+                )
             for i, output in zip(positions, done):
                 outputs[i] = output
         return outputs
-
-    def get_state(self, config: Any, *, subgraphs: bool = False) -> Any:
-        """``Pregel.get_state`` inside the durable scope (no run lock: it only reads).
-
-        Args:
-            config: the thread (and optionally the checkpoint) to read.
-            subgraphs: also return the state of the compiled children that are running.
-
-        Returns:
-            The ``StateSnapshot``.
-
-        Raises:
-            ClientConfigurationError: the platform has only an async client.
-        """
-        with self._scope().bind():
-            return self.graph.get_state(config, subgraphs=subgraphs)
-
-    async def aget_state(self, config: Any, *, subgraphs: bool = False) -> Any:
-        """Async ``get_state`` (``Pregel.aget_state``): same arguments, return and errors, on the async client."""
-        with self._scope().bind():
-            return await self.graph.aget_state(config, subgraphs=subgraphs)
-
-    def get_state_history(self, config: Any, **kwargs: Any) -> Iterator[Any]:
-        """``Pregel.get_state_history``, each item read inside the durable scope (no run lock).
-
-        Args:
-            config: the thread to read.
-            **kwargs: passed to ``Pregel.get_state_history`` (``filter``, ``before``, ``limit``).
-
-        Returns:
-            An iterator of ``StateSnapshot``, newest first.
-
-        Raises:
-            ClientConfigurationError: the platform has only an async client (when iterating).
-        """
-        return scoped_iter(self._scope(), self.graph.get_state_history(config, **kwargs))
-
-    def aget_state_history(self, config: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        """Async ``get_state_history`` (``Pregel.aget_state_history``): same arguments, items and errors, on the
-        async client."""
-        return scoped_aiter(self._scope(), self.graph.aget_state_history(config, **kwargs))
-
-    def update_state(self, config: Any, values: Any, as_node: str | None = None, **kwargs: Any) -> Any:
-        """``Pregel.update_state`` inside the durable scope (no run lock).
-
-        An edit of the latest checkpoint (at an ``interrupt()``) continues it: the interrupted node meets
-        its journal entries again on resume. An edit of an older checkpoint forks the thread.
-
-        Args:
-            config: the checkpoint to edit (the thread's latest without ``checkpoint_id``).
-            values: the update, applied as if ``as_node`` had written it.
-            as_node: the node the update is attributed to.
-            **kwargs: passed to ``Pregel.update_state`` (``task_id``).
-
-        Returns:
-            The config of the new checkpoint.
-
-        Raises:
-            ClientConfigurationError: the platform has only an async client.
-        """
-        with self._scope().bind():
-            return self.graph.update_state(config, values, as_node=as_node, **kwargs)
-
-    async def aupdate_state(self, config: Any, values: Any, as_node: str | None = None, **kwargs: Any) -> Any:
-        """Async ``update_state`` (``Pregel.aupdate_state``): same arguments, return and errors, on the async
-        client."""
-        with self._scope().bind():
-            return await self.graph.aupdate_state(config, values, as_node=as_node, **kwargs)
 
 
 __all__ = ["DurableGraph", "DurablePlatform"]

@@ -120,3 +120,12 @@ def test_the_check_sees_imports_a_cycle_would_be_made_of() -> None:
     assert f"{PACKAGE}._plans.interpreters" in GRAPH[f"{PACKAGE}._plans.faces"]
     assert f"{PACKAGE}.resolver.position" in GRAPH[f"{PACKAGE}.journal.attempt"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_every_package_of_the_source_is_packaged() -> None:
+    """A package left out of pyproject.toml's list installs without it: ``pip install .`` then fails to import."""
+    import tomllib
+
+    listed = set(tomllib.loads((SRC.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    packages = {module_name(init) for init in SRC.rglob("__init__.py")}
+    assert packages == listed

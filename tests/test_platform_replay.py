@@ -21,6 +21,26 @@ from langgraph_durable_mongodb.platform import DurablePlatform
 
 from .test_journal_support import Counter, scripted
 
+class PlainCompile:
+    """A platform whose ``compile`` is the plain form: ``builder.compile(checkpointer=platform.checkpointer)``."""
+
+    def __init__(self, platform: DurablePlatform) -> None:
+        self.platform = platform
+
+    def compile(self, builder: Any, **kwargs: Any) -> Any:
+        return builder.compile(checkpointer=self.platform.checkpointer, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.platform, name)
+
+
+@pytest.fixture(params=["platform.compile", "plain compile"])
+def platform(make_platform: Any, request: pytest.FixtureRequest) -> Any:
+    """Every row runs on both forms: ``platform.compile(builder)`` and ``builder.compile(checkpointer=...)``."""
+    real = make_platform()
+    return real if request.param == "platform.compile" else PlainCompile(real)
+
+
 def config(thread: str = "case-42") -> dict:
     return {"configurable": {"thread_id": thread}}
 
@@ -433,12 +453,20 @@ def test_compile_refuses_children_with_their_own_saver(platform: DurablePlatform
     root = StateGraph(State)
     root.add_node("child", inner.compile(checkpointer=InMemorySaver()))
     root.add_edge(START, "child")
-    with pytest.raises(TopologyError, match="child"):
+    if isinstance(platform, PlainCompile):  # nothing to validate before the first run: it fails at its start
+        graph = platform.compile(root)
+        with pytest.raises(TopologyError, match="child 'child' was compiled with its own saver"):
+            graph.invoke({"notes": []}, config())
+        assert platform.checkpointer.get_tuple(config()) is None  # refused before any step
+        return
+    with pytest.raises(TopologyError, match="child 'child' was compiled with its own saver"):
         platform.compile(root)
 
 
-def test_attach_adopts_a_graph_without_saver_and_refuses_one_with(platform: DurablePlatform) -> None:
+def test_attach_adopts_a_graph_without_saver_and_refuses_one_with(make_platform: Any) -> None:
     from langgraph.checkpoint.memory import InMemorySaver
+
+    platform = make_platform()
 
     builder = nest("n", lambda s: {"notes": ["x"]}, "child")
     graph = platform.attach(builder.compile())

@@ -85,7 +85,7 @@ def test_the_classes_have_public_methods_of_ours() -> None:
         "MongoDBCheckpointer.get_tuple",
         "MongoDBCheckpointer.setup",
         "ActivityJournal.for_checkpointer",
-        "DurableGraph.invoke",
+        "DurableGraph.stream",
         "OrdinalAllocator.copy_thread",
         "RunLocks.hold",
         "SecureTool.invoke",

@@ -373,7 +373,7 @@ def test_outside_any_scope(journal: Journal) -> None:
 
     def node(state: State) -> dict:
         observed.append(maybe_durable_scope())
-        with pytest.raises(NoDurableScopeError, match="no durable scope is bound: run the graph inside durable_scope"):
+        with pytest.raises(NoDurableScopeError, match="no durable scope is bound: compile the graph with the platform checkpointer"):
             current_durable_scope()
         return {}
 

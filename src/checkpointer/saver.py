@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -17,6 +17,8 @@ from langgraph.checkpoint.base import (
     SerializerProtocol,
 )
 
+from .. import _langgraph
+from .._langgraph import StartingRun
 from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
 from .._plans.faces import TwoFaces, split_clients
 from ..errors import InvalidInputError
@@ -96,6 +98,31 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         )
         self._expiries = ThreadExpiries()
         self._stored = StoredCheckpoints()
+        self._run_observers: list[Callable[[StartingRun, RunnableConfig], None]] = []
+
+    def observe_runs(self, observer: Callable[[StartingRun, RunnableConfig], None]) -> None:
+        """Call ``observer(run, config)`` when a run of a root graph saving with this checkpointer starts.
+
+        A run starts when LangGraph reads its thread's latest checkpoint (``get_tuple``) as it enters the
+        run's loop; subgraph levels, ``get_state`` and other reads start none. The observer runs in the
+        run's own context, before any step: ``DurablePlatform`` binds the run's durable scope there, and
+        an error it raises (a ``TopologyError``) fails the run before it does anything.
+
+        Args:
+            observer: called with the starting run (``run.graph`` is the root graph, a ``Pregel``) and the
+                config of the run's first read.
+        """
+        self._run_observers.append(observer)
+
+    def _notice_run(self, config: Any) -> None:
+        if not self._run_observers or not isinstance(config, dict):
+            return
+        if (config.get("configurable") or {}).get("checkpoint_ns"):
+            return  # a subgraph level: its root's run started already
+        run = _langgraph.starting_run()
+        if run is not None:
+            for observer in self._run_observers:
+                observer(run, config)
 
     @classmethod
     def from_conn_string(cls, conn_string: str, **kwargs: Any) -> "_ConnectionScope":
@@ -141,6 +168,7 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
             InvalidInputError: ``config`` has no ``configurable`` dict or no ``thread_id``, or an id is not a string.
             ClientConfigurationError: this saver has only an async client.
         """
+        self._notice_run(config)
         return self._run(self._get_tuple_plan(config))
 
     def list(
@@ -334,6 +362,7 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Async ``get_tuple`` on the async client: same arguments, return and errors (``ClientConfigurationError``
         when this saver has only a sync client)."""
+        self._notice_run(config)
         return await self._arun(self._get_tuple_plan(config))
 
     async def alist(

@@ -17,11 +17,14 @@ Example::
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any, Protocol
+
+from langgraph.config import get_config
 
 from ..errors import NoDurableScopeError
 from ..resolver.position import NodePosition
@@ -84,34 +87,69 @@ class EffectInfo:
         return self.position.idempotency_key
 
 
-_scope: ContextVar[EffectScope | None] = ContextVar("langgraph_durable_mongodb_effect_scope", default=None)
+#: The effect scopes bound in this context, by the thread they serve (None: every thread).
+_scopes: ContextVar[Mapping[str | None, EffectScope]] = ContextVar(
+    "langgraph_durable_mongodb_effect_scopes", default=MappingProxyType({})
+)
 _effect: ContextVar[EffectInfo | None] = ContextVar("langgraph_durable_mongodb_effect", default=None)
+#: Threads whose run-start scopes one context keeps (a context that runs many threads forgets the oldest).
+ACTIVATED_THREADS = 64
 
 
 @contextmanager
 def effect_scope(
     journal: Journal, locator: NodeLocator, guard: Callable[[str], None] | None = None
 ) -> Iterator[EffectScope]:
-    """Run the block's effects on ``journal``, at the nodes ``locator`` reports (see ``EffectScope``)."""
+    """Run the block's effects, on every thread, on ``journal`` at the nodes ``locator`` reports (see ``EffectScope``);
+    scopes runs activated before the block are hidden in it."""
     scope = EffectScope(journal, locator, guard)
-    token = _scope.set(scope)
+    token = _scopes.set(MappingProxyType({None: scope}))
     try:
         yield scope
     finally:
-        _scope.reset(token)
+        _scopes.reset(token)
+
+
+def activate_effect_scope(scope: EffectScope, thread_id: str) -> None:
+    """Make ``scope`` the effect scope of ``thread_id`` in this context, until a later run of the thread starts.
+
+    What a run does when it starts (``DurablePlatform``, from the checkpointer's first read): the tasks
+    LangGraph schedules copy this context, so every node of the run finds it.
+    """
+    scopes = {k: v for k, v in _scopes.get().items() if k != thread_id}
+    while len(scopes) >= ACTIVATED_THREADS:
+        scopes.pop(next(k for k in scopes if k is not None))
+    _scopes.set(MappingProxyType({**scopes, thread_id: scope}))
 
 
 def current_effect_scope() -> EffectScope:
-    scope = _scope.get()
+    """The effect scope of the running node's thread (or of every thread).
+
+    Raises:
+        NoDurableScopeError: none is bound; the message says how to bind one.
+    """
+    scopes = _scopes.get()
+    scope = scopes.get(_running_thread()) if scopes else None
+    scope = scope or scopes.get(None)
     if scope is None:
         raise NoDurableScopeError(
             "a journaled effect (SecureLLM, SecureTool, @effect) ran outside a durable scope. If your node "
             "started it from a thread of its own (a ThreadPoolExecutor, threading.Thread), that thread did not get "
             "the node's contextvars: submit it as pool.submit(contextvars.copy_context().run, fn, *args), or use "
-            "langchain_core.runnables.config.ContextThreadPoolExecutor. Otherwise run the graph through "
-            "DurablePlatform, or inside `with effect_scope(journal, locator):`"
+            "langchain_core.runnables.config.ContextThreadPoolExecutor. Otherwise compile the graph with a "
+            "DurablePlatform's checkpointer (builder.compile(checkpointer=platform.checkpointer) or "
+            "platform.compile(builder)), or run it inside `with effect_scope(journal, locator):`"
         )
     return scope
+
+
+def _running_thread() -> str | None:
+    """The thread of the running node (as LangGraph stores it: ``str(thread_id)``), or None outside a node."""
+    try:
+        thread_id = get_config().get("configurable", {}).get("thread_id")
+    except RuntimeError:
+        return None
+    return None if thread_id is None else str(thread_id)
 
 
 def current_effect() -> EffectInfo | None:

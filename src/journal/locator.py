@@ -101,6 +101,13 @@ class ResolverLocator:
         """The node's config, thread id, root checkpoint (with a saver), and whether it may not be stored yet."""
         config = node_config()
         configurable = config["configurable"]
+        running = _langgraph.run_checkpointer(configurable)
+        if self.saver is not None and running is not self.saver:
+            raise NoDurableScopeError(
+                f"this effect's graph runs on {type(running).__name__ if running is not None else 'no checkpointer'}, "
+                "not on the platform's checkpointer: the journal keys effects by the platform's checkpoints. "
+                "Compile the root graph with checkpointer=platform.checkpointer (its children with checkpointer=None)"
+            )
         # LangGraph saves checkpoints under str(thread_id) (an int or a UUID works there): journal under the same.
         thread_id = str(configurable["thread_id"])
         root = _langgraph.root_checkpoint(configurable) if self.saver is not None else None
@@ -113,7 +120,7 @@ class ResolverLocator:
             if unstored:
                 self.saver.wait_stored(thread_id, root)
             origin = self.saver.origin_of(thread_id, root)
-        resolved = current_durable_scope().resolve_current(config, origin)
+        resolved = current_durable_scope(thread_id).resolve_current(config, origin)
         return self.allocator.position(thread_id, resolved, continued=origin not in (None, root))
 
     async def anode(self) -> NodePosition:
@@ -123,5 +130,5 @@ class ResolverLocator:
             if unstored:
                 await self.saver.await_stored(thread_id, root)
             origin = await self.saver.aorigin_of(thread_id, root)
-        resolved = current_durable_scope().resolve_current(config, origin)
+        resolved = current_durable_scope(thread_id).resolve_current(config, origin)
         return await self.allocator.aposition(thread_id, resolved, continued=origin not in (None, root))

@@ -101,9 +101,10 @@ class DurableSubgraphResolver:
         self._cached_walk = functools.lru_cache(maxsize=4096)(self._walk_uncached)
 
     @classmethod
-    def from_graph(cls, compiled: Pregel) -> DurableSubgraphResolver:
-        """Discover the topology of ``compiled`` (see ``topology.discover_topology``)."""
-        return cls(discover_topology(compiled))
+    def from_graph(cls, compiled: Pregel, root_saver: Any = None) -> DurableSubgraphResolver:
+        """Discover the topology of ``compiled`` (see ``topology.discover_topology``; ``root_saver`` is the saver
+        the root runs on, its own by default)."""
+        return cls(discover_topology(compiled, root_saver))
 
     @property
     def topology(self) -> Topology:

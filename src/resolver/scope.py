@@ -34,10 +34,14 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
+from types import MappingProxyType
 from typing import Any, Generic, Protocol, TypeVar
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.tracers.context import register_configure_hook
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
@@ -45,7 +49,7 @@ from langgraph.config import get_config
 from ..errors import NamespaceError, NoDurableScopeError
 from .durable_subgraphs import DurableSubgraphResolver
 from .namespace import ResolvedNamespace
-from .trace import TaskTrace, bind_trace
+from .trace import TaskTrace
 
 __all__ = [
     "DurableScope",
@@ -55,11 +59,36 @@ __all__ = [
     "maybe_durable_scope",
     "scoped_aiter",
     "scoped_iter",
+    "task_trace_handler",
 ]
 
 T = TypeVar("T")
 
-_CURRENT_SCOPE: ContextVar[DurableScope | None] = ContextVar("langgraph_durable_mongodb_scope", default=None)
+#: The scopes bound in this context, by the thread they serve (None: every thread).
+_SCOPES: ContextVar[Mapping[str | None, DurableScope]] = ContextVar(
+    "langgraph_durable_mongodb_scopes", default=MappingProxyType({})
+)
+#: Threads whose run-start scopes one context keeps (a context that runs many threads forgets the oldest).
+ACTIVATED_THREADS = 64
+
+
+class _TraceRouter(BaseCallbackHandler):
+    """Hands each task start to the trace of its thread's scope (LangGraph puts ``thread_id`` in the metadata)."""
+
+    run_inline = True  # called in the emitting thread/task, so it sees that context's scopes
+
+    def on_chain_start(self, serialized: Any, inputs: Any, *, metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        thread_id = (metadata or {}).get("thread_id")
+        scope = maybe_durable_scope(None if thread_id is None else str(thread_id))
+        if scope is not None:
+            scope.trace.on_chain_start(serialized, inputs, metadata=metadata, **kwargs)
+
+
+_ROUTER = _TraceRouter()
+_ROUTING: ContextVar[_TraceRouter | None] = ContextVar("langgraph_durable_mongodb_trace_router", default=None)
+# LangChain adds the handler held by this variable to every callback manager it configures
+# (langchain_core/callbacks/manager.py, _configure), inheritable by child runs.
+register_configure_hook(_ROUTING, inheritable=True)
 
 
 class DurableScope:
@@ -83,13 +112,27 @@ class DurableScope:
 
     @contextmanager
     def bind(self) -> Iterator[DurableScope]:
-        """Make this scope current (and its trace active) for the duration of the block."""
-        token = _CURRENT_SCOPE.set(self)
+        """Make this scope current for every thread run in the block (and its trace active); scopes runs
+        activated before the block are hidden in it."""
+        token = _SCOPES.set(MappingProxyType({None: self}))
+        routing = _ROUTING.set(_ROUTER)
         try:
-            with bind_trace(self.trace):
-                yield self
+            yield self
         finally:
-            _CURRENT_SCOPE.reset(token)
+            _ROUTING.reset(routing)
+            _SCOPES.reset(token)
+
+    def activate(self, thread_id: str) -> None:
+        """Make this scope current for ``thread_id`` in this context, until a later run of the thread starts.
+
+        What a run does when it starts (the platform, from the checkpointer's first read): the tasks
+        LangGraph schedules copy this context, so every node of the run, at any depth, finds it.
+        """
+        scopes = {k: v for k, v in _SCOPES.get().items() if k != thread_id}
+        while len(scopes) >= ACTIVATED_THREADS:
+            scopes.pop(next(k for k in scopes if k is not None))
+        _SCOPES.set(MappingProxyType({**scopes, thread_id: self}))
+        _ROUTING.set(_ROUTER)
 
     def resolve_current(self, config: RunnableConfig | None = None, origin: str | None = None) -> ResolvedNamespace:
         """Resolve the running node: its config defaults to ``langgraph.config.get_config()``.
@@ -114,20 +157,27 @@ def durable_scope(resolver: DurableSubgraphResolver) -> Iterator[DurableScope]:
         yield scope
 
 
-def current_durable_scope() -> DurableScope:
-    """The bound scope; raises ``NoDurableScopeError`` outside any scope."""
-    scope = _CURRENT_SCOPE.get()
+def current_durable_scope(thread_id: str | None = None) -> DurableScope:
+    """The scope bound for ``thread_id`` (or for every thread); raises ``NoDurableScopeError`` outside any scope."""
+    scope = maybe_durable_scope(thread_id)
     if scope is None:
         raise NoDurableScopeError(
-            "no durable scope is bound: run the graph inside durable_scope(resolver) for "
-            "invoke/ainvoke, or iterate it through scoped_iter/scoped_aiter for stream/astream"
+            "no durable scope is bound: compile the graph with the platform checkpointer (the run binds it "
+            "when it starts), or run it inside durable_scope(resolver)"
         )
     return scope
 
 
-def maybe_durable_scope() -> DurableScope | None:
-    """The bound scope, or None outside any scope."""
-    return _CURRENT_SCOPE.get()
+def task_trace_handler() -> BaseCallbackHandler:
+    """The callback handler that hands each task start to the trace of its thread's scope: give it to a run
+    whose callback manager was configured before its scope was activated."""
+    return _ROUTER
+
+
+def maybe_durable_scope(thread_id: str | None = None) -> DurableScope | None:
+    """The scope bound for ``thread_id`` (or for every thread), or None."""
+    scopes = _SCOPES.get()
+    return (scopes.get(thread_id) if thread_id is not None else None) or scopes.get(None)
 
 
 class SupportsBind(Protocol):

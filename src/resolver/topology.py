@@ -104,8 +104,12 @@ class Topology:
     issues: tuple[TopologyIssue, ...]
 
 
-def discover_topology(compiled: Pregel) -> Topology:
+def discover_topology(compiled: Pregel, root_saver: Any = None) -> Topology:
     """Walk ``compiled`` and every compiled graph it can run, each instance once.
+
+    A child compiled with ``root_saver`` itself (the saver the root runs on; ``compiled``'s own by
+    default) is as good as one compiled with ``checkpointer=None``: a parent lends its saver to its
+    children, and it is the same one.
 
     Raises ``InvalidInputError`` if ``compiled`` is not a compiled LangGraph graph.
     """
@@ -114,13 +118,15 @@ def discover_topology(compiled: Pregel) -> Topology:
             f"expected a compiled LangGraph graph (Pregel), got {type(compiled).__name__}; "
             "pass the result of StateGraph.compile()"
         )
-    discovery = _Discovery()
+    saver = root_saver if root_saver is not None else compiled.checkpointer
+    discovery = _Discovery(saver if isinstance(saver, BaseCheckpointSaver) else None)
     root = discovery.graph(compiled, ())
     return Topology(root, tuple(discovery.issues))
 
 
 class _Discovery:
-    def __init__(self) -> None:
+    def __init__(self, root_saver: BaseCheckpointSaver | None) -> None:
+        self.root_saver = root_saver
         self.issues: list[TopologyIssue] = []
         self._done: dict[int, GraphTopology] = {}
         self._open: dict[int, tuple[GraphTopology, tuple[str, ...]]] = {}
@@ -183,7 +189,7 @@ class _Discovery:
                 "was compiled with checkpointer=False; nothing of it is saved, "
                 "so a resume re-runs it under new task ids"
             )
-        elif isinstance(saver, BaseCheckpointSaver):
+        elif isinstance(saver, BaseCheckpointSaver) and saver is not self.root_saver:
             problem = f"was compiled with its own saver ({type(saver).__name__})"
         else:
             return

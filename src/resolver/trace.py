@@ -13,37 +13,33 @@ and are visible only when those tasks start:
   first subgraph run of attempt 2 of a function node that runs two subgraphs is
   numbered 2, not 0.
 
-``TaskTrace`` is a LangChain callback handler that records those facts. It is
-installed through LangChain's configure hook while a durable scope is bound, so
-every callback manager LangGraph configures for the run (at any depth, in any
-thread or asyncio task) carries it. A task start is recognised by its run: its
+``TaskTrace`` is a LangChain callback handler that records those facts. While a
+durable scope is bound, LangChain's configure hook puts a router on every
+callback manager LangGraph configures for the run (at any depth, in any thread
+or asyncio task), which hands each task start to the trace of its thread's
+scope (``scope.py``). A task start is recognised by its run: its
 name is the node name and it carries the non-inheritable tag
 ``graph:step:<langgraph_step>`` LangGraph gives each task's callback manager.
 
 Example::
 
-    trace = TaskTrace()
-    with bind_trace(trace):
+    with durable_scope(resolver) as scope:     # routes task starts to scope.trace (scope.py)
         graph.invoke(inputs, config)
-    trace.send_index("worker:T1")   # its Send index, or None for an edge-triggered task
+    scope.trace.send_index("worker:T1")         # its Send index, or None for an edge-triggered task
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.tracers.context import register_configure_hook
 
 from .._langgraph import NS_SEP, PULL, PUSH
 
-__all__ = ["TaskTrace", "bind_trace", "send_index_of"]
+__all__ = ["TaskTrace", "is_pull", "send_index_of"]
 
 
 
@@ -156,19 +152,3 @@ def _enclosing_task(task_ns: str) -> tuple[str, int]:
     if last.isdigit():
         return rest, int(last)
     return head, 0
-
-
-_ACTIVE_TRACE: ContextVar[TaskTrace | None] = ContextVar("langgraph_durable_mongodb_task_trace", default=None)
-# LangChain adds the handler held by this variable to every callback manager it configures
-# (langchain_core/callbacks/manager.py, _configure), inheritable by child runs.
-register_configure_hook(_ACTIVE_TRACE, inheritable=True)
-
-
-@contextmanager
-def bind_trace(trace: TaskTrace) -> Iterator[TaskTrace]:
-    """Install ``trace`` for graph runs started in this context."""
-    token = _ACTIVE_TRACE.set(trace)
-    try:
-        yield trace
-    finally:
-        _ACTIVE_TRACE.reset(token)

@@ -1,0 +1,68 @@
+"""Agent Server's checkpointer: ``langgraph.json`` names ``langgraph_durable_mongodb.server:checkpointer``.
+
+Agent Server (``langgraph dev``, LangSmith deployments) loads the graphs from
+``"graphs"`` and runs them on the checkpointer this factory yields: a
+``DurablePlatform``'s. Export your graphs compiled *without* a checkpointer
+(``builder.compile()``; children with ``checkpointer=None``): the server lends
+this one to every run, and each run binds the durable scope when it starts, so
+``SecureLLM``, ``SecureTool`` and ``@effect`` record and replay there as
+anywhere::
+
+    {
+      "dependencies": ["."],
+      "graphs": {"agent": "./agent.py:graph"},
+      "checkpointer": {"path": "langgraph_durable_mongodb.server:checkpointer"}
+    }
+
+The platform reads ``MONGODB_URI``; its database is the URI's path
+(``mongodb://host/agents``), else ``MONGODB_DB``, else ``langgraph``. It creates
+its indexes when the server starts and closes its clients when it stops. The
+run lock is off (``exclusive_runs=False``): Agent Server already runs one run per
+thread at a time (its run queue), and a second lock could only add a wait.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from pymongo import AsyncMongoClient, MongoClient, uri_parser
+
+from .checkpointer import MongoDBCheckpointer
+from .errors import ClientConfigurationError
+from .platform import DurablePlatform
+
+__all__ = ["checkpointer", "database_of"]
+
+
+def database_of(uri: str, environ: dict[str, str] | None = None) -> str:
+    """The database a server platform uses: the URI's path, else ``MONGODB_DB``, else ``langgraph``."""
+    environ = dict(os.environ) if environ is None else environ
+    return uri_parser.parse_uri(uri).get("database") or environ.get("MONGODB_DB") or "langgraph"
+
+
+@asynccontextmanager
+async def checkpointer() -> AsyncIterator[MongoDBCheckpointer]:
+    """Yield the checkpointer of a ``DurablePlatform`` on ``MONGODB_URI`` for the server's lifetime.
+
+    Returns:
+        An async context manager, as ``langgraph.json``'s ``checkpointer.path`` expects.
+
+    Raises:
+        ClientConfigurationError: ``MONGODB_URI`` is not set.
+    """
+    uri = os.environ.get("MONGODB_URI", "").strip()
+    if not uri:
+        raise ClientConfigurationError(
+            "langgraph_durable_mongodb.server:checkpointer needs MONGODB_URI (e.g. mongodb://localhost:27017/agents) "
+            "in the server's environment (.env, or the deployment's secrets)"
+        )
+    client, async_client = MongoClient(uri), AsyncMongoClient(uri)
+    try:
+        platform = DurablePlatform(client, async_client=async_client, db_name=database_of(uri), exclusive_runs=False)
+        await platform.asetup()
+        yield platform.checkpointer
+    finally:
+        client.close()
+        await async_client.close()

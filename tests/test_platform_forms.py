@@ -1,0 +1,139 @@
+"""The ways a graph becomes durable: the plain ``compile(checkpointer=platform.checkpointer)``, ``platform.compile``,
+and a ``DurableGraph`` used as a node of another graph. Each test counts real executions.
+
+(The replay matrix, ``test_platform_replay.py``, runs every row on both forms.)
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
+from langgraph.pregel import Pregel
+
+from langgraph_durable_mongodb import DurableGraph, NoDurableScopeError
+from langgraph_durable_mongodb.journal import effect
+from langgraph_durable_mongodb.platform import DurablePlatform
+from langgraph_durable_mongodb.resolver import durable_subgraphs
+
+
+class State(TypedDict, total=False):
+    notes: Annotated[list, operator.add]
+
+
+def config(thread: str = "t1") -> dict:
+    return {"configurable": {"thread_id": thread}}
+
+
+class Calls:
+    def __init__(self) -> None:
+        self.n = 0
+
+
+def reviewing(calls: Calls, crash: list[bool]) -> StateGraph:
+    """A child graph whose node journals one effect, then fails once (``crash``)."""
+
+    @effect(kind="tool", name="lookup")
+    def lookup(ref: str) -> str:
+        calls.n += 1
+        return f"found {ref}"
+
+    def review(state: State) -> State:
+        found = lookup("P-7")
+        if crash:
+            crash.clear()
+            raise ConnectionError("worker lost")
+        return {"notes": [found]}
+
+    graph = StateGraph(State)
+    graph.add_node("review", review)
+    graph.add_edge(START, "review")
+    return graph
+
+
+def test_a_durable_graph_is_a_pregel_and_can_be_a_node_of_another_graph(platform: DurablePlatform) -> None:
+    calls, crash = Calls(), [True]
+    child = platform.compile(reviewing(calls, crash))
+    assert isinstance(child, Pregel) and isinstance(child, DurableGraph)
+    root = StateGraph(State)
+    root.add_node("case", child)  # a DurableGraph as a node: it inherits the root's checkpointer
+    root.add_edge(START, "case")
+    graph = platform.compile(root)
+    with pytest.raises(ConnectionError):
+        graph.invoke({"notes": []}, config())
+    assert graph.invoke(None, config())["notes"] == ["found P-7"]
+    assert calls.n == 1
+    [entry] = platform.journal.entries("t1")
+    assert (entry["path"], entry["node"], entry.get("replays")) == ("agent/1/case/1", "review", 1)
+
+
+async def test_an_async_run_of_the_plain_form_journals_and_replays(platform: DurablePlatform) -> None:
+    calls, crash = Calls(), [True]
+
+    @effect(kind="tool", name="lookup")
+    async def lookup(ref: str) -> str:
+        calls.n += 1
+        return f"found {ref}"
+
+    async def review(state: State) -> State:
+        found = await lookup("P-7")
+        if crash:
+            crash.clear()
+            raise ConnectionError("worker lost")
+        return {"notes": [found]}
+
+    child = StateGraph(State)
+    child.add_node("review", review)
+    child.add_edge(START, "review")
+    root = StateGraph(State)
+    root.add_node("case", child.compile())
+    root.add_edge(START, "case")
+    graph = root.compile(checkpointer=platform.checkpointer)
+    with pytest.raises(ConnectionError):
+        await graph.ainvoke({"notes": []}, config())
+    assert (await graph.ainvoke(None, config()))["notes"] == ["found P-7"]
+    assert calls.n == 1
+
+
+def test_the_topology_is_discovered_once_per_compiled_graph(platform: DurablePlatform, monkeypatch: pytest.MonkeyPatch) -> None:
+    discovered: list[Any] = []
+    original = durable_subgraphs.discover_topology
+
+    def counting(compiled: Any, root_saver: Any = None) -> Any:
+        discovered.append(compiled)
+        return original(compiled, root_saver)
+
+    monkeypatch.setattr(durable_subgraphs, "discover_topology", counting)
+    graph = reviewing(Calls(), []).compile(checkpointer=platform.checkpointer)
+    assert discovered == []  # nothing before the first run
+    graph.invoke({"notes": []}, config("a"))
+    graph.invoke({"notes": []}, config("b"))
+    graph.with_config(tags=["copy"]).invoke({"notes": []}, config("c"))  # a copy shares the compiled nodes
+    assert len(discovered) == 1
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_an_effect_of_a_graph_on_another_checkpointer_finds_no_scope(platform: DurablePlatform, face: str) -> None:
+    durable = reviewing(Calls(), []).compile(checkpointer=platform.checkpointer)
+    other_calls = Calls()
+    other = reviewing(other_calls, []).compile(checkpointer=InMemorySaver())
+    if face == "sync":
+        durable.invoke({"notes": []}, config())  # leaves this context's scope for "t1" behind
+        with pytest.raises(NoDurableScopeError, match="runs on InMemorySaver, not on the platform's checkpointer"):
+            other.invoke({"notes": []}, config())
+    else:
+        await durable.ainvoke({"notes": []}, config())
+        with pytest.raises(NoDurableScopeError, match="runs on InMemorySaver, not on the platform's checkpointer"):
+            await other.ainvoke({"notes": []}, config())
+    assert other_calls.n == 0
+
+
+def test_only_durable_graphs_take_the_run_lock(make_platform: Any) -> None:
+    platform = make_platform()
+    runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
+    reviewing(Calls(), []).compile(checkpointer=platform.checkpointer).invoke({"notes": []}, config("plain"))
+    platform.compile(reviewing(Calls(), [])).invoke({"notes": []}, config("durable"))
+    assert sorted(d["thread_id"] for d in runs.find({})) == ["durable"]
