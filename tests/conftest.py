@@ -154,5 +154,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.server)
 
 
-# Client-parametrized fixtures (mongomock, mongomock_motor, pymongo, AsyncMongoClient, motor).
-pytest_plugins = ["tests.clients"]
+# Client-parametrized fixtures (mongomock, mongomock_motor, pymongo, AsyncMongoClient, motor), and the
+# journal tests' ``jface`` (an ActivityJournal on those clients).
+pytest_plugins = ["tests.clients", "tests.journal_helpers"]

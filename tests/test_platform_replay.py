@@ -19,7 +19,7 @@ from langgraph_durable_mongodb import NondeterminismError, TopologyError
 from langgraph_durable_mongodb.journal import SecureLLM, SecureTool, current_effect, effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
-from .test_journal_support import Counter, scripted
+from .journal_helpers import Counter, scripted
 
 def config(thread: str = "case-42") -> dict:
     return {"configurable": {"thread_id": thread}}
