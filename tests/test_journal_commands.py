@@ -1,4 +1,4 @@
-"""What the journal costs in commands (issue 8), and how it counts visits in ``replays``.
+"""What the journal costs in commands, and how it counts visits in ``replays``.
 
 A recorded effect costs 2 commands (the visit, an upsert that claims the new
 position; the record), a replayed one 1 (the visit). Offline, the requests a

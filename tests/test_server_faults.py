@@ -1,4 +1,4 @@
-"""Server faults (issue 7): the server process is stopped and restarted mid-run. Real-server tier.
+"""Server faults: the server process is stopped and restarted mid-run. Real-server tier.
 
 These tests start their own FerretDB (tests/servers/ferretdb.py) with a state dir and
 a port they keep, so they can stop it and start it again on the same address
