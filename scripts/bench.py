@@ -7,7 +7,7 @@ Run it with ``scripts/bench`` (which prepares .venv); directly::
 
 Both savers run on the same server, in the same process, interleaved call by call
 (ours, reference, reference, ours, ...) so drift hits both alike. The server is
-``MONGODB_URI`` when set, else a throwaway FerretDB started by scripts/ferretdb.py.
+``MONGODB_URI`` when set, else a throwaway FerretDB started by tests/servers/ferretdb.py.
 
 Sections:
 
@@ -55,6 +55,7 @@ from pymongo import AsyncMongoClient, MongoClient, monitoring
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(HERE.parent))  # the repository root, for tests.servers
 
 from roundtrips import CommandCounter  # noqa: E402  (scripts/roundtrips.py)
 
@@ -1051,7 +1052,7 @@ def main(argv: list[str] | None = None) -> int:
         uri = os.environ.get("MONGODB_URI", "").strip()
         pid = None
         if not uri:
-            import ferretdb  # scripts/ferretdb.py
+            from tests.servers import ferretdb
 
             server = ferretdb.start()
             stack.callback(ferretdb.stop, server)

@@ -2,7 +2,7 @@
 """Count the MongoDB commands each checkpointer operation sends (pymongo command monitoring).
 
 Command counts, unlike times, are stable on a noisy machine. Runs against
-``MONGODB_URI``, or a FerretDB that scripts/ferretdb.py starts::
+``MONGODB_URI``, or a FerretDB that tests/servers/ferretdb.py starts::
 
     .venv/bin/python scripts/roundtrips.py
 
@@ -102,8 +102,8 @@ def main() -> int:
     uri = os.environ.get("MONGODB_URI")
     with contextlib.ExitStack() as stack:
         if not uri:
-            sys.path.insert(0, str(Path(__file__).resolve().parent))
-            from ferretdb import running_ferretdb  # type: ignore[import-not-found]
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root
+            from tests.servers.ferretdb import running_ferretdb
 
             uri = stack.enter_context(running_ferretdb())
         counts = measure(uri)

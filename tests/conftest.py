@@ -2,9 +2,9 @@
 
 The tier runs every server test once per server (the test id names it):
 
-- ``ferretdb``: a throwaway FerretDB 1.x (SQLite) built with Go by scripts/ferretdb.py;
+- ``ferretdb``: a throwaway FerretDB 1.x (SQLite) built with Go by tests/servers/ferretdb.py;
 - ``mongo_java_server``: a throwaway mongo-java-server (in memory) built with Maven by
-  scripts/mongo_java_server.py. Unlike FerretDB it updates one document atomically, as MongoDB does,
+  tests/servers/mongo_java_server.py. Unlike FerretDB it updates one document atomically, as MongoDB does,
   so the concurrency tests hold it to MongoDB's guarantees (see tests/workers/harness.py);
 - ``uri``: only the server in ``MONGODB_URI``, when that is set.
 
@@ -14,29 +14,14 @@ else skip, except under CI=true where the tier must run, so a missing server fai
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 import uuid
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 
 import pytest
 from pymongo import MongoClient
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load_script(name: str):
-    spec = importlib.util.spec_from_file_location(f"{name}_script", ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses need the module registered
-    spec.loader.exec_module(module)
-    return module
-
-
-ferretdb = _load_script("ferretdb")
-mongo_java_server = _load_script("mongo_java_server")
+from tests.servers import ferretdb, mongo_java_server
 
 #: The servers this suite builds and starts itself, in the order their tests run.
 LAUNCHED = ("ferretdb", "mongo_java_server")
@@ -169,5 +154,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.server)
 
 
-# Client-parametrized fixtures (mongomock, mongomock_motor, pymongo, AsyncMongoClient, motor).
-pytest_plugins = ["tests.clients"]
+# Client-parametrized fixtures (mongomock, mongomock_motor, pymongo, AsyncMongoClient, motor), and the
+# journal tests' ``jface`` (an ActivityJournal on those clients).
+pytest_plugins = ["tests.clients", "tests.journal_helpers"]

@@ -1,4 +1,4 @@
-"""What the journal costs in commands (issue 8), and how it counts visits in ``replays``.
+"""What the journal costs in commands, and how it counts visits in ``replays``.
 
 A recorded effect costs 2 commands (the visit, an upsert that claims the new
 position; the record), a replayed one 1 (the visit). Offline, the requests a
@@ -24,7 +24,7 @@ from langgraph_durable_mongodb.errors import EffectOutcomeUnknownError
 from langgraph_durable_mongodb.journal import ActivityJournal, EffectCall, EffectPosition
 
 from .clients import make_client, on_servers, tier_uri
-from .test_journal_support import Counter, JournalFace, jface  # noqa: F401 - jface is a fixture
+from .journal_helpers import Counter, JournalFace
 
 POS = EffectPosition("t1", "agent/1", "work", "1", "1")
 SEARCH = EffectCall("tool", "search", input={"q": "weather"})

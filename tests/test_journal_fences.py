@@ -20,7 +20,7 @@ from langgraph_durable_mongodb.journal import EffectCall, EffectPosition
 from langgraph_durable_mongodb._plans.lease import utcnow
 from langgraph_durable_mongodb._plans.requests import Invoke
 
-from .test_journal_support import Counter, JournalFace, jface  # noqa: F401 - jface is a fixture
+from .journal_helpers import Counter, JournalFace
 
 offline = pytest.mark.parametrize("client_kind", ["mongomock", "mongomock_motor"], indirect=True)
 

@@ -17,17 +17,7 @@ from pydantic import BaseModel
 
 from langgraph_durable_mongodb.journal import SecureLLM, SecureTool, effect, effect_scope
 
-from .test_journal_support import (  # noqa: F401 - jface is a fixture
-    KINDS,
-    SYNC_KINDS,
-    CheckpointNsLocator,
-    Counter,
-    JournalFace,
-    NodeRun,
-    jface,
-    journaled,
-    scripted,
-)
+from .journal_helpers import KINDS, SYNC_KINDS, CheckpointNsLocator, Counter, JournalFace, NodeRun, journaled, scripted
 
 CONFIG = {"configurable": {"thread_id": "claim-42"}}
 

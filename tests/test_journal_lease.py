@@ -26,7 +26,7 @@ from langgraph_durable_mongodb.journal.documents import claim_fields, new_entry
 from langgraph_durable_mongodb._plans.owner import identity
 from langgraph_durable_mongodb._plans.lease import utcnow
 
-from .test_journal_support import Counter, JournalFace, jface  # noqa: F401 - jface is a fixture
+from .journal_helpers import Counter, JournalFace
 
 offline = pytest.mark.parametrize("client_kind", ["mongomock", "mongomock_motor"], indirect=True)
 linux_only = pytest.mark.skipif("owner_process" not in identity(), reason="needs /proc (Linux) to tell a dead owner")

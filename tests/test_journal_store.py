@@ -30,7 +30,7 @@ from langgraph_durable_mongodb.journal import (
 from langgraph_durable_mongodb.journal.documents import claim_fields, new_entry
 from langgraph_durable_mongodb._plans.lease import utcnow
 
-from .test_journal_support import KINDS, Counter, JournalFace, NodeRun, jface  # noqa: F401 - jface is a fixture
+from .journal_helpers import KINDS, Counter, JournalFace, NodeRun
 
 pytestmark = pytest.mark.parametrize("client_kind", KINDS, indirect=True)
 

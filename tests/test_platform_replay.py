@@ -19,7 +19,7 @@ from langgraph_durable_mongodb import NondeterminismError, TopologyError
 from langgraph_durable_mongodb.journal import SecureLLM, SecureTool, current_effect, effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
-from .test_journal_support import Counter, scripted
+from .journal_helpers import Counter, scripted
 
 class PlainCompile:
     """A platform whose ``compile`` is the plain form: ``builder.compile(checkpointer=platform.checkpointer)``."""

@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +16,8 @@ from bson import Binary
 from pymongo import AsyncMongoClient, MongoClient
 
 from langgraph_durable_mongodb.cli import server_identity
-from tests.conftest import choose_server, ferretdb, mongo_java_server, server_ids, why_not_startable
+from tests.conftest import choose_server, server_ids, why_not_startable
+from tests.servers import ferretdb, mongo_java_server
 from tests.workers.harness import judge, measure_gaps, server_gaps
 
 # --- against the server (auto-marked `server`) -------------------------------------------------
@@ -199,6 +201,27 @@ def test_a_changed_launcher_source_is_a_new_jar(monkeypatch: pytest.MonkeyPatch,
     assert mongo_java_server.jar_path() != before
     java.write_text(java.read_text().removesuffix("// changed\n"))
     assert mongo_java_server.jar_path() == before
+
+
+def test_the_jar_cache_key_covers_every_launcher_source() -> None:
+    """A file added to the launcher but not to ``SOURCE_FILES`` would leave a stale jar cached."""
+    on_disk = {
+        p.relative_to(mongo_java_server.SOURCES).as_posix()
+        for p in mongo_java_server.SOURCES.rglob("*")
+        if p.is_file() and "target" not in p.relative_to(mongo_java_server.SOURCES).parts
+    }
+    assert on_disk == set(mongo_java_server.SOURCE_FILES)
+
+
+@pytest.mark.parametrize("launcher", ["ferretdb", "mongo_java_server"])
+def test_the_launchers_are_commands(launcher: str, tmp_path: Path) -> None:
+    """``python -m tests.servers.<launcher> install|start|uri|stop`` from the repository root."""
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}  # nothing recorded as running: `uri` says so
+    usage = subprocess.run([sys.executable, "-m", f"tests.servers.{launcher}"], cwd=root, env=env, capture_output=True, text=True)
+    assert usage.returncode == 2 and f"usage: python -m tests.servers.{launcher} install|start|stop|uri" in usage.stderr
+    uri = subprocess.run([sys.executable, "-m", f"tests.servers.{launcher}", "uri"], cwd=root, env=env, capture_output=True, text=True)
+    assert uri.returncode == 1 and "is not running (use `start`)" in uri.stderr
 
 
 def test_install_without_go_fails_clearly(bare_machine: None) -> None:

@@ -1,13 +1,14 @@
-"""Replay-matrix rows that need processes (issue 5). Real-server tier; every process is a fresh interpreter.
+"""A process SIGKILLed at a chosen point, then restarted: a new process resumes the thread. Real-server tier.
 
 | scenario | expected |
 |---|---|
-| the process is SIGKILLed mid-run (durability ``sync`` / ``async``), then restarted in a new process | completed effects replayed; the in-flight one runs again once, with the same idempotency key |
-| two processes resume the same thread at the same time | no position runs concurrently twice |
+| the process is SIGKILLed inside an effect (durability ``sync`` / ``async``), then restarted in a fresh interpreter | completed effects replayed; the in-flight one runs again once, with the same idempotency key |
+| ``durability="async"`` with slow checkpoint saves: the process dies inside the first effect, a new one resumes | no effect ran before the checkpoint its task came from was saved: the resume ends as an uncrashed run |
 
 The graph and its six effects are in tests/workers/durable_worker.py; each
 effect appends ``<name> <idempotency key> <pid> <t0> <t1>`` to a log file and
-fsyncs it, so the tests count real executions outside MongoDB.
+fsyncs it, so the tests count real executions outside MongoDB. Kills at random
+points: test_crash_storm.py; several processes at once: test_concurrent_runs.py.
 """
 
 from __future__ import annotations
@@ -18,16 +19,7 @@ from typing import Any
 import pytest
 from pymongo import MongoClient
 
-from .workers.harness import (
-    concurrent_resume_problems,
-    execution_problems,
-    journal_entries,
-    judge,
-    positions,
-    reference_run,
-    statuses,
-    workers_on,
-)
+from .workers.harness import Workers, execution_problems, journal_entries, positions, reference_run, statuses, workers_on
 
 SPAWN = "spawn"  # a fresh `python tests/workers/durable_worker.py` per process
 
@@ -76,22 +68,17 @@ def test_sigkill_in_an_effect_then_restart_in_a_new_process(workers: Any, durabi
     assert execution_problems(executions, final, at_kill_by_key, first.pid) == []
 
 
-def test_two_processes_resume_the_same_thread_at_once(workers: Any) -> None:
-    expected_values, _ = reference_run()
+def test_async_durability_never_runs_an_effect_before_its_checkpoint_is_saved(workers: Workers) -> None:
+    """Deterministic: checkpoint saves are held 0.5 s (a slow server), the process dies inside the first effect."""
     db = MongoClient(workers.uri)[workers.db]
-    thread = "shared"
-    first = workers.run(workers.spec(thread, kill_on="effect:lookup_claim"), how=SPAWN)
+    thread = "slow-saves"
+    first = workers.run(workers.spec(thread, durability="async", kill_on="effect:triage", slow_saves=0.5))
     assert first.killed
-    at_crash = statuses(journal_entries(db, thread))
-
-    # Both wait for one start time, then resume; effects take 0.3 s so overlaps would show.
-    specs = [workers.spec(thread, lease_seconds=20.0, effect_seconds=0.3) for _ in range(2)]
-    resumed = workers.run_at_once(specs, how=SPAWN)
-    judge(workers.uri, concurrent_resume_problems(workers, db, thread, at_crash, specs, resumed, expected_values))
-    names = Counter(e.name for e in workers.log(thread))
-    # Work pending at the resumed checkpoint ran once: the in-flight effect once more, under its key.
-    assert [names[n] for n in ("triage", "lookup_policy", "lookup_claim", "review", "risk_score")] == [1, 1, 2, 1, 1]
-    # The root step after it ran once per branch: each process that saved its own checkpoint first forks the
-    # thread, and a fork's tasks are new positions (see docs/reliability.md).
-    decide_positions = {e["occurrence"] for e in journal_entries(db, thread) if e["name"] == "issue_payment"}
-    assert names["issue_payment"] == len(decide_positions) in (1, 2)
+    at_kill = statuses(journal_entries(db, thread))
+    resume = workers.run(workers.spec(thread, durability="async"))
+    assert resume.done
+    reference = workers.run(workers.spec("reference", durability="sync"))
+    assert resume.result["values"] == reference.result["values"]
+    final = journal_entries(db, thread)
+    assert execution_problems(workers.log(thread), final, at_kill, first.pid) == []
+    assert positions(final) == positions(journal_entries(db, "reference"))

@@ -1,6 +1,6 @@
-"""Server faults (issue 7): the server process is stopped and restarted mid-run. Real-server tier.
+"""Server faults: the server process is stopped and restarted mid-run. Real-server tier.
 
-These tests start their own FerretDB (scripts/ferretdb.py) with a state dir and
+These tests start their own FerretDB (tests/servers/ferretdb.py) with a state dir and
 a port they keep, so they can stop it and start it again on the same address
 with its data. So they run once, with the tier's FerretDB (``ferretdb_uri``: they
 skip or fail where it does), not once per server: mongo-java-server keeps its
@@ -30,7 +30,7 @@ from pymongo.errors import ConnectionFailure
 
 from langgraph_durable_mongodb.platform import DurablePlatform
 
-from .conftest import ferretdb
+from .servers import ferretdb
 from .workers import durable_worker
 from .workers.harness import by_key, journal_entries, positions, read_log, reference_run
 

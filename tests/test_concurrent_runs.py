@@ -1,5 +1,5 @@
-"""Concurrency (issue 7): 4 processes resume one thread at once; 8 processes run 8 threads at once.
-Real-server tier.
+"""Several processes at once: 2 and 4 processes resume one crashed thread at once; 8 processes run 8 threads
+at once. Real-server tier.
 
 "At once": the processes are forked first, then all wait for one shared start
 time. Effects take 0.3 s (0.1 s for the 8 threads), so two executions of one
@@ -17,6 +17,9 @@ finishes the thread; the others wait, then resume a finished thread. Should
 a problem still show up, ``judge`` xfails on FerretDB when a measured server gap
 explains it, and fails on anything else; on mongo-java-server (and MONGODB_URI)
 there is no gap, so it fails on every problem.
+
+The two-process resume spawns fresh interpreters (``python tests/workers/durable_worker.py``); the others
+fork from a fork server that imported LangGraph once (see tests/workers/harness.py).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from .workers.harness import (
 )
 
 PER_THREAD = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal", "operation_ordinals")
+SPAWN = "spawn"  # a fresh `python tests/workers/durable_worker.py` per process
 
 
 @pytest.fixture
@@ -126,3 +130,24 @@ def test_eight_processes_run_eight_threads_at_once(workers: Any) -> None:
     keys = [e.key for t in threads for e in workers.log(t)]
     assert len(set(keys)) == len(keys) == 8 * len(EFFECTS)  # no two threads share an idempotency key
     assert set(db["activity_journal"].distinct("thread_id")) == {*threads, "alone"}
+
+
+def test_two_processes_resume_the_same_thread_at_once(workers: Any) -> None:
+    expected_values, _ = reference_run()
+    db = MongoClient(workers.uri)[workers.db]
+    thread = "shared"
+    first = workers.run(workers.spec(thread, kill_on="effect:lookup_claim", lease_seconds=1.0), how=SPAWN)
+    assert first.killed
+    at_crash = statuses(journal_entries(db, thread))
+
+    # Both wait for one start time, then resume; effects take 0.3 s so overlaps would show.
+    specs = [workers.spec(thread, lease_seconds=20.0, effect_seconds=0.3) for _ in range(2)]
+    resumed = workers.run_at_once(specs, how=SPAWN)
+    judge(workers.uri, concurrent_resume_problems(workers, db, thread, at_crash, specs, resumed, expected_values))
+    names = Counter(e.name for e in workers.log(thread))
+    # Work pending at the resumed checkpoint ran once: the in-flight effect once more, under its key.
+    assert [names[n] for n in ("triage", "lookup_policy", "lookup_claim", "review", "risk_score")] == [1, 1, 2, 1, 1]
+    # The root step after it ran once per branch: each process that saved its own checkpoint first forks the
+    # thread, and a fork's tasks are new positions (see docs/reliability.md).
+    decide_positions = {e["occurrence"] for e in journal_entries(db, thread) if e["name"] == "issue_payment"}
+    assert names["issue_payment"] == len(decide_positions) in (1, 2)

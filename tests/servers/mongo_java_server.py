@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """Build, start and stop a throwaway mongo-java-server (in-memory) for the real-server test tier.
 
-Stdlib only, Python 3.10+. The same shape as scripts/ferretdb.py:
+Stdlib only, Python 3.10+. The same shape as tests/servers/ferretdb.py; from the repository root::
 
-    python scripts/mongo_java_server.py install   # build the launcher jar into the cache (no-op when cached)
-    python scripts/mongo_java_server.py start     # start in the background, print its URI
-    python scripts/mongo_java_server.py uri       # print the URI of the server started by `start`
-    python scripts/mongo_java_server.py stop      # stop it
+    python -m tests.servers.mongo_java_server install   # build the launcher jar into the cache (no-op when cached)
+    python -m tests.servers.mongo_java_server start     # start in the background, print its URI
+    python -m tests.servers.mongo_java_server uri       # print the URI of the server started by `start`
+    python -m tests.servers.mongo_java_server stop      # stop it
 
 From Python::
+
+    from tests.servers.mongo_java_server import running_mongo_java_server
 
     with running_mongo_java_server() as uri:
         ...
 
-The launcher (scripts/mongo_java_server/, a pom.xml and one Java class) is built with
+The launcher (tests/servers/mongo_java_server_launcher/, a pom.xml and one Java class) is built with
 ``mvn -q -B package`` into one runnable jar, cached as
 ``${XDG_CACHE_HOME:-~/.cache}/langgraph-durable-mongodb/mongo-java-server-1.47.0/launcher-<hash>.jar``,
 where ``<hash>`` covers the launcher's sources: a changed launcher is rebuilt. Maven resolves
@@ -38,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 VERSION = "1.47.0"
-SOURCES = Path(__file__).resolve().parent / "mongo_java_server"
+SOURCES = Path(__file__).resolve().parent / "mongo_java_server_launcher"
 SOURCE_FILES = ("pom.xml", "src/main/java/MongoJavaServerLauncher.java")
 
 
@@ -240,7 +242,7 @@ def main(argv: list[str]) -> int:
                 shutil.rmtree(running["state_dir"], ignore_errors=True)
                 run_file.unlink(missing_ok=True)
         else:
-            print(f"usage: {argv[0]} install|start|stop|uri", file=sys.stderr)
+            print("usage: python -m tests.servers.mongo_java_server install|start|stop|uri", file=sys.stderr)
             return 2
     except MongoJavaServerError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""Crash storm (issue 7): SIGKILL at 20 seeded random points per durability mode, each followed by a resume
+"""Crash storm: SIGKILL at 20 seeded random points per durability mode, each followed by a resume
 in a new process. Real-server tier.
 
 The graph (tests/workers/durable_worker.py) is three levels deep with six
@@ -19,6 +19,9 @@ positions; every effect completed before the kill executed exactly once; an
 effect in flight at the kill at most twice, both times under the same
 idempotency key. Real executions are counted from the effects' own log
 (tests/workers), not from MongoDB.
+
+A kill at one chosen point, then a restart: test_process_restarts.py. Several
+processes on one thread or on many at once: test_concurrent_runs.py.
 """
 
 from __future__ import annotations
@@ -141,19 +144,3 @@ def summarize(workers: Workers, trials: list[Trial]) -> dict[str, Any]:
         "max_executions_per_key": max((len(e) for r in runs for e in r.values()), default=0),
         "lost_effects": sum(len(EFFECTS) - len(r) for r in runs),
     }
-
-
-def test_async_durability_never_runs_an_effect_before_its_checkpoint_is_saved(workers: Workers) -> None:
-    """Deterministic: checkpoint saves are held 0.5 s (a slow server), the process dies inside the first effect."""
-    db = MongoClient(workers.uri)[workers.db]
-    thread = "slow-saves"
-    first = workers.run(workers.spec(thread, durability="async", kill_on="effect:triage", slow_saves=0.5))
-    assert first.killed
-    at_kill = statuses(journal_entries(db, thread))
-    resume = workers.run(workers.spec(thread, durability="async"))
-    assert resume.done
-    reference = workers.run(workers.spec("reference", durability="sync"))
-    assert resume.result["values"] == reference.result["values"]
-    final = journal_entries(db, thread)
-    assert execution_problems(workers.log(thread), final, at_kill, first.pid) == []
-    assert positions(final) == positions(journal_entries(db, "reference"))

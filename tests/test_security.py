@@ -1,4 +1,4 @@
-"""Security (issue 7): credentials in effect inputs, encryption at rest, thread isolation.
+"""Security: credentials in effect inputs, encryption at rest, thread isolation.
 Embedded (mongomock) and the real-server tier; the command-level isolation proof needs pymongo (server tier).
 
 Everything is checked on the documents as stored, read raw.

@@ -1,10 +1,15 @@
-"""Bad input through the whole platform (issue 7): each case gets a clear error or works, and nothing else
-in the database is touched. Embedded (mongomock) and the real-server tier.
+"""Bad input, component by component: each case gets a clear error or works, and nothing else in the
+database is touched.
 
-The checkpointer's own bad-input cases are in test_checkpointer_bad_input.py;
-here the same kinds of input go through ``DurablePlatform`` (checkpointer,
-journal, resolver, allocator together), and a bystander thread's documents in
-every collection are compared before and after each case.
+- The checkpointer alone, on every client kind (mongomock, mongomock-motor, and pymongo,
+  ``AsyncMongoClient`` and motor on the real-server tier): unusual thread ids, operators in
+  identifiers and in ``list`` filters. A bystander thread's checkpoints, blobs and writes are compared
+  before and after each case.
+- The whole platform (``DurablePlatform``: checkpointer, journal, resolver and allocator together),
+  embedded (mongomock) and on the real-server tier: identifiers of any type or carrying operators,
+  ``$`` and ``.`` in channel, node and effect names, NUL, a 20 MiB value, malformed namespaces, and a
+  journal entry edited by hand into an invalid state. A bystander thread's documents in all five
+  collections are compared before and after each case.
 """
 
 from __future__ import annotations
@@ -28,10 +33,84 @@ from langgraph_durable_mongodb import (
 from langgraph_durable_mongodb.journal import EffectPosition, effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
+from .clients import Face
+from .test_checkpointer_contract import cfg, put
 from .workers import durable_worker
 from .workers.harness import reference_run
 
+# == the checkpointer alone ===================================================================================
+
+SAVER_COLLECTIONS = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+
+
+async def snapshot(face: Face, thread: str) -> dict:
+    return {c: await face.raw(c, {"thread_id": thread}) for c in SAVER_COLLECTIONS}
+
+
+@pytest.fixture
+async def bystander_documents(face: Face) -> dict:
+    """A thread with a checkpoint and a pending write: its documents as stored, compared after each case."""
+    saved, _ = await put(face, cfg("bystander"), {"big": ["keep me"] * 200, "n": 1})
+    await face.call("put_writes", saved, [("w", "pending")], "task")
+    return await snapshot(face, "bystander")
+
+
+UNUSUAL_IDS = ["a\x00b", "x" * 10_000, "a.b$c", "$where", "ünïcødé 🚀", " "]
+
+
+@pytest.mark.parametrize("thread", UNUSUAL_IDS, ids=["nul", "10k", "dots", "dollar", "unicode", "space"])
+async def test_unusual_thread_ids_work_and_stay_separate(face: Face, bystander_documents: dict, thread: str) -> None:
+    saved, cp = await put(face, cfg(thread, ns="child:" + thread), {"v": [thread]})
+    await face.call("put_writes", saved, [("w", thread)], "task\x00id", "path.$x")
+    got = await face.call("get_tuple", cfg(thread, ns="child:" + thread))
+    assert got.checkpoint["channel_values"] == {"v": [thread]}
+    assert got.pending_writes == [("task\x00id", "w", thread)]
+    assert [t.checkpoint["id"] for t in await face.list({"configurable": {"thread_id": thread}})] == [cp["id"]]
+    await face.call("delete_thread", thread)
+    assert await face.call("get_tuple", cfg(thread, ns="child:" + thread)) is None
+    assert await snapshot(face, "bystander") == bystander_documents
+
+
+BAD_SAVER_CALLS = [
+    ("get_tuple", ({"configurable": {"thread_id": ["bystander"]}},)),
+    ("get_tuple", ({"configurable": {"thread_id": {"$regex": ".*"}}},)),
+    ("get_tuple", ({"configurable": {"thread_id": "bystander", "checkpoint_ns": {"$ne": "x"}}},)),
+    ("put_writes", ({"configurable": {"thread_id": "bystander", "checkpoint_id": {"$gt": ""}}}, [("a", 1)], "t")),
+    ("put_writes", ({"configurable": {"thread_id": "bystander", "checkpoint_id": "c"}}, [(7, 1)], "t")),
+    ("delete_thread", ({"$gt": ""},)),
+    ("delete_thread", (None,)),
+    ("copy_thread", ({"$gt": ""}, "new")),
+    ("prune", ([{"$gt": ""}],)),
+    ("delete_for_runs", ({"$gt": ""},)),
+    ("get_delta_channel_history", ()),
+]
+
+
+@pytest.mark.parametrize("method,args", BAD_SAVER_CALLS, ids=[f"{m}-{i}" for i, (m, _) in enumerate(BAD_SAVER_CALLS)])
+async def test_bad_calls_raise_and_touch_nothing(face: Face, bystander_documents: dict, method: str, args: tuple) -> None:
+    kwargs = {}
+    if method == "get_delta_channel_history":
+        kwargs = {"config": {"configurable": {"thread_id": 5}}, "channels": ["messages"]}
+    with pytest.raises(InvalidInputError):
+        await face.call(method, *args, **kwargs)
+    assert await snapshot(face, "bystander") == bystander_documents
+
+
+async def test_list_filters_cannot_reach_other_threads(face: Face, bystander_documents: dict) -> None:
+    await put(face, cfg("mine"), {"n": 1}, {"source": "loop", "step": 0, "owner": "me"})
+    for bad in ({"$or": [{}]}, {"owner": {"$exists": True}}, {"thread_id": {"$ne": None}}, {1: "x"}):
+        with pytest.raises(InvalidInputError):
+            await face.list(cfg("mine"), filter=bad)
+    # a literal "thread_id" metadata key is metadata, not the document's thread
+    assert await face.list(cfg("mine"), filter={"thread_id": "bystander"}) == []
+    assert await snapshot(face, "bystander") == bystander_documents
+
+
+# == the whole platform =======================================================================================
+
 COLLECTIONS = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal", "operation_ordinals")
+
+
 @pytest.fixture
 def platform(make_platform: Any) -> Any:
     durable_worker.configure(log=None)
@@ -90,7 +169,7 @@ def test_thread_ids_of_any_type_or_shape_stay_their_own_thread(platform: Durable
     assert bystander.get_state(config).values == expected_values
 
 
-BAD_CALLS = {
+BAD_IDENTIFIER_CALLS = {
     "entries-operator": lambda p: p.journal.entries({"$ne": ""}),
     "entries-int": lambda p: p.journal.entries(7),
     "discard-operator": lambda p: p.journal.discard(EffectPosition({"$ne": ""}, "agent/1", "intake", "1", "1")),
@@ -103,7 +182,7 @@ BAD_CALLS = {
 }
 
 
-@pytest.mark.parametrize("call", BAD_CALLS.values(), ids=BAD_CALLS.keys())
+@pytest.mark.parametrize("call", BAD_IDENTIFIER_CALLS.values(), ids=BAD_IDENTIFIER_CALLS.keys())
 def test_operators_in_identifiers_are_refused_before_any_query(platform: DurablePlatform, bystander: Any, call: Any) -> None:
     with pytest.raises(InvalidInputError):
         call(platform)

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Build, start and stop a throwaway FerretDB (SQLite backend) for the real-server test tier.
 
-Stdlib only, Python 3.10+.
+Stdlib only, Python 3.10+. From the repository root::
 
-    python scripts/ferretdb.py install   # build the binary into the cache (no-op when cached)
-    python scripts/ferretdb.py start     # start in the background, print its URI
-    python scripts/ferretdb.py uri       # print the URI of the server started by `start`
-    python scripts/ferretdb.py stop      # stop it and delete its state
+    python -m tests.servers.ferretdb install   # build the binary into the cache (no-op when cached)
+    python -m tests.servers.ferretdb start     # start in the background, print its URI
+    python -m tests.servers.ferretdb uri       # print the URI of the server started by `start`
+    python -m tests.servers.ferretdb stop      # stop it and delete its state
 
 From Python::
+
+    from tests.servers.ferretdb import running_ferretdb
 
     with running_ferretdb() as uri:
         ...
@@ -302,7 +304,7 @@ def main(argv: list[str]) -> int:
                 shutil.rmtree(running["state_dir"], ignore_errors=True)
                 run_file.unlink(missing_ok=True)
         else:
-            print(f"usage: {argv[0]} install|start|stop|uri", file=sys.stderr)
+            print("usage: python -m tests.servers.ferretdb install|start|stop|uri", file=sys.stderr)
             return 2
     except FerretDBError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,10 +1,11 @@
 """Fixtures and helpers of the journal tests (no tests here).
 
-``jface`` builds an ``ActivityJournal`` from the client of the
-``tests.clients`` plugin: which kinds run is chosen by the ``client_kind``
-parametrization of each test (offline kinds below; the real-server kinds are
-``pymongo`` / ``pymongo_async`` / ``motor``). Tests are written once as
-``async`` and call sync methods on sync clients, native async ones on async.
+``jface`` builds an ``ActivityJournal`` from the client of the ``tests.clients``
+plugin: which kinds run is chosen by the ``client_kind`` parametrization of each
+test (offline kinds below; the real-server kinds are ``pymongo`` /
+``pymongo_async`` / ``motor``). Tests are written once as ``async`` and call sync
+methods on sync clients, native async ones on async. It is a fixture of every
+test: tests/conftest.py loads this module as a plugin, as it does tests.clients.
 """
 
 from __future__ import annotations
