@@ -3,9 +3,11 @@
 Two processes that resume one thread at once would each run the pending root
 steps from the same checkpoint, each save its own next checkpoint (a fork),
 and so run every later root effect once per branch. Like Temporal and DBOS
-(one execution per workflow id), ``DurablePlatform`` lets one run hold a
-thread at a time: ``invoke``, ``ainvoke``, ``stream``, ``astream``, ``batch``
-and ``abatch`` take the thread's run lock first. The thread is the one
+(one execution per workflow id), a ``DurableGraph`` (``DurablePlatform.compile``
+or ``attach``) lets one run hold a thread at a time: its ``stream`` and
+``astream``, and so ``invoke``, ``ainvoke`` and the event streams, take the
+thread's run lock first, and ``batch``/``abatch`` run in rounds. A graph merely
+compiled with the platform checkpointer takes no lock. The thread is the one
 LangGraph runs on (``thread_id_of``): the graph's bound config
 (``with_config``) merged with the call's, a top-level ``{"thread_id": t}``
 included. A batch that names one thread more than once runs in rounds, one
