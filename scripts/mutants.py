@@ -196,17 +196,24 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "batch runs one thread's inputs at once",
-        "src/platform.py",
-        "return batch_rounds([thread_id_of(c, self.graph.config) for c in configs])",
-        "return [list(range(len(configs)))]",
+        "src/run_lock.py",
+        "        n = 0 if thread_id is None else seen[thread_id]\n",
+        "        n = 0\n",
         ("tests/test_run_lock_entry.py", "-m", "not server", "-k", "batch_runs_one_thread"),
     ),
     Mutant(
         "effects start after the run lost its lock",
         "src/platform.py",
-        "guard = check_held if self.platform.run_locks is not None else None",
+        "guard = check_held if self.run_locks is not None else None",
         "guard = None",
         ("tests/test_run_lock_fence.py", "-m", "not server", "-k", "does_not_start"),
+    ),
+    Mutant(
+        "an effect of a graph on another checkpointer takes a stale scope",
+        "src/journal/locator.py",
+        "        if self.saver is not None and running is not self.saver:",
+        "        if False:",
+        ("tests/test_platform_forms.py", "-m", "not server", "-k", "another_checkpointer"),
     ),
     Mutant(
         "journal renewal fence (an expired lease renews)",
