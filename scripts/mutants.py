@@ -216,6 +216,14 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_platform_forms.py", "-m", "not server", "-k", "another_checkpointer"),
     ),
     Mutant(
+        "effects skip their claim in a run that does not hold the run lock",
+        "src/journal/context.py",
+        "    exclusive = bool(scope.guard(attempt.node.thread_id)) if scope.guard is not None else False\n"
+        "    return Slot(attempt, ordinal, key, exclusive)\n\n\nasync def alocate",
+        "    exclusive = True\n    return Slot(attempt, ordinal, key, exclusive)\n\n\nasync def alocate",
+        ("tests/test_journal_costs.py", "-m", "not server", "-k", "without_the_run_lock"),
+    ),
+    Mutant(
         "journal renewal fence (an expired lease renews)",
         "src/journal/documents.py",
         'return {**held_fence(pos, fence), "lease_until": {"$gt": now}}',
