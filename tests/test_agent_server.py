@@ -11,10 +11,13 @@ official client (``langgraph_sdk``), counts real LLM and tool executions from th
 | a run fails inside the nested child (root -> ``case_investigation`` -> ``policy_analysis`` -> ``review_policy``) after its LLM call and its tool call; ``runs.wait(thread, "agent", input=None)`` | the run completes; the LLM and the tool executed once each; both entries ``completed``, replayed once |
 | a second run (new input) waits after its effects; the server's process group is SIGKILLed; the dev store's files are gone; a new server starts on the same project | the thread is re-created from its id (its checkpoints are in MongoDB) and ``runs.wait(..., input=None)`` completes it; every effect completed before the kill executed once, in the killed server; the final state is complete |
 
+| a run waits after its effects until the dev store has saved it; the server is SIGKILLed and restarted | the new server finds the run pending and runs it again by itself; it continues from its checkpoint: its effects replay, none executes again |
+
 The dev store (``.langgraph_api/``) saves thread and run records only every 10 s, so a kill
-before that save loses them: the test deletes them after the kill, which makes that case
-deterministic (the server knows nothing of the thread, MongoDB alone brings the run back).
-Runs once per server of the tier, like the rest of it: about 10 s each.
+before that save loses them: the first test deletes them after the kill, which makes that case
+deterministic (the server knows nothing of the thread, MongoDB alone brings the run back); the
+second waits for a save, then kills. Each runs once per server of the tier, like the rest of it:
+about 8 s and 14 s.
 """
 
 from __future__ import annotations
@@ -143,90 +146,138 @@ def with_database(uri: str, db_name: str) -> str:
     return f"{base.rstrip('/')}/{db_name}" + (f"?{query}" if query else "")
 
 
-async def test_langgraph_dev_resumes_a_crashed_run_and_a_killed_server_without_repeating_effects(
-    mongodb_uri: str, server_db_name: str, tmp_path: Path
-) -> None:
+class Project:
+    """A copy of the example in a temporary directory, its switches, its database, and the servers started on it."""
+
+    def __init__(self, tmp_path: Path, uri: str, db_name: str) -> None:
+        self.dir = tmp_path / "project"
+        shutil.copytree(EXAMPLE, self.dir, ignore=shutil.ignore_patterns(".env", ".langgraph_api", "__pycache__"))
+        self.effects, self.crash, self.pause = tmp_path / "effects.log", tmp_path / "crash", tmp_path / "pause"
+        self.env = {k: v for k, v in os.environ.items() if k not in ("MONGODB_DB", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")}
+        self.env.update(OFFLINE)
+        self.env.update(
+            MONGODB_URI=with_database(uri, db_name),
+            AGENT_EFFECT_LOG=str(self.effects), AGENT_CRASH_FILE=str(self.crash), AGENT_PAUSE_FILE=str(self.pause),
+        )
+        self.client = MongoClient(uri)
+        self.db = self.client[db_name]
+        self.servers: list[DevServer] = []
+
+    def start_server(self) -> DevServer:
+        server = DevServer(self.dir, self.env)
+        self.servers.append(server)
+        return server.start()
+
+    def close(self) -> None:
+        for server in self.servers:
+            server.stop()
+        self.client.close()
+
+
+@pytest.fixture
+def project(mongodb_uri: str, server_db_name: str, tmp_path: Path) -> Any:
+    """The example project on a fresh database of the tier's server; its servers are stopped at the end, pass or fail."""
     if not LANGGRAPH.exists():
         pytest.fail(f"no {LANGGRAPH}: install the test extra (scripts/setup-venv), which has langgraph-cli[inmem]")
-    project = tmp_path / "project"
-    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".env", ".langgraph_api", "__pycache__"))
-    effects, crash, pause = tmp_path / "effects.log", tmp_path / "crash", tmp_path / "pause"
-    env = {k: v for k, v in os.environ.items() if k not in ("MONGODB_DB", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")}
-    env.update(OFFLINE)
-    env.update(
-        MONGODB_URI=with_database(mongodb_uri, server_db_name),
-        AGENT_EFFECT_LOG=str(effects), AGENT_CRASH_FILE=str(crash), AGENT_PAUSE_FILE=str(pause),
-    )
-    db = MongoClient(mongodb_uri)[server_db_name]
-    servers: list[DevServer] = []
+    project = Project(tmp_path, mongodb_uri, server_db_name)
     try:
-        # -- 1. a run crashes in the nested child after its tool ran; resumed with input=None --------------
-        first = DevServer(project, env)
-        servers.append(first.start())
-        client = get_client(url=first.url)
-        thread_id = (await client.threads.create(graph_id="agent"))["thread_id"]
-        crash.touch()
-        failed = await client.runs.wait(
-            thread_id, "agent", input={"case": "claim 7731", "findings": []}, raise_error=False
-        )
-        assert (failed or {}).get("__error__", {}).get("error") == "SimulatedCrash", (failed, first.tail())
-        assert not crash.exists()  # it fails once
-        assert Counter(e["name"] for e in executions(effects)) == {"CaseModel": 1, "lookup_policy": 1}
-        at_crash = journal(db, thread_id)
-        assert {k: e["status"] for k, e in at_crash.items()} == {
-            (PATH_1, "CaseModel"): "completed",
-            (PATH_1, "lookup_policy"): "completed",
-        }
-
-        resumed = await client.runs.wait(thread_id, "agent", input=None)
-        assert resumed["decision"] == "claim 7731: approved after 3 findings", resumed
-        assert Counter(e["name"] for e in executions(effects)) == {"CaseModel": 1, "lookup_policy": 1}
-        for entry in journal(db, thread_id).values():
-            assert (entry["status"], entry["attempts"], entry.get("replays")) == ("completed", 1, 1), entry
-            assert entry["node"] == "review_policy"
-
-        # -- 2. a second run waits after its effects; the server is SIGKILLed; a new server resumes -------
-        pause.touch()
-        await client.runs.create(thread_id, "agent", input={"case": "claim 7732"})
-        second_run_done = lambda: {  # noqa: E731
-            k[1] for k, e in journal(db, thread_id).items() if k[0] == PATH_2 and e["status"] == "completed"
-        } == {"CaseModel", "lookup_policy"}
-        await wait_for(second_run_done, "the second run's effects to complete", first)
-        await asyncio.sleep(0.2)  # review_policy is now waiting on the pause file
-        first.kill()
-        pause.unlink()
-        shutil.rmtree(project / ".langgraph_api", ignore_errors=True)  # the dev store's records, lost
-        at_kill = journal(db, thread_id)
-        assert {k: e["status"] for k, e in at_kill.items() if k[0] == PATH_2} == {
-            (PATH_2, "CaseModel"): "completed",
-            (PATH_2, "lookup_policy"): "completed",
-        }
-        before_restart = executions(effects)
-        assert [e["pid"] for e in before_restart] == [first.proc.pid] * 4  # type: ignore[union-attr]
-
-        second = DevServer(project, env)
-        servers.append(second.start())
-        client = get_client(url=second.url)
-        # The new server knows nothing of the thread; its checkpoints are in MongoDB.
-        await client.threads.create(thread_id=thread_id, graph_id="agent", if_exists="do_nothing")
-        state = await client.threads.get_state(thread_id)
-        assert state["next"] == ["case_investigation"], state
-        final = await client.runs.wait(thread_id, "agent", input=None)
-
-        assert final["case"] == "claim 7732" and final["decision"] == "claim 7732: approved after 5 findings", final
-        assert "Review the policy for claim 7732: it concerns policy P-7; check its water damage cover." in final["findings"]
-        assert executions(effects) == before_restart  # nothing executed again after the kill
-        keys = Counter(e["key"] for e in before_restart)
-        assert set(keys.values()) == {1}  # each effect once, under its own idempotency key
-        final_journal = journal(db, thread_id)
-        assert sorted(final_journal) == sorted(
-            [(PATH_1, "CaseModel"), (PATH_1, "lookup_policy"), (PATH_2, "CaseModel"), (PATH_2, "lookup_policy")]
-        )
-        for entry in final_journal.values():
-            assert (entry["status"], entry["attempts"], entry.get("replays")) == ("completed", 1, 1), entry
-            assert entry["idempotency_key"] in keys
-        assert (await client.threads.get_state(thread_id))["next"] == []
+        yield project
     finally:
-        for server in servers:
-            server.stop()
-        db.client.close()
+        project.close()
+
+
+async def test_langgraph_dev_resumes_a_crashed_run_and_a_killed_server_without_repeating_effects(project: Project) -> None:
+    db, effects, crash, pause = project.db, project.effects, project.crash, project.pause
+    # -- 1. a run crashes in the nested child after its tool ran; resumed with input=None --------------
+    first = project.start_server()
+    client = get_client(url=first.url)
+    thread_id = (await client.threads.create(graph_id="agent"))["thread_id"]
+    crash.touch()
+    failed = await client.runs.wait(
+        thread_id, "agent", input={"case": "claim 7731", "findings": []}, raise_error=False
+    )
+    assert (failed or {}).get("__error__", {}).get("error") == "SimulatedCrash", (failed, first.tail())
+    assert not crash.exists()  # it fails once
+    assert Counter(e["name"] for e in executions(effects)) == {"CaseModel": 1, "lookup_policy": 1}
+    at_crash = journal(db, thread_id)
+    assert {k: e["status"] for k, e in at_crash.items()} == {
+        (PATH_1, "CaseModel"): "completed",
+        (PATH_1, "lookup_policy"): "completed",
+    }
+
+    resumed = await client.runs.wait(thread_id, "agent", input=None)
+    assert resumed["decision"] == "claim 7731: approved after 3 findings", resumed
+    assert Counter(e["name"] for e in executions(effects)) == {"CaseModel": 1, "lookup_policy": 1}
+    for entry in journal(db, thread_id).values():
+        assert (entry["status"], entry["attempts"], entry.get("replays")) == ("completed", 1, 1), entry
+        assert entry["node"] == "review_policy"
+
+    # -- 2. a second run waits after its effects; the server is SIGKILLed; a new server resumes -------
+    pause.touch()
+    await client.runs.create(thread_id, "agent", input={"case": "claim 7732"})
+    second_run_done = lambda: {  # noqa: E731
+        k[1] for k, e in journal(db, thread_id).items() if k[0] == PATH_2 and e["status"] == "completed"
+    } == {"CaseModel", "lookup_policy"}
+    await wait_for(second_run_done, "the second run's effects to complete", first)
+    await asyncio.sleep(0.2)  # review_policy is now waiting on the pause file
+    first.kill()
+    pause.unlink()
+    shutil.rmtree(project.dir / ".langgraph_api", ignore_errors=True)  # the dev store's records, lost
+    at_kill = journal(db, thread_id)
+    assert {k: e["status"] for k, e in at_kill.items() if k[0] == PATH_2} == {
+        (PATH_2, "CaseModel"): "completed",
+        (PATH_2, "lookup_policy"): "completed",
+    }
+    before_restart = executions(effects)
+    assert [e["pid"] for e in before_restart] == [first.proc.pid] * 4  # type: ignore[union-attr]
+
+    second = project.start_server()
+    client = get_client(url=second.url)
+    # The new server knows nothing of the thread; its checkpoints are in MongoDB.
+    await client.threads.create(thread_id=thread_id, graph_id="agent", if_exists="do_nothing")
+    state = await client.threads.get_state(thread_id)
+    assert state["next"] == ["case_investigation"], state
+    final = await client.runs.wait(thread_id, "agent", input=None)
+
+    assert final["case"] == "claim 7732" and final["decision"] == "claim 7732: approved after 5 findings", final
+    assert "Review the policy for claim 7732: it concerns policy P-7; check its water damage cover." in final["findings"]
+    assert executions(effects) == before_restart  # nothing executed again after the kill
+    keys = Counter(e["key"] for e in before_restart)
+    assert set(keys.values()) == {1}  # each effect once, under its own idempotency key
+    final_journal = journal(db, thread_id)
+    assert sorted(final_journal) == sorted(
+        [(PATH_1, "CaseModel"), (PATH_1, "lookup_policy"), (PATH_2, "CaseModel"), (PATH_2, "lookup_policy")]
+    )
+    for entry in final_journal.values():
+        assert (entry["status"], entry["attempts"], entry.get("replays")) == ("completed", 1, 1), entry
+        assert entry["idempotency_key"] in keys
+    assert (await client.threads.get_state(thread_id))["next"] == []
+
+
+async def test_a_run_the_dev_store_saved_is_run_again_by_the_restarted_server_and_replays(project: Project) -> None:
+    first = project.start_server()
+    client = get_client(url=first.url)
+    thread_id = (await client.threads.create(graph_id="agent"))["thread_id"]
+    project.pause.touch()
+    run = await client.runs.create(thread_id, "agent", input={"case": "claim 7731", "findings": []})
+    created = time.time()
+    effects_done = lambda: [e["status"] for e in journal(project.db, thread_id).values()] == ["completed"] * 2  # noqa: E731
+    await wait_for(effects_done, "the run's effects to complete", first)
+    ops = project.dir / ".langgraph_api" / ".langgraph_ops.pckl"
+    saved = lambda: ops.exists() and ops.stat().st_mtime > created  # noqa: E731
+    await wait_for(saved, "the dev store's save after the run started (every 10 s)", first, timeout=30.0)
+    first.kill()
+    project.pause.unlink()
+    before_restart = executions(project.effects)
+    assert [(e["name"], e["pid"]) for e in before_restart] == [("CaseModel", first.proc.pid), ("lookup_policy", first.proc.pid)]  # type: ignore[union-attr]
+
+    second = project.start_server()
+    client = get_client(url=second.url)
+    assert [r["run_id"] for r in await client.runs.list(thread_id)] == [run["run_id"]]  # the saved run, found again
+    await client.runs.join(thread_id, run["run_id"])
+    assert (await client.runs.get(thread_id, run["run_id"]))["status"] == "success"
+    state = await client.threads.get_state(thread_id)
+    assert state["next"] == [] and state["values"]["decision"] == "claim 7731: approved after 3 findings", state
+    assert executions(project.effects) == before_restart  # nothing executed again
+    for entry in journal(project.db, thread_id).values():
+        assert (entry["path"], entry["status"], entry["attempts"], entry.get("replays")) == (PATH_1, "completed", 1, 1), entry
