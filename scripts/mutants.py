@@ -237,6 +237,27 @@ MUTANTS: tuple[Mutant, ...] = (
         "return held_fence(pos, fence)",
         ("tests/test_journal_fences.py",),
     ),
+    Mutant(
+        "SecureLLM's own callback run reports the usage the wrapped model's run reported",
+        "src/journal/llm.py",
+        'shown = message.model_copy(update={"usage_metadata": None})',
+        "shown = message",
+        ("tests/test_journal_callbacks.py", "-m", "not server", "-k", "counts_its_tokens_once"),
+    ),
+    Mutant(
+        "a replay's callback run is not marked replayed",
+        "src/journal/plans.py",
+        "info = EffectInfo(pos, call.kind, call.name, 0, call.at_most_once, replayed=True)",
+        "info = EffectInfo(pos, call.kind, call.name, 0, call.at_most_once)",
+        ("tests/test_journal_callbacks.py", "-m", "not server", "-k", "whether_it_replayed"),
+    ),
+    Mutant(
+        "a replayed SecureTool call runs no tool callbacks",
+        "src/journal/tool.py",
+        "replay=lambda outcome: self._replayed(outcome).invoke(input, observed_config(config), **kwargs),",
+        "replay=lambda outcome: outcome,",
+        ("tests/test_journal_callbacks.py", "-m", "not server", "-k", "tool_callbacks"),
+    ),
 )
 
 

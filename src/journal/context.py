@@ -37,9 +37,9 @@ from .position import EffectPosition, at
 class Journal(Protocol):
     """What the wrappers call on a scope's journal (``ActivityJournal``)."""
 
-    def run(self, call: EffectCall, fn: Callable[[], Any]) -> Any: ...
+    def run(self, call: EffectCall, fn: Callable[[], Any], *, replay: Callable[[Any], Any] | None = None) -> Any: ...
 
-    async def arun(self, call: EffectCall, fn: Callable[[], Any]) -> Any: ...
+    async def arun(self, call: EffectCall, fn: Callable[[], Any], *, replay: Callable[[Any], Any] | None = None) -> Any: ...
 
     def run_stream(
         self, call: EffectCall, open_stream: Callable[[], Any], merge: Callable[[list[Any]], Any], replay: Callable[[Any], Iterable[Any]]
@@ -67,13 +67,14 @@ class EffectScope:
 
 @dataclass(frozen=True)
 class EffectInfo:
-    """The effect being executed, as ``current_effect()`` returns it.
+    """The effect being executed, or replayed, as ``current_effect()`` returns it.
 
     Attributes:
         position: the effect's journal position.
         kind, name: what the effect is (``llm``/``tool``/a user kind, and its name).
-        attempt: executions started at this position, this one included.
+        attempt: executions started at this position, this one included (0 while replayed).
         at_most_once: whether a lost outcome stops a re-run.
+        replayed: its outcome comes from the journal: a wrapper's ``replay`` hook is running, not the effect.
     """
 
     position: EffectPosition
@@ -81,6 +82,7 @@ class EffectInfo:
     name: str
     attempt: int
     at_most_once: bool = False
+    replayed: bool = False
     _children: Iterator[int] = field(default_factory=lambda: itertools.count(1), repr=False, compare=False)
 
     @property
@@ -155,7 +157,8 @@ def _running_thread() -> str | None:
 
 
 def current_effect() -> EffectInfo | None:
-    """The effect executing now (its ``idempotency_key`` and ``position``), or None outside effects."""
+    """The effect executing (or being replayed, ``replayed``) now, its ``idempotency_key`` and ``position``; None
+    outside effects."""
     return _effect.get()
 
 

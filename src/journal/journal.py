@@ -175,7 +175,14 @@ class ActivityJournal(TwoFaces, JournalPlans):
 
     # -- effects ----------------------------------------------------------------------
 
-    def run(self, call: EffectCall, fn: Callable[[], Any], *, position: EffectPosition | None = None) -> Any:
+    def run(
+        self,
+        call: EffectCall,
+        fn: Callable[[], Any],
+        *,
+        position: EffectPosition | None = None,
+        replay: Callable[[Any], Any] | None = None,
+    ) -> Any:
         """Return ``fn()``'s recorded outcome, or run ``fn`` once and record it.
 
         The position is claimed first (one upsert): a completed position returns its outcome without
@@ -192,9 +199,12 @@ class ActivityJournal(TwoFaces, JournalPlans):
             fn: the effect, called with no arguments.
             position: where to record it; by default the next position of the node running in the
                 current durable scope (the ``tool_call_id``'s, when the call has one).
+            replay: called with a recorded outcome instead of returning it, where ``current_effect()`` is the
+                replayed effect (``replayed=True``): a wrapper shows the replay to its callbacks there. What it
+                returns is returned.
 
         Returns:
-            What ``fn`` returned, now or in the run that recorded it.
+            What ``fn`` returned, now or in the run that recorded it (through ``replay`` when given).
 
         Raises:
             NoDurableScopeError: no ``position`` was given and no durable scope or LangGraph task is running.
@@ -218,14 +228,21 @@ class ActivityJournal(TwoFaces, JournalPlans):
                 in ``terminal_errors`` is raised again (same type) instead of running ``fn``.
         """
         pos = self._position(call, position)
-        return self._run(self._effect_plan(call, pos, fn))
+        return self._run(self._effect_plan(call, pos, fn, replay))
 
-    async def arun(self, call: EffectCall, fn: Callable[[], Any], *, position: EffectPosition | None = None) -> Any:
-        """Async ``run`` natively on the async client: same arguments, return and errors; ``fn`` may return an
-        awaitable (awaited inside the claim). ``ClientConfigurationError`` when this journal has only a sync
-        client."""
+    async def arun(
+        self,
+        call: EffectCall,
+        fn: Callable[[], Any],
+        *,
+        position: EffectPosition | None = None,
+        replay: Callable[[Any], Any] | None = None,
+    ) -> Any:
+        """Async ``run`` natively on the async client: same arguments, return and errors; ``fn`` and ``replay`` may
+        return an awaitable (awaited inside the claim, or the replay). ``ClientConfigurationError`` when this
+        journal has only a sync client."""
         pos = await self._aposition(call, position)
-        return await self._arun(self._effect_plan(call, pos, fn))
+        return await self._arun(self._effect_plan(call, pos, fn, replay))
 
     def run_stream(
         self,
@@ -245,7 +262,8 @@ class ActivityJournal(TwoFaces, JournalPlans):
             call: what runs (as for ``run``).
             open_stream: opens the stream (the effect), called with no arguments.
             merge: turns the streamed items into the outcome to record.
-            replay: turns a recorded outcome into the items to yield.
+            replay: turns a recorded outcome into the items to yield; called where ``current_effect()`` is the
+                replayed effect (``replayed=True``), as ``run``'s ``replay``.
             position: as for ``run``.
 
         Returns:
@@ -286,8 +304,8 @@ class ActivityJournal(TwoFaces, JournalPlans):
         position: EffectPosition | None = None,
     ) -> AsyncIterator[Any]:
         """Async ``run_stream`` natively on the async client: same arguments, items and errors (all raised when
-        iterating); ``open_stream`` returns an async iterator. ``ClientConfigurationError`` when this journal
-        has only a sync client."""
+        iterating); ``open_stream`` returns an async iterator, ``replay`` an iterable or an awaitable of one.
+        ``ClientConfigurationError`` when this journal has only a sync client."""
         pos = await self._aposition(call, position)
         io = await self._async_face()
         async for item in io.iterate(self._stream_plan(call, pos, open_stream, merge, replay)):

@@ -4,18 +4,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import Any
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManager, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManager, CallbackManagerForLLMRun, Callbacks
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, message_chunk_to_message
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult, LLMResult
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from langgraph.constants import TAG_NOSTREAM
 
 from .context import current_effect_scope
 from .documents import EffectCall
 from .journal import ActivityJournal
+from .observe import observed, observed_config
+
+M = TypeVar("M", bound=BaseMessage)
+#: Call kwargs LangChain keeps for tracing and never passes to the model: not part of the call's input.
+_TRACING_ONLY = ("ls_structured_output_format", "structured_output_format")
 
 
 def _merge(chunks: list[AIMessageChunk]) -> BaseMessage:
@@ -26,6 +34,11 @@ def _merge(chunks: list[AIMessageChunk]) -> BaseMessage:
     for chunk in chunks[1:]:
         merged = merged + chunk
     return message_chunk_to_message(merged)
+
+
+async def _aiter(items: list[AIMessageChunk]) -> AsyncIterator[AIMessageChunk]:
+    for item in items:
+        yield item
 
 
 def _replay(message: BaseMessage) -> list[AIMessageChunk]:
@@ -49,6 +62,73 @@ def _replay(message: BaseMessage) -> list[AIMessageChunk]:
     ]
 
 
+@dataclass
+class _Turn:
+    """One journaled call of a ``SecureLLM``, as its own callback run shows it.
+
+    That run's callbacks see each message without ``usage_metadata``: the wrapped model's run reports what a
+    real call used, and a replay used nothing. The caller gets the message with it (``restore``).
+    """
+
+    recorded: BaseMessage | None = None  # a replay: the outcome to show instead of calling the model
+    message: BaseMessage | None = None  # a real call: what the wrapped model returned
+    _usage: dict[int, tuple[BaseMessage, Any]] = field(default_factory=dict)
+
+    def show(self, message: M) -> M:
+        """``message`` as callbacks see it."""
+        usage = getattr(message, "usage_metadata", None)
+        if not usage:
+            return message
+        shown = message.model_copy(update={"usage_metadata": None})
+        self._usage[id(shown)] = (shown, usage)
+        return shown
+
+    def restore(self, message: M) -> M:
+        """A message LangChain built from a shown one, with the usage the shown one left out."""
+        shown, usage = self._usage.get(id(message), (None, None))
+        return message.model_copy(update={"usage_metadata": usage}) if shown is message else message
+
+    def restored(self, chunks: Iterator[M]) -> Iterator[M]:
+        """``chunks`` (pulled with this turn current), restored."""
+        while True:
+            with _taking(self):
+                chunk = next(chunks, None)
+            if chunk is None:
+                return
+            yield self.restore(chunk)
+
+    async def arestored(self, chunks: AsyncIterator[M]) -> AsyncIterator[M]:
+        """``restored`` for an async stream."""
+        while True:
+            with _taking(self):
+                chunk = await anext(chunks, None)
+            if chunk is None:
+                return
+            yield self.restore(chunk)
+
+
+_turn: ContextVar[_Turn | None] = ContextVar("langgraph_durable_mongodb_llm_turn", default=None)
+
+
+@contextmanager
+def _taking(turn: _Turn) -> Iterator[None]:
+    token = _turn.set(turn)
+    try:
+        yield
+    finally:
+        _turn.reset(token)
+
+
+def _current_turn() -> _Turn:
+    turn = _turn.get()
+    if turn is None:
+        raise NotImplementedError(
+            "SecureLLM journals the calls made through invoke, ainvoke, batch, stream, astream, generate and "
+            "agenerate; this entry point opens its callback run before the journal can say whether it replays"
+        )
+    return turn
+
+
 class SecureLLM(BaseChatModel):
     """A chat model whose every response is journaled ("secure"): recorded once, replayed when its node re-runs.
 
@@ -61,6 +141,12 @@ class SecureLLM(BaseChatModel):
     recorded message as one chunk), inside a node or an agent constructor
     (``create_agent``, the prebuilt ReAct agent). The ids of a recorded
     response's tool calls then key the ``SecureTool`` effects they trigger.
+
+    Each call opens one callback run of its own, after the journal said whether it replays: its metadata
+    ``durable`` holds ``replayed``, ``path``, ``node``, ``effect_key`` and ``idempotency_key``, and a replay is
+    tagged ``durable:replayed``. A real call nests the wrapped model's run under it, which reports the
+    tokens used; this run's output leaves ``usage_metadata`` out, so usage counts once per real call and
+    a replay counts none. The message returned keeps it.
 
     Example::
 
@@ -108,15 +194,17 @@ class SecureLLM(BaseChatModel):
         return self.journal or current_effect_scope().journal
 
     def _call(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]) -> EffectCall:
+        args = {k: v for k, v in kwargs.items() if k not in _TRACING_ONLY}
         return EffectCall(
-            "llm", self._name, input={"messages": messages, "stop": stop, **kwargs}, preview=messages[-1] if messages else ""
+            "llm", self._name, input={"messages": messages, "stop": stop, **args}, preview=messages[-1] if messages else ""
         )
 
     @staticmethod
     def _config(run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None) -> RunnableConfig:
-        """The wrapped model's run nests under ours, tagged so LangGraph streams our tokens, not both."""
+        """The wrapped model's run nests under ours, tagged so LangGraph streams our tokens, not both (without our
+        run, as in ``stream``, it says where the call is itself)."""
         if run_manager is None:
-            return {"tags": [TAG_NOSTREAM]}
+            return observed_config({"tags": [TAG_NOSTREAM]})
         child = CallbackManager(handlers=[], parent_run_id=run_manager.run_id)
         child.set_handlers(run_manager.inheritable_handlers)
         child.add_tags(run_manager.inheritable_tags)
@@ -124,7 +212,134 @@ class SecureLLM(BaseChatModel):
         child.add_tags([TAG_NOSTREAM], inherit=False)
         return {"callbacks": child}
 
-    # -- the chat model contract ----------------------------------------------------
+    # -- the entry points: read the journal, then open the callback run ---------------
+
+    def generate(
+        self,
+        messages: list[list[BaseMessage]],
+        stop: list[str] | None = None,
+        callbacks: Callbacks = None,
+        *,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        run_name: str | None = None,
+        run_id: Any = None,
+        **kwargs: Any,
+    ) -> LLMResult:
+        """Journal each prompt's call, then show it to callbacks in a run of its own (``invoke`` and ``batch`` come here).
+
+        Args:
+            messages: the prompts, each journaled as one call, in order.
+            stop, callbacks, tags, metadata, run_name, run_id: as for ``BaseChatModel.generate``; the run gets
+                the ``durable`` metadata (and tag, for a replay) too. ``run_id`` names the first prompt's run.
+            **kwargs: passed to the wrapped model (and recorded as the call's input).
+
+        Returns:
+            One generation per prompt: the message the model returned, now or when it was recorded.
+
+        Raises:
+            NoDurableScopeError: called outside a durable scope.
+            Exception: the journal's errors (see ``ActivityJournal.run``) and what the model raises.
+        """
+        parent, runs, outcomes = super(), [], []
+        for i, prompt in enumerate(messages):
+
+            def show(recorded: BaseMessage | None = None, prompt: list[BaseMessage] = prompt, i: int = i) -> Any:
+                turn = _Turn(recorded)
+                with _taking(turn):
+                    result = parent.generate(
+                        [prompt], stop, callbacks, **self._run_options(tags, metadata, run_name, run_id, i), **kwargs
+                    )
+                runs.extend(result.run or [])
+                return recorded if recorded is not None else turn.message
+
+            outcomes.append(self._journal().run(self._call(prompt, stop, kwargs), show, replay=show))
+        return LLMResult(generations=[[ChatGeneration(message=m)] for m in outcomes], run=runs)
+
+    async def agenerate(
+        self,
+        messages: list[list[BaseMessage]],
+        stop: list[str] | None = None,
+        callbacks: Callbacks = None,
+        *,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        run_name: str | None = None,
+        run_id: Any = None,
+        **kwargs: Any,
+    ) -> LLMResult:
+        """Async ``generate`` (``ainvoke`` and ``abatch`` come here): same arguments, return and errors; the
+        prompts are journaled one after the other."""
+        parent, runs, outcomes = super(), [], []
+        for i, prompt in enumerate(messages):
+
+            async def show(recorded: BaseMessage | None = None, prompt: list[BaseMessage] = prompt, i: int = i) -> Any:
+                turn = _Turn(recorded)
+                with _taking(turn):
+                    result = await parent.agenerate(
+                        [prompt], stop, callbacks, **self._run_options(tags, metadata, run_name, run_id, i), **kwargs
+                    )
+                runs.extend(result.run or [])
+                return recorded if recorded is not None else turn.message
+
+            outcomes.append(await self._journal().arun(self._call(prompt, stop, kwargs), show, replay=show))
+        return LLMResult(generations=[[ChatGeneration(message=m)] for m in outcomes], run=runs)
+
+    @staticmethod
+    def _run_options(
+        tags: list[str] | None, metadata: dict[str, Any] | None, run_name: str | None, run_id: Any, i: int
+    ) -> dict[str, Any]:
+        """The callback run's options, for the effect running or replayed now."""
+        tags, metadata = observed(tags, metadata)
+        return {"tags": tags, "metadata": metadata, "run_name": run_name, "run_id": run_id if i == 0 else None}
+
+    def stream(
+        self, input: LanguageModelInput, config: RunnableConfig | None = None, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> Iterator[AIMessageChunk]:
+        """Journal the streamed call, then show it to callbacks in a run of its own; a replay yields one chunk.
+
+        Args:
+            input, config, stop, **kwargs: as for ``BaseChatModel.stream``.
+
+        Returns:
+            The chunks as the model streams them, or the recorded message as one chunk.
+
+        Raises:
+            NoDurableScopeError: called outside a durable scope.
+            Exception: the journal's errors (see ``ActivityJournal.run_stream``) and what the model raises.
+        """
+        if not self._should_stream(async_api=False, **{**kwargs, "stream": True}):
+            yield from super().stream(input, config, stop=stop, **kwargs)  # it invokes: journaled by generate
+            return
+        parent = super()
+
+        def show(recorded: BaseMessage | None = None) -> Iterator[AIMessageChunk]:
+            return _Turn(recorded).restored(parent.stream(input, observed_config(config), stop=stop, **kwargs))
+
+        call = self._call(self._convert_input(input).to_messages(), stop, kwargs)
+        yield from self._journal().run_stream(call, show, _merge, lambda message: list(show(message)))
+
+    async def astream(
+        self, input: LanguageModelInput, config: RunnableConfig | None = None, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> AsyncIterator[AIMessageChunk]:
+        """Async ``stream``: same arguments, chunks and errors."""
+        if not self._should_stream(async_api=True, **{**kwargs, "stream": True}):
+            async for chunk in super().astream(input, config, stop=stop, **kwargs):  # it invokes: journaled by agenerate
+                yield chunk
+            return
+        parent = super()
+
+        def show(recorded: BaseMessage | None = None) -> AsyncIterator[AIMessageChunk]:
+            return _Turn(recorded).arestored(parent.astream(input, observed_config(config), stop=stop, **kwargs))
+
+        async def replay(message: BaseMessage) -> list[AIMessageChunk]:
+            return [chunk async for chunk in show(message)]
+
+        call = self._call(self._convert_input(input).to_messages(), stop, kwargs)
+        async for chunk in self._journal().arun_stream(call, show, _merge, replay):
+            yield chunk
+
+    # -- the chat model contract: inside the run, the model's reply or the recorded one ---
 
     def _generate(
         self,
@@ -133,11 +348,11 @@ class SecureLLM(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        config = self._config(run_manager)
-        message = self._journal().run(
-            self._call(messages, stop, kwargs), lambda: self.model.invoke(messages, config, stop=stop, **kwargs)
-        )
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        turn = _current_turn()
+        message = turn.recorded
+        if message is None:
+            message = turn.message = self.model.invoke(messages, self._config(run_manager), stop=stop, **kwargs)
+        return ChatResult(generations=[ChatGeneration(message=turn.show(message))])
 
     async def _agenerate(
         self,
@@ -146,11 +361,11 @@ class SecureLLM(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        config = self._config(run_manager)
-        message = await self._journal().arun(
-            self._call(messages, stop, kwargs), lambda: self.model.ainvoke(messages, config, stop=stop, **kwargs)
-        )
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        turn = _current_turn()
+        message = turn.recorded
+        if message is None:
+            message = turn.message = await self.model.ainvoke(messages, self._config(run_manager), stop=stop, **kwargs)
+        return ChatResult(generations=[ChatGeneration(message=turn.show(message))])
 
     def _stream(
         self,
@@ -159,18 +374,20 @@ class SecureLLM(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        config = self._config(run_manager)
-        chunks = self._journal().run_stream(
-            self._call(messages, stop, kwargs),
-            lambda: self.model.stream(messages, config, stop=stop, **kwargs),
-            _merge,
-            _replay,
-        )
+        turn = _current_turn()
+        if turn.recorded is not None:
+            chunks: Iterator[AIMessageChunk] = iter(_replay(turn.recorded))
+        else:
+            chunks = self.model.stream(messages, self._config(run_manager), stop=stop, **kwargs)
+        streamed = []
         for chunk in chunks:
-            generation = ChatGenerationChunk(message=chunk)
+            streamed.append(chunk)
+            generation = ChatGenerationChunk(message=turn.show(chunk))
             if run_manager:
                 run_manager.on_llm_new_token(chunk.text, chunk=generation)
             yield generation
+        if turn.recorded is None:
+            turn.message = _merge(streamed)
 
     async def _astream(
         self,
@@ -179,18 +396,20 @@ class SecureLLM(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        config = self._config(run_manager)
-        chunks = self._journal().arun_stream(
-            self._call(messages, stop, kwargs),
-            lambda: self.model.astream(messages, config, stop=stop, **kwargs),
-            _merge,
-            _replay,
-        )
+        turn = _current_turn()
+        if turn.recorded is not None:
+            chunks: AsyncIterator[AIMessageChunk] = _aiter(_replay(turn.recorded))
+        else:
+            chunks = self.model.astream(messages, self._config(run_manager), stop=stop, **kwargs)
+        streamed = []
         async for chunk in chunks:
-            generation = ChatGenerationChunk(message=chunk)
+            streamed.append(chunk)
+            generation = ChatGenerationChunk(message=turn.show(chunk))
             if run_manager:
                 await run_manager.on_llm_new_token(chunk.text, chunk=generation)
             yield generation
+        if turn.recorded is None:
+            turn.message = _merge(streamed)
 
     def bind_tools(
         self,

@@ -233,10 +233,13 @@ class JournalPlans:
 
     # -- the effect's life ----------------------------------------------------------
 
-    def _effect_plan(self, call: EffectCall, where: EffectPosition | Slot, fn: Callable[[], Any]) -> Plan:
+    def _effect_plan(
+        self, call: EffectCall, where: EffectPosition | Slot, fn: Callable[[], Any], replay: Callable[[Any], Any] | None = None
+    ) -> Plan:
+        """Run ``fn`` once and record its outcome; a recorded outcome is returned, through ``replay`` when given."""
         pos, claimed = yield from self._claim(call, where)
         if isinstance(claimed, _Recorded):
-            return claimed.value
+            return claimed.value if replay is None else (yield from self._replay(call, pos, replay, claimed.value))
         with (yield self._heartbeat(pos, claimed)):
             result = yield Invoke(fn, self._running(call, pos, claimed))
         return (yield from self._record(call, pos, claimed, result))
@@ -255,7 +258,7 @@ class JournalPlans:
         """
         pos, claimed = yield from self._claim(call, where)
         if isinstance(claimed, _Recorded):
-            for item in replay(claimed.value):
+            for item in (yield from self._replay(call, pos, replay, claimed.value)):
                 yield Emit(item)
             return
         context = self._running(call, pos, claimed)
@@ -275,6 +278,16 @@ class JournalPlans:
         """The context the effect runs in: it is ``current_effect()`` there."""
         info = EffectInfo(pos, call.kind, call.name, claimed.attempt, call.at_most_once)
         return lambda: running(info)
+
+    @staticmethod
+    def _replay(call: EffectCall, pos: EffectPosition, replay: Callable[[Any], Any], value: Any) -> Plan:
+        """``replay(value)``, called where ``current_effect()`` is the replayed effect (``replayed``), so a wrapper
+        can show the replay to its callbacks; awaited on the async face if it returns an awaitable."""
+        info = EffectInfo(pos, call.kind, call.name, 0, call.at_most_once, replayed=True)
+        result = yield Invoke(lambda: replay(value), lambda: running(info))
+        if isinstance(result, Raised):
+            raise result.error
+        return result.value
 
     # -- heartbeat ------------------------------------------------------------------
 

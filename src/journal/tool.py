@@ -11,12 +11,25 @@ from pydantic import BaseModel
 from .context import current_effect_scope
 from .documents import EffectCall
 from .journal import ActivityJournal
+from .observe import observed_config
 
 
 def _tool_call_id(input: Any) -> str | None:
     if isinstance(input, dict) and input.get("type") == "tool_call" and isinstance(input.get("id"), str):
         return input["id"]
     return None
+
+
+class _Replayed(BaseTool):
+    """The callback run of a replayed ``SecureTool`` call: LangChain's tool run, returning the recorded outcome."""
+
+    outcome: Any
+
+    def _run(self, *args: Any, **kwargs: Any) -> Any:
+        return self.outcome
+
+    async def _arun(self, *args: Any, **kwargs: Any) -> Any:
+        return self.outcome
 
 
 class SecureTool(BaseTool):
@@ -32,6 +45,10 @@ class SecureTool(BaseTool):
     replayed with the response, so tools run concurrently keep stable
     positions. The recorded input is the model-supplied arguments (injected
     state, store and runtime are left out).
+
+    Callbacks see one tool run per call, whose metadata ``durable`` holds ``replayed``, ``path``, ``node``,
+    ``effect_key`` and ``idempotency_key``: the wrapped tool's run when it runs, or on a replay a run of the
+    same name (``on_tool_start``/``on_tool_end``, tagged ``durable:replayed``) that returns the recorded result.
 
     Example::
 
@@ -101,11 +118,30 @@ class SecureTool(BaseTool):
                 ``EffectInProgressError``, ``EffectOutcomeUnknownError``, ``RunLockLostError``, ...) and
                 whatever the tool raises.
         """
-        return self._journal().run(self._call(input), lambda: self.tool.invoke(input, config, **kwargs))
+        return self._journal().run(
+            self._call(input),
+            lambda: self.tool.invoke(input, observed_config(config), **kwargs),
+            replay=lambda outcome: self._replayed(outcome).invoke(input, observed_config(config), **kwargs),
+        )
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """Async ``invoke`` on the journal's async client: same arguments, return and errors."""
-        return await self._journal().arun(self._call(input), lambda: self.tool.ainvoke(input, config, **kwargs))
+        return await self._journal().arun(
+            self._call(input),
+            lambda: self.tool.ainvoke(input, observed_config(config), **kwargs),
+            replay=lambda outcome: self._replayed(outcome).ainvoke(input, observed_config(config), **kwargs),
+        )
+
+    def _replayed(self, outcome: Any) -> _Replayed:
+        """A tool like this one whose run returns ``outcome``: what callbacks see of a replay."""
+        return _Replayed(
+            name=self.name,
+            description=self.description,
+            args_schema=self.args_schema,
+            metadata=self.metadata,
+            tags=self.tags,
+            outcome=outcome,
+        )
 
     def _run(self, *args: Any, **kwargs: Any) -> Any:
         # Reached only through BaseTool.run(); journaled like invoke.
