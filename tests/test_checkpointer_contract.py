@@ -51,13 +51,20 @@ async def test_put_and_get_tuple_round_trip(face: Face) -> None:
     assert got.metadata == {"source": "input", "step": -1}
     assert got.parent_config is None
     assert got.pending_writes == []
-    # raw documents: native metadata, small values inline, the big one in a blob
+    # raw documents: native metadata, every value inline (none is above inline_value_bytes): one command
     [doc] = await face.raw("checkpoints")
     assert doc["metadata"] == {"source": "input", "step": -1}
-    inline = {e["c"] for e in doc["values"] if "t" in e}
-    assert inline == {"small", "n"}
+    assert {e["c"] for e in doc["values"] if "t" in e} == {"small", "big", "n"}
+    assert await face.raw("checkpoint_blobs") == []
+    # a value above inline_value_bytes goes to a blob, read back the same
+    face.saver.inline_value_bytes = 128
+    await put(face, cfg("t2"), {"small": "hi", "big": {"list": list(range(200))}}, {"source": "input", "step": -1})
+    got = await face.call("get_tuple", cfg("t2"))
+    assert got.checkpoint["channel_values"] == {"small": "hi", "big": {"list": list(range(200))}}
+    [doc] = await face.raw("checkpoints", {"thread_id": "t2"})
+    assert {e["c"] for e in doc["values"] if "t" in e} == {"small"}
     blobs = await face.raw("checkpoint_blobs")
-    assert [(b["channel"], b["version"]) for b in blobs] == [("big", cp["channel_versions"]["big"])]
+    assert [(b["channel"], b["version"]) for b in blobs] == [("big", got.checkpoint["channel_versions"]["big"])]
 
 
 async def test_put_is_an_upsert_and_parent_is_kept(face: Face) -> None:
@@ -76,12 +83,33 @@ async def test_put_is_an_upsert_and_parent_is_kept(face: Face) -> None:
 
 
 async def test_unchanged_channels_are_not_written_again(face: Face) -> None:
-    first, cp1 = await put(face, cfg(), {"big": ["x"] * 300, "other": ["y"] * 300})
+    # inline: an unchanged value above copy_value_bytes is referenced in the checkpoint that holds it
+    big = ["x" * 20] * 300
+    first, cp1 = await put(face, cfg(), {"big": big, "other": ["y"] * 300, "small": 1})
     cp2, versions = make_checkpoint(face.saver, {"other": ["z"] * 300}, cp1)
     await face.call("put", first, cp2, {"source": "loop", "step": 1}, versions)
-    blobs = await face.raw("checkpoint_blobs")
-    assert sorted(b["channel"] for b in blobs) == ["big", "other", "other"]
+    [doc] = await face.raw("checkpoints", {"checkpoint_id": cp2["id"]})
+    entries = {e["c"]: e for e in doc["values"]}
+    assert entries["big"] == {"c": "big", "v": cp1["channel_versions"]["big"], "k": cp1["id"]}
+    assert "d" in entries["other"] and "d" in entries["small"]  # changed, and small enough to copy
     got = await face.call("get_tuple", cfg())
+    assert got.checkpoint["channel_values"] == {"big": big, "other": ["z"] * 300, "small": 1}
+    # a saver that did not see the parent (another process) writes the value again: correct, only larger
+    other = MongoDBCheckpointer(face.saver.client or face.saver.async_client, db_name=face.saver.db_name)
+    cp3, versions = make_checkpoint(face.saver, {"other": ["w"]}, cp2)
+    third = cfg(checkpoint_id=cp2["id"])
+    await (other.aput(third, cp3, {"source": "loop", "step": 2}, versions) if face.is_async
+           else _sync(other.put, third, cp3, {"source": "loop", "step": 2}, versions))
+    got = await face.call("get_tuple", cfg())
+    assert got.checkpoint["channel_values"] == {"big": big, "other": ["w"], "small": 1}
+    # blobs: a value above inline_value_bytes is written once, and referenced by version after that
+    face.saver.inline_value_bytes = face.saver.copy_value_bytes = 0
+    first, cp1 = await put(face, cfg("b"), {"big": ["x"] * 300, "other": ["y"] * 300})
+    cp2, versions = make_checkpoint(face.saver, {"other": ["z"] * 300}, cp1)
+    await face.call("put", first, cp2, {"source": "loop", "step": 1}, versions)
+    blobs = await face.raw("checkpoint_blobs", {"thread_id": "b"})
+    assert sorted(b["channel"] for b in blobs) == ["big", "other", "other"]
+    got = await face.call("get_tuple", cfg("b"))
     assert got.checkpoint["channel_values"] == {"big": ["x"] * 300, "other": ["z"] * 300}
 
 
@@ -245,6 +273,7 @@ async def test_copy_thread_copies_every_namespace_with_ids_and_parents(face: Fac
 
 
 async def test_prune_keep_latest_and_delete(face: Face) -> None:
+    face.saver.inline_value_bytes = face.saver.copy_value_bytes = 0  # every value in a blob
     previous, config = None, cfg()
     for step in range(3):
         config, previous = await put(face, config, {"big": [step] * 300}, {"source": "loop", "step": step}, previous)
@@ -257,12 +286,36 @@ async def test_prune_keep_latest_and_delete(face: Face) -> None:
     latest = await face.call("get_tuple", cfg())
     assert latest.checkpoint["channel_values"] == {"big": [2] * 300}
     assert latest.pending_writes == [("task2", "w", 2)]
-    assert len(await face.raw("checkpoint_blobs", {"thread_id": "t1"})) == 1
+    assert len(await face.raw("checkpoint_blobs", {"thread_id": "t1", "checkpoint_ns": ""})) == 1
+    assert len(await face.raw("checkpoint_blobs", {"thread_id": "t1", "checkpoint_ns": "child:1"})) == 1
     assert len(await face.raw("checkpoint_writes", {"thread_id": "t1"})) == 1
     await face.call("prune", ["t1"], strategy="delete")
     assert await face.raw("checkpoints", {"thread_id": "t1"}) == []
     with pytest.raises(InvalidInputError):
         await face.call("prune", ["t1"], strategy="everything")
+
+
+async def test_prune_and_delete_for_runs_keep_values_held_by_the_checkpoints_they_delete(face: Face) -> None:
+    big = ["x" * 20] * 300  # above copy_value_bytes: later checkpoints reference the one holding it
+    for strategy in ("prune", "delete_for_runs"):
+        thread = f"held-{strategy}"
+        config, previous = await put(face, cfg(thread), {"big": big, "n": 0}, {"source": "loop", "step": 0, "run_id": "r1"})
+        for step in (1, 2):
+            config, previous = await put(face, config, {"n": step}, {"source": "loop", "step": step, "run_id": "r2"}, previous)
+        [latest] = await face.raw("checkpoints", {"thread_id": thread, "checkpoint_id": previous["id"]})
+        assert any("k" in e for e in latest["values"])  # the latest references the first checkpoint's value
+        if strategy == "prune":
+            await face.call("prune", [thread])
+        else:
+            await face.call("delete_for_runs", ["r1"])
+        assert previous["id"] not in [d["checkpoint_id"] for d in await face.raw("checkpoints", {"thread_id": "x"})]
+        for saver in (face.saver, MongoDBCheckpointer(face.saver.client or face.saver.async_client, db_name=face.saver.db_name)):
+            got = await (saver.aget_tuple(cfg(thread)) if face.is_async else _sync(saver.get_tuple, cfg(thread)))
+            assert got.checkpoint["channel_values"] == {"big": big, "n": 2}
+        # and the next checkpoint, written by the saver that pruned, still finds it
+        config, previous = await put(face, config, {"n": 3}, {"source": "loop", "step": 3, "run_id": "r2"}, previous)
+        got = await face.call("get_tuple", cfg(thread))
+        assert got.checkpoint["channel_values"] == {"big": big, "n": 3}
 
 
 async def test_delete_for_runs_deletes_their_checkpoints_only(face: Face) -> None:
@@ -407,6 +460,7 @@ async def snapshot(face: Face, *threads: str) -> dict[str, list[dict]]:
 
 
 async def test_copy_thread_refuses_a_target_with_documents_and_writes_nothing(face: Face) -> None:
+    face.saver.inline_value_bytes = 0  # values in blobs: a document in every collection
     saved, _ = await put(face, cfg("source"), {"big": ["s"] * 300})
     await face.call("put_writes", saved, [("w", "source")], "task")
     taken, _ = await put(face, cfg("taken"), {"big": ["t"] * 300, "n": 1})
