@@ -295,27 +295,72 @@ async def test_prune_keep_latest_and_delete(face: Face) -> None:
         await face.call("prune", ["t1"], strategy="everything")
 
 
+def second_saver(face: Face) -> MongoDBCheckpointer:
+    """A saver on the same database with its own memory: another process, as far as caches go."""
+    return MongoDBCheckpointer(face.saver.client or face.saver.async_client, db_name=face.saver.db_name)
+
+
+async def call_on(face: Face, saver: MongoDBCheckpointer, name: str, *args: Any) -> Any:
+    """``saver.name(*args)`` on the face's side (sync or async)."""
+    return await (getattr(saver, "a" + name)(*args) if face.is_async else _sync(getattr(saver, name), *args))
+
+
+async def held_chain(face: Face, thread: str, big: list) -> tuple[dict, dict, str]:
+    """A thread whose first checkpoint (run r1) holds ``big`` inline and whose two later ones (run r2)
+    reference it there: ``(config, checkpoint, holder id)`` of the latest."""
+    config, previous = await put(face, cfg(thread), {"big": big, "n": 0}, {"source": "loop", "step": 0, "run_id": "r1"})
+    holder = previous["id"]
+    for step in (1, 2):
+        config, previous = await put(face, config, {"n": step}, {"source": "loop", "step": step, "run_id": "r2"}, previous)
+    [latest] = await face.raw("checkpoints", {"thread_id": thread, "checkpoint_id": previous["id"]})
+    assert {"c": "big", "v": previous["channel_versions"]["big"], "k": holder} in latest["values"]
+    return config, previous, holder
+
+
 async def test_prune_and_delete_for_runs_keep_values_held_by_the_checkpoints_they_delete(face: Face) -> None:
     big = ["x" * 20] * 300  # above copy_value_bytes: later checkpoints reference the one holding it
     for strategy in ("prune", "delete_for_runs"):
         thread = f"held-{strategy}"
-        config, previous = await put(face, cfg(thread), {"big": big, "n": 0}, {"source": "loop", "step": 0, "run_id": "r1"})
-        for step in (1, 2):
-            config, previous = await put(face, config, {"n": step}, {"source": "loop", "step": step, "run_id": "r2"}, previous)
-        [latest] = await face.raw("checkpoints", {"thread_id": thread, "checkpoint_id": previous["id"]})
-        assert any("k" in e for e in latest["values"])  # the latest references the first checkpoint's value
+        config, previous, holder = await held_chain(face, thread, big)
         if strategy == "prune":
             await face.call("prune", [thread])
         else:
             await face.call("delete_for_runs", ["r1"])
-        assert previous["id"] not in [d["checkpoint_id"] for d in await face.raw("checkpoints", {"thread_id": "x"})]
-        for saver in (face.saver, MongoDBCheckpointer(face.saver.client or face.saver.async_client, db_name=face.saver.db_name)):
-            got = await (saver.aget_tuple(cfg(thread)) if face.is_async else _sync(saver.get_tuple, cfg(thread)))
+        # the holder is gone; its value was written to blobs first, under its version, and the checkpoint
+        # that referenced it now says so
+        assert await face.raw("checkpoints", {"thread_id": thread, "checkpoint_id": holder}) == []
+        [blob] = await face.raw("checkpoint_blobs", {"thread_id": thread})
+        assert (blob["channel"], blob["version"]) == ("big", previous["channel_versions"]["big"])
+        [kept] = await face.raw("checkpoints", {"thread_id": thread, "checkpoint_id": previous["id"]})
+        assert {"c": "big", "v": blob["version"]} in kept["values"]
+        # the saver that deleted the holder forgot where its values were: its next checkpoint holds the value
+        # again instead of referencing a checkpoint that is gone
+        latest, cp = await put(face, config, {"n": 3}, {"source": "loop", "step": 3, "run_id": "r2"}, previous)
+        [doc] = await face.raw("checkpoints", {"thread_id": thread, "checkpoint_id": cp["id"]})
+        assert [e.get("k") for e in doc["values"] if e["c"] == "big"] == [None]
+        for saver in (face.saver, second_saver(face)):
+            got = await call_on(face, saver, "get_tuple", cfg(thread))
+            assert got.checkpoint["channel_values"] == {"big": big, "n": 3}
+            got = await call_on(face, saver, "get_tuple", config)
             assert got.checkpoint["channel_values"] == {"big": big, "n": 2}
-        # and the next checkpoint, written by the saver that pruned, still finds it
-        config, previous = await put(face, config, {"n": 3}, {"source": "loop", "step": 3, "run_id": "r2"}, previous)
-        got = await face.call("get_tuple", cfg(thread))
+
+
+async def test_a_stale_value_location_in_another_process_reads_the_moved_value(face: Face) -> None:
+    # this saver wrote the chain and remembers that "big" is held by the first checkpoint; another
+    # process prunes the thread, deleting that checkpoint; this saver's next checkpoint still references it
+    big = ["x" * 20] * 300
+    config, previous, holder = await held_chain(face, "stale", big)
+    await call_on(face, second_saver(face), "prune", ["stale"])
+    assert await face.raw("checkpoints", {"thread_id": "stale", "checkpoint_id": holder}) == []
+    config, previous = await put(face, config, {"n": 3}, {"source": "loop", "step": 3}, previous)
+    [doc] = await face.raw("checkpoints", {"thread_id": "stale", "checkpoint_id": previous["id"]})
+    assert {"c": "big", "v": previous["channel_versions"]["big"], "k": holder} in doc["values"]
+    # a reader finds the holder gone and the value in blobs, where the prune moved it
+    for saver in (face.saver, second_saver(face)):
+        got = await call_on(face, saver, "get_tuple", cfg("stale"))
         assert got.checkpoint["channel_values"] == {"big": big, "n": 3}
+        listed = [t async for t in saver.alist(cfg("stale"))] if face.is_async else list(saver.list(cfg("stale")))
+        assert [t.checkpoint["channel_values"]["big"] for t in listed] == [big, big]
 
 
 async def test_delete_for_runs_deletes_their_checkpoints_only(face: Face) -> None:

@@ -683,22 +683,37 @@ class CheckpointPlans:
         self, thread_id: str, ns: str, docs: Mapping[str, Any], kept: set[str], doomed: set[str]
     ) -> Plan:
         """Before checkpoints go: write to blobs the values they hold inline that a kept checkpoint references
-        (``k``). Readers look a value up in blobs when its holder is gone."""
-        wanted = {(e["c"], e["v"]) for cid in kept for e in docs[cid].get("values", ()) if e.get("k") in doomed}
-        if not wanted:
+        (``k``), then drop those references, so the kept checkpoints say the values are in blobs.
+
+        A process that still remembers the old holder (``ValueLocations``) may write one more reference
+        to it: readers look a value up in blobs when its holder is gone.
+        """
+        referencing = sorted(cid for cid in kept if any(e.get("k") in doomed for e in docs[cid].get("values", ())))
+        if not referencing:
             return
-        holders = sorted({e["k"] for cid in kept for e in docs[cid].get("values", ()) if e.get("k") in doomed})
-        found = yield Find(self.collections.checkpoints, {"_id": {"$in": [key_id(thread_id, ns, h) for h in holders]}}, _HOLDER_FIELDS)
+        holders = {e["k"] for cid in referencing for e in docs[cid]["values"] if e.get("k") in doomed}
+        ids = [key_id(thread_id, ns, cid) for cid in sorted(holders) + referencing]
+        found = yield Find(self.collections.checkpoints, {"_id": {"$in": ids}}, _HOLDER_FIELDS)
+        wanted = {(e["c"], e["v"]) for cid in referencing for e in docs[cid]["values"] if e.get("k") in doomed}
         expiry = self._write_expiry(thread_id)
         ops: list[UpdateOne] = []
-        for (_, _, channel, version), typed in _inline_values(found).items():
-            if (channel, version) not in wanted:
-                continue
-            wanted.discard((channel, version))
-            ops += self._blob_upserts((thread_id, ns, channel, version), typed, expiry)
+        for (_, _, channel, version), typed in _inline_values([d for d in found if d["checkpoint_id"] in holders]).items():
+            if (channel, version) in wanted:
+                wanted.discard((channel, version))
+                ops += self._blob_upserts((thread_id, ns, channel, version), typed, expiry)
         if ops:
             yield Upsert(self.collections.blobs, ops)
             yield from self._spread_expiry(thread_id, expiry)
+        unlinked = [
+            UpdateOne(
+                {"_id": key_id(thread_id, ns, d["checkpoint_id"])},
+                {"$set": {"values": [{f: x for f, x in e.items() if f != "k"} if e.get("k") in doomed else e for e in d["values"]]}},
+                upsert=False,
+            )
+            for d in found
+            if d["checkpoint_id"] not in holders
+        ]
+        yield Upsert(self.collections.checkpoints, unlinked)
         self._locations.forget_thread(thread_id)
 
     def _prune_plan(self, thread_ids: Sequence[str], strategy: str) -> Plan:
