@@ -363,6 +363,33 @@ async def test_a_stale_value_location_in_another_process_reads_the_moved_value(f
         assert [t.checkpoint["channel_values"]["big"] for t in listed] == [big, big]
 
 
+async def test_documents_written_before_key_ids_are_read_and_continued(face: Face) -> None:
+    # documents of the earlier layout: an ObjectId _id, values inline or in blobs (never "k")
+    face.saver.inline_value_bytes = 0
+    config, cp = await put(face, cfg("old"), {"big": ["x"] * 300})
+    await face.call("put_writes", config, [("w", 1)], "task")
+    for coll in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+        docs = await face.raw(coll, {"thread_id": "old"})
+        for name, arg in (("delete_many", {"thread_id": "old"}), ("insert_many", docs)):
+            done = getattr(face.db[coll], name)(arg)
+            if face.is_async:
+                await done
+    assert all(not isinstance(d["_id"], str) for d in await _raw_with_ids(face, "checkpoints", {"thread_id": "old"}))
+    face.saver = second_saver(face)  # a process that never saw them
+    got = await face.call("get_tuple", cfg("old"))
+    assert got.checkpoint["channel_values"] == {"big": ["x"] * 300}
+    assert got.pending_writes == [("task", "w", 1)]
+    child, cp2 = await put(face, config, {"n": 1}, {"source": "loop", "step": 1}, cp)
+    got = await face.call("get_tuple", cfg("old"))
+    assert got.checkpoint["channel_values"] == {"big": ["x"] * 300, "n": 1}
+    assert got.parent_config["configurable"]["checkpoint_id"] == cp["id"]
+
+
+async def _raw_with_ids(face: Face, collection: str, query: dict) -> list[dict]:
+    cursor = face.db[collection].find(query)
+    return await cursor.to_list(None) if face.is_async else list(cursor)
+
+
 async def test_delete_for_runs_deletes_their_checkpoints_only(face: Face) -> None:
     c1, cp1 = await put(face, cfg(), {"big": ["a"] * 300}, {"source": "loop", "step": 0, "run_id": "r1"})
     await face.call("put_writes", c1, [("w", 1)], "task")
