@@ -244,6 +244,21 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "stale_value"),
     ),
     Mutant(
+        "a run is not bound again in a task that pulls a later step",
+        "src/run_binding.py",
+        "        self.scope.activate(self.thread_id)\n        activate_effect_scope(self.effects, self.thread_id)\n        self.scope.trace",
+        "        return\n        self.scope.trace",
+        ("tests/test_agent_server_factory.py", "-m", "not server", "-k", "plain_form_run_stays_bound"),
+    ),
+    Mutant(
+        "effects skip their claim in a run that does not hold the run lock",
+        "src/journal/context.py",
+        "    exclusive = bool(scope.guard(attempt.node.thread_id)) if scope.guard is not None else False\n"
+        "    return Slot(attempt, ordinal, key, exclusive)\n\n\nasync def alocate",
+        "    exclusive = True\n    return Slot(attempt, ordinal, key, exclusive)\n\n\nasync def alocate",
+        ("tests/test_journal_costs.py", "-m", "not server", "-k", "without_the_run_lock"),
+    ),
+    Mutant(
         "journal renewal fence (an expired lease renews)",
         "src/journal/documents.py",
         'return {**held_fence(pos, fence), "lease_until": {"$gt": now}}',

@@ -142,11 +142,11 @@ def _render_branch(branch: dict[str, Any] | list[str], prefix: str, out: TextIO)
 
 def _effect_line(effect: dict[str, Any]) -> str:
     duration = f"{effect['duration_ms']:.0f} ms" if isinstance(effect["duration_ms"], (int, float)) else "-"
-    replay = f"replayed {effect['replays']}x" if effect["replays"] else "executed"
+    replay = f"  replayed {effect['replays']}x" if effect["replays"] else ""  # counted by claims only
     error = f"  {effect['error']}" if effect["error"] else ""
     return (
         f"{effect['kind']:<5} {effect['name']:<20} {effect['status']:<9} attempts {effect['attempts']}"
-        f"  {duration:>7}  {replay}{error}"
+        f"  {duration:>7}{replay}{error}"
     )
 
 

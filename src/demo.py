@@ -107,10 +107,7 @@ def open_platform(uri: str | None, db_name: str) -> tuple[Any, DurablePlatform, 
 
 def show_journal(platform: DurablePlatform, thread_id: str) -> None:
     for doc in platform.journal.entries(thread_id):
-        replayed = f"replayed {doc.get('replays', 0)}x" if doc.get("replays") else "not replayed yet"
-        print(
-            f"    {doc['kind']:<5} {doc['name']:<14} status {doc['status']}, executed {doc['attempts']}x, {replayed}"
-        )
+        print(f"    {doc['kind']:<5} {doc['name']:<14} status {doc['status']}, executed {doc['attempts']}x")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,10 +35,9 @@ from langgraph.pregel import Pregel
 from .checkpointer import MongoDBCheckpointer
 from .errors import InvalidInputError, TopologyError
 from .journal import ActivityJournal, EffectScope, ResolverLocator
-from .journal.context import activate_effect_scope
 from ._langgraph import StartingRun
 from .resolver import DurableScope, DurableSubgraphResolver, OrdinalAllocator
-from .resolver.scope import task_trace_handler
+from .run_binding import bind_run
 from .run_lock import (
     LockedAsyncIterator,
     LockedIterator,
@@ -250,15 +249,14 @@ class DurablePlatform:
 
     def _run_starts(self, run: StartingRun, config: Any) -> None:
         """A run on the platform checkpointer starts (``MongoDBCheckpointer.observe_runs``): bind its durable
-        scope and effect scope for its thread, in the run's context, before any step."""
+        scope and effect scope for its thread, in the run's context, before any step, and again in any task
+        that starts a later step without them (``run_binding``)."""
         thread_id = (config.get("configurable") or {}).get("thread_id")
         if thread_id is None:
             return  # LangGraph refuses the run itself
-        resolver = self._resolver(run.graph)
-        DurableScope(resolver).activate(str(thread_id))
-        run.add_callback_handler(task_trace_handler())
         guard = check_held if self.run_locks is not None else None
-        activate_effect_scope(EffectScope(self.journal, self.locator, guard), str(thread_id))
+        effects = EffectScope(self.journal, self.locator, guard)
+        bind_run(run, str(thread_id), DurableScope(self._resolver(run.graph)), effects)
 
     def setup(self) -> None:
         """Create every index (checkpointer, journal, ordinals, run locks) on the sync client; idempotent.

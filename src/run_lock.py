@@ -202,7 +202,7 @@ class Holding:
         )
 
 
-def check_held(thread_id: str | None = None) -> None:
+def check_held(thread_id: str | None = None) -> bool:
     """Refuse to go on once the current run has lost its run lock. No I/O: reads what the renewals recorded.
 
     Call it before work that must not run beside another run of the thread, such as starting an effect.
@@ -210,12 +210,19 @@ def check_held(thread_id: str | None = None) -> None:
     Args:
         thread_id: the thread the work belongs to; None checks every lock the current context holds.
 
+    Returns:
+        Whether the current context holds the thread's lock (so no other run of the thread runs now).
+
     Raises:
         RunLockLostError: the current context held that thread's lock and lost it (see ``Holding.lose``).
     """
+    held = False
     for holding in _HELD.get().values():
-        if holding.lost and (thread_id is None or holding.thread_id == str(thread_id)):
-            raise holding.error()
+        if thread_id is None or holding.thread_id == str(thread_id):
+            if holding.lost:
+                raise holding.error()
+            held = True
+    return held
 
 
 class Held:

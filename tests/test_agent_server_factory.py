@@ -1,19 +1,23 @@
-"""``langgraph_durable_mongodb.server:checkpointer``, the factory ``langgraph.json`` names for Agent Server.
+"""``langgraph_durable_mongodb.server.checkpointer``, the factory ``langgraph.json`` names for Agent Server.
 
-The end-to-end test with a real ``langgraph dev`` server is ``test_agent_server.py``.
+Agent Server pulls each step of a run's stream in an asyncio task of its own; a run stays bound
+there, served or in the plain form (``run_binding``). The end-to-end
+test with a real ``langgraph dev`` server is ``test_agent_server.py``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import operator
 import uuid
+from collections.abc import AsyncIterator
 from typing import Annotated, Any, TypedDict
 
 import pytest
 from langgraph.graph import START, StateGraph
 from pymongo import MongoClient
 
-from langgraph_durable_mongodb import ClientConfigurationError, MongoDBCheckpointer
+from langgraph_durable_mongodb import ClientConfigurationError, DurablePlatform, MongoDBCheckpointer
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.server import checkpointer, database_of
 
@@ -80,3 +84,72 @@ async def test_the_factory_sets_up_and_a_graph_the_server_lends_it_to_journals(
         with MongoClient(mongodb_uri) as client:
             client.drop_database(db_name)
     assert calls == ["P-7"]
+
+
+def nested_graph(calls: list[str]) -> Any:
+    """root -> case (compiled child) -> policy (compiled grandchild) -> review, which runs one effect; then decide."""
+
+    @effect(kind="tool", name="lookup")
+    async def lookup(ref: str) -> str:
+        calls.append(ref)
+        return f"found {ref}"
+
+    async def review(state: State) -> State:
+        return {"notes": [await lookup("P-7")]}
+
+    async def decide(state: State) -> State:
+        return {"notes": ["decided"]}
+
+    policy = StateGraph(State)
+    policy.add_node("review", review)
+    policy.add_edge(START, "review")
+    case = StateGraph(State)
+    case.add_node("policy", policy.compile())
+    case.add_edge(START, "policy")
+    root = StateGraph(State)
+    root.add_node("case", case.compile())
+    root.add_node("decide", decide)
+    root.add_edge(START, "case")
+    root.add_edge("case", "decide")
+    return root.compile()
+
+
+async def pulled_step_by_step(stream: AsyncIterator[Any]) -> list[Any]:
+    """Consume ``stream`` as Agent Server does (``langgraph_api.asyncio.wait_if_not_done``): each step in a new task."""
+    chunks = []
+    while True:
+        try:
+            chunks.append(await asyncio.create_task(anext(stream)))
+        except StopAsyncIteration:
+            return chunks
+
+
+async def test_a_served_run_stays_bound_when_each_step_is_pulled_in_its_own_task(
+    mongodb_uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db_name = f"t_{uuid.uuid4().hex[:12]}"
+    base, _, query = mongodb_uri.partition("?")
+    monkeypatch.setenv("MONGODB_URI", f"{base.rstrip('/')}/{db_name}" + (f"?{query}" if query else ""))
+    calls: list[str] = []
+    exported = nested_graph(calls)
+    config = {"configurable": {"thread_id": "s1"}}
+    try:
+        async with checkpointer() as saver:
+            served = exported.copy(update={"checkpointer": saver})
+            chunks = await pulled_step_by_step(served.astream({"notes": []}, config, stream_mode="values"))
+            assert chunks[-1]["notes"][-2:] == ["found P-7", "decided"]
+        with MongoClient(mongodb_uri) as client:
+            [entry] = list(client[db_name]["activity_journal"].find({"thread_id": "s1"}))
+            assert (entry["path"], entry["node"], entry["status"]) == ("agent/1/case/1/policy/1", "review", "completed")
+    finally:
+        with MongoClient(mongodb_uri) as client:
+            client.drop_database(db_name)
+    assert calls == ["P-7"]
+
+
+async def test_a_plain_form_run_stays_bound_when_each_step_is_pulled_in_its_own_task() -> None:
+    calls: list[str] = []
+    platform = DurablePlatform.embedded()
+    graph = nested_graph(calls).copy(update={"checkpointer": platform.checkpointer})
+    chunks = await pulled_step_by_step(graph.astream({"notes": []}, {"configurable": {"thread_id": "p1"}}, stream_mode="values"))
+    assert chunks[-1]["notes"][-2:] == ["found P-7", "decided"] and calls == ["P-7"]

@@ -102,10 +102,7 @@ def test_effects_called_in_another_order_on_resume_replay_their_own_outcomes(pla
     assert graph.invoke(None, config())["prices"] == {"A": "price of A", "B": "price of B"}
     assert priced.calls == ["A", "B"]
     entries = platform.journal.entries("quote-1")
-    assert [(e["effect_key"], e["input"]["preview"], e.get("replays", 0)) for e in entries] == [
-        ("1", '{"item": "A"}', 1),
-        ("2", '{"item": "B"}', 1),
-    ]
+    assert [(e["effect_key"], e["input"]["preview"]) for e in entries] == [("1", '{"item": "A"}'), ("2", '{"item": "B"}')]
 
 
 async def test_async_effects_gathered_in_another_order_replay_their_own_outcomes(platform: DurablePlatform) -> None:
@@ -185,7 +182,7 @@ def test_a_pool_without_the_nodes_context_gets_an_error_naming_contextvars(platf
 def attempt_over(recorded: dict[str, tuple[str, str]], continued: bool = False) -> Attempt:
     """An attempt whose node has ``recorded`` entries: key -> (name, input digest)."""
     attempt = Attempt(1, node=NodePosition("t", "agent/1", "quote", "1", continued=continued))
-    attempt.learn({key: Recorded("quote", name, digest) for key, (name, digest) in recorded.items()})
+    attempt.learn({key: Recorded("quote", name, digest) for key, (name, digest) in recorded.items()}, {})
     return attempt
 
 

@@ -67,7 +67,7 @@ def test_a_durable_graph_is_a_pregel_and_can_be_a_node_of_another_graph(platform
     assert graph.invoke(None, config())["notes"] == ["found P-7"]
     assert calls.n == 1
     [entry] = platform.journal.entries("t1")
-    assert (entry["path"], entry["node"], entry.get("replays")) == ("agent/1/case/1", "review", 1)
+    assert (entry["path"], entry["node"], entry["status"]) == ("agent/1/case/1", "review", "completed")
 
 
 async def test_an_async_run_of_the_plain_form_journals_and_replays(platform: DurablePlatform) -> None:

@@ -113,7 +113,6 @@ def test_crash_in_a_deep_node_replays_llm_and_tool(platform: DurablePlatform) ->
         (path, "review_policy", "1", "1", "llm", "CountingChatModel"),
         (path, "review_policy", "1", "2", "tool", "lookup_policy"),
     ]
-    assert [d.get("replays", 0) for d in entries(platform)] == [1, 1]
 
 
 # -- row 2: interrupt() after an LLM call in a nested subgraph; Command(resume=...)

@@ -42,7 +42,8 @@ def test_sigkill_in_an_effect_then_restart_in_a_new_process(workers: Any, durabi
     assert first.killed and first.killed_at == "effect:lookup_claim", first
     at_kill = {e["name"]: e["status"] for e in journal_entries(db, thread)}
     at_kill_by_key = statuses(journal_entries(db, thread))
-    assert at_kill == {"triage": "completed", "lookup_policy": "completed", "lookup_claim": "started"}
+    # Under the run lock an at-least-once effect's entry is written once, when it ends: the in-flight one has none.
+    assert at_kill == {"triage": "completed", "lookup_policy": "completed"}
 
     spec = workers.spec(thread, durability=durability)
     restarted = workers.run(spec, how=SPAWN)
@@ -53,7 +54,7 @@ def test_sigkill_in_an_effect_then_restart_in_a_new_process(workers: Any, durabi
     assert positions(final) == expected_positions
 
     executions = workers.log(thread)
-    runs = {name: [e for e in executions if e.name == name] for name in at_kill}
+    runs = {name: [e for e in executions if e.name == name] for name in ("triage", "lookup_policy", "lookup_claim")}
     assert [e.pid for e in runs["triage"]] == [first.pid]  # completed: never again
     assert [e.pid for e in runs["lookup_policy"]] == [first.pid]  # completed: replayed when `gather` re-ran
     assert [e.pid for e in runs["lookup_claim"]] == [first.pid, restarted.pid]  # in flight: once more,
@@ -62,9 +63,9 @@ def test_sigkill_in_an_effect_then_restart_in_a_new_process(workers: Any, durabi
         {"lookup_claim": 1, "review": 1, "risk_score": 1, "issue_payment": 1}
     )
     entry = {e["name"]: e for e in final}
-    assert entry["lookup_policy"].get("replays") == 1 and entry["lookup_policy"]["attempts"] == 1
-    assert entry["lookup_claim"]["attempts"] == 2 and entry["lookup_claim"]["status"] == "completed"
-    assert "replays" not in entry["triage"]  # its node did not run again: its checkpoint carried it
+    assert entry["lookup_policy"]["attempts"] == 1
+    # The execution the kill cut short left no entry: the journal counts the one that recorded.
+    assert (entry["lookup_claim"]["attempts"], entry["lookup_claim"]["status"]) == (1, "completed")
     assert execution_problems(executions, final, at_kill_by_key, first.pid) == []
 
 

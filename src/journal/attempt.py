@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,8 @@ class Attempt:
     node: NodePosition | None = None
     #: The node's top-level ordinal entries, by effect key; None until read (``ActivityJournal`` reads them).
     recorded: dict[str, Recorded] | None = None
+    #: The node's entry documents as read, by effect key (an exclusive run replays from them).
+    entries: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     _taken: set[str] = field(default_factory=set)
     _ordinals: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -49,11 +51,16 @@ class Attempt:
     def next_ordinal(self) -> int:
         return next(self._ordinals)  # atomic under the GIL: concurrent tools never share one
 
-    def learn(self, recorded: dict[str, Recorded]) -> None:
+    def learn(self, recorded: dict[str, Recorded], entries: dict[str, Mapping[str, Any]]) -> None:
         """Keep the node's entries as first read (a concurrent effect may have read them too)."""
         with self._lock:
             if self.recorded is None:
-                self.recorded = recorded
+                self.recorded, self.entries = recorded, entries
+
+    def reserve(self, key: str) -> None:
+        """A keyed effect (a tool call's) takes its key: no matching may hand it to another effect."""
+        with self._lock:
+            self._taken.add(key)
 
     def take(self, ordinal: int, kind: str, name: str, digest: str) -> str:
         """The effect key of the effect that took ``ordinal``; each key is taken once per attempt.

@@ -54,13 +54,15 @@ class Journal(Protocol):
 class EffectScope:
     """The journal and node locator that effects run inside this scope use.
 
-    ``guard(thread_id)``, when set, runs before every effect starts and raises to stop it (the platform's
-    run lock: ``run_lock.check_held`` refuses once the run lost its thread's lock).
+    ``guard(thread_id)``, when set, runs before every effect starts: it raises to stop it, and says
+    whether the run holds its thread exclusively (the platform's run lock: ``run_lock.check_held``
+    refuses once the run lost its thread's lock). An exclusive run journals at-least-once effects
+    without claiming them first (see ``journal/plans.py``).
     """
 
     journal: Journal
     locator: NodeLocator
-    guard: Callable[[str], None] | None = None
+    guard: Callable[[str], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,7 @@ ACTIVATED_THREADS = 64
 
 @contextmanager
 def effect_scope(
-    journal: Journal, locator: NodeLocator, guard: Callable[[str], None] | None = None
+    journal: Journal, locator: NodeLocator, guard: Callable[[str], bool] | None = None
 ) -> Iterator[EffectScope]:
     """Run the block's effects, on every thread, on ``journal`` at the nodes ``locator`` reports (see ``EffectScope``);
     scopes runs activated before the block are hidden in it."""
@@ -178,11 +180,16 @@ def _nested(key: str | None) -> EffectPosition | None:
 
 @dataclass(frozen=True)
 class Slot:
-    """An effect of a node attempt that took ``ordinal`` and has no key of its own: ``Attempt.take``
-    (after the journal has read the node's entries) turns it into an effect key."""
+    """An effect of a node attempt: its key (a tool call's), or the ordinal it took, which ``Attempt.take``
+    turns into a key once the journal has read the node's entries.
+
+    ``exclusive``: the run holds its thread's run lock, so no other run can meet this position now.
+    """
 
     attempt: Attempt
     ordinal: int
+    key: str | None = None
+    exclusive: bool = False
 
     @property
     def node(self) -> NodePosition:
@@ -191,16 +198,15 @@ class Slot:
 
 
 def locate(scope: EffectScope, key: str | None = None) -> EffectPosition | Slot:
-    """Where an effect starting now goes: ``key`` if given, else a slot of the node attempt's next ordinal."""
+    """Where an effect starting now goes: under its parent effect, or a slot of the node attempt."""
     if (nested := _nested(key)) is not None:
         return nested
     attempt = current_attempt(*scope.locator.task())
     ordinal = attempt.next_ordinal() if key is None else 0
     if attempt.node is None:
         attempt.node = check_node(scope.locator.node())
-    if scope.guard is not None:
-        scope.guard(attempt.node.thread_id)
-    return at(attempt.node, key) if key is not None else Slot(attempt, ordinal)
+    exclusive = bool(scope.guard(attempt.node.thread_id)) if scope.guard is not None else False
+    return Slot(attempt, ordinal, key, exclusive)
 
 
 async def alocate(scope: EffectScope, key: str | None = None) -> EffectPosition | Slot:
@@ -211,6 +217,5 @@ async def alocate(scope: EffectScope, key: str | None = None) -> EffectPosition 
     ordinal = attempt.next_ordinal() if key is None else 0
     if attempt.node is None:
         attempt.node = check_node(await scope.locator.anode())
-    if scope.guard is not None:
-        scope.guard(attempt.node.thread_id)
-    return at(attempt.node, key) if key is not None else Slot(attempt, ordinal)
+    exclusive = bool(scope.guard(attempt.node.thread_id)) if scope.guard is not None else False
+    return Slot(attempt, ordinal, key, exclusive)

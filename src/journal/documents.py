@@ -97,10 +97,6 @@ def node_entries_filter(node: NodePosition) -> dict[str, Any]:
     return {"thread_id": node.thread_id, "path": node.path, "node": node.node, "occurrence": node.occurrence, "chunk": 0}
 
 
-#: What matching an effect to a node's entries reads of each (``recorded_entries``).
-RECORDED_FIELDS = {"_id": 0, "effect_key": 1, "kind": 1, "name": 1, "input.digest": 1}
-
-
 def recorded_entries(docs: Sequence[Mapping[str, Any]]) -> dict[str, Recorded]:
     """The node's top-level ordinal entries (keys ``1``, ``2``, ...) as matching sees them."""
     return {
@@ -158,6 +154,20 @@ def held_fence(pos: EffectPosition, fence: int) -> dict[str, Any]:
 def live_fence(pos: EffectPosition, fence: int, now: datetime) -> dict[str, Any]:
     """``held_fence`` whose lease has not expired yet (the renewal's fence)."""
     return {**held_fence(pos, fence), "lease_until": {"$gt": now}}
+
+
+def first_record(
+    pos: EffectPosition, claim: Mapping[str, Any], expiry: Mapping[str, Any], ended: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The upsert that writes an unclaimed effect's entry once it ended (``ended``: ``completed_update`` or
+    ``failed_update``), if the position is still free: an exclusive run's at-least-once effect costs this one
+    command. It has no lease and no ``replays``: nothing else can meet the position while the run holds its
+    thread, and a replay from the node's entries as read sends nothing."""
+    entry = {**new_entry(pos, claim, expiry), **ended["$set"]}
+    for field_name in ended.get("$unset", {}):
+        entry.pop(field_name, None)
+    position = entry_filter(pos)
+    return {"$setOnInsert": {k: v for k, v in entry.items() if k not in position}}
 
 
 def visit_update(pos: EffectPosition, entry: Mapping[str, Any], *, now: datetime) -> dict[str, Any]:

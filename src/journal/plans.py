@@ -84,7 +84,6 @@ from ..errors import (
 )
 from .context import EffectInfo, Slot, running
 from .documents import (
-    RECORDED_FIELDS,
     node_entries_filter,
     recorded_entries,
     held_fence,
@@ -96,6 +95,7 @@ from .documents import (
     claim_fields,
     completed_update,
     entry_filter,
+    first_record,
     input_key_upsert,
     entry_problem,
     error_record,
@@ -126,6 +126,8 @@ class _Claimed:
     attempt: int
     started: float  # time.monotonic() when the claim was won
     secrets: frozenset[str]  # the input's credential values, scrubbed from stored text
+    #: An exclusive run's effect, not claimed: its entry is written once, when it ends (these fields first).
+    unclaimed: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -277,7 +279,8 @@ class JournalPlans:
     # -- heartbeat ------------------------------------------------------------------
 
     def _heartbeat(self, pos: EffectPosition, claimed: _Claimed) -> Heartbeat:
-        return Heartbeat(lambda: self._renew_plan(pos, claimed.fence), self.lease_seconds / lease.RENEWALS_PER_LEASE)
+        every = 0.0 if claimed.unclaimed is not None else self.lease_seconds / lease.RENEWALS_PER_LEASE
+        return Heartbeat(lambda: self._renew_plan(pos, claimed.fence), every)
 
     def _renew_plan(self, pos: EffectPosition, fence: int) -> Plan:
         """Push a live lease forward; False once it expired or another worker took the position over."""
@@ -288,14 +291,38 @@ class JournalPlans:
     # -- claim ----------------------------------------------------------------------
 
     def _place(self, call: EffectCall, where: EffectPosition | Slot, input_digest: str) -> Plan:
-        """The position of an effect: given, or matched among the node's entries (read once per attempt)."""
+        """``(position, its entry as read, exclusive)``: the position given, or the slot's, matched among the
+        node's entries (read once per attempt, in one query; none for an occurrence allocated just now)."""
         if isinstance(where, EffectPosition):
-            return where
+            return where, None, False
         attempt, node = where.attempt, where.node
         if attempt.recorded is None:
-            docs = [] if node.new else (yield Find(self.collection, node_entries_filter(node), RECORDED_FIELDS))
-            attempt.learn(recorded_entries(docs))
-        return at(node, attempt.take(where.ordinal, call.kind, call.name, input_digest))
+            docs = [] if node.new else (yield Find(self.collection, node_entries_filter(node), {"_id": 0}))
+            attempt.learn(recorded_entries(docs), {d["effect_key"]: d for d in docs if isinstance(d.get("effect_key"), str)})
+        if where.key is not None:
+            attempt.reserve(where.key)
+            key = where.key
+        else:
+            key = attempt.take(where.ordinal, call.kind, call.name, input_digest)
+        return at(node, key), attempt.entries.get(key), where.exclusive
+
+    def _unclaimed(
+        self, call: EffectCall, pos: EffectPosition, known: Mapping[str, Any] | None, fingerprint: Mapping[str, str],
+        owner: str, secrets: frozenset[str],
+    ) -> Plan:
+        """An exclusive run's at-least-once effect, without a claim: ``_Claimed`` (run it, then write its entry:
+        one command) for a position with no entry, ``_Recorded`` (no command) for a completed entry of this
+        effect, or None: anything else goes through a claim."""
+        if known is None:
+            now = lease.utcnow()
+            claim = claim_fields(call, pos, owner=owner, now=now, lease_until=now, input=fingerprint)
+            return _Claimed(owner, 1, 1, time.monotonic(), secrets, unclaimed=claim)
+        if known.get("status") != "completed" or entry_problem(known) is not None:
+            return None
+        if (known.get("kind"), known.get("name")) != (call.kind, call.name):
+            return None  # the claim path judges non-determinism
+        self._check_input(known, call, pos, fingerprint)
+        return _Recorded((yield from self._load_outcome(known, pos)))
 
     def _claim(self, call: EffectCall, where: EffectPosition | Slot) -> Plan:
         """Returns ``(position, _Claimed)`` (run the effect) or ``(position, _Recorded)`` (its outcome); raises
@@ -308,7 +335,11 @@ class JournalPlans:
         secrets = credential_values([call.input, call.preview_source])
         key = yield from self._input_key_plan()
         fingerprint = {"digest": digest(call.input, key), "preview": self._preview(call.preview_source, secrets)}
-        pos = yield from self._place(call, where, fingerprint["digest"])
+        pos, known, exclusive = yield from self._place(call, where, fingerprint["digest"])
+        if exclusive and not call.at_most_once:
+            settled = yield from self._unclaimed(call, pos, known, fingerprint, owner, secrets)
+            if settled is not None:
+                return pos, settled
         deadline = time.monotonic() + self.wait_seconds
         pause = lease.Backoff(_POLL_FIRST, _POLL_MAX)
         entry = None
@@ -450,9 +481,9 @@ class JournalPlans:
             if isinstance(exc, Exception):
                 terminal = isinstance(exc, self.terminal_errors)
                 error = error_record(exc, terminal=terminal, message=self._message(exc, claimed))
-                yield from self._settle(fence, failed_update(error, now=now, duration_ms=duration_ms))
-            else:  # cancelled or interrupted mid-flight: the outcome is unknown, so free the position now
-                yield FencedUpdate(self.collection, fence, released_update(now))
+                yield from self._end_claim(pos, claimed, failed_update(error, now=now, duration_ms=duration_ms))
+            elif claimed.unclaimed is None:  # cancelled or interrupted mid-flight: the outcome is unknown
+                yield FencedUpdate(self.collection, fence, released_update(now))  # so free the position now
             raise exc
         try:
             typed = self.serde.dumps_typed(result.value)
@@ -462,7 +493,7 @@ class JournalPlans:
             error = unserializable_outcome(call, pos, result.value, exc)
             # Its message names types and the position, never values: kept even when store_messages is off.
             stored = error_record(error, terminal=call.at_most_once, message=scrub(str(error), claimed.secrets))
-            yield from self._settle(fence, failed_update(stored, now=now, duration_ms=duration_ms))
+            yield from self._end_claim(pos, claimed, failed_update(stored, now=now, duration_ms=duration_ms))
             raise error from exc
         outcome, chunks = outcome_documents(
             pos,
@@ -474,7 +505,7 @@ class JournalPlans:
         )
         if chunks:
             yield InsertMany(self.collection, chunks)
-        if (yield from self._settle(fence, completed_update(outcome, now=now, duration_ms=duration_ms))):
+        if (yield from self._end_claim(pos, claimed, completed_update(outcome, now=now, duration_ms=duration_ms))):
             return result.value
         # Fenced out: our lease expired and another worker took the position over.
         if chunks:
@@ -493,6 +524,16 @@ class JournalPlans:
     def _message(self, exc: BaseException, claimed: _Claimed) -> str:
         """The error message stored for people: none under ``store_messages=False``, else with secrets scrubbed."""
         return scrub(str(exc), claimed.secrets) if self.store_messages else ""
+
+    def _end_claim(self, pos: EffectPosition, claimed: _Claimed, update: dict[str, Any]) -> Plan:
+        """Write how the effect ended: under the claim's fence (``_settle``), or, for an exclusive run's
+        unclaimed effect, as the entry itself, inserted if the position is still free (one command).
+        False when another worker holds or recorded the position."""
+        if claimed.unclaimed is None:
+            return (yield from self._settle(held_fence(pos, claimed.fence), update))
+        record = first_record(pos, claimed.unclaimed, self._expiry(pos.thread_id), update)
+        found = yield FindOneAndUpdate(self.collection, entry_filter(pos), record, upsert=True)
+        return isinstance(found, Mapping) and found.get("owner") == claimed.owner
 
     def _settle(self, fence: dict[str, Any], update: dict[str, Any]) -> Plan:
         """Apply ``update``, which ends a claim, under ``fence``, taking back the count of the visit that ran

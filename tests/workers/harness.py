@@ -32,6 +32,9 @@ from . import durable_worker
 
 WORKER = Path(durable_worker.__file__)
 KILLED = -9  # exit code of a process killed by SIGKILL (multiprocessing and subprocess alike)
+#: What multiprocessing's fork server reports when it lost a child's status under load (CPython issue
+#: #140867: Popen.poll() reads EOF and returns 255). The worker itself never exits with it.
+LOST_STATUS = 255
 
 _context: Any = None
 
@@ -60,11 +63,18 @@ class Outcome:
 
     @property
     def killed(self) -> bool:
-        return self.exitcode == KILLED
+        # The kill switch writes its marker just before the SIGKILL: evidence when the status was lost.
+        return self.exitcode == KILLED or (self.exitcode == LOST_STATUS and self.killed_at is not None)
 
     @property
     def done(self) -> bool:
-        return self.exitcode == 0 and self.result is not None and self.result["status"] == "done"
+        status_ok = self.exitcode == 0 or self.exitcode == LOST_STATUS
+        return status_ok and self.result is not None and self.result["status"] == "done"
+
+    @property
+    def left_no_trace(self) -> bool:
+        """The fork server lost the child's status, and the child left no result and no kill marker."""
+        return self.exitcode == LOST_STATUS and self.result is None and self.killed_at is None
 
 
 @dataclass(frozen=True)
@@ -164,7 +174,15 @@ class Workers:
         return Outcome(exitcode, result, killed_at, process.pid)
 
     def run(self, spec: dict[str, Any], how: str = "fork", timeout: float = 120.0) -> Outcome:
-        return self.wait(spec, self.start(spec, how), timeout)
+        outcome = self.wait(spec, self.start(spec, how), timeout)
+        if how == "fork" and outcome.left_no_trace and not self.log_of(outcome.pid, spec):
+            # The fork server failed under load before the worker did anything: run it in a fresh interpreter.
+            outcome = self.wait(spec, self.start(spec, "spawn"), timeout)
+        return outcome
+
+    def log_of(self, pid: int | None, spec: dict[str, Any]) -> list[Execution]:
+        """The effect executions process ``pid`` logged for the spec's thread."""
+        return [e for e in read_log(Path(spec["log"])) if e.pid == pid]
 
     def run_at_once(self, specs: list[dict[str, Any]], how: str = "fork", lead: float = 2.0) -> list[Outcome]:
         start_at = time.time() + lead * (1 if how == "fork" else 3)
@@ -202,6 +220,10 @@ def execution_problems(
 ) -> list[str]:
     """What breaks "every completed effect executed exactly once; an in-flight one at most twice, with the same key".
 
+    An effect was in flight at the kill when its first execution was in the killed process and its entry
+    was ``started`` then, or absent (a run under the run lock writes an at-least-once effect's entry only
+    when it ends).
+
     ``final`` are the journal entries after the resume, ``at_kill`` the statuses
     read between the kill and the resume.
     """
@@ -226,8 +248,10 @@ def execution_problems(
         elif n > 2:
             problems.append(f"{entry['name']} ran {n} times")
         elif n == 2:
-            if before != "started":
-                problems.append(f"{entry['name']} ran twice but was {before or 'not claimed'} at the kill")
+            # In flight at the kill: claimed (``started``), or, in a run holding its thread's run lock, not
+            # journaled at all yet (an at-least-once effect's entry is written once, when it ends).
+            if before not in ("started", None):
+                problems.append(f"{entry['name']} ran twice but was {before} at the kill")
             elif [e.pid for e in runs[key]][0] != killed_pid:
                 problems.append(f"{entry['name']} ran twice, first not in the killed process: {runs[key]}")
     for key in runs:
@@ -393,15 +417,17 @@ def concurrent_resume_problems(
             problems.append(("guarantee", f"process {outcome.pid} ended with {outcome.result['values']}"))
     executions = read_log(workers.tmp / f"{thread}.log")
     resumers = {o.pid for o in resumed}
+    # Two resumers can only run one position at once if a conditional update admitted both: the journal's
+    # take-over of a claimed position, or the run lock's take-over (then a position not journaled yet).
     for a, b in overlapping(executions):
-        kind = "conditional_update" if at_crash.get(a.key) == "started" else "guarantee"
+        kind = "conditional_update" if at_crash.get(a.key) in ("started", None) else "guarantee"
         problems.append((kind, f"{a.name} ran in processes {a.pid} and {b.pid} at the same time (key {a.key})"))
     for key, runs in by_key(executions).items():
         after = [e for e in runs if e.pid in resumers]
         if at_crash.get(key) == "completed" and after:
             problems.append(("guarantee", f"{runs[0].name} was completed before the crash yet ran again: {after}"))
         elif len(after) > 1:
-            kind = "conditional_update" if at_crash.get(key) == "started" else "guarantee"
+            kind = "conditional_update" if at_crash.get(key) in ("started", None) else "guarantee"
             problems.append((kind, f"{runs[0].name} ran {len(after)} times after the crash (key {key})"))
     entries = journal_entries(db, thread)
     problems += [("guarantee", f"{e['name']} at {e['path']} is {e['status']}") for e in entries if e["status"] != "completed"]
