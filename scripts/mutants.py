@@ -259,6 +259,20 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_journal_costs.py", "-m", "not server", "-k", "without_the_run_lock"),
     ),
     Mutant(
+        "the pending writes' index is gone from the registry",
+        "src/schema.py",
+        '    "writes": (IndexModel(_ascending(*WRITE_KEY, "chunk"), unique=True, name="thread_ns_checkpoint_task_idx"),),',
+        '    "writes": (),',
+        ("tests/test_index_use.py", "-k", "not async"),
+    ),
+    Mutant(
+        "the journal's position index is gone from the registry",
+        "src/schema.py",
+        '        IndexModel(_ascending(*POSITION_FIELDS, "chunk"), unique=True, name="thread_effect_position"),\n',
+        "",
+        ("tests/test_index_use.py", "-k", "async"),
+    ),
+    Mutant(
         "journal renewal fence (an expired lease renews)",
         "src/journal/documents.py",
         'return {**held_fence(pos, fence), "lease_until": {"$gt": now}}',
