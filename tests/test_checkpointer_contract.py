@@ -345,6 +345,24 @@ async def test_prune_and_delete_for_runs_keep_values_held_by_the_checkpoints_the
             assert got.checkpoint["channel_values"] == {"big": big, "n": 2}
 
 
+async def test_a_copied_thread_resolves_its_references_in_itself(face: Face) -> None:
+    # the copy's references name checkpoint ids, which the copy keeps: they resolve in the target thread,
+    # and pruning the source afterwards leaves the copy whole
+    big = ["x" * 20] * 300
+    config, previous, holder = await held_chain(face, "from", big)
+    await face.call("copy_thread", "from", "to")
+    [latest] = await face.raw("checkpoints", {"thread_id": "to", "checkpoint_id": previous["id"]})
+    assert {"c": "big", "v": previous["channel_versions"]["big"], "k": holder} in latest["values"]
+    await face.call("prune", ["from"], strategy="delete")
+    for saver in (face.saver, second_saver(face)):
+        got = await call_on(face, saver, "get_tuple", cfg("to"))
+        assert got.checkpoint["channel_values"] == {"big": big, "n": 2}
+    # the copy's next checkpoint: copy_thread notes no locations, so it holds the value again
+    latest, cp = await put(face, cfg("to", checkpoint_id=previous["id"]), {"n": 3}, {"source": "loop", "step": 3}, previous)
+    got = await face.call("get_tuple", cfg("to"))
+    assert got.checkpoint["channel_values"] == {"big": big, "n": 3}
+
+
 async def test_a_stale_value_location_in_another_process_reads_the_moved_value(face: Face) -> None:
     # this saver wrote the chain and remembers that "big" is held by the first checkpoint; another
     # process prunes the thread, deleting that checkpoint; this saver's next checkpoint still references it
