@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Benchmarks of issue 8: our MongoDBCheckpointer against langgraph-checkpoint-mongodb's MongoDBSaver.
+"""Benchmarks of issues 8 and 14: our MongoDBCheckpointer against langgraph-checkpoint-mongodb's MongoDBSaver.
 
-Run it with ``scripts/bench`` (which prepares .venv); directly::
+Run it with ``scripts/bench`` (which prepares .venv and builds the servers); directly::
 
-    .venv/bin/python scripts/bench.py [--quick] [--json out.json] [--only chat,async]
+    .venv/bin/python scripts/bench.py [--quick] [--server both|ferretdb|mongo_java_server] [--json out.json]
+                                      [--markdown out.md] [--only chat,async,steps,journal,resolver]
 
 Both savers run on the same server, in the same process, interleaved call by call
 (ours, reference, reference, ours, ...) so drift hits both alike. The server is
-``MONGODB_URI`` when set, else a throwaway FerretDB started by tests/servers/ferretdb.py.
+``MONGODB_URI`` when set; else the script starts a throwaway mongo-java-server and a throwaway
+FerretDB with tests/servers' launchers (as the test tier does) and runs every section on each,
+one server after the other.
 
 Sections:
 
@@ -15,18 +18,21 @@ Sections:
              node appends an assistant message), with ``add_messages`` and with LangGraph's
              ``DeltaChannel``; at 50, 100 and 200 turns (add_messages: 25 and 50 by default,
              its storage is quadratic in turns): bytes stored per thread, bytes written and
-             MongoDB commands per turn, median ``put`` / ``get_tuple`` / load (``get_tuple`` +
-             ``get_delta_channel_history``) / ``list(limit=100)``.
+             MongoDB commands per turn, median ``put`` / ``put_writes`` / ``get_tuple`` / load
+             (``get_tuple`` + ``get_delta_channel_history``) / ``list(limit=100)``, with the
+             client CPU of each call.
 ``async``    1, 8 and 32 coroutines running ``ainvoke`` turns at once: steps per second,
              client CPU per step (and the server's, when we started it).
+``steps``    sync ``invoke`` turns one after another: client CPU per step of the sync face; with
+             the chat section, the modelled MongoDB time per operation (commands x RTT + client CPU).
 ``journal``  the activity journal's cost per effect.
 ``resolver`` the resolver's cost per effect.
 
 Ratios are ours / reference, measured in the same run: below 1.0 means ours is faster
 or smaller. Absolute times depend on the server and the machine; on FerretDB's SQLite
 backend every query but ``{_id: x}`` scans its whole collection (see BENCHMARKS.md), so
-there a command costs in proportion to the collection it touches. The whole full run takes
-about 7-8 minutes on 2 cores.
+there a command costs in proportion to the collection it touches. ``--quick`` takes about
+2-3 minutes for both servers on 2 cores.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from pathlib import Path
@@ -78,8 +84,8 @@ class Settings:
     snapshot_frequency: int = 1000
     list_limit: int = 100
     async_levels: tuple[int, ...] = (1, 8, 32)
-    async_steps: int = 48  # ainvoke steps per run, the same work at every concurrency
-    async_reps: int = 2
+    async_steps: int = 96  # ainvoke steps per run, the same work at every concurrency
+    async_reps: int = 3
     turns_per_thread: int = 2  # async: turns of each conversation thread
     user_chars: int = 120
     reply_chars: int = 480
@@ -88,7 +94,7 @@ class Settings:
 
     @classmethod
     def quick(cls) -> "Settings":
-        return cls(add_sizes=(10, 20), delta_sizes=(10, 25), reps=5, op_budget=2.0, call_cap=4.0, window=5, async_steps=32, async_reps=1,
+        return cls(add_sizes=(10, 20), delta_sizes=(10, 25), reps=5, op_budget=2.0, call_cap=4.0, window=5, async_steps=64, async_reps=3,
                    quick_mode=True)
 
 
@@ -265,20 +271,28 @@ class Side:
     collections: tuple[str, ...]
     graph_saver: Any = None  # what the graph runs on: the saver, or a TeeSaver around it
     last_put: Any = None
+    last_put_writes: Any = None
     turns: list[dict[str, Any]] = field(default_factory=list)
 
     def capture_puts(self) -> None:
-        original = self.saver.put
+        original, original_writes = self.saver.put, self.saver.put_writes
 
         def put(config, checkpoint, metadata, new_versions):  # noqa: ANN001
             self.last_put = (config, checkpoint, metadata, new_versions)
             return original(config, checkpoint, metadata, new_versions)
 
-        self.saver.put = put
-        self._original_put = original
+        def put_writes(config, writes, task_id, task_path=""):  # noqa: ANN001
+            self.last_put_writes = (config, writes, task_id, task_path)
+            return original_writes(config, writes, task_id, task_path)
+
+        self.saver.put, self.saver.put_writes = put, put_writes
+        self._original_put, self._original_put_writes = original, original_writes
 
     def raw_put(self, *args: Any) -> Any:
         return self._original_put(*args)
+
+    def raw_put_writes(self, *args: Any) -> Any:
+        return self._original_put_writes(*args)
 
 
 def make_ours(uri: str, tag: str) -> Side:
@@ -367,10 +381,11 @@ def interleaved(reps: int, budget: float, sides: list[Side], call: Callable[[Sid
         order = sides if i % 2 == 0 else list(reversed(sides))
         for side in order:
             with side.counter.window() as w:
-                t0 = time.perf_counter()
+                c0, t0 = time.process_time(), time.perf_counter()
                 value = call(side)
-                elapsed = time.perf_counter() - t0
+                elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
             out[side.name]["times"].append(elapsed)
+            out[side.name].setdefault("cpu", []).append(cpu)
             if i == 0:
                 out[side.name].update(commands=w["commands"], value=value)
         if i == 0:
@@ -482,11 +497,20 @@ def measure_point(kind: str, turns: int, sides: list[Side], thread: str, stats_c
 
     # latencies, interleaved; the first call of each also gives its command count
     prepared = {side.name: iter([_replay_put_args(side, f"{thread}-put") for _ in range(s.reps)]) for side in sides}
+    tasks = iter(range(10**9))
+
+    def put_writes(side: Side) -> None:
+        """The thread's last real ``put_writes`` (the reply node's message), under a fresh task id."""
+        config, writes, _, task_path = side.last_put_writes
+        conf = {"configurable": {**config["configurable"], "thread_id": f"{thread}-put"}}
+        side.raw_put_writes(conf, writes, f"bench-task-{next(tasks)}", task_path)
+
     timings = {
         "get_tuple": interleaved(s.reps, s.op_budget, sides, lambda side: side.saver.get_tuple(base)),
         "load": interleaved(s.reps, s.op_budget, sides, load),
         "list": interleaved(s.reps, s.op_budget, sides, take_list),
         "put": interleaved(s.reps, s.op_budget, sides, lambda side: side.raw_put(*next(prepared[side.name]))),
+        "put_writes": interleaved(s.reps, s.op_budget, sides, put_writes),
     }
     for side in sides:
         side.saver.delete_thread(f"{thread}-put")
@@ -494,6 +518,7 @@ def measure_point(kind: str, turns: int, sides: list[Side], thread: str, stats_c
         for op, per_side in timings.items():
             mine = per_side[side.name]
             out[f"{op}_ms"] = med_ms(mine["times"])
+            out[f"{op}_cpu_ms"] = med_ms(mine["cpu"])
             out[f"{op}_reps"] = len(mine["times"])
             out[f"{op}_commands"] = mine["commands"]
         first_load = timings["load"][side.name]["value"]
@@ -510,7 +535,8 @@ def measure_point(kind: str, turns: int, sides: list[Side], thread: str, stats_c
     o, r = point["sides"]["ours"], point["sides"]["reference"]
     point["ratios"] = {
         k: ratio(o[k], r[k])
-        for k in ("stored_bytes", "write_bytes_per_turn", "commands_per_turn", "put_ms", "get_tuple_ms", "load_ms", "list_ms")
+        for k in ("stored_bytes", "write_bytes_per_turn", "commands_per_turn", "put_ms", "get_tuple_ms", "load_ms", "list_ms",
+                  "put_writes_ms", "put_cpu_ms", "get_tuple_cpu_ms", "put_writes_cpu_ms", "load_cpu_ms", "list_cpu_ms")
     }
     return point
 
@@ -666,6 +692,63 @@ async def _bench_async(uri: str, s: Settings, server: ServerCPU, log: Callable[[
 
 def bench_async(uri: str, s: Settings, server: ServerCPU, log: Callable[[str], None]) -> dict[str, Any]:
     return asyncio.run(_bench_async(uri, s, server, log))
+
+
+def bench_steps(uri: str, s: Settings, server: ServerCPU, log: Callable[[str], None]) -> dict[str, Any]:
+    """Sync ``invoke`` steps one after another (the sync face): client CPU and wall time per step.
+
+    The same add_messages chat as the async section (threads of ``turns_per_thread`` turns), each run on
+    a fresh database, ours and the reference alternating; client CPU is the whole process's, LangGraph's
+    background threads included.
+    """
+    from langgraph.checkpoint.mongodb import MongoDBSaver
+
+    from langgraph_durable_mongodb import MongoDBCheckpointer
+
+    inputs = TurnInputs(s)
+    client: MongoClient = MongoClient(uri)
+
+    def run(name: str, steps: int) -> dict[str, Any]:
+        db_name = f"{DB_PREFIX}{name[:3]}_steps_{uuid.uuid4().hex[:8]}"
+        saver: Any = MongoDBCheckpointer(client, db_name=db_name) if name == "ours" else MongoDBSaver(client, db_name=db_name)
+        if name == "ours":
+            saver.setup()
+        graph = chat_builder("add_messages", s).compile(checkpointer=saver)
+        try:
+            cpu0, srv0, t0 = time.process_time(), server.seconds(), time.perf_counter()
+            for _ in range(max(1, steps // s.turns_per_thread)):
+                config = {"configurable": {"thread_id": uuid.uuid4().hex}}
+                for turn in range(s.turns_per_thread):
+                    graph.invoke(inputs(turn), config)
+            done = max(1, steps // s.turns_per_thread) * s.turns_per_thread
+            elapsed, cpu, srv1 = time.perf_counter() - t0, time.process_time() - cpu0, server.seconds()
+            return {
+                "steps_per_second": done / elapsed,
+                "client_cpu_ms_per_step": cpu / done * 1000,
+                "server_cpu_ms_per_step": (srv1 - srv0) / done * 1000 if srv0 is not None and srv1 is not None else None,
+            }
+        finally:
+            client.drop_database(db_name)
+
+    try:
+        for name in ("ours", "reference"):
+            run(name, 4)  # warm up
+        runs: dict[str, list[dict[str, Any]]] = {"ours": [], "reference": []}
+        for rep_ in range(s.async_reps):
+            for name in (("ours", "reference") if rep_ % 2 == 0 else ("reference", "ours")):
+                runs[name].append(run(name, s.async_steps))
+            log(f"  steps rep {rep_ + 1}: " + ", ".join(f"{n} {runs[n][-1]['client_cpu_ms_per_step']:.2f} ms CPU/step" for n in runs))
+    finally:
+        client.close()
+    sides = {
+        name: {k: (statistics.median([r[k] for r in rs]) if rs[0][k] is not None else None)
+               for k in ("steps_per_second", "client_cpu_ms_per_step", "server_cpu_ms_per_step")}
+        for name, rs in runs.items()
+    }
+    o, r = sides["ours"], sides["reference"]
+    return {"settings": {"steps": s.async_steps, "reps": s.async_reps, "turns_per_thread": s.turns_per_thread},
+            "sides": sides, "runs": runs,
+            "ratios": {k: ratio(o[k], r[k]) for k in ("steps_per_second", "client_cpu_ms_per_step", "server_cpu_ms_per_step")}}
 
 
 # --------------------------------------------------------------------------------------------
@@ -890,15 +973,70 @@ def _kb(v: float) -> str:
     return f"{v / 1024:,.1f}"
 
 
+#: Round-trip times for the modelled MongoDB time: the same host, and a same-region Atlas cluster.
+RTTS_MS = (0.2, 1.0)
+
+
 def render(results: dict[str, Any]) -> str:
+    lines: list[str] = [f"# scripts/bench results ({'quick' if results['quick'] else 'full'} run)", "",
+                        f"- command: `{results['command']}`", f"- total time: {results['seconds']:.0f}s", ""]
+    for name, res in results["servers"].items():
+        m = res["machine"]
+        lines += [f"# Server: {name}", "",
+                  f"- machine: {m['nproc']} cores, {m['cpu_model']}, Python {m['python']}, {m['platform']}",
+                  f"- server: {m['server']}",
+                  "- packages: " + ", ".join(f"{k} {v}" for k, v in m["packages"].items()),
+                  f"- time on this server: {res['seconds']:.0f}s", ""]
+        lines.append(render_server(res))
+        if res.get("failed"):
+            lines += ["## Failed sections", ""] + [f"- {k}: {v}" for k, v in res["failed"].items()] + [""]
+    return "\n".join(lines)
+
+
+def render_modelled(res: dict[str, Any]) -> list[str]:
+    """Per operation: commands x RTT + measured client CPU, both savers side by side."""
+    chat = res.get("chat")
+    points = [p for p in (chat or {}).get("points", []) if p["kind"] == "add_messages"]
+    if not points:
+        return []
+    p = points[-1]
+    lines = ["### Modelled MongoDB time", "",
+             f"What an operation would cost on a MongoDB answering each command in one round trip: commands x RTT "
+             f"(0.2 ms: the same host; 1 ms: a same-region Atlas cluster) + the client CPU measured here (median "
+             f"`time.process_time()` of the call; add_messages thread of {p['turns']} turns; the server's own work is "
+             f"left out: on MongoDB each of these commands is an index lookup). A step = one `invoke` turn "
+             f"(`get_tuple`, 3 `put`, 2 `put_writes`): its commands, and the sync client CPU per step of section 3.", "",
+             "| operation | saver | commands | client CPU ms | @0.2 ms RTT | @1 ms RTT | ratio @0.2 | ratio @1 |",
+             "|---|---|---|---|---|---|---|---|"]
+    rows = [(op, op) for op in ("get_tuple", "put", "put_writes", "list")]
+    for label, op in rows:
+        modelled = {}
+        for name in ("ours", "reference"):
+            d = p["sides"][name]
+            cmds, cpu = d[f"{op}_commands"], d[f"{op}_cpu_ms"]
+            modelled[name] = [cmds * rtt + cpu for rtt in RTTS_MS]
+        for name in ("ours", "reference"):
+            d = p["sides"][name]
+            label_ = "list 100" if op == "list" else op
+            lines.append(f"| {label_} | {name} | {d[f'{op}_commands']} | {d[f'{op}_cpu_ms']:.2f} | {modelled[name][0]:.2f} "
+                         f"| {modelled[name][1]:.2f} | " + (" | ".join(f"**{a / b:.2f}**" for a, b in zip(modelled['ours'], modelled['reference']))
+                                                        if name == "ours" else " | ") + " |")
+    steps = res.get("steps")
+    if steps:
+        modelled = {}
+        for name in ("ours", "reference"):
+            cmds = p["sides"][name]["turn_commands"]
+            cpu = steps["sides"][name]["client_cpu_ms_per_step"]
+            modelled[name] = (cmds, cpu, [cmds * rtt + cpu for rtt in RTTS_MS])
+        for name in ("ours", "reference"):
+            cmds, cpu, m = modelled[name]
+            ratios = (" | ".join(f"**{a / b:.2f}**" for a, b in zip(m, modelled["reference"][2])) if name == "ours" else " | ")
+            lines.append(f"| step (sync) | {name} | {cmds:.1f} | {cpu:.2f} | {m[0]:.2f} | {m[1]:.2f} | {ratios} |")
+    return lines + [""]
+
+
+def render_server(results: dict[str, Any]) -> str:
     lines: list[str] = []
-    m = results["machine"]
-    lines += [f"# scripts/bench results ({'quick' if results['quick'] else 'full'} run)", "",
-              f"- command: `{results['command']}`",
-              f"- machine: {m['nproc']} cores, {m['cpu_model']}, Python {m['python']}, {m['platform']}",
-              f"- server: {m['server']}",
-              "- packages: " + ", ".join(f"{k} {v}" for k, v in m["packages"].items()),
-              f"- total time: {results['seconds']:.0f}s", ""]
     chat = results.get("chat")
     if chat:
         cs = chat["settings"]
@@ -982,9 +1120,25 @@ def render(results: dict[str, Any]) -> str:
         if errs:
             lines += ["Failed steps (the step's thread is abandoned, the run goes on; steps/s counts completed steps): "
                       + "; ".join(errs), ""]
+    st = results.get("steps")
+    if st:
+        lines += ["## 3. Sync steps: client CPU", "",
+                  f"{st['settings']['steps']} sync `invoke` turns per run (add_messages chat, threads of "
+                  f"{st['settings']['turns_per_thread']} turns), one after another, each run on a fresh database; median of "
+                  f"{st['settings']['reps']} interleaved runs. Client CPU: the whole process (LangGraph's background threads "
+                  "included).", "",
+                  "| saver | steps/s | client CPU ms/step | server CPU ms/step |", "|---|---|---|---|"]
+        for name in ("ours", "reference"):
+            d = st["sides"][name]
+            lines.append(f"| {name} | {d['steps_per_second']:.1f} | {d['client_cpu_ms_per_step']:.2f} "
+                         f"| {_f(d['server_cpu_ms_per_step'], '{:.2f}')} |")
+        r = st["ratios"]
+        lines += [f"| **ratio** | **{_f(r['steps_per_second'])}** | **{_f(r['client_cpu_ms_per_step'])}** "
+                  f"| {_f(r['server_cpu_ms_per_step'])} |", ""]
+    lines += render_modelled(results)
     jr = results.get("journal")
     if jr is not None:
-        lines += ["## 3. Journal cost", ""]
+        lines += ["## 4. Journal cost", ""]
         lines += [f"A node calls {jr['effects_per_node']} `@effect` functions that do nothing, then raises once; the "
                   f"next `invoke` re-runs it and the journal replays them. Against the same node calling the plain "
                   f"functions (same durable scope), interleaved; medians of {jr['reps']} threads. effect ms = time "
@@ -999,7 +1153,7 @@ def render(results: dict[str, Any]) -> str:
         lines.append("")
     rr = results.get("resolver")
     if rr is not None:
-        lines += ["## 4. Resolver cost", ""]
+        lines += ["## 5. Resolver cost", ""]
         lines += [f"Inside a node of a compiled subgraph (`{rr['operation_path']}`), {rr['calls']} calls each. The "
                   f"journal asks once per node attempt; per effect = per node / {EFFECTS} effects.", "",
                   "| resolve_current µs | position, first (ms, cmds) | position, cached (µs, cmds) "
@@ -1015,7 +1169,26 @@ def render(results: dict[str, Any]) -> str:
 # main
 
 
-SECTIONS = ("chat", "async", "journal", "resolver")
+SECTIONS = ("chat", "async", "steps", "journal", "resolver")
+SERVERS = ("ferretdb", "mongo_java_server")
+
+
+@contextmanager
+def serving(server: str, log: Callable[[str], None]) -> Iterator[tuple[str, int | None]]:
+    """``(uri, pid)`` of ``server``: MONGODB_URI (pid unknown), or a throwaway server started by tests/servers."""
+    if server == "uri":
+        yield os.environ["MONGODB_URI"].strip(), None
+        return
+    if server == "ferretdb":
+        from tests.servers import ferretdb as launcher
+    else:
+        from tests.servers import mongo_java_server as launcher  # type: ignore[no-redef]
+    started = launcher.start()
+    log(f"started {server} at {started.uri}")
+    try:
+        yield started.uri, started.process.pid
+    finally:
+        launcher.stop(started)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1024,6 +1197,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", help="write every measurement as JSON")
     parser.add_argument("--markdown", metavar="PATH", help="write the report tables as Markdown")
     parser.add_argument("--only", metavar="SECTIONS", help=f"comma-separated subset of {','.join(SECTIONS)}")
+    parser.add_argument("--server", default="both", choices=(*SERVERS, "both"),
+                        help="the server(s) to start and measure on, one after the other (default both; "
+                             "ignored when MONGODB_URI is set)")
     parser.add_argument("--add-sizes", metavar="N,N", help="add_messages thread sizes in turns (default 25,50)")
     parser.add_argument("--delta-sizes", metavar="N,N", help="DeltaChannel thread sizes in turns (default 50,100,200)")
     parser.add_argument("--snapshot-frequency", type=int, metavar="N", help="DeltaChannel snapshot_frequency (default 1000)")
@@ -1043,54 +1219,53 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(only) - set(SECTIONS)
     if unknown:
         parser.error(f"unknown sections {sorted(unknown)}; choose from {','.join(SECTIONS)}")
+    if os.environ.get("MONGODB_URI", "").strip():
+        servers: tuple[str, ...] = ("uri",)
+    else:
+        servers = SERVERS if args.server == "both" else (args.server,)
 
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
     started = time.perf_counter()
-    with ExitStack() as stack:
-        uri = os.environ.get("MONGODB_URI", "").strip()
-        pid = None
-        if not uri:
-            from tests.servers import ferretdb
+    results: dict[str, Any] = {
+        "command": "scripts/bench " + " ".join(sys.argv[1:] if argv is None else argv),
+        "quick": args.quick,
+        "servers": {},
+    }
+    for server in servers:
+        begun = time.perf_counter()
+        with serving(server, log) as (uri, pid):
+            res: dict[str, Any] = {"machine": machine_facts(uri, pid is not None)}
+            cpu = ServerCPU(pid)
+            runners = {
+                "chat": lambda: bench_chat(uri, s, log),
+                "async": lambda: bench_async(uri, s, cpu, log),
+                "journal": lambda: bench_journal(uri, s, log),
+                "resolver": lambda: bench_resolver(uri, s, log),
+                "steps": lambda: bench_steps(uri, s, cpu, log),
+            }
+            for number, name in enumerate(SECTIONS, 1):
+                if name not in only:
+                    continue
+                log(f"{server}: section {number}: {name}")
+                try:
+                    res[name] = runners[name]()
+                except Exception as exc:  # noqa: BLE001 - keep the other sections' results
+                    import traceback
 
-            server = ferretdb.start()
-            stack.callback(ferretdb.stop, server)
-            uri, pid = server.uri, server.process.pid
-            log(f"started FerretDB at {uri}")
-        results: dict[str, Any] = {
-            "command": "scripts/bench " + " ".join(sys.argv[1:] if argv is None else argv),
-            "quick": args.quick,
-            "machine": machine_facts(uri, pid is not None),
-        }
-        cpu = ServerCPU(pid)
-        runners = {
-            "chat": lambda: bench_chat(uri, s, log),
-            "async": lambda: bench_async(uri, s, cpu, log),
-            "journal": lambda: bench_journal(uri, s, log),
-            "resolver": lambda: bench_resolver(uri, s, log),
-        }
-        for number, name in enumerate(SECTIONS, 1):
-            if name not in only:
-                continue
-            log(f"section {number}: {name}")
-            try:
-                results[name] = runners[name]()
-            except Exception as exc:  # noqa: BLE001 - keep the other sections' results
-                import traceback
-
-                traceback.print_exc()
-                results.setdefault("failed", {})[name] = f"{type(exc).__name__}: {exc}"
+                    traceback.print_exc()
+                    res.setdefault("failed", {})[name] = f"{type(exc).__name__}: {exc}"
+        res["seconds"] = time.perf_counter() - begun
+        results["servers"][server] = res
     results["seconds"] = time.perf_counter() - started
     report = render(results)
-    if results.get("failed"):
-        report += "\n## Failed sections\n\n" + "\n".join(f"- {k}: {v}" for k, v in results["failed"].items()) + "\n"
     print(report)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2, default=str) + "\n")
     if args.markdown:
         Path(args.markdown).write_text(report + "\n")
-    return 1 if results.get("failed") else 0
+    return 1 if any(r.get("failed") for r in results["servers"].values()) else 0
 
 
 if __name__ == "__main__":

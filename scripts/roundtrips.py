@@ -7,8 +7,11 @@ Command counts, unlike times, are stable on a noisy machine. Runs against
     .venv/bin/python scripts/roundtrips.py
 
 Budgets (checked by tests/test_roundtrips.py on the real-server tier):
-put <= 2, put_writes == 1, get_tuple <= 3, list of 100 checkpoints: a fixed
-number of queries, never one per checkpoint.
+put == 1 when the changed values are small (2 with a value above
+``inline_value_bytes``, which goes to a blob), put_writes == 1, get_tuple <= 2
+(the checkpoint, its writes), list of 100 checkpoints: 2 per page, never one per
+checkpoint; one ``invoke`` turn of an add_messages chat <= 7 (get_tuple, three
+puts, two put_writes; LangGraph's own MongoDBSaver sends 7).
 """
 
 from __future__ import annotations
@@ -24,7 +27,16 @@ from typing import Any
 
 from pymongo import MongoClient, monitoring
 
-BUDGET = {"put": 2, "put_writes": 1, "get_tuple": 3, "list_100": 3, "get_delta_channel_history": 6}
+BUDGET = {
+    "put": 1,
+    "put_large": 2,
+    "put_writes": 1,
+    "get_tuple": 2,
+    "get_tuple_referenced": 3,
+    "list_100": 2,
+    "get_delta_channel_history": 6,
+    "chat_turn": 7,
+}
 
 
 class CommandCounter(monitoring.CommandListener):
@@ -92,10 +104,53 @@ def measure(uri: str) -> dict[str, Any]:
         with counter.counting() as seen:
             saver.get_delta_channel_history(config=config, channels=["messages"])
         counts["get_delta_channel_history"] = len(seen)
+        # A value above inline_value_bytes goes to a blob first: two commands. A later checkpoint that does not
+        # change it (and a larger-than-copy value) references the checkpoint holding it: one query more to read.
+        big_config = {"configurable": {"thread_id": "big", "checkpoint_ns": ""}}
+        cp = empty_checkpoint()
+        cp["channel_versions"] = {"doc": saver.get_next_version(None, None), "n": 1}
+        cp["channel_values"] = {"doc": "x" * (saver.inline_value_bytes + 1), "n": 1}
+        with counter.counting() as seen:
+            big_config = saver.put(big_config, cp, {"source": "loop", "step": 0}, dict(cp["channel_versions"]))
+        counts["put_large"] = len(seen)
+        held = empty_checkpoint()
+        held["channel_versions"] = {"ref": saver.get_next_version(None, None), "n": 1}
+        held["channel_values"] = {"ref": "y" * (saver.copy_value_bytes + 1), "n": 1}
+        held_config = saver.put({"configurable": {"thread_id": "held", "checkpoint_ns": ""}}, held,
+                                {"source": "loop", "step": 0}, dict(held["channel_versions"]))
+        child = empty_checkpoint()
+        child["channel_versions"] = {**held["channel_versions"], "n": 2}
+        child["channel_values"] = {"ref": held["channel_values"]["ref"], "n": 2}
+        saver.put(held_config, child, {"source": "loop", "step": 1}, {"n": 2})
+        with counter.counting() as seen:
+            saver.get_tuple({"configurable": {"thread_id": "held", "checkpoint_ns": ""}})
+        counts["get_tuple_referenced"] = len(seen)
+        counts["chat_turn"] = _chat_turn(saver, counter)
     finally:
         client.drop_database(db_name)
         client.close()
     return counts
+
+
+def _chat_turn(saver: Any, counter: CommandCounter) -> float:
+    """Commands per ``invoke`` of an add_messages chat (the turns after the first, averaged)."""
+    from typing import Annotated, TypedDict
+
+    from langgraph.graph import START, StateGraph
+    from langgraph.graph.message import add_messages
+
+    Chat = TypedDict("Chat", {"messages": Annotated[list, add_messages]})  # noqa: UP013 - local: no annotations
+
+    graph = StateGraph(Chat)
+    graph.add_node("reply", lambda s: {"messages": [("ai", "reply " * 80)]})
+    graph.add_edge(START, "reply")
+    compiled = graph.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "chat"}}
+    compiled.invoke({"messages": [("user", "hello")]}, config)
+    with counter.counting() as seen:
+        for turn in range(5):
+            compiled.invoke({"messages": [("user", f"question {turn} " * 20)]}, config)
+    return len(seen) / 5
 
 
 def main() -> int:

@@ -114,7 +114,9 @@ COLLECTIONS = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity
 @pytest.fixture
 def platform(make_platform: Any) -> Any:
     durable_worker.configure(log=None)
-    return make_platform()
+    platform = make_platform()
+    platform.checkpointer.inline_value_bytes = 64  # some values in blobs: every collection holds documents
+    return platform
 
 
 def raw(platform: DurablePlatform) -> Any:

@@ -51,13 +51,20 @@ async def test_put_and_get_tuple_round_trip(face: Face) -> None:
     assert got.metadata == {"source": "input", "step": -1}
     assert got.parent_config is None
     assert got.pending_writes == []
-    # raw documents: native metadata, small values inline, the big one in a blob
+    # raw documents: native metadata, every value inline (none is above inline_value_bytes): one command
     [doc] = await face.raw("checkpoints")
     assert doc["metadata"] == {"source": "input", "step": -1}
-    inline = {e["c"] for e in doc["values"] if "t" in e}
-    assert inline == {"small", "n"}
+    assert {e["c"] for e in doc["values"] if "t" in e} == {"small", "big", "n"}
+    assert await face.raw("checkpoint_blobs") == []
+    # a value above inline_value_bytes goes to a blob, read back the same
+    face.saver.inline_value_bytes = 128
+    await put(face, cfg("t2"), {"small": "hi", "big": {"list": list(range(200))}}, {"source": "input", "step": -1})
+    got = await face.call("get_tuple", cfg("t2"))
+    assert got.checkpoint["channel_values"] == {"small": "hi", "big": {"list": list(range(200))}}
+    [doc] = await face.raw("checkpoints", {"thread_id": "t2"})
+    assert {e["c"] for e in doc["values"] if "t" in e} == {"small"}
     blobs = await face.raw("checkpoint_blobs")
-    assert [(b["channel"], b["version"]) for b in blobs] == [("big", cp["channel_versions"]["big"])]
+    assert [(b["channel"], b["version"]) for b in blobs] == [("big", got.checkpoint["channel_versions"]["big"])]
 
 
 async def test_put_is_an_upsert_and_parent_is_kept(face: Face) -> None:
@@ -76,12 +83,33 @@ async def test_put_is_an_upsert_and_parent_is_kept(face: Face) -> None:
 
 
 async def test_unchanged_channels_are_not_written_again(face: Face) -> None:
-    first, cp1 = await put(face, cfg(), {"big": ["x"] * 300, "other": ["y"] * 300})
+    # inline: an unchanged value above copy_value_bytes is referenced in the checkpoint that holds it
+    big = ["x" * 20] * 300
+    first, cp1 = await put(face, cfg(), {"big": big, "other": ["y"] * 300, "small": 1})
     cp2, versions = make_checkpoint(face.saver, {"other": ["z"] * 300}, cp1)
     await face.call("put", first, cp2, {"source": "loop", "step": 1}, versions)
-    blobs = await face.raw("checkpoint_blobs")
-    assert sorted(b["channel"] for b in blobs) == ["big", "other", "other"]
+    [doc] = await face.raw("checkpoints", {"checkpoint_id": cp2["id"]})
+    entries = {e["c"]: e for e in doc["values"]}
+    assert entries["big"] == {"c": "big", "v": cp1["channel_versions"]["big"], "k": cp1["id"]}
+    assert "d" in entries["other"] and "d" in entries["small"]  # changed, and small enough to copy
     got = await face.call("get_tuple", cfg())
+    assert got.checkpoint["channel_values"] == {"big": big, "other": ["z"] * 300, "small": 1}
+    # a saver that did not see the parent (another process) writes the value again: correct, only larger
+    other = MongoDBCheckpointer(face.saver.client or face.saver.async_client, db_name=face.saver.db_name)
+    cp3, versions = make_checkpoint(face.saver, {"other": ["w"]}, cp2)
+    third = cfg(checkpoint_id=cp2["id"])
+    await (other.aput(third, cp3, {"source": "loop", "step": 2}, versions) if face.is_async
+           else _sync(other.put, third, cp3, {"source": "loop", "step": 2}, versions))
+    got = await face.call("get_tuple", cfg())
+    assert got.checkpoint["channel_values"] == {"big": big, "other": ["w"], "small": 1}
+    # blobs: a value above inline_value_bytes is written once, and referenced by version after that
+    face.saver.inline_value_bytes = face.saver.copy_value_bytes = 0
+    first, cp1 = await put(face, cfg("b"), {"big": ["x"] * 300, "other": ["y"] * 300})
+    cp2, versions = make_checkpoint(face.saver, {"other": ["z"] * 300}, cp1)
+    await face.call("put", first, cp2, {"source": "loop", "step": 1}, versions)
+    blobs = await face.raw("checkpoint_blobs", {"thread_id": "b"})
+    assert sorted(b["channel"] for b in blobs) == ["big", "other", "other"]
+    got = await face.call("get_tuple", cfg("b"))
     assert got.checkpoint["channel_values"] == {"big": ["x"] * 300, "other": ["z"] * 300}
 
 
@@ -245,6 +273,7 @@ async def test_copy_thread_copies_every_namespace_with_ids_and_parents(face: Fac
 
 
 async def test_prune_keep_latest_and_delete(face: Face) -> None:
+    face.saver.inline_value_bytes = face.saver.copy_value_bytes = 0  # every value in a blob
     previous, config = None, cfg()
     for step in range(3):
         config, previous = await put(face, config, {"big": [step] * 300}, {"source": "loop", "step": step}, previous)
@@ -257,12 +286,126 @@ async def test_prune_keep_latest_and_delete(face: Face) -> None:
     latest = await face.call("get_tuple", cfg())
     assert latest.checkpoint["channel_values"] == {"big": [2] * 300}
     assert latest.pending_writes == [("task2", "w", 2)]
-    assert len(await face.raw("checkpoint_blobs", {"thread_id": "t1"})) == 1
+    assert len(await face.raw("checkpoint_blobs", {"thread_id": "t1", "checkpoint_ns": ""})) == 1
+    assert len(await face.raw("checkpoint_blobs", {"thread_id": "t1", "checkpoint_ns": "child:1"})) == 1
     assert len(await face.raw("checkpoint_writes", {"thread_id": "t1"})) == 1
     await face.call("prune", ["t1"], strategy="delete")
     assert await face.raw("checkpoints", {"thread_id": "t1"}) == []
     with pytest.raises(InvalidInputError):
         await face.call("prune", ["t1"], strategy="everything")
+
+
+def second_saver(face: Face) -> MongoDBCheckpointer:
+    """A saver on the same database with its own memory: another process, as far as caches go."""
+    return MongoDBCheckpointer(face.saver.client or face.saver.async_client, db_name=face.saver.db_name)
+
+
+async def call_on(face: Face, saver: MongoDBCheckpointer, name: str, *args: Any) -> Any:
+    """``saver.name(*args)`` on the face's side (sync or async)."""
+    return await (getattr(saver, "a" + name)(*args) if face.is_async else _sync(getattr(saver, name), *args))
+
+
+async def held_chain(face: Face, thread: str, big: list) -> tuple[dict, dict, str]:
+    """A thread whose first checkpoint (run r1) holds ``big`` inline and whose two later ones (run r2)
+    reference it there: ``(config, checkpoint, holder id)`` of the latest."""
+    config, previous = await put(face, cfg(thread), {"big": big, "n": 0}, {"source": "loop", "step": 0, "run_id": "r1"})
+    holder = previous["id"]
+    for step in (1, 2):
+        config, previous = await put(face, config, {"n": step}, {"source": "loop", "step": step, "run_id": "r2"}, previous)
+    [latest] = await face.raw("checkpoints", {"thread_id": thread, "checkpoint_id": previous["id"]})
+    assert {"c": "big", "v": previous["channel_versions"]["big"], "k": holder} in latest["values"]
+    return config, previous, holder
+
+
+async def test_prune_and_delete_for_runs_keep_values_held_by_the_checkpoints_they_delete(face: Face) -> None:
+    big = ["x" * 20] * 300  # above copy_value_bytes: later checkpoints reference the one holding it
+    for strategy in ("prune", "delete_for_runs"):
+        thread = f"held-{strategy}"
+        config, previous, holder = await held_chain(face, thread, big)
+        if strategy == "prune":
+            await face.call("prune", [thread])
+        else:
+            await face.call("delete_for_runs", ["r1"])
+        # the holder is gone; its value was written to blobs first, under its version, and the checkpoint
+        # that referenced it now says so
+        assert await face.raw("checkpoints", {"thread_id": thread, "checkpoint_id": holder}) == []
+        [blob] = await face.raw("checkpoint_blobs", {"thread_id": thread})
+        assert (blob["channel"], blob["version"]) == ("big", previous["channel_versions"]["big"])
+        [kept] = await face.raw("checkpoints", {"thread_id": thread, "checkpoint_id": previous["id"]})
+        assert {"c": "big", "v": blob["version"]} in kept["values"]
+        # the saver that deleted the holder forgot where its values were: its next checkpoint holds the value
+        # again instead of referencing a checkpoint that is gone
+        latest, cp = await put(face, config, {"n": 3}, {"source": "loop", "step": 3, "run_id": "r2"}, previous)
+        [doc] = await face.raw("checkpoints", {"thread_id": thread, "checkpoint_id": cp["id"]})
+        assert [e.get("k") for e in doc["values"] if e["c"] == "big"] == [None]
+        for saver in (face.saver, second_saver(face)):
+            got = await call_on(face, saver, "get_tuple", cfg(thread))
+            assert got.checkpoint["channel_values"] == {"big": big, "n": 3}
+            got = await call_on(face, saver, "get_tuple", config)
+            assert got.checkpoint["channel_values"] == {"big": big, "n": 2}
+
+
+async def test_a_copied_thread_resolves_its_references_in_itself(face: Face) -> None:
+    # the copy's references name checkpoint ids, which the copy keeps: they resolve in the target thread,
+    # and pruning the source afterwards leaves the copy whole
+    big = ["x" * 20] * 300
+    config, previous, holder = await held_chain(face, "from", big)
+    await face.call("copy_thread", "from", "to")
+    [latest] = await face.raw("checkpoints", {"thread_id": "to", "checkpoint_id": previous["id"]})
+    assert {"c": "big", "v": previous["channel_versions"]["big"], "k": holder} in latest["values"]
+    await face.call("prune", ["from"], strategy="delete")
+    for saver in (face.saver, second_saver(face)):
+        got = await call_on(face, saver, "get_tuple", cfg("to"))
+        assert got.checkpoint["channel_values"] == {"big": big, "n": 2}
+    # the copy's next checkpoint: copy_thread notes no locations, so it holds the value again
+    latest, cp = await put(face, cfg("to", checkpoint_id=previous["id"]), {"n": 3}, {"source": "loop", "step": 3}, previous)
+    got = await face.call("get_tuple", cfg("to"))
+    assert got.checkpoint["channel_values"] == {"big": big, "n": 3}
+
+
+async def test_a_stale_value_location_in_another_process_reads_the_moved_value(face: Face) -> None:
+    # this saver wrote the chain and remembers that "big" is held by the first checkpoint; another
+    # process prunes the thread, deleting that checkpoint; this saver's next checkpoint still references it
+    big = ["x" * 20] * 300
+    config, previous, holder = await held_chain(face, "stale", big)
+    await call_on(face, second_saver(face), "prune", ["stale"])
+    assert await face.raw("checkpoints", {"thread_id": "stale", "checkpoint_id": holder}) == []
+    config, previous = await put(face, config, {"n": 3}, {"source": "loop", "step": 3}, previous)
+    [doc] = await face.raw("checkpoints", {"thread_id": "stale", "checkpoint_id": previous["id"]})
+    assert {"c": "big", "v": previous["channel_versions"]["big"], "k": holder} in doc["values"]
+    # a reader finds the holder gone and the value in blobs, where the prune moved it
+    for saver in (face.saver, second_saver(face)):
+        got = await call_on(face, saver, "get_tuple", cfg("stale"))
+        assert got.checkpoint["channel_values"] == {"big": big, "n": 3}
+        listed = [t async for t in saver.alist(cfg("stale"))] if face.is_async else list(saver.list(cfg("stale")))
+        assert [t.checkpoint["channel_values"]["big"] for t in listed] == [big, big]
+
+
+async def test_documents_written_before_key_ids_are_read_and_continued(face: Face) -> None:
+    # documents of the earlier layout: an ObjectId _id, values inline or in blobs (never "k")
+    face.saver.inline_value_bytes = 0
+    config, cp = await put(face, cfg("old"), {"big": ["x"] * 300})
+    await face.call("put_writes", config, [("w", 1)], "task")
+    for coll in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+        docs = await face.raw(coll, {"thread_id": "old"})
+        for name, arg in (("delete_many", {"thread_id": "old"}), ("insert_many", docs)):
+            done = getattr(face.db[coll], name)(arg)
+            if face.is_async:
+                await done
+    assert all(not isinstance(d["_id"], str) for d in await _raw_with_ids(face, "checkpoints", {"thread_id": "old"}))
+    face.saver = second_saver(face)  # a process that never saw them
+    got = await face.call("get_tuple", cfg("old"))
+    assert got.checkpoint["channel_values"] == {"big": ["x"] * 300}
+    assert got.pending_writes == [("task", "w", 1)]
+    child, cp2 = await put(face, config, {"n": 1}, {"source": "loop", "step": 1}, cp)
+    got = await face.call("get_tuple", cfg("old"))
+    assert got.checkpoint["channel_values"] == {"big": ["x"] * 300, "n": 1}
+    assert got.parent_config["configurable"]["checkpoint_id"] == cp["id"]
+
+
+async def _raw_with_ids(face: Face, collection: str, query: dict) -> list[dict]:
+    cursor = face.db[collection].find(query)
+    return await cursor.to_list(None) if face.is_async else list(cursor)
 
 
 async def test_delete_for_runs_deletes_their_checkpoints_only(face: Face) -> None:
@@ -407,6 +550,7 @@ async def snapshot(face: Face, *threads: str) -> dict[str, list[dict]]:
 
 
 async def test_copy_thread_refuses_a_target_with_documents_and_writes_nothing(face: Face) -> None:
+    face.saver.inline_value_bytes = 0  # values in blobs: a document in every collection
     saved, _ = await put(face, cfg("source"), {"big": ["s"] * 300})
     await face.call("put_writes", saved, [("w", "source")], "task")
     taken, _ = await put(face, cfg("taken"), {"big": ["t"] * 300, "n": 1})

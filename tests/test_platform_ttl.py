@@ -30,6 +30,7 @@ def run(platform: DurablePlatform, thread_id: str) -> None:
 
 def test_every_document_of_a_durable_run_carries_the_threads_expiry(make_platform: Any) -> None:
     platform = make_platform(ttl=3600)
+    platform.checkpointer.inline_value_bytes = 64  # some values in blobs: every collection is stamped
     run(platform, "ttl-1")
     found = expiries(platform, "ttl-1")
     assert all(found[c] for c in PER_THREAD), found  # every collection holds documents of the thread
@@ -39,6 +40,7 @@ def test_every_document_of_a_durable_run_carries_the_threads_expiry(make_platfor
 
 async def test_async_runs_stamp_the_threads_expiry_too(make_platform: Any) -> None:
     platform = make_platform(ttl=3600)
+    platform.checkpointer.inline_value_bytes = 64  # some values in blobs: every collection is stamped
 
     @effect(kind="tool", name="probe")
     async def probe(n: int) -> int:

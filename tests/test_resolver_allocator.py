@@ -40,10 +40,25 @@ class _CountingDatabase:
         self.client = db.client
 
     def __getitem__(self, name: str) -> Any:
-        if self._refuse:
-            raise AssertionError("no query may run")
-        self.requests += 1
-        return self._db[name]
+        return _CountingCollection(self, self._db[name])
+
+
+class _CountingCollection:
+    """A collection whose every method call is a request of its ``_CountingDatabase``."""
+
+    def __init__(self, db: _CountingDatabase, collection: Any) -> None:
+        self._counting, self._collection = db, collection
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._collection, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self._counting._refuse:  # noqa: SLF001
+                raise AssertionError("no query may run")
+            self._counting.requests += 1
+            return method(*args, **kwargs)
+
+        return call
 
 
 def test_ordinals_count_occurrences_per_parent_and_name() -> None:

@@ -149,6 +149,7 @@ MARKERS = (SECRETS[5], "MARKER-HOLDER", "MARKER-AFTER", "MARKER-INPUT")
 
 def test_encrypted_serializer_encrypts_channel_values_writes_and_journal_outcomes(make_platform: Any) -> None:
     platform = make_platform(serde=EncryptedSerializer.from_pycryptodome_aes(key=KEY))
+    platform.checkpointer.inline_value_bytes = 0  # new values in blobs, unchanged ones copied inline: both encrypted
     encrypted_run(platform)
     docs = raw_documents(platform)
     assert docs["checkpoint_writes"] and docs["checkpoint_blobs"] and docs["activity_journal"]

@@ -74,3 +74,45 @@ class StoredCheckpoints:
         """The origin of a remembered root checkpoint, or None when it is not remembered."""
         with self._lock:
             return self._origins.get((thread_id, "", checkpoint_id))
+
+
+#: Checkpoints whose value locations a saver remembers (see ``ValueLocations``).
+LOCATIONS_REMEMBERED = 4_096
+
+#: Where a checkpoint's channel value is stored: ``(version, holder, size)``. ``holder`` is the id of a
+#: checkpoint of the same thread and namespace that holds it inline, or None for the blobs collection;
+#: ``size`` is its serialized size in bytes (``LARGE`` when only known to be above the copy limit).
+Location = tuple[Any, "str | None", int]
+LARGE = 1 << 62
+
+
+class ValueLocations:
+    """Per checkpoint this process stored or read: where each of its channel values is stored.
+
+    ``put`` consults the parent's entry for every channel whose version did not change, so an
+    unchanged large value is referenced where it already is (its holder checkpoint, or its blob)
+    instead of being written again, with no query. A miss (the parent was written by another
+    process, or forgotten) only costs bytes: the value is written again.
+    """
+
+    def __init__(self) -> None:
+        self._known: OrderedDict[tuple[str, str, str], dict[str, Location]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict[str, Location] | None:
+        with self._lock:
+            return self._known.get((thread_id, checkpoint_ns, checkpoint_id))
+
+    def note(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, locations: dict[str, Location]) -> None:
+        key = (thread_id, checkpoint_ns, checkpoint_id)
+        with self._lock:
+            self._known[key] = locations
+            self._known.move_to_end(key)
+            while len(self._known) > LOCATIONS_REMEMBERED:
+                self._known.popitem(last=False)
+
+    def forget_thread(self, thread_id: str) -> None:
+        """Forget every checkpoint of a thread (deleted, pruned): a location must never outlive its holder."""
+        with self._lock:
+            for key in [k for k in self._known if k[0] == thread_id]:
+                del self._known[key]

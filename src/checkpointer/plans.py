@@ -43,8 +43,8 @@ from .._plans import lease
 from .._plans.requests import CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, Sleep, UpdateMany, Upsert
 from ..errors import DeltaChainError, DurableMongoError, InvalidInputError, ThreadExistsError
 from ..schema import BLOB_KEY, INDEXES, TTL_INDEX, WRITE_KEY, CollectionNames
-from .documents import INLINE_BYTES, INLINE_TYPES, checkpoint_key, stored_channels
-from .memory import StoredCheckpoints, ThreadExpiries
+from .documents import CHECKPOINT_KEY, checkpoint_key, key_id, stored_channels
+from .memory import LARGE, Location, StoredCheckpoints, ThreadExpiries, ValueLocations
 
 #: Checkpoints fetched with the target by ``get_delta_channel_history``: the whole chain in one query
 #: unless more than this many checkpoints separate the target from its channels' seeds.
@@ -57,6 +57,7 @@ _EPOCH, _MILLISECOND = datetime(1970, 1, 1), timedelta(milliseconds=1)
 #: Checkpoints fetched per page by ``list``: blobs and writes cost one query per page, never per checkpoint.
 LIST_PAGE = 100
 
+#: What a chain walk reads of a checkpoint: its links and where its values are, never the values.
 _CHAIN_FIELDS = {
     "_id": 0,
     "thread_id": 1,
@@ -65,14 +66,19 @@ _CHAIN_FIELDS = {
     "parent_checkpoint_id": 1,
     "values.c": 1,
     "values.v": 1,
+    "values.k": 1,
+    "values.t": 1,
     "metadata.counters_since_delta_snapshot": 1,
     "metadata.run_id": 1,
 }
 
+#: What is read of a checkpoint that holds values another checkpoint references.
+_HOLDER_FIELDS = {"_id": 0, "thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": 1, "values": 1}
+_VALUE_FIELDS = {"_id": 0, "expire_at": 0}
+
 #: What the stored-checkpoint registry reads of a checkpoint: its id and the checkpoint it continues.
 ORIGIN_FIELDS = {"_id": 0, "checkpoint_id": 1, "origin": 1}
 
-_CHAIN_WITH_VALUES = {**{k: v for k, v in _CHAIN_FIELDS.items() if not k.startswith("values.")}, "values": 1}
 
 
 def _configurable(config: Any) -> Mapping[str, Any]:
@@ -129,6 +135,27 @@ def _delta_dependencies(docs_by_id: Mapping[str, Mapping[str, Any]], checkpoint_
     return needed
 
 
+def _inline_values(docs: list[dict[str, Any]]) -> dict[tuple, tuple[str, bytes]]:
+    """The values held inline by checkpoint documents, by (thread, namespace, channel, version)."""
+    return {
+        (d["thread_id"], d["checkpoint_ns"], e["c"], e["v"]): (e["t"], bytes(e["d"]))
+        for d in docs
+        for e in d.get("values", ())
+        if "t" in e
+    }
+
+
+def _locations_of(doc: Mapping[str, Any]) -> dict[str, Location]:
+    """Where each value of a checkpoint document is stored (see ``ValueLocations``)."""
+    out: dict[str, Location] = {}
+    for e in doc.get("values", ()):
+        if "t" in e:
+            out[e["c"]] = (e["v"], doc["checkpoint_id"], len(e["d"]))
+        else:
+            out[e["c"]] = (e["v"], e.get("k"), LARGE)
+    return out
+
+
 class CheckpointPlans:
     """The checkpointer's storage logic; mixed into ``MongoDBCheckpointer``."""
 
@@ -138,6 +165,14 @@ class CheckpointPlans:
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
     _expiries: ThreadExpiries
     _stored: StoredCheckpoints
+    _locations: ValueLocations
+    #: A value whose version is new is stored inline in the checkpoint document up to this size ...
+    inline_value_bytes: int = 1024 * 1024
+    #: ... while the document's inline values stay within this total (a document holds 16 MiB at most).
+    inline_document_bytes: int = 4 * 1024 * 1024
+    #: An unchanged value this small is copied inline again, so a read of the latest checkpoint needs no
+    #: other document for it; a larger one is referenced where it is stored.
+    copy_value_bytes: int = 2048
 
     # -- expiry ---------------------------------------------------------------
     #
@@ -281,43 +316,78 @@ class CheckpointPlans:
     # -- reading ----------------------------------------------------------------
 
     def _load_tuples(self, docs: list[dict[str, Any]]) -> Plan:
-        """Turn checkpoint documents into tuples: the blobs and the writes, fetched side by side."""
+        """Turn checkpoint documents into tuples: their writes, and the values they do not hold inline
+        (held by another checkpoint, or in blobs), fetched side by side."""
         if not docs:
             return []
-        refs = {
-            (d["thread_id"], d["checkpoint_ns"], e["c"], e["v"])
-            for d in docs
-            for e in d.get("values", ())
-            if "t" not in e
-        }
         groups: dict[tuple[str, str], list[str]] = defaultdict(list)
         for d in docs:
             groups[(d["thread_id"], d["checkpoint_ns"])].append(d["checkpoint_id"])
-        writes_query = Find(
-            self.collections.writes,
-            {
-                "$or": [
-                    {"thread_id": t, "checkpoint_ns": ns, "checkpoint_id": {"$in": ids}}
-                    for (t, ns), ids in groups.items()
-                ]
-            },
-            {"_id": 0, "expire_at": 0},
-        )
-        if refs:
-            blobs_query = Find(
-                self.collections.blobs,
-                {"$or": [dict(zip(BLOB_KEY, ref)) for ref in sorted(refs)]},
-                {"_id": 0, "expire_at": 0},
-            )
-            found_writes, found_blobs = yield Gather((writes_query, blobs_query))
-        else:
-            found_writes, found_blobs = (yield writes_query), []
-        blobs = assemble_values(found_blobs, BLOB_KEY)
+        branches = [
+            {"thread_id": t, "checkpoint_ns": ns, "checkpoint_id": ids[0] if len(ids) == 1 else {"$in": ids}}
+            for (t, ns), ids in groups.items()
+        ]
+        writes_query = Find(self.collections.writes, branches[0] if len(branches) == 1 else {"$or": branches}, _VALUE_FIELDS)
+        found_writes, values = yield from self._values_with(writes_query, docs)
         writes = self._group_writes(found_writes)
         for d in docs:
             self._stored.note(d["thread_id"], d["checkpoint_ns"], [d])
         self._saw_expiries(docs)
-        return [self._tuple(d, blobs, writes.get((d["thread_id"], d["checkpoint_ns"], d["checkpoint_id"]), [])) for d in docs]
+        return [
+            self._tuple(d, values, writes.get((d["thread_id"], d["checkpoint_ns"], d["checkpoint_id"]), []))
+            for d in docs
+        ]
+
+    def _values_with(self, first: Any, docs: list[dict[str, Any]], channels: Any = None) -> Plan:
+        """Run ``first`` beside the queries for the values ``docs`` reference but do not hold inline.
+
+        Returns ``(first's result, {(thread, ns, channel, version): (type, bytes)})``. A referenced
+        holder that is gone (``prune`` moved its values to blobs) costs one more query, for blobs.
+        """
+        inline = {(d["thread_id"], d["checkpoint_ns"], d["checkpoint_id"]) for d in docs}
+        held: dict[str, list[tuple]] = defaultdict(list)  # holder _id -> value keys
+        in_blobs: set[tuple] = set()
+        for d in docs:
+            for e in d.get("values", ()):
+                if "t" in e or (channels is not None and e["c"] not in channels):
+                    continue
+                ref = (d["thread_id"], d["checkpoint_ns"], e["c"], e["v"])
+                if "k" in e:
+                    if (d["thread_id"], d["checkpoint_ns"], e["k"]) not in inline:
+                        held[key_id(d["thread_id"], d["checkpoint_ns"], e["k"])].append(ref)
+                else:
+                    in_blobs.add(ref)
+        requests: list[Any] = [first] if first is not None else []
+        if held:
+            requests.append(Find(self.collections.checkpoints, {"_id": {"$in": sorted(held)}}, _HOLDER_FIELDS))
+        if in_blobs:
+            requests.append(self._blobs_query(in_blobs))
+        results = list((yield Gather(tuple(requests))) if len(requests) > 1 else [(yield requests[0])] if requests else [])
+        first_result = results.pop(0) if first is not None else None
+        values = _inline_values(docs)
+        if held:
+            values.update(_inline_values(results.pop(0)))
+        if in_blobs:
+            values.update(assemble_values(results.pop(0), BLOB_KEY))
+        missing = {ref for refs in held.values() for ref in refs if ref not in values}
+        if missing:
+            values.update(assemble_values((yield self._blobs_query(missing)), BLOB_KEY))
+        return first_result, values
+
+    def _blob_upserts(self, ref: tuple, typed: tuple[str, bytes], expiry: Mapping[str, Any]) -> list[UpdateOne]:
+        """The upserts that store one value in blobs, chunked, under ``ref`` = (thread, namespace, channel, version).
+
+        Written once: a value already stored under its version is left as it is.
+        """
+        key = dict(zip(BLOB_KEY, ref))
+        ops = []
+        for doc in value_documents(key, typed, self.chunk_bytes):
+            rest = {k: v for k, v in doc.items() if k not in BLOB_KEY}
+            ops.append(UpdateOne({"_id": key_id(*ref, doc["chunk"])}, {"$setOnInsert": {**key, **rest, **expiry}}, upsert=True))
+        return ops
+
+    def _blobs_query(self, refs: set[tuple]) -> Find:
+        return Find(self.collections.blobs, {"$or": [dict(zip(BLOB_KEY, ref)) for ref in sorted(refs, key=repr)]}, _VALUE_FIELDS)
 
     def _group_writes(self, docs: list[dict[str, Any]]) -> dict[tuple, list[tuple[str, str, Any]]]:
         """Pending writes per checkpoint, in ``writes_sort_key`` order."""
@@ -335,19 +405,17 @@ class CheckpointPlans:
             for key, rows in out.items()
         }
 
-    def _tuple(self, doc: dict[str, Any], blobs: Mapping[tuple, tuple[str, bytes]], pending: list) -> CheckpointTuple:
+    def _tuple(self, doc: dict[str, Any], values: Mapping[tuple, tuple[str, bytes]], pending: list) -> CheckpointTuple:
         checkpoint: Checkpoint = self.serde.loads_typed((doc["checkpoint"]["type"], bytes(doc["checkpoint"]["data"])))
-        values: dict[str, Any] = {}
+        thread_id, checkpoint_ns = doc["thread_id"], doc["checkpoint_ns"]
+        channel_values: dict[str, Any] = {}
         for entry in doc.get("values", ()):
-            if "t" in entry:
-                values[entry["c"]] = self.serde.loads_typed((entry["t"], bytes(entry["d"])))
-            else:
-                typed = blobs.get((doc["thread_id"], doc["checkpoint_ns"], entry["c"], entry["v"]))
-                if typed is not None:
-                    values[entry["c"]] = self.serde.loads_typed(typed)
+            typed = values.get((thread_id, checkpoint_ns, entry["c"], entry["v"]))
+            if typed is not None:
+                channel_values[entry["c"]] = self.serde.loads_typed(typed)
         return CheckpointTuple(
-            config={"configurable": checkpoint_key(doc["thread_id"], doc["checkpoint_ns"], doc["checkpoint_id"])},
-            checkpoint={**checkpoint, "channel_values": values},
+            config={"configurable": checkpoint_key(thread_id, checkpoint_ns, doc["checkpoint_id"])},
+            checkpoint={**checkpoint, "channel_values": channel_values},
             metadata=unescape_document(doc.get("metadata") or {}),
             parent_config=_parent_config(doc),
             pending_writes=pending,
@@ -361,6 +429,8 @@ class CheckpointPlans:
         docs = yield Find(self.collections.checkpoints, query, {"_id": 0}, [("checkpoint_id", -1)], 1)
         docs = [d for d in docs if not self._expired(d)]
         tuples = yield from self._load_tuples(docs)
+        if docs:
+            self._locations.note(thread_id, checkpoint_ns, docs[0]["checkpoint_id"], _locations_of(docs[0]))
         return tuples[0] if tuples else None
 
     def _expired(self, doc: Mapping[str, Any]) -> bool:
@@ -440,19 +510,30 @@ class CheckpointPlans:
         skeleton = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         versions = checkpoint.get("channel_versions", {})
         expiry = self._write_expiry(thread_id)
+        parent = self._locations.get(thread_id, checkpoint_ns, parent_id) if parent_id else None
         values: list[dict[str, Any]] = []
+        located: dict[str, Location] = {}
         blob_ops: list[UpdateOne] = []
+        room = self.inline_document_bytes
         for channel, value in checkpoint.get("channel_values", {}).items():
-            entry: dict[str, Any] = {"c": channel, "v": versions.get(channel)}
-            typed = self.serde.dumps_typed(value) if isinstance(value, INLINE_TYPES) else None
-            if typed is not None and len(typed[1]) <= INLINE_BYTES:
-                entry.update(t=typed[0], d=typed[1])
-            elif channel in new_versions:
-                key = dict(zip(BLOB_KEY, (thread_id, checkpoint_ns, channel, versions.get(channel))))
-                for doc in value_documents(key, typed or self.serde.dumps_typed(value), self.chunk_bytes):
-                    ident = {**key, "chunk": doc["chunk"]}
-                    rest = {k: v for k, v in doc.items() if k not in ident}
-                    blob_ops.append(UpdateOne(ident, {"$setOnInsert": {**rest, **expiry}}, upsert=True))
+            version = versions.get(channel)
+            entry: dict[str, Any] = {"c": channel, "v": version}
+            known = parent.get(channel) if parent is not None and channel not in new_versions else None
+            if known is not None and known[0] == version and known[2] > self.copy_value_bytes:
+                # unchanged and stored already, too large to copy: reference it where it is
+                if known[1] is not None:
+                    entry["k"] = known[1]
+                located[channel] = known
+            else:
+                typed = self.serde.dumps_typed(value)
+                size = len(typed[1])
+                if size <= self.inline_value_bytes and size <= room:
+                    room -= size
+                    entry["t"], entry["d"] = typed
+                    located[channel] = (version, checkpoint_id, size)
+                else:
+                    blob_ops += self._blob_upserts((thread_id, checkpoint_ns, channel, version), typed, expiry)
+                    located[channel] = (version, None, size)
             values.append(entry)
         full_metadata = get_checkpoint_metadata(config, metadata)
         stored_metadata = escape_document(full_metadata)
@@ -465,9 +546,10 @@ class CheckpointPlans:
             self.collections.checkpoints,
             [
                 UpdateOne(
-                    key,
+                    {"_id": key_id(thread_id, checkpoint_ns, checkpoint_id)},
                     {
                         "$set": {
+                            **key,
                             "parent_checkpoint_id": parent_id,
                             "checkpoint": {"type": skeleton_type, "data": skeleton_data},
                             "values": values,
@@ -482,6 +564,7 @@ class CheckpointPlans:
             ],
         )
         self._stored.note(thread_id, checkpoint_ns, [{"checkpoint_id": checkpoint_id, "origin": origin}])
+        self._locations.note(thread_id, checkpoint_ns, checkpoint_id, located)
         yield from self._spread_expiry(thread_id, expiry)
         return {"configurable": key}
 
@@ -504,13 +587,12 @@ class CheckpointPlans:
             write_idx = WRITES_IDX_MAP.get(channel, idx)
             key = dict(zip(WRITE_KEY, (thread_id, checkpoint_ns, checkpoint_id, task_id, write_idx)))
             for doc in value_documents(key, self.serde.dumps_typed(value), self.chunk_bytes):
-                ident = {**key, "chunk": doc["chunk"]}
+                ident = {"_id": key_id(thread_id, checkpoint_ns, checkpoint_id, task_id, write_idx, doc["chunk"])}
                 full = {**doc, "channel": channel, "task_path": task_path, **expiry}
                 if write_idx < 0:
                     ops.append(ReplaceOne(ident, full, upsert=True))
                 else:
-                    rest = {k: v for k, v in full.items() if k not in ident}
-                    ops.append(UpdateOne(ident, {"$setOnInsert": rest}, upsert=True))
+                    ops.append(UpdateOne(ident, {"$setOnInsert": full}, upsert=True))
         yield Upsert(self.collections.writes, ops)
         yield from self._spread_expiry(thread_id, expiry)
 
@@ -521,6 +603,7 @@ class CheckpointPlans:
         for coll in self.collections.per_thread:
             yield DeleteMany(coll, {"thread_id": thread_id})
         self._expiries.forget(thread_id)
+        self._locations.forget_thread(thread_id)
 
     def _sweep_expired_plan(self) -> Plan:
         now = lease.utcnow()
@@ -553,12 +636,19 @@ class CheckpointPlans:
                 collections=holding,
             )
         expiry = self._write_expiry(target_thread_id)
+        keyed = {  # the collections whose _id is the document's key: a copy gets the _id of its own key
+            self.collections.checkpoints: CHECKPOINT_KEY,
+            self.collections.blobs: (*BLOB_KEY, "chunk"),
+            self.collections.writes: (*WRITE_KEY, "chunk"),
+        }
         for coll in names:
             docs = yield Find(coll, {"thread_id": source_thread_id}, {"_id": 0})
             copies = [{**d, "thread_id": target_thread_id} for d in docs]
             for copy in copies:
                 copy.pop("expire_at", None)
                 copy.update(expiry)
+                if coll in keyed:
+                    copy["_id"] = key_id(*(copy.get(f) for f in keyed[coll]))
             yield InsertMany(coll, copies)
         if expiry:  # the target was empty: every document of it is a copy stamped just now
             self._expiries.raise_to(target_thread_id, expiry["expire_at"], spread=True)
@@ -578,6 +668,7 @@ class CheckpointPlans:
             if not doomed:
                 continue
             scope = {"thread_id": thread_id, "checkpoint_ns": ns}
+            yield from self._rehome_held_values(thread_id, ns, docs, kept, set(doomed))
             yield DeleteMany(self.collections.checkpoints, {**scope, "checkpoint_id": {"$in": doomed}})
             yield DeleteMany(self.collections.writes, {**scope, "checkpoint_id": {"$in": doomed}})
             live = {(e["c"], e["v"]) for cid in kept for e in docs[cid].get("values", ())}
@@ -587,6 +678,43 @@ class CheckpointPlans:
                     self.collections.blobs,
                     {**scope, "$or": [{"channel": c, "version": v} for c, v in sorted(dead, key=repr)]},
                 )
+
+    def _rehome_held_values(
+        self, thread_id: str, ns: str, docs: Mapping[str, Any], kept: set[str], doomed: set[str]
+    ) -> Plan:
+        """Before checkpoints go: write to blobs the values they hold inline that a kept checkpoint references
+        (``k``), then drop those references, so the kept checkpoints say the values are in blobs.
+
+        A process that still remembers the old holder (``ValueLocations``) may write one more reference
+        to it: readers look a value up in blobs when its holder is gone.
+        """
+        referencing = sorted(cid for cid in kept if any(e.get("k") in doomed for e in docs[cid].get("values", ())))
+        if not referencing:
+            return
+        holders = {e["k"] for cid in referencing for e in docs[cid]["values"] if e.get("k") in doomed}
+        ids = [key_id(thread_id, ns, cid) for cid in sorted(holders) + referencing]
+        found = yield Find(self.collections.checkpoints, {"_id": {"$in": ids}}, _HOLDER_FIELDS)
+        wanted = {(e["c"], e["v"]) for cid in referencing for e in docs[cid]["values"] if e.get("k") in doomed}
+        expiry = self._write_expiry(thread_id)
+        ops: list[UpdateOne] = []
+        for (_, _, channel, version), typed in _inline_values([d for d in found if d["checkpoint_id"] in holders]).items():
+            if (channel, version) in wanted:
+                wanted.discard((channel, version))
+                ops += self._blob_upserts((thread_id, ns, channel, version), typed, expiry)
+        if ops:
+            yield Upsert(self.collections.blobs, ops)
+            yield from self._spread_expiry(thread_id, expiry)
+        unlinked = [
+            UpdateOne(
+                {"_id": key_id(thread_id, ns, d["checkpoint_id"])},
+                {"$set": {"values": [{f: x for f, x in e.items() if f != "k"} if e.get("k") in doomed else e for e in d["values"]]}},
+                upsert=False,
+            )
+            for d in found
+            if d["checkpoint_id"] not in holders
+        ]
+        yield Upsert(self.collections.checkpoints, unlinked)
+        self._locations.forget_thread(thread_id)
 
     def _prune_plan(self, thread_ids: Sequence[str], strategy: str) -> Plan:
         ids = require_str_list("thread_ids", thread_ids)
@@ -649,7 +777,7 @@ class CheckpointPlans:
         # the target and its newest ancestors come in one query.
         bound = {"checkpoint_id": {"$lte": checkpoint_id}} if checkpoint_id else {}
         first = yield Find(
-            self.collections.checkpoints, {**scope, **bound}, _CHAIN_WITH_VALUES, [("checkpoint_id", -1)], FIRST_CHAIN_PAGE
+            self.collections.checkpoints, {**scope, **bound}, _CHAIN_FIELDS, [("checkpoint_id", -1)], FIRST_CHAIN_PAGE
         )
         result: dict[str, DeltaChannelHistory] = {c: {"writes": []} for c in channels}
         if not first or (checkpoint_id and first[0]["checkpoint_id"] != checkpoint_id):
@@ -671,7 +799,7 @@ class CheckpointPlans:
                 older = yield Find(
                     self.collections.checkpoints,
                     {**scope, "checkpoint_id": {"$lt": oldest}},
-                    _CHAIN_WITH_VALUES,
+                    _CHAIN_FIELDS,
                     [("checkpoint_id", -1)],
                     page,
                 )
@@ -691,12 +819,26 @@ class CheckpointPlans:
                     remaining.discard(entry["c"])
             cursor_id = doc.get("parent_checkpoint_id")
 
+        writes_query = None
         if chain:
-            found = yield Find(
+            writes_query = Find(
                 self.collections.writes,
                 {**scope, "checkpoint_id": {"$in": chain}, "channel": {"$in": channels}},
-                {"_id": 0, "expire_at": 0},
+                _VALUE_FIELDS,
             )
+        # Each seed is inline in its chain checkpoint, in the checkpoint it references, or in blobs: looked
+        # up beside the writes, as values of a stand-in document that holds none itself.
+        stand_in = {
+            "thread_id": thread_id,
+            "checkpoint_ns": checkpoint_ns,
+            "checkpoint_id": None,
+            "values": [
+                {"c": c, "v": seed["v"], **({"k": seed["checkpoint_id"]} if "t" in seed else {"k": seed["k"]} if "k" in seed else {})}
+                for c, seed in seeds.items()
+            ],
+        }
+        found, values = yield from self._values_with(writes_query, [stand_in])
+        if chain:
             writes = self._group_writes(found)
             position = {cid: i for i, cid in enumerate(chain)}
             for channel in channels:
@@ -705,19 +847,8 @@ class CheckpointPlans:
                     result[channel]["writes"].extend(
                         w for w in writes.get((thread_id, checkpoint_ns, cid), []) if w[1] == channel
                     )
-        refs = [(c, s["v"]) for c, s in seeds.items() if "t" not in s]
-        blobs = {}
-        if refs:
-            found = yield Find(
-                self.collections.blobs,
-                {**scope, "$or": [{"channel": c, "version": v} for c, v in refs]},
-                {"_id": 0, "expire_at": 0},
-            )
-            blobs = assemble_values(found, BLOB_KEY)
         for channel, seed in seeds.items():
-            if "t" in seed:
-                result[channel]["seed"] = self.serde.loads_typed((seed["t"], bytes(seed["d"])))
-            elif (typed := blobs.get((thread_id, checkpoint_ns, channel, seed["v"]))) is not None:
+            if (typed := values.get((thread_id, checkpoint_ns, channel, seed["v"]))) is not None:
                 result[channel]["seed"] = self.serde.loads_typed(typed)
         return result
 

@@ -23,7 +23,7 @@ from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
 from .._plans.faces import TwoFaces, split_clients
 from ..errors import InvalidInputError
 from ..schema import CollectionNames
-from .memory import StoredCheckpoints, ThreadExpiries
+from .memory import StoredCheckpoints, ThreadExpiries, ValueLocations
 from .plans import CheckpointPlans, next_version
 
 
@@ -98,6 +98,7 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         )
         self._expiries = ThreadExpiries()
         self._stored = StoredCheckpoints()
+        self._locations = ValueLocations()
         self._run_observers: list[Callable[[StartingRun, RunnableConfig], None]] = []
 
     def observe_runs(self, observer: Callable[[StartingRun, RunnableConfig], None]) -> None:
