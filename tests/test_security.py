@@ -6,6 +6,8 @@ Everything is checked on the documents as stored, read raw.
 
 from __future__ import annotations
 
+import json
+
 import operator
 import uuid
 from typing import Annotated, Any, TypedDict
@@ -175,9 +177,25 @@ def test_with_encryption_no_readable_copy_of_an_outcome_is_kept(make_platform: A
         assert not in_clear(marker, entry), marker
 
 
+def threads_in_key(ident: Any) -> list[Any]:
+    """The thread each ``_id`` of a filter names: a checkpointer document's ``_id`` is its key
+    (``key_id``: a JSON array whose first element is the thread), matched by equality or ``$in``."""
+    idents = ident["$in"] if isinstance(ident, dict) and set(ident) == {"$in"} else [ident]
+    out = []
+    for one in idents:
+        try:
+            key = json.loads(one) if isinstance(one, str) else None
+        except ValueError:
+            key = None
+        out.append(key[0] if isinstance(key, list) and key else "<not a key>")
+    return out
+
+
 def threads_named(query: dict) -> list[Any]:
-    """The ``thread_id`` each branch of a filter names (``$or``/``$and`` branches one by one)."""
+    """The ``thread_id`` each branch of a filter names (``$or``/``$and`` branches one by one, ``_id`` keys)."""
     branches = [b for op in ("$or", "$and") for b in query.get(op, [])]
+    if "thread_id" not in query and "_id" in query and not branches:
+        return threads_in_key(query["_id"])
     if "thread_id" in query or not branches:
         return [query.get("thread_id", "<none>")]
     return [t for b in branches for t in threads_named(b)]
