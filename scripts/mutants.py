@@ -63,8 +63,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "journal record fence",
         "src/journal/plans.py",
-        "fence = held_fence(pos, claimed.fence)",
-        'fence = entry_filter(pos, status="started")',
+        "self._settle(held_fence(pos, claimed.fence), update)",
+        'self._settle(entry_filter(pos, status="started"), update)',
         ("tests/test_journal_fences.py",),
     ),
     Mutant(
