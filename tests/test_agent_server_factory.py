@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import operator
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -45,12 +45,21 @@ async def test_without_mongodb_uri_the_factory_says_what_to_set(monkeypatch: pyt
             pass
 
 
-async def test_the_factory_sets_up_and_a_graph_the_server_lends_it_to_journals(
-    mongodb_uri: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def served_db(mongodb_uri: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A fresh database named by ``MONGODB_URI``'s path, as a deployment names it; dropped afterwards."""
     db_name = f"t_{uuid.uuid4().hex[:12]}"
     base, _, query = mongodb_uri.partition("?")
     monkeypatch.setenv("MONGODB_URI", f"{base.rstrip('/')}/{db_name}" + (f"?{query}" if query else ""))
+    try:
+        yield db_name
+    finally:
+        with MongoClient(mongodb_uri) as client:
+            client.drop_database(db_name)
+
+
+async def test_the_factory_sets_up_and_a_graph_the_server_lends_it_to_journals(mongodb_uri: str, served_db: str) -> None:
+    db_name = served_db
     calls: list[str] = []
 
     @effect(kind="tool", name="lookup")
@@ -68,21 +77,17 @@ async def test_the_factory_sets_up_and_a_graph_the_server_lends_it_to_journals(
     root.add_node("case", child.compile())
     root.add_edge(START, "case")
     exported = root.compile()  # what a graph module exports for Agent Server: no checkpointer
-    try:
-        async with checkpointer() as saver:
-            assert isinstance(saver, MongoDBCheckpointer) and saver.db_name == db_name
-            served = exported.copy(update={"checkpointer": saver})  # what the server runs
-            assert (await served.ainvoke({"notes": []}, {"configurable": {"thread_id": "s1"}}))["notes"] == ["found P-7"]
-        with MongoClient(mongodb_uri) as client:
-            db = client[db_name]
-            assert {"thread_ns_checkpoint", "thread_effect_position"} <= {
-                ix["name"] for coll in ("checkpoints", "activity_journal") for ix in db[coll].list_indexes()
-            }
-            [entry] = list(db["activity_journal"].find({"thread_id": "s1"}))
-            assert (entry["path"], entry["node"], entry["status"]) == ("agent/1/case/1", "review", "completed")
-    finally:
-        with MongoClient(mongodb_uri) as client:
-            client.drop_database(db_name)
+    async with checkpointer() as saver:
+        assert isinstance(saver, MongoDBCheckpointer) and saver.db_name == db_name
+        served = exported.copy(update={"checkpointer": saver})  # what the server runs
+        assert (await served.ainvoke({"notes": []}, {"configurable": {"thread_id": "s1"}}))["notes"] == ["found P-7"]
+    with MongoClient(mongodb_uri) as client:
+        db = client[db_name]
+        assert {"thread_ns_checkpoint", "thread_effect_position"} <= {
+            ix["name"] for coll in ("checkpoints", "activity_journal") for ix in db[coll].list_indexes()
+        }
+        [entry] = list(db["activity_journal"].find({"thread_id": "s1"}))
+        assert (entry["path"], entry["node"], entry["status"]) == ("agent/1/case/1", "review", "completed")
     assert calls == ["P-7"]
 
 
@@ -124,26 +129,18 @@ async def pulled_step_by_step(stream: AsyncIterator[Any]) -> list[Any]:
             return chunks
 
 
-async def test_a_served_run_stays_bound_when_each_step_is_pulled_in_its_own_task(
-    mongodb_uri: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    db_name = f"t_{uuid.uuid4().hex[:12]}"
-    base, _, query = mongodb_uri.partition("?")
-    monkeypatch.setenv("MONGODB_URI", f"{base.rstrip('/')}/{db_name}" + (f"?{query}" if query else ""))
+async def test_a_served_run_stays_bound_when_each_step_is_pulled_in_its_own_task(mongodb_uri: str, served_db: str) -> None:
+    db_name = served_db
     calls: list[str] = []
     exported = nested_graph(calls)
     config = {"configurable": {"thread_id": "s1"}}
-    try:
-        async with checkpointer() as saver:
-            served = exported.copy(update={"checkpointer": saver})
-            chunks = await pulled_step_by_step(served.astream({"notes": []}, config, stream_mode="values"))
-            assert chunks[-1]["notes"][-2:] == ["found P-7", "decided"]
-        with MongoClient(mongodb_uri) as client:
-            [entry] = list(client[db_name]["activity_journal"].find({"thread_id": "s1"}))
-            assert (entry["path"], entry["node"], entry["status"]) == ("agent/1/case/1/policy/1", "review", "completed")
-    finally:
-        with MongoClient(mongodb_uri) as client:
-            client.drop_database(db_name)
+    async with checkpointer() as saver:
+        served = exported.copy(update={"checkpointer": saver})
+        chunks = await pulled_step_by_step(served.astream({"notes": []}, config, stream_mode="values"))
+        assert chunks[-1]["notes"][-2:] == ["found P-7", "decided"]
+    with MongoClient(mongodb_uri) as client:
+        [entry] = list(client[db_name]["activity_journal"].find({"thread_id": "s1"}))
+        assert (entry["path"], entry["node"], entry["status"]) == ("agent/1/case/1/policy/1", "review", "completed")
     assert calls == ["P-7"]
 
 
