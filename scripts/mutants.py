@@ -248,7 +248,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "src/run_binding.py",
         "        self.scope.activate(self.thread_id)\n        activate_effect_scope(self.effects, self.thread_id)\n        self.scope.trace",
         "        return\n        self.scope.trace",
-        ("tests/test_agent_server_factory.py", "-m", "not server", "-k", "plain_form_run_stays_bound"),
+        ("tests/test_agent_server_factory.py", "-m", "not server", "-k", "plain_form"),
     ),
     Mutant(
         "effects skip their claim in a run that does not hold the run lock",

@@ -8,6 +8,7 @@ test with a real ``langgraph dev`` server is ``test_agent_server.py``.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import operator
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -150,3 +151,32 @@ async def test_a_plain_form_run_stays_bound_when_each_step_is_pulled_in_its_own_
     graph = nested_graph(calls).copy(update={"checkpointer": platform.checkpointer})
     chunks = await pulled_step_by_step(graph.astream({"notes": []}, {"configurable": {"thread_id": "p1"}}, stream_mode="values"))
     assert chunks[-1]["notes"][-2:] == ["found P-7", "decided"] and calls == ["P-7"]
+
+
+def test_a_plain_form_sync_run_stays_bound_when_each_step_is_pulled_in_a_fresh_context() -> None:
+    """The sync twin: each ``next()`` of ``stream`` in an empty ``contextvars.Context`` (as a thread pool
+    without copied context pulls an iterator), so no step sees what an earlier one bound."""
+    calls: list[str] = []
+
+    @effect(kind="tool", name="lookup")
+    def lookup(ref: str) -> str:
+        calls.append(ref)
+        return f"found {ref}"
+
+    policy = StateGraph(State)
+    policy.add_node("review", lambda state: {"notes": [lookup("P-7")]})
+    policy.add_edge(START, "review")
+    root = StateGraph(State)
+    root.add_node("case", policy.compile())
+    root.add_node("decide", lambda state: {"notes": ["decided"]})
+    root.add_edge(START, "case")
+    root.add_edge("case", "decide")
+    platform = DurablePlatform.embedded()
+    graph = root.compile(checkpointer=platform.checkpointer)
+    stream = graph.stream({"notes": []}, {"configurable": {"thread_id": "p2"}}, stream_mode="values")
+    chunks, done = [], object()
+    while (chunk := contextvars.Context().run(next, stream, done)) is not done:
+        chunks.append(chunk)
+    assert chunks[-1]["notes"][-2:] == ["found P-7", "decided"] and calls == ["P-7"]
+    [entry] = platform.journal.entries("p2")
+    assert (entry["path"], entry["node"], entry["status"]) == ("agent/1/case/1", "review", "completed")
