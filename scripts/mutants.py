@@ -300,6 +300,62 @@ MUTANTS: tuple[Mutant, ...] = (
         "replay=lambda outcome: outcome,",
         ("tests/test_journal_callbacks.py", "-m", "not server", "-k", "tool_callbacks"),
     ),
+    Mutant(
+        "import-mongodbsaver accepts a $ collection name",
+        "src/mongodbsaver_import.py",
+        'if value.startswith("$") or "\\x00" in value:',
+        'if "\\x00" in value:',
+        ("tests/test_mongodbsaver_import.py", "-k", "bad_input"),
+    ),
+    Mutant(
+        "import-mongodbsaver does not check thread ids",
+        "src/mongodbsaver_import.py",
+        'ids = None if thread_ids is None else require_str_list("thread_ids", thread_ids)',
+        "ids = None if thread_ids is None else list(thread_ids)",
+        ("tests/test_mongodbsaver_import.py", "-k", "bad_input"),
+    ),
+    Mutant(
+        "import-mongodbsaver imports a database into itself",
+        "src/mongodbsaver_import.py",
+        "if source_db.name == saver.db_name and saver.collections.checkpoints == checkpoints:",
+        "if False:",
+        ("tests/test_mongodbsaver_import.py", "-k", "into_itself"),
+    ),
+    Mutant(
+        "import-mongodbsaver writes again a checkpoint already present",
+        "src/mongodbsaver_import.py",
+        "        if have is None:",
+        "        if True:",
+        ("tests/test_mongodbsaver_import.py", "-k", "second_run"),
+    ),
+    Mutant(
+        "import-mongodbsaver writes again writes already present",
+        "src/mongodbsaver_import.py",
+        "            if not wanted - have:",
+        "            if False:",
+        ("tests/test_mongodbsaver_import.py", "-k", "second_run"),
+    ),
+    Mutant(
+        "import-mongodbsaver keeps MongoDBSaver's int channel versions",
+        "src/mongodbsaver_import.py",
+        'return f"{version:032}" if isinstance(version, int) and not isinstance(version, bool) else version',
+        "return version",
+        ("tests/test_mongodbsaver_import.py", "-k", "copies_every_thread"),
+    ),
+    Mutant(
+        "import-mongodbsaver does not compare metadata",
+        "src/mongodbsaver_import.py",
+        'fields = ("config", "checkpoint", "metadata", "parent_config")',
+        'fields = ("config", "checkpoint", "parent_config")',
+        ("tests/test_mongodbsaver_import.py", "-k", "cli"),
+    ),
+    Mutant(
+        "import-mongodbsaver does not report a checkpoint missing from the destination",
+        "src/mongodbsaver_import.py",
+        'self.report.mismatches.append(f"{thread_id} {ns!r} {want_id}: missing from the destination")',
+        "pass",
+        ("tests/test_mongodbsaver_import.py", "-k", "verification"),
+    ),
 )
 
 

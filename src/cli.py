@@ -7,7 +7,7 @@ Usage::
     langgraph-durable-mongodb journal case-42 --json
     langgraph-durable-mongodb doctor --fix
 
-Exit codes: 0 ok; 1 ``doctor`` found a problem; 2 bad usage or URI;
+Exit codes: 0 ok; 1 ``doctor`` found a problem, or ``import-mongodbsaver`` a mismatch; 2 bad usage or URI;
 3 unknown thread; 4 the server cannot be reached.
 """
 
@@ -25,7 +25,9 @@ from bson import json_util
 from pymongo import MongoClient
 from pymongo.errors import ConfigurationError, InvalidURI, OperationFailure, PyMongoError
 
+from . import mongodbsaver_import
 from ._plans import quirks as server_quirks
+from .errors import InvalidInputError
 from .schema import CollectionNames, indexes_by_collection
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
@@ -245,6 +247,8 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("doctor", help="connection, server features and indexes")
     p.add_argument("--fix", action="store_true", help="create missing indexes")
     p.add_argument("--json", action="store_true", dest="json_sub")
+    p = sub.add_parser("import-mongodbsaver", help="copy threads from a MongoDBSaver database into --db, then verify")
+    mongodbsaver_import.add_arguments(p)
     return parser
 
 
@@ -278,6 +282,13 @@ def run(args: argparse.Namespace, client: Any, out: TextIO) -> int:
             raise CliError(f"unknown thread {args.thread!r}: no checkpoints and no journal entries", EXIT_UNKNOWN_THREAD)
         _dump(docs, out)
         return EXIT_OK
+    if args.command == "import-mongodbsaver":
+        try:
+            imported = mongodbsaver_import.command(client, args, sys.stderr)
+        except InvalidInputError as error:
+            raise CliError(str(error), EXIT_USAGE) from None
+        _dump(imported.as_dict(), out) if as_json else mongodbsaver_import.render(imported, out)
+        return EXIT_OK if imported.ok else EXIT_PROBLEM
     report = doctor(client, db, names, args.fix)
     _dump(report, out) if as_json else render_doctor(report, out)
     return EXIT_OK if report["ok"] else EXIT_PROBLEM

@@ -101,6 +101,8 @@ def test_the_package_has_no_import_cycle() -> None:
         ("checkpointer", ("journal", "resolver", "run_lock", "platform")),
         ("resolver", ("journal", "checkpointer", "run_lock", "platform")),
         ("journal", ("checkpointer", "run_lock", "platform")),
+        # the importer uses the saver's public API only
+        ("mongodbsaver_import", ("checkpointer.plans", "checkpointer.documents", "checkpointer.memory", "journal", "cli")),
     ],
 )
 def test_a_layer_imports_nothing_above_it(layer: str, forbidden: tuple[str, ...]) -> None:
