@@ -71,14 +71,17 @@ def cfg(thread_id: str) -> dict:
 
 
 class Writes(monitoring.CommandListener):
-    """The write commands the client sends."""
+    """The write commands the client sends, and its ``find`` commands (database, collection, sort)."""
 
     def __init__(self) -> None:
         self.seen: list[str] = []
+        self.finds: list[tuple[str, Any]] = []
 
     def started(self, event: Any) -> None:
         if event.command_name in ("insert", "update", "delete", "findAndModify", "createIndexes"):
             self.seen.append(event.command_name)
+        if event.command_name == "find":
+            self.finds.append((event.database_name, event.command["find"], dict(event.command.get("sort") or {})))
 
     def succeeded(self, event: Any) -> None:
         pass
@@ -150,6 +153,18 @@ def test_a_second_run_writes_nothing(dbs: tuple) -> None:
     assert (second.checkpoints_imported, second.writes_imported) == (0, 0)
     assert (second.checkpoints_present, second.writes_present) == (first.checkpoints_imported, first.writes_imported)
     assert second.ok and second.verified == first.verified
+
+
+def test_the_source_is_read_in_pages_of_batch_size_oldest_first(dbs: tuple) -> None:
+    client, source, dest, writes = dbs
+    per_namespace = [g["n"] for g in client[source].checkpoints.aggregate([{"$group": {"_id": "$checkpoint_ns", "n": {"$sum": 1}}}])]
+    saver = MongoDBCheckpointer(client, db_name=dest)
+    saver.setup()
+    writes.finds.clear()
+    import_mongodbsaver(client[source], saver, batch_size=2)
+    pages = [f for f in writes.finds if f == (source, "checkpoints", {"checkpoint_id": 1})]
+    # a namespace of n checkpoints: n // 2 full pages, then one short (maybe empty) page that ends it
+    assert len(pages) == sum(n // 2 + 1 for n in per_namespace)
 
 
 def test_a_run_stopped_midway_then_run_again_ends_as_an_uninterrupted_one(dbs: tuple) -> None:
