@@ -350,6 +350,13 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_mongodbsaver_import.py", "-k", "cli"),
     ),
     Mutant(
+        "import-mongodbsaver reads a namespace whole instead of in pages",
+        "src/mongodbsaver_import.py",
+        'docs = yield Find(self.checkpoints, query, {"_id": 0}, [("checkpoint_id", direction)], self.batch_size)',
+        'docs = yield Find(self.checkpoints, query, {"_id": 0}, [("checkpoint_id", direction)])',
+        ("tests/test_mongodbsaver_import.py", "-k", "pages"),
+    ),
+    Mutant(
         "import-mongodbsaver does not report a checkpoint missing from the destination",
         "src/mongodbsaver_import.py",
         'self.report.mismatches.append(f"{thread_id} {ns!r} {want_id}: missing from the destination")',

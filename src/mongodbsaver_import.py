@@ -165,20 +165,19 @@ class _Import:
     def __init__(
         self,
         saver: MongoDBCheckpointer,
-        report: ImportReport,
+        source_db_name: str,
+        names: tuple[str, str, list[str] | None],
         *,
         is_async: bool,
-        checkpoints: str,
-        writes: str,
-        thread_ids: list[str] | None,
         batch_size: int,
         progress: Callable[[int, int], None] | None,
-        reader: Any = None,
-        graph: Any = None,
+        reader: Any,
+        graph: Any,
     ) -> None:
-        self.saver, self.report, self.is_async = saver, report, is_async
-        self.checkpoints, self.writes, self.thread_ids = checkpoints, writes, thread_ids
+        self.saver, self.is_async = saver, is_async
+        self.checkpoints, self.writes, self.thread_ids = names
         self.batch_size, self.progress, self.reader, self.graph = batch_size, progress, reader, graph
+        self.report = ImportReport(source_db_name, READER_MONGODBSAVER if reader is not None else READER_OWN_PARSE)
         self.done = 0
 
     def _call(self, name: str, *args: Any, **kwargs: Any) -> Plan:
@@ -188,6 +187,9 @@ class _Import:
     def _iterate(self, owner: Any, config: dict[str, Any]) -> Any:
         return owner.alist(config) if self.is_async else iter(owner.list(config))
 
+    def _value(self, write: dict[str, Any]) -> Any:
+        return self.saver.serde.loads_typed((write["type"], bytes(write["value"])))
+
     def _tuple(self, doc: dict[str, Any], writes: list[dict[str, Any]]) -> CheckpointTuple:
         serde = self.saver.serde
         return CheckpointTuple(
@@ -195,9 +197,7 @@ class _Import:
             checkpoint=serde.loads_typed((doc["type"], bytes(doc["checkpoint"]))),
             metadata=_loads_metadata(serde, doc.get("metadata") or {}),
             parent_config=_parent_config(doc),
-            pending_writes=[
-                (w["task_id"], w["channel"], serde.loads_typed((w["type"], bytes(w["value"])))) for w in writes
-            ],
+            pending_writes=[(w["task_id"], w["channel"], self._value(w)) for w in writes],
         )
 
     def _page(self, thread_id: str, ns: str, after: str | None, direction: int) -> Plan:
@@ -209,7 +209,8 @@ class _Import:
         docs = yield Find(self.checkpoints, query, {"_id": 0}, [("checkpoint_id", direction)], self.batch_size)
         by_id: dict[str, list[dict[str, Any]]] = {d["checkpoint_id"]: [] for d in docs}
         if docs:
-            found = yield Find(self.writes, {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": {"$in": list(by_id)}}, {"_id": 0})
+            of_page = {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": {"$in": list(by_id)}}
+            found = yield Find(self.writes, of_page, {"_id": 0})
             for w in found:
                 by_id[w["checkpoint_id"]].append(w)
         return docs, by_id
@@ -270,7 +271,7 @@ class _Import:
             if not wanted - have:
                 self.report.writes_present += len(group)
                 continue
-            values = [(w["channel"], self.saver.serde.loads_typed((w["type"], bytes(w["value"])))) for w in group]
+            values = [(w["channel"], self._value(w)) for w in group]
             yield from self._call("put_writes", tup.config, values, task_id, task_path)
             self.report.writes_imported += len(group)
 
@@ -359,21 +360,13 @@ def _mongodbsaver_class() -> Any:
     return MongoDBSaver
 
 
-def _mongodbsaver_reader(cls: Any, source_db: Any, checkpoints: str, writes: str) -> Any:
+def _mongodbsaver_reader(cls: Any, source_db: Any, checkpoints: str, writes: str, serde: Any) -> Any:
     """A ``MongoDBSaver`` on the source, or None where its constructor would create its indexes there."""
     for name in (checkpoints, writes):
         keys = [[tuple(k) for k in ix["key"]][:3] for ix in source_db[name].index_information().values()]
         if MONGODBSAVER_INDEX not in keys:
             return None
-    return cls(source_db.client, source_db.name, checkpoints, writes)
-
-
-def _plan(source_db: Any, saver: Any, is_async: bool, reader: Any, graph: Any, options: dict[str, Any]) -> Plan:
-    checkpoints, writes, ids = options.pop("names")
-    report = ImportReport(source_db.name, READER_MONGODBSAVER if reader is not None else READER_OWN_PARSE)
-    steps = _Import(saver, report, is_async=is_async, checkpoints=checkpoints, writes=writes, thread_ids=ids,
-                    reader=reader, graph=graph, **options)
-    return steps.run()
+    return cls(source_db.client, source_db.name, checkpoints, writes, serde=serde)
 
 
 def import_mongodbsaver(
@@ -418,14 +411,16 @@ def import_mongodbsaver(
             "graph= must be a compiled graph, and compares states read by MongoDBSaver: "
             "pip install langgraph-checkpoint-mongodb, or leave graph out"
         )
-    reader = _mongodbsaver_reader(cls, source_db, *names[:2]) if cls is not None else None
+    reader = _mongodbsaver_reader(cls, source_db, names[0], names[1], saver.serde) if cls is not None else None
     if graph is not None and reader is None:
         raise DurableMongoError(
             "graph= compares states read by MongoDBSaver, which would create its indexes on the source: "
             "create them (MongoDBSaver(client, source_db_name) does), or leave graph out"
         )
-    options = {"names": names, "batch_size": batch_size, "progress": progress}
-    return SyncInterpreter(source_db).run(_plan(source_db, saver, False, reader, graph, options))
+    steps = _Import(
+        saver, source_db.name, names, is_async=False, batch_size=batch_size, progress=progress, reader=reader, graph=graph
+    )
+    return SyncInterpreter(source_db).run(steps.run())
 
 
 async def aimport_mongodbsaver(
@@ -445,8 +440,10 @@ async def aimport_mongodbsaver(
     ``graph=``. Same other arguments, return and errors.
     """
     names = _prepare(source_db, saver, checkpoint_collection, writes_collection, thread_ids, batch_size)
-    options = {"names": names, "batch_size": batch_size, "progress": progress}
-    return await AsyncInterpreter(source_db).run(_plan(source_db, saver, True, None, None, options))
+    steps = _Import(
+        saver, source_db.name, names, is_async=True, batch_size=batch_size, progress=progress, reader=None, graph=None
+    )
+    return await AsyncInterpreter(source_db).run(steps.run())
 
 
 # -- the CLI's ``import-mongodbsaver`` ------------------------------------------------------------------------
