@@ -363,6 +363,41 @@ MUTANTS: tuple[Mutant, ...] = (
         "pass",
         ("tests/test_mongodbsaver_import.py", "-k", "verification"),
     ),
+    Mutant(
+        "CLI deletes without asking (no --yes, no terminal)",
+        "src/cli/maintenance.py",
+        "    if yes:\n        return True",
+        "    if True:\n        return True",
+        ("tests/test_cli_maintenance.py", "-m", "not server"),
+    ),
+    Mutant(
+        "CLI journal prints outcome bytes without --with-outcomes",
+        "src/cli/journal.py",
+        'projection = {"_id": 0} if with_outcomes else {"_id": 0, "outcome.data": 0}',
+        'projection = {"_id": 0}',
+        ("tests/test_cli_journal.py", "-m", "not server", "-k", "outcome_bytes"),
+    ),
+    Mutant(
+        "CLI journal prints outcome chunks without --with-outcomes",
+        "src/cli/journal.py",
+        'query = {"thread_id": thread_id} if with_outcomes else {"thread_id": thread_id, "chunk": 0}',
+        'query = {"thread_id": thread_id}',
+        ("tests/test_cli_journal.py", "-m", "not server", "-k", "outcome_bytes"),
+    ),
+    Mutant(
+        "CLI inspect orders ordinals as text",
+        "src/cli/threads.py",
+        'return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in ordinal.split("."))',
+        'return ((1, 0, ordinal),)',
+        ("tests/test_cli_threads.py", "-m", "not server", "-k", "ordinals"),
+    ),
+    Mutant(
+        "CLI takes a string that is no URI for a host name",
+        "src/cli/main.py",
+        "            if not args.uri.startswith(URI_SCHEMES):",
+        "            if False:",
+        ("tests/test_cli.py", "-k", "bad_uri"),
+    ),
 )
 
 

@@ -456,7 +456,6 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--writes-collection", default="checkpoint_writes")
     parser.add_argument("--thread", action="append", dest="threads", help="only this thread (repeatable)")
     parser.add_argument("--batch-size", type=int, default=100, help="source checkpoints per query")
-    parser.add_argument("--json", action="store_true", dest="json_sub")
 
 
 class ProgressBar:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -12,8 +11,9 @@ import pytest
 from pymongo.errors import OperationFailure
 
 from langgraph_durable_mongodb import demo
-from langgraph_durable_mongodb.cli import EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_USAGE, main
+from langgraph_durable_mongodb.cli import EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_USAGE
 from langgraph_durable_mongodb.platform import DurablePlatform
+from tests.cli_helpers import run
 
 GOLDEN = Path(__file__).parent / "golden"
 T0 = datetime(2026, 1, 1, 12, 0, 0)
@@ -44,12 +44,6 @@ def client() -> mongomock.MongoClient:
                       error={"type": "TimeoutError", "message": "smtp timed out"})
     )
     return client
-
-
-def run(client: object, *argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    code = main(list(argv), client=client, out=out)
-    return code, out.getvalue()
 
 
 def test_inspect_prints_the_operation_tree(client: mongomock.MongoClient) -> None:
@@ -159,6 +153,9 @@ def test_bad_uri_and_no_uri_exit_2(monkeypatch: pytest.MonkeyPatch, capsys: pyte
     assert run(None, "--uri", "http://nope", "threads")[0] == EXIT_USAGE
     err = capsys.readouterr().err
     assert "MONGODB_URI" in err and "bad MongoDB URI" in err
+    # not a URI at all: pymongo would take it for a host name and time out (exit 4)
+    assert run(None, "--uri", "notauri", "threads")[0] == EXIT_USAGE
+    assert "bad MongoDB URI 'notauri': it must start with mongodb:// or mongodb+srv://" in capsys.readouterr().err
 
 
 def test_unreachable_server_exits_4(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,7 +11,8 @@ client's class for mongomock (no I/O), otherwise from the server's
 - FerretDB 1.x: a ``createIndexes`` holding several indexes drops the
   connection; an upsert that lost a duplicate-key race is answered without
   ``nModified``, so pymongo's ``bulk_write`` raises ``KeyError``; conditional
-  updates are not atomic; TTL indexes are refused.
+  updates are not atomic; TTL indexes are refused; ``$group`` accumulates
+  only ``$sum`` and ``$count``.
 - mongo-java-server: no ``hello`` (``isMaster`` answers instead); TTL indexes
   are accepted and never expire; no transactions.
 """
@@ -42,6 +43,8 @@ class ServerQuirks:
     ttl_expiry: bool = True
     #: multi-document transactions exist (on a replica set).
     transactions: bool = True
+    #: ``$group`` takes ``$first`` and ``$max`` (else only ``$sum`` and ``$count``).
+    group_first_max: bool = True
 
 
 MONGODB = ServerQuirks()
@@ -53,6 +56,7 @@ FERRETDB = ServerQuirks(
     atomic_conditional_updates=False,
     ttl_expiry=False,
     transactions=False,
+    group_first_max=False,
 )
 MONGO_JAVA_SERVER = ServerQuirks("mongo-java-server", hello=False, ttl_expiry=False, transactions=False)
 

@@ -1,0 +1,87 @@
+"""``doctor``: connection, server identity and features, and the indexes ``schema.py`` declares."""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from pymongo.errors import OperationFailure
+
+from .._plans import quirks as server_quirks
+from ..schema import CollectionNames, indexes_by_collection
+
+
+def server_identity(client: Any) -> tuple[dict[str, Any], server_quirks.ServerQuirks]:
+    """The MongoDB version the server reports and, when it is a stand-in, which one (``quirks.identify``).
+
+    FerretDB says so in ``buildInfo.ferretdbVersion``; mongo-java-server only in
+    ``serverStatus.process`` (``"java"``; mongod says ``"mongod"``). A user not allowed
+    ``serverStatus`` is taken to be on MongoDB.
+    """
+    info = client.admin.command("buildInfo")
+    try:
+        process = client.admin.command("serverStatus").get("process")
+    except OperationFailure:
+        process = None
+    quirks = server_quirks.identify(info, process)
+    identity = {
+        "version": info.get("version"),
+        "name": quirks.name,
+        "ferretdb": info.get("ferretdbVersion"),
+        "mongo_java_server": quirks is server_quirks.MONGO_JAVA_SERVER,
+    }
+    return identity, quirks
+
+
+def handshake(client: Any, quirks: server_quirks.ServerQuirks) -> tuple[str, dict[str, Any]]:
+    """``("hello", reply)``, or ``("isMaster", reply)`` from a server without ``hello`` (mongo-java-server,
+    MongoDB before 4.4.2): they answer the legacy command with the same fields."""
+    if quirks.hello:
+        try:
+            return "hello", client.admin.command("hello")
+        except OperationFailure as error:
+            if error.code != 59:  # CommandNotFound
+                raise
+    return "isMaster", client.admin.command("isMaster")
+
+
+def doctor(client: Any, db: Any, names: CollectionNames, fix: bool) -> dict[str, Any]:
+    server, quirks = server_identity(client)
+    command, hello = handshake(client, quirks)
+    report: dict[str, Any] = {"server": {**server, "handshake": command}, "features": {}, "indexes": []}
+    report["features"]["replica_set"] = bool(hello.get("setName"))
+    report["features"]["transactions"] = bool(hello.get("setName")) and quirks.transactions
+    report["features"]["ttl_indexes"] = quirks.ttl_expiry
+    for coll, indexes in indexes_by_collection(names).items():
+        present = {ix["name"] for ix in db[coll].list_indexes()}
+        for index in indexes:
+            name = index.document["name"]
+            row = {"collection": coll, "index": name, "present": name in present}
+            if not row["present"] and fix:
+                try:
+                    db[coll].create_indexes([index])
+                    row["created"] = True
+                except OperationFailure as error:
+                    row["error"] = str(error)
+            report["indexes"].append(row)
+    report["ok"] = all(r["present"] or r.get("created") for r in report["indexes"])
+    return report
+
+
+def render_doctor(report: dict[str, Any], out: TextIO) -> None:
+    server = report["server"]
+    if server["ferretdb"]:
+        kind = f"FerretDB {server['ferretdb']} (MongoDB {server['version']} wire protocol)"
+    elif server["mongo_java_server"]:
+        kind = f"mongo-java-server (MongoDB {server['version']} wire protocol)"
+    else:
+        kind = f"MongoDB {server['version']}"
+    out.write(f"connection  ok\nserver      {kind}\n")
+    for feature, ok in report["features"].items():
+        out.write(f"feature     {feature:<13} {'yes' if ok else 'no'}\n")
+    labels = [f"{row['collection']}.{row['index']}" for row in report["indexes"]]
+    width = max(map(len, labels), default=0)
+    for label, row in zip(labels, report["indexes"]):
+        state = "present" if row["present"] else ("created" if row.get("created") else "MISSING")
+        out.write(f"index       {label:<{width}}  {state}\n")
+    if not report["ok"]:
+        out.write("\nsome indexes are missing: run `langgraph-durable-mongodb doctor --fix`\n")

@@ -1,0 +1,116 @@
+"""Run one command: connect, dispatch, print, and map failures to exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from typing import Any, TextIO
+
+from bson import json_util
+from pymongo import MongoClient
+from pymongo.errors import ConfigurationError, InvalidURI, PyMongoError
+
+from .. import mongodbsaver_import
+from ..checkpointer import MongoDBCheckpointer
+from ..errors import DurableMongoError, InvalidInputError
+from ..schema import CollectionNames
+from .doctor import doctor, render_doctor
+from .exits import EXIT_OK, EXIT_PROBLEM, EXIT_UNREACHABLE, EXIT_USAGE, CliError
+from .journal import discard, journal_documents, parse_outcome, parse_position, resolve
+from .maintenance import confirm, delete, prune, render_maintenance, sweep
+from .parser import parser
+from .threads import databases_with_threads, inspect_thread, render_inspect, render_threads, threads
+
+#: What a MongoDB URI starts with.
+URI_SCHEMES = ("mongodb://", "mongodb+srv://")
+
+
+def _dump(value: Any, out: TextIO) -> None:
+    out.write(json_util.dumps(value, indent=2, json_options=json_util.RELAXED_JSON_OPTIONS) + "\n")
+
+
+def run(args: argparse.Namespace, client: Any, out: TextIO, stdin: TextIO) -> int:
+    names = CollectionNames()
+    db = client[args.db]
+    as_json = args.json or getattr(args, "json_sub", False)
+    if args.command == "threads":
+        rows, more = threads(db, names, args.limit, args.after)
+        _dump(rows, out) if as_json else render_threads(rows, more, out)
+        if not rows and args.after is None:
+            _say_where_threads_are(client, args.db, names)
+        return EXIT_OK
+    if args.command == "inspect":
+        report = inspect_thread(db, names, args.thread)
+        _dump(report, out) if as_json else render_inspect(report, out)
+        return EXIT_OK
+    if args.command == "journal":
+        _dump(journal_documents(db, names, args.thread, args.with_outcomes), out)
+        return EXIT_OK
+    if args.command in ("resolve", "discard"):
+        pos = parse_position(args.position)
+        if args.command == "resolve":
+            settled = resolve(client, args.db, names, pos, parse_outcome(args.outcome))
+        else:
+            settled = discard(client, args.db, names, pos)
+        if as_json:
+            _dump(settled, out)
+        else:
+            out.write(f"{settled['now']} {settled['kind']} {settled['name']!r} at {pos} (was {settled['was']})\n")
+        return EXIT_OK
+    if args.command in ("delete", "prune", "sweep"):
+        saver = MongoDBCheckpointer(client, db_name=args.db, collections=names, auto_setup=False)
+        ask = functools.partial(confirm, yes=args.yes, stdin=stdin, prompt=sys.stderr)
+        if args.command == "delete":
+            report = delete(saver, names, args.threads, ask)
+        elif args.command == "prune":
+            report = prune(saver, names, args.threads, ask)
+        else:
+            report = sweep(saver, ask)
+        _dump(report, out) if as_json else render_maintenance(report, out)
+        return EXIT_OK
+    if args.command == "import-mongodbsaver":
+        try:
+            imported = mongodbsaver_import.command(client, args, sys.stderr)
+        except InvalidInputError as error:
+            raise CliError(str(error), EXIT_USAGE) from None
+        _dump(imported.as_dict(), out) if as_json else mongodbsaver_import.render(imported, out)
+        return EXIT_OK if imported.ok else EXIT_PROBLEM
+    report = doctor(client, db, names, args.fix)
+    _dump(report, out) if as_json else render_doctor(report, out)
+    return EXIT_OK if report["ok"] else EXIT_PROBLEM
+
+
+def _say_where_threads_are(client: Any, db_name: str, names: CollectionNames) -> None:
+    elsewhere = [name for name in databases_with_threads(client, names) if name != db_name]
+    where = f"threads are in {', '.join(elsewhere)}: pass --db NAME" if elsewhere else "nor in any other database"
+    print(f"no threads in database {db_name!r}; {where}", file=sys.stderr)
+
+
+def main(
+    argv: list[str] | None = None, *, client: Any = None, out: TextIO | None = None, stdin: TextIO | None = None
+) -> int:
+    out, stdin = out or sys.stdout, stdin or sys.stdin
+    args = parser().parse_args(argv)
+    try:
+        if client is None:
+            if not args.uri:
+                raise CliError("no server given: pass --uri mongodb://host:27017 or set MONGODB_URI", EXIT_USAGE)
+            if not args.uri.startswith(URI_SCHEMES):  # pymongo would take it for a host name and time out
+                raise CliError(f"bad MongoDB URI {args.uri!r}: it must start with mongodb:// or mongodb+srv://", EXIT_USAGE)
+            try:
+                timeout = {} if "serverselectiontimeoutms" in args.uri.lower() else {"serverSelectionTimeoutMS": 5000}
+                client = MongoClient(args.uri, **timeout)
+            except (InvalidURI, ConfigurationError, ValueError) as error:
+                raise CliError(f"bad MongoDB URI {args.uri!r}: {error}", EXIT_USAGE) from None
+        try:
+            return run(args, client, out, stdin)
+        except CliError:
+            raise
+        except DurableMongoError as error:  # the library refused, saying why
+            raise CliError(str(error), EXIT_PROBLEM) from None
+        except PyMongoError as error:
+            raise CliError(f"cannot reach MongoDB at {args.uri}: {error}", EXIT_UNREACHABLE) from None
+    except CliError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.code

@@ -1,0 +1,56 @@
+"""The command line: global options and one subparser per command."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from .. import mongodbsaver_import
+from . import __doc__ as USAGE
+
+
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="langgraph-durable-mongodb", description=USAGE.split("\n\n")[0])
+    parser.add_argument("--uri", default=os.environ.get("MONGODB_URI"), help="MongoDB URI (default: $MONGODB_URI)")
+    parser.add_argument("--db", default="langgraph", help="database name (default: langgraph)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = _command(sub, "threads", "threads in id order with their latest step, checkpoint count and last update")
+    p.add_argument("--limit", type=_positive, default=50, help="threads per page (default: 50)")
+    p.add_argument("--after", metavar="THREAD_ID", help="the page after this thread (the last one listed)")
+    p = _command(sub, "inspect", "checkpoints per namespace and the operation tree of a thread")
+    p.add_argument("thread")
+    p = _command(sub, "journal", "the raw journal documents of a thread")
+    p.add_argument("thread")
+    p.add_argument("--with-outcomes", action="store_true", help="include the serialized outcomes (large)")
+    p = _command(sub, "resolve", "record what an effect returned at a position EffectOutcomeUnknownError named")
+    p.add_argument("position", help="as the error prints it: \"thread 't' path 'agent/1' node 'charge'#1 effect '1'\"")
+    p.add_argument("outcome", help="the outcome as JSON, e.g. '\"charged\"' or '{\"id\": \"ch_1\"}'")
+    p = _command(sub, "discard", "forget a position's entry, so its effect runs again on the next attempt")
+    p.add_argument("position", help="as the error prints it: \"thread 't' path 'agent/1' node 'charge'#1 effect '1'\"")
+    p = _command(sub, "delete", "delete threads whole: checkpoints, writes, journal, ordinals")
+    p.add_argument("threads", nargs="+", metavar="thread")
+    p.add_argument("--yes", action="store_true", help="do not ask first")
+    p = _command(sub, "prune", "keep only each namespace's latest checkpoint of threads (the journal stays)")
+    p.add_argument("threads", nargs="+", metavar="thread")
+    p.add_argument("--yes", action="store_true", help="do not ask first")
+    p = _command(sub, "sweep", "delete every thread past its TTL (for servers whose TTL monitor does not)")
+    p.add_argument("--yes", action="store_true", help="do not ask first")
+    p = _command(sub, "doctor", "connection, server features and indexes")
+    p.add_argument("--fix", action="store_true", help="create missing indexes")
+    p = _command(sub, "import-mongodbsaver", "copy threads from a MongoDBSaver database into --db, then verify")
+    mongodbsaver_import.add_arguments(p)
+    return parser
+
+
+def _command(sub: argparse._SubParsersAction, name: str, help: str) -> argparse.ArgumentParser:
+    command = sub.add_parser(name, help=help)
+    command.add_argument("--json", action="store_true", dest="json_sub", help="machine-readable output")
+    return command
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value

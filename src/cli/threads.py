@@ -1,0 +1,223 @@
+"""Read views of threads: the thread list and one thread's checkpoints and operation tree."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+from .._plans import quirks as server_quirks
+from ..schema import CollectionNames
+from .exits import EXIT_UNKNOWN_THREAD, CliError
+
+
+def _namespace_label(ns: str) -> str:
+    """``case_investigation:abc|policy_analysis:def`` -> ``case_investigation|policy_analysis``."""
+    return "|".join(seg.split(":")[0] for seg in ns.split("|")) if ns else "(root)"
+
+
+#: The order of the ``thread_ns_checkpoint`` index: each thread's root namespace first, latest checkpoint first.
+INDEX_ORDER = {"thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": -1}
+#: Databases of the server itself, never holding threads.
+SYSTEM_DATABASES = frozenset({"admin", "local", "config"})
+
+
+def threads(db: Any, names: CollectionNames, limit: int, after: str | None = None) -> tuple[list[dict[str, Any]], bool]:
+    """One page of threads in ``thread_id`` order, grouped on the server: never every checkpoint to the client.
+
+    One ``aggregate`` in the order of the ``thread_ns_checkpoint`` index whose reply holds only the page's rows;
+    where ``$group`` takes only ``$sum`` (FerretDB 1.x), two ``find_one`` per listed thread add its latest
+    step and last update.
+
+    Args:
+        db: the database.
+        names: its collection names.
+        limit: the most threads to list.
+        after: list only threads whose id sorts after this one (the last id of the previous page).
+
+    Returns:
+        The rows (``thread_id``, ``checkpoints`` in every namespace, ``latest_step`` of the root namespace's
+        latest checkpoint, ``updated``: the latest checkpoint time) and whether more threads follow.
+    """
+    coll = db[names.checkpoints]
+    match = {"thread_id": {"$gt": after}} if after is not None else {}
+    quirks = server_quirks.of_client(db) or server_quirks.identify(db.client.admin.command("buildInfo"))
+    if quirks.group_first_max:
+        group = {"_id": "$thread_id", "checkpoints": {"$sum": 1}, "updated": {"$max": "$ts"},
+                 "first_ns": {"$first": "$checkpoint_ns"}, "first_step": {"$first": "$metadata.step"}}
+        # in index order, a thread's first checkpoint is its root namespace's latest, when it has one
+        stages = [{"$match": match}, {"$sort": INDEX_ORDER}, {"$group": group}]
+    else:
+        stages = [{"$match": match}, {"$group": {"_id": "$thread_id", "checkpoints": {"$sum": 1}}}]
+    pipeline = [*stages, {"$sort": {"_id": 1}}, {"$limit": limit + 1}]
+    grouped = list(coll.aggregate(pipeline, batchSize=limit + 1))
+    rows = []
+    for found in grouped[:limit]:
+        if not quirks.group_first_max:
+            found.update(_latest(coll, found["_id"]))
+        rows.append({
+            "thread_id": found["_id"],
+            "checkpoints": found["checkpoints"],
+            "latest_step": found.get("first_step") if found.get("first_ns") == "" else None,
+            "updated": found.get("updated") or "",
+        })
+    return rows, len(grouped) > limit
+
+
+def _latest(coll: Any, thread_id: str) -> dict[str, Any]:
+    """What ``$group`` says on servers it cannot (``$first``, ``$max``): two ``find_one`` by index for one thread."""
+    latest = coll.find_one({"thread_id": thread_id}, {"_id": 0, "checkpoint_ns": 1, "metadata.step": 1},
+                           sort=list(INDEX_ORDER.items())) or {}
+    last = coll.find_one({"thread_id": thread_id}, {"_id": 0, "ts": 1}, sort=[("ts", -1)]) or {}
+    return {"first_ns": latest.get("checkpoint_ns"), "first_step": (latest.get("metadata") or {}).get("step"),
+            "updated": last.get("ts")}
+
+
+def render_threads(rows: list[dict[str, Any]], more: bool, out: TextIO) -> None:
+    """The thread table, and how to ask for the next page when there is one."""
+    if not rows:
+        out.write("no threads\n")
+        return
+    width = max(len(r["thread_id"]) for r in rows)
+    out.write(f"{'THREAD':<{width}}  {'STEP':>4}  {'CHECKPOINTS':>11}  UPDATED\n")
+    for r in rows:
+        out.write(f"{r['thread_id']:<{width}}  {str(r['latest_step']):>4}  {r['checkpoints']:>11}  {r['updated']}\n")
+    if more:
+        out.write(f"more: --after {rows[-1]['thread_id']}\n")
+
+
+def databases_with_threads(client: Any, names: CollectionNames) -> list[str]:
+    """The databases on the server that hold checkpoints: one ``find`` of one document in each.
+
+    Args:
+        client: the client.
+        names: the collection names to look for.
+
+    Returns:
+        Their names, sorted.
+    """
+    return sorted(
+        name
+        for name in client.list_database_names()
+        if name not in SYSTEM_DATABASES and client[name][names.checkpoints].find_one({}, {"_id": 1}) is not None
+    )
+
+
+def require_thread(db: Any, names: CollectionNames, thread_id: str) -> None:
+    """Raise ``CliError`` (``EXIT_UNKNOWN_THREAD``) unless the thread has a checkpoint or a journal entry."""
+    if all(db[coll].find_one({"thread_id": thread_id}, {"_id": 1}) is None for coll in (names.checkpoints, names.journal)):
+        raise unknown_thread(thread_id)
+
+
+def unknown_thread(thread_id: str) -> CliError:
+    return CliError(f"unknown thread {thread_id!r}: no checkpoints and no journal entries", EXIT_UNKNOWN_THREAD)
+
+
+def inspect_thread(db: Any, names: CollectionNames, thread_id: str) -> dict[str, Any]:
+    docs = list(
+        db[names.checkpoints].find(
+            {"thread_id": thread_id},
+            {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "ts": 1, "metadata.step": 1, "metadata.source": 1},
+        )
+    )
+    journal = list(db[names.journal].find({"thread_id": thread_id, "chunk": 0}, {"_id": 0, "outcome.data": 0}))
+    if not docs and not journal:
+        raise unknown_thread(thread_id)
+    per_ns: dict[str, dict[str, Any]] = {}
+    for doc in sorted(docs, key=lambda d: d["checkpoint_id"]):
+        label = _namespace_label(doc["checkpoint_ns"])
+        entry = per_ns.setdefault(label, {"namespace": label, "checkpoints": 0, "occurrences": set()})
+        entry["checkpoints"] += 1
+        entry["occurrences"].add(doc["checkpoint_ns"])
+        entry.update(latest_id=doc["checkpoint_id"], latest_step=(doc.get("metadata") or {}).get("step"), updated=doc.get("ts"))
+    namespaces = [{**e, "occurrences": len(e["occurrences"])} for e in sorted(per_ns.values(), key=lambda e: e["namespace"])]
+    return {"thread_id": thread_id, "namespaces": namespaces, "operations": operation_tree(journal)}
+
+
+def operation_tree(journal: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Journal entries grouped by path, then node occurrence, both in ordinal order; effects in the order they started."""
+    by_path: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for doc in sorted(journal, key=lambda d: d.get("started_at") or 0):
+        node = f"{doc.get('node')}#{doc.get('occurrence', 1)}"
+        by_path[doc.get("path", "?")][node].append(
+            {
+                "kind": doc.get("kind"),
+                "name": doc.get("name"),
+                "key": doc.get("effect_key"),
+                "status": doc.get("status"),
+                "attempts": doc.get("attempts", 0),
+                "replays": doc.get("replays", 0),
+                "duration_ms": doc.get("duration_ms"),
+                "error": (doc.get("error") or {}).get("type") if isinstance(doc.get("error"), dict) else doc.get("error"),
+            }
+        )
+    return [
+        {"path": path, "nodes": [{"node": node, "effects": nodes[node]} for node in sorted(nodes, key=sibling_key)]}
+        for path, nodes in sorted(by_path.items(), key=lambda item: path_key(item[0]))
+    ]
+
+
+def ordinal_key(ordinal: str) -> tuple[tuple[int, int, str], ...]:
+    """Orders ordinals numerically, part by part: ``1.2`` < ``1.10`` < ``2`` < ``10``; a part that is
+    not a number sorts after the numbers, by its text."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in ordinal.split("."))
+
+
+def path_key(path: str) -> tuple[tuple[str, tuple[tuple[int, int, str], ...]], ...]:
+    """Orders operation paths (``agent/1/sub/10``) by each level's name, then its ordinal numerically."""
+    segments = path.split("/")
+    return tuple((name, ordinal_key(ordinal)) for name, ordinal in zip(segments[::2], segments[1::2]))
+
+
+def sibling_key(label: str) -> tuple[str, tuple[tuple[int, int, str], ...], str]:
+    """Orders the children of one level: a node occurrence (``notify#1.10``) or a subgraph (``sub/2``),
+    by name, then ordinal numerically."""
+    for mark in ("#", "/"):
+        name, found, ordinal = label.rpartition(mark)
+        if found:
+            return name, ordinal_key(ordinal), mark
+    return label, (), ""
+
+
+def render_inspect(report: dict[str, Any], out: TextIO) -> None:
+    out.write(f"thread {report['thread_id']}\n\ncheckpoints\n")
+    width = max([len(n["namespace"]) for n in report["namespaces"]] + [9])
+    for ns in report["namespaces"]:
+        out.write(
+            f"  {ns['namespace']:<{width}}  {ns['checkpoints']:>3} checkpoints, {ns['occurrences']} occurrence(s)"
+            f"  latest step {ns['latest_step']}\n"
+        )
+    out.write("\noperations\n")
+    if not report["operations"]:
+        out.write("  (no journaled effects)\n")
+        return
+    tree: dict[str, Any] = {}
+    for op in report["operations"]:
+        segments = op["path"].split("/")
+        branch = tree
+        for i in range(0, len(segments), 2):
+            branch = branch.setdefault("/".join(segments[i : i + 2]), {})
+        for node in op["nodes"]:
+            branch[node["node"]] = [_effect_line(e) for e in node["effects"]]
+    [(root, children)] = tree.items() if len(tree) == 1 else [("", tree)]
+    out.write(f"  {root}\n")
+    _render_branch(children, "  ", out)
+
+
+def _render_branch(branch: dict[str, Any] | list[str], prefix: str, out: TextIO) -> None:
+    items = sorted(branch.items(), key=lambda item: sibling_key(item[0])) if isinstance(branch, dict) else [(line, None) for line in branch]
+    for i, (label, children) in enumerate(items):
+        last = i == len(items) - 1
+        out.write(f"{prefix}{'└─' if last else '├─'} {label}\n")
+        if children:
+            _render_branch(children, prefix + ("   " if last else "│  "), out)
+
+
+def _effect_line(effect: dict[str, Any]) -> str:
+    duration = f"{effect['duration_ms']:.0f} ms" if isinstance(effect["duration_ms"], (int, float)) else "-"
+    replay = f"  replayed {effect['replays']}x" if effect["replays"] else ""  # counted by claims only
+    error = f"  {effect['error']}" if effect["error"] else ""
+    return (
+        f"{effect['kind']:<5} {effect['name']:<20} {effect['status']:<9} attempts {effect['attempts']}"
+        f"  {duration:>7}{replay}{error}"
+    )

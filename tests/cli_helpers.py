@@ -1,0 +1,35 @@
+"""Helpers of the CLI tests (no tests here): run the CLI in-process, write threads through a real saver."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from langgraph.checkpoint.base import empty_checkpoint
+
+from langgraph_durable_mongodb import MongoDBCheckpointer
+from langgraph_durable_mongodb.cli import main
+
+
+class Terminal(io.StringIO):
+    """A stdin a person types ``answer`` into."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def run(client: Any, *argv: str, stdin: io.StringIO | None = None) -> tuple[int, str]:
+    """``(exit code, stdout)`` of the CLI on ``client`` (a new one from ``--uri`` when None)."""
+    out = io.StringIO()
+    code = main(list(argv), client=client, out=out, stdin=stdin or io.StringIO())
+    return code, out.getvalue()
+
+
+def write_thread(saver: MongoDBCheckpointer, thread_id: str, checkpoints: int, ns: str = "") -> None:
+    """A chain of ``checkpoints`` checkpoints of one namespace, steps 0, 1, ..., through ``saver.put``."""
+    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+    for step in range(checkpoints):
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"step": step}
+        checkpoint["channel_versions"] = {"step": saver.get_next_version(None, None)}
+        config = saver.put(config, checkpoint, {"source": "loop", "step": step}, checkpoint["channel_versions"])

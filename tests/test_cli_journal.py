@@ -1,0 +1,91 @@
+"""``journal`` (outcome bytes only on request) and ``resolve`` / ``discard`` of a position from the shell."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from langgraph_durable_mongodb.cli import EXIT_UNKNOWN_THREAD, EXIT_USAGE
+from langgraph_durable_mongodb.errors import EffectOutcomeUnknownError
+from langgraph_durable_mongodb.journal import ActivityJournal, EffectCall, EffectPosition
+from tests.cli_helpers import run
+from tests.clients import on_servers
+from tests.journal_helpers import Counter
+
+SYNC_KINDS = ["mongomock", *on_servers("pymongo")]
+CHARGE = EffectCall("payment", "charge", input={"amount": 42}, at_most_once=True)
+POS = EffectPosition("case-7", "agent/1", "pay", "1", "1")
+
+
+class Interrupted(BaseException):
+    """Like a crash: the effect stops with its outcome unknown."""
+
+
+def interrupted() -> None:
+    raise Interrupted
+
+
+@pytest.mark.parametrize("client_kind", SYNC_KINDS, indirect=True)
+def test_journal_leaves_outcome_bytes_out_unless_asked(mongo_client: Any, db_name: str) -> None:
+    journal = ActivityJournal(mongo_client, db_name=db_name, chunk_bytes=512 * 1024)  # 2 MB: a head and chunks
+    big = "x" * 2_000_000
+    assert journal.run(EffectCall("tool", "fetch"), lambda: big, position=POS) == big
+    stored = mongo_client[db_name].activity_journal.count_documents({"thread_id": "case-7"})
+    assert stored > 1
+
+    code, out = run(mongo_client, "--db", db_name, "journal", "case-7", "--json")
+    assert code == 0 and len(out) < 5_000
+    [doc] = json.loads(out)
+    assert doc["status"] == "completed" and "data" not in doc["outcome"] and doc["outcome"]["preview"].startswith("xxx")
+
+    code, out = run(mongo_client, "--db", db_name, "journal", "case-7", "--json", "--with-outcomes")
+    docs = json.loads(out)
+    assert code == 0 and len(docs) == stored
+    data = [d["outcome"]["data"] for d in docs if "outcome" in d] + [d["data"] for d in docs if "data" in d]
+    assert sum(len(d["$binary"]["base64"]) for d in data) > 2_000_000
+
+
+@pytest.mark.parametrize("client_kind", SYNC_KINDS, indirect=True)
+def test_resolve_and_discard_settle_an_unknown_outcome_from_the_shell(mongo_client: Any, db_name: str) -> None:
+    journal = ActivityJournal(mongo_client, db_name=db_name)
+    with pytest.raises(Interrupted):
+        journal.run(CHARGE, interrupted, position=POS)  # the claim is in flight when the worker dies
+    charges = Counter()
+    with pytest.raises(EffectOutcomeUnknownError) as caught:
+        journal.run(CHARGE, charges, position=POS)
+    printed = str(caught.value.position)
+
+    code, out = run(mongo_client, "--db", db_name, "resolve", printed, '{"id": "ch_1"}')
+    assert code == 0 and out == f"completed payment 'charge' at {printed} (was started)\n"
+    assert journal.run(CHARGE, charges, position=POS) == {"id": "ch_1"}
+    assert charges.n == 0
+    [doc] = mongo_client[db_name].activity_journal.find({"thread_id": "case-7"})
+    assert (doc["status"], doc["resolved_by"]) == ("completed", "operator")
+
+    code, out = run(mongo_client, "--db", db_name, "--json", "discard", str(caught.value))  # the whole message will do
+    assert code == 0
+    assert json.loads(out) == {
+        "position": {"thread_id": "case-7", "path": "agent/1", "node": "pay", "occurrence": "1", "effect_key": "1"},
+        "kind": "payment", "name": "charge", "was": "completed", "now": "discarded",
+    }
+    assert journal.run(CHARGE, lambda: charges("again"), position=POS) == "again"
+    assert charges.n == 1
+
+
+def test_resolve_refuses_what_it_cannot_read_before_any_query(capsys: pytest.CaptureFixture[str]) -> None:
+    unreachable = ("--uri", "mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=300")  # a query would exit 4
+    assert run(None, *unreachable, "resolve", "case-7 agent/1 pay", '"x"')[0] == EXIT_USAGE
+    assert "cannot read a journal position" in capsys.readouterr().err
+    assert run(None, *unreachable, "resolve", str(POS), "charged")[0] == EXIT_USAGE
+    assert "the outcome must be JSON" in capsys.readouterr().err
+    assert run(None, *unreachable, "discard", "thread 'case-7'")[0] == EXIT_USAGE
+
+
+@pytest.mark.parametrize("client_kind", ["mongomock"], indirect=True)
+def test_settling_a_position_without_an_entry_exits_3(mongo_client: Any, db_name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(mongo_client, "--db", db_name, "discard", str(POS))[0] == EXIT_UNKNOWN_THREAD
+    assert run(mongo_client, "--db", db_name, "resolve", str(POS), '"x"')[0] == EXIT_UNKNOWN_THREAD
+    assert f"no journal entry at {POS}" in capsys.readouterr().err
+    assert mongo_client[db_name].activity_journal.count_documents({}) == 0

@@ -1,0 +1,137 @@
+"""``threads`` (grouped on the server, paged by thread id, pointing at the databases that hold threads) and
+the numeric ordinal order of ``inspect``."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+import mongomock
+import pytest
+from pymongo import MongoClient, monitoring
+
+from langgraph_durable_mongodb import MongoDBCheckpointer
+from tests.cli_helpers import run, write_thread
+from tests.clients import on_servers
+
+SYNC_KINDS = ["mongomock", *on_servers("pymongo")]
+
+
+@pytest.mark.parametrize("client_kind", SYNC_KINDS, indirect=True)
+def test_threads_pages_in_thread_id_order(mongo_client: Any, db_name: str) -> None:
+    saver = MongoDBCheckpointer(mongo_client, db_name=db_name)
+    for thread_id in ("t03", "t01", "t05", "t04", "t02"):
+        write_thread(saver, thread_id, 2)
+    write_thread(saver, "t02", 1, ns="sub:abc")  # counted; written last, so the thread's last update
+    write_thread(saver, "t06", 3, ns="sub:abc")  # no root namespace: no step to tell
+
+    code, out = run(mongo_client, "--db", db_name, "threads", "--limit", "2", "--json")
+    assert code == 0
+    last = {t: max(d["ts"] for d in mongo_client[db_name].checkpoints.find({"thread_id": t})) for t in ("t01", "t02")}
+    assert json.loads(out) == [
+        {"thread_id": "t01", "checkpoints": 2, "latest_step": 1, "updated": last["t01"]},
+        {"thread_id": "t02", "checkpoints": 3, "latest_step": 1, "updated": last["t02"]},
+    ]
+    pages = [[r["thread_id"] for r in json.loads(run(mongo_client, "--db", db_name, "threads", "--limit", "2",
+                                                     "--after", after, "--json")[1])] for after in ("t02", "t04", "t06")]
+    assert pages == [["t03", "t04"], ["t05", "t06"], []]
+    assert json.loads(run(mongo_client, "--db", db_name, "threads", "--after", "t05", "--json")[1])[0]["latest_step"] is None
+
+    code, text = run(mongo_client, "--db", db_name, "threads", "--limit", "2")
+    assert text.splitlines()[-1] == "more: --after t02"
+    assert "more:" not in run(mongo_client, "--db", db_name, "threads", "--limit", "2", "--after", "t04")[1]
+
+
+class Replies(monitoring.CommandListener):
+    """``(command, documents in its reply)`` of each command the CLI sends."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int]] = []
+        self._names: dict[int, str] = {}
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        self._names[event.request_id] = event.command_name
+
+    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+        cursor = event.reply.get("cursor") or {}
+        batch = cursor.get("firstBatch", cursor.get("nextBatch", []))
+        self.seen.append((self._names.pop(event.request_id), len(batch)))
+
+    def failed(self, event: monitoring.CommandFailedEvent) -> None:
+        self.seen.append((self._names.pop(event.request_id), -1))
+
+
+def monitored_threads(uri: str, db_name: str) -> list[tuple[str, int]]:
+    listener = Replies()
+    with MongoClient(uri, event_listeners=[listener]) as client:
+        assert run(client, "--db", db_name, "threads", "--json")[0] == 0
+    return [seen for seen in listener.seen if seen[0] not in ("hello", "isMaster", "ismaster", "endSessions")]
+
+
+@pytest.mark.parametrize("client_kind", on_servers("pymongo"), indirect=True)
+def test_threads_costs_the_same_commands_and_replies_for_500_checkpoints_as_for_one(
+    mongo_client: Any, db_name: str, server_uri: str
+) -> None:
+    saver = MongoDBCheckpointer(mongo_client, db_name=db_name)
+    write_thread(saver, "big", 1)
+    write_thread(saver, "small", 1)
+    before = monitored_threads(server_uri, db_name)
+    write_thread(saver, "big", 499, ns="sub:abc")
+    assert mongo_client[db_name].checkpoints.count_documents({"thread_id": "big"}) == 500
+    assert monitored_threads(server_uri, db_name) == before
+    # one aggregate whose reply holds the two grouped rows; no reply holds more than a row
+    assert [seen for seen in before if seen[0] == "aggregate"] == [("aggregate", 2)]
+    assert max(n for _, n in before) == 2 and ("getMore", 2) not in before
+
+
+@pytest.mark.parametrize("client_kind", SYNC_KINDS, indirect=True)
+def test_threads_on_an_empty_database_names_the_databases_holding_threads(
+    mongo_client: Any, db_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_thread(MongoDBCheckpointer(mongo_client, db_name=db_name), "t1", 1)
+    mongo_client[db_name + "_other"].unrelated.insert_one({"x": 1})  # a database without our checkpoints
+    try:
+        code, out = run(mongo_client, "--db", db_name + "_empty", "threads")
+        assert (code, out) == (0, "no threads\n")
+        err = capsys.readouterr().err
+        assert f"no threads in database '{db_name}_empty'; threads are in " in err and db_name in err
+        assert f"{db_name}_other" not in err
+        if isinstance(mongo_client, mongomock.MongoClient):
+            assert f"threads are in {db_name}: pass --db NAME" in err
+        code, out = run(mongo_client, "--db", db_name + "_empty", "threads", "--json")
+        assert (code, json.loads(out)) == (0, [])  # stdout stays JSON; the hint goes to stderr
+        assert db_name in capsys.readouterr().err
+    finally:
+        mongo_client.drop_database(db_name + "_other")
+
+
+def test_threads_with_none_anywhere_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(mongomock.MongoClient(), "threads") == (0, "no threads\n")
+    assert capsys.readouterr().err == "no threads in database 'langgraph'; nor in any other database\n"
+
+
+T0 = datetime(2026, 1, 1, 12, 0, 0)
+
+
+def entry(path: str, node: str, occurrence: str, started: int) -> dict:
+    return {"thread_id": "many", "path": path, "node": node, "occurrence": occurrence, "effect_key": "1", "chunk": 0,
+            "kind": "tool", "name": "send", "status": "completed", "attempts": 1,
+            "started_at": T0 - timedelta(seconds=started), "duration_ms": 1}
+
+
+def test_inspect_orders_ordinals_numerically() -> None:
+    client = mongomock.MongoClient()
+    # started in the reverse of ordinal order, so neither start order nor text order gives the ordinal order
+    docs = [entry("agent/1", "notify", f"1.{i}", i) for i in range(12)]
+    docs += [entry("agent/1", "x", o, int(o)) for o in ("2", "10")]
+    docs += [entry(f"agent/1/sub/{i}", "inner", "1", i) for i in range(1, 12)]
+    client.langgraph.activity_journal.insert_many(docs)
+
+    report = json.loads(run(client, "--json", "inspect", "many")[1])
+    assert [op["path"] for op in report["operations"]] == ["agent/1", *(f"agent/1/sub/{i}" for i in range(1, 12))]
+    assert [n["node"] for n in report["operations"][0]["nodes"]] == [*(f"notify#1.{i}" for i in range(12)), "x#2", "x#10"]
+
+    lines = run(client, "inspect", "many")[1].split("operations\n")[1].splitlines()
+    children = [line.split("─ ")[1] for line in lines if line.startswith(("  ├─", "  └─"))]
+    assert children == [*(f"notify#1.{i}" for i in range(12)), *(f"sub/{i}" for i in range(1, 12)), "x#2", "x#10"]
