@@ -300,6 +300,55 @@ MUTANTS: tuple[Mutant, ...] = (
         "replay=lambda outcome: outcome,",
         ("tests/test_journal_callbacks.py", "-m", "not server", "-k", "tool_callbacks"),
     ),
+    Mutant(
+        "a closed platform makes a client for a new loop",
+        "src/_plans/clients.py",
+        "                if self._closed:\n",
+        "                if False:\n",
+        ("tests/test_platform_lifecycle.py", "-k", "two_asyncio_runs"),
+    ),
+    Mutant(
+        "aclose leaves the running loop's client open",
+        "src/_plans/clients.py",
+        "            if loop is here:\n                await entry.closer.aclose()",
+        "            if loop is here:\n                self._closing_at_loop_end.append(entry)",
+        ("tests/test_platform_lifecycle.py", "-k", "async_with_closes or saver_alone"),
+    ),
+    Mutant(
+        "close skips a loop that is not running",
+        "src/_plans/clients.py",
+        "        elif not loop.is_closed():\n",
+        "        elif False:\n",
+        ("tests/test_platform_lifecycle.py", "-k", "not_running"),
+    ),
+    Mutant(
+        "close skips a loop running in another thread",
+        "src/_plans/clients.py",
+        "            asyncio.run_coroutine_threadsafe(entry.closer.aclose(), loop).result(CLOSE_TIMEOUT_SECONDS)",
+        "            pass",
+        ("tests/test_platform_lifecycle.py", "-k", "another_thread"),
+    ),
+    Mutant(
+        "a loop's client is not closed when the loop ends",
+        "src/_plans/clients.py",
+        "        self.closer = _until_loop_ends(client)\n        try:  # run the closer to its yield now, inside the running loop, which registers it\n            self.closer.asend(None).send(None)\n        except StopIteration:\n            pass\n",
+        "        self.closer = _until_loop_ends(client)\n",
+        ("tests/test_platform_lifecycle.py", "-k", "two_asyncio_runs or inside_a_coroutine"),
+    ),
+    Mutant(
+        "probing a private attribute of a loop's clients makes a client",
+        "src/_plans/clients.py",
+        "        if name.startswith(\"_\"):\n            raise AttributeError(name)\n        return getattr(self._clients.resolve(self._path), name)",
+        "        return getattr(self._clients.resolve(self._path), name)",
+        ("tests/test_platform_lifecycle.py", "-k", "probing"),
+    ),
+    Mutant(
+        "from_conn_string takes a URI that is not a string",
+        "src/platform.py",
+        "        if not isinstance(uri, str) or not uri:\n",
+        "        if False:\n",
+        ("tests/test_platform_lifecycle.py", "-k", "not_a_string"),
+    ),
 )
 
 

@@ -26,6 +26,7 @@ from pymongo import MongoClient
 from pymongo.errors import ConfigurationError, InvalidURI, OperationFailure, PyMongoError
 
 from ._plans import quirks as server_quirks
+from ._plans.clients import DRIVER_INFO
 from .schema import CollectionNames, indexes_by_collection
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
@@ -292,7 +293,7 @@ def main(argv: list[str] | None = None, *, client: Any = None, out: TextIO | Non
                 raise CliError("no server given: pass --uri mongodb://host:27017 or set MONGODB_URI", EXIT_USAGE)
             try:
                 timeout = {} if "serverselectiontimeoutms" in args.uri.lower() else {"serverSelectionTimeoutMS": 5000}
-                client = MongoClient(args.uri, **timeout)
+                client = MongoClient(args.uri, driver=DRIVER_INFO, **timeout)
             except (InvalidURI, ConfigurationError, ValueError) as error:
                 raise CliError(f"bad MongoDB URI {args.uri!r}: {error}", EXIT_USAGE) from None
         try:
