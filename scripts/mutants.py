@@ -349,6 +349,34 @@ MUTANTS: tuple[Mutant, ...] = (
         "        if False:\n",
         ("tests/test_platform_lifecycle.py", "-k", "not_a_string"),
     ),
+    Mutant(
+        "the async clients from_conn_string opens do not name us",
+        "src/_plans/clients.py",
+        "AsyncMongoClient(uri, driver=DRIVER_INFO))",
+        "AsyncMongoClient(uri))",
+        ("tests/test_driver_info.py", "-k", "each_loops_async_client"),
+    ),
+    Mutant(
+        "clients you pass are not told our name",
+        "src/_plans/faces.py",
+        "        announce(given)",
+        "        pass",
+        ("tests/test_driver_info.py", "-k", "appended_once"),
+    ),
+    Mutant(
+        "mongomock clients are told our name too",
+        "src/_plans/clients.py",
+        "    if isinstance(client, (MongoClient, AsyncMongoClient)):",
+        "    if True:",
+        ("tests/test_checkpointer_connections.py", "-k", "kinds_are_detected"),
+    ),
+    Mutant(
+        "the CLI's client does not name us",
+        "src/cli.py",
+        "MongoClient(args.uri, driver=DRIVER_INFO, **timeout)",
+        "MongoClient(args.uri, **timeout)",
+        ("tests/test_driver_info.py", "-k", "cli"),
+    ),
 )
 
 

@@ -192,14 +192,15 @@ class LoopBound:
 class OwnedClients:
     """The clients a ``from_conn_string`` opened for ``uri``: a ``MongoClient`` and a ``LoopClients``.
 
-    Both carry ``DRIVER_INFO`` in their handshake.
+    Both carry ``DRIVER_INFO`` in their handshake: the sync client gets it as every client given to a
+    storage class does (``faces.split_clients``), each loop's client when it is made.
 
     Args:
         uri: a MongoDB URI.
     """
 
     def __init__(self, uri: str) -> None:
-        self.client: MongoClient = MongoClient(uri, driver=DRIVER_INFO)
+        self.client: MongoClient = MongoClient(uri)
         self.async_client = LoopClients(lambda: AsyncMongoClient(uri, driver=DRIVER_INFO))
 
     def close(self) -> None:
