@@ -25,6 +25,7 @@ from bson import json_util
 from pymongo import MongoClient
 from pymongo.errors import ConfigurationError, InvalidURI, OperationFailure, PyMongoError
 
+from ._langgraph import NS_END, NS_SEP
 from ._plans import quirks as server_quirks
 from ._plans.clients import DRIVER_INFO
 from .schema import CollectionNames, indexes_by_collection
@@ -40,7 +41,7 @@ class CliError(Exception):
 
 def _namespace_label(ns: str) -> str:
     """``case_investigation:abc|policy_analysis:def`` -> ``case_investigation|policy_analysis``."""
-    return "|".join(seg.split(":")[0] for seg in ns.split("|")) if ns else "(root)"
+    return NS_SEP.join(seg.split(NS_END)[0] for seg in ns.split(NS_SEP)) if ns else "(root)"
 
 
 def threads(db: Any, names: CollectionNames, limit: int) -> list[dict[str, Any]]:
