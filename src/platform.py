@@ -128,10 +128,8 @@ class DurablePlatform(OwnsClients):
             **options: the other ``DurablePlatform`` arguments (``db_name``, ``journal_options``, ``ttl``, ...).
 
         Returns:
-            The platform, with a ``mongomock.MongoClient`` and a ``mongomock_motor`` client over the same data.
-
-        Raises:
-            ImportError: ``mongomock`` or ``mongomock_motor`` is not installed (the ``test`` extra).
+            The platform, with a ``mongomock.MongoClient`` and a ``mongomock_motor`` client over the same data
+            (both runtime dependencies of the package).
         """
         import mongomock
         from mongomock_motor import AsyncMongoMockClient
