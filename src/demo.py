@@ -28,6 +28,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.graph import START, StateGraph
 
+from ._plans.clients import DRIVER_INFO
 from .journal import SecureLLM, SecureTool
 from .platform import DurablePlatform
 
@@ -101,8 +102,8 @@ def open_platform(uri: str | None, db_name: str) -> tuple[Any, DurablePlatform, 
         return None, platform, "embedded mongomock (in memory; set MONGODB_URI for a real server)"
     from pymongo import AsyncMongoClient, MongoClient
 
-    client = MongoClient(uri, serverSelectionTimeoutMS=5000)
-    return client, DurablePlatform(client, async_client=AsyncMongoClient(uri), db_name=db_name), uri
+    client = MongoClient(uri, serverSelectionTimeoutMS=5000, driver=DRIVER_INFO)
+    return client, DurablePlatform(client, async_client=AsyncMongoClient(uri, driver=DRIVER_INFO), db_name=db_name), uri
 
 
 def show_journal(platform: DurablePlatform, thread_id: str) -> None:

@@ -9,13 +9,16 @@ and validated once per compiled graph (``TopologyError``), at its first run.
 ``DurableGraph``: a real compiled graph whose runs also take the thread's run
 lock.
 
-Example::
+Example (``uri`` a MongoDB URI, ``builder`` your ``StateGraph``)::
 
-    platform = DurablePlatform(MongoClient(uri), async_client=AsyncMongoClient(uri), db_name="agents")
-    graph = builder.compile(checkpointer=platform.checkpointer)   # or platform.compile(builder)
-    graph.invoke({"case": "42"}, {"configurable": {"thread_id": "case-42"}})
-    # crash, restart, then resume: recorded effects are replayed, not re-run
-    graph.invoke(None, {"configurable": {"thread_id": "case-42"}})
+    from langgraph_durable_mongodb import DurablePlatform
+
+    with DurablePlatform.from_conn_string(uri, db_name="agents") as platform:   # or async with
+        graph = platform.compile(builder)   # or builder.compile(checkpointer=platform.checkpointer)
+        config = {"configurable": {"thread_id": "case-42"}}
+        graph.invoke({"case": "42"}, config)
+        # crash, restart, then resume: recorded effects are replayed, not re-run
+        graph.invoke(None, config)
 
     platform = DurablePlatform.embedded()   # in-memory mongomock, for demos and tests
 """
@@ -25,13 +28,13 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
 from typing import Any, ClassVar
 
 from langchain_core.runnables.config import get_config_list
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
 
+from ._plans.clients import ConnectionScope, OwnsClients
 from .checkpointer import MongoDBCheckpointer
 from .errors import InvalidInputError, TopologyError
 from .journal import ActivityJournal, EffectScope, ResolverLocator
@@ -52,7 +55,7 @@ from .run_lock import (
 RESOLVERS_REMEMBERED = 256
 
 
-class DurablePlatform:
+class DurablePlatform(OwnsClients):
     """Owns the platform checkpointer, the activity journal and the ordinal allocator.
 
     Args:
@@ -73,6 +76,10 @@ class DurablePlatform:
             whose renewal comes too late has lost its lock (``run_lock.check_held`` then raises
             ``RunLockLostError``).
         run_wait_seconds: how long a run waits for another run of its thread before ``ThreadBusyError``.
+
+    Clients you pass are yours: ``close()``/``aclose()`` close only what ``from_conn_string`` opened. pymongo
+    binds an ``AsyncMongoClient`` to the event loop it first runs on: use one you pass within that loop (one
+    ``asyncio.run``), or let ``from_conn_string`` open one per loop.
     """
 
     def __init__(
@@ -121,10 +128,8 @@ class DurablePlatform:
             **options: the other ``DurablePlatform`` arguments (``db_name``, ``journal_options``, ``ttl``, ...).
 
         Returns:
-            The platform, with a ``mongomock.MongoClient`` and a ``mongomock_motor`` client over the same data.
-
-        Raises:
-            ImportError: ``mongomock`` or ``mongomock_motor`` is not installed (the ``test`` extra).
+            The platform, with a ``mongomock.MongoClient`` and a ``mongomock_motor`` client over the same data
+            (both runtime dependencies of the package).
         """
         import mongomock
         from mongomock_motor import AsyncMongoMockClient
@@ -133,28 +138,32 @@ class DurablePlatform:
         return cls(client, async_client=AsyncMongoMockClient(mock_mongo_client=client), **options)
 
     @classmethod
-    @contextmanager
-    def from_conn_string(cls, uri: str, **options: Any) -> Iterator[DurablePlatform]:
+    def from_conn_string(cls, uri: str, **options: Any) -> ConnectionScope[DurablePlatform]:
         """A platform with a sync and an async client for ``uri``, closed at the end of the block.
 
-        Example::
+        Use it with ``with`` or ``async with``. Its async client is one ``AsyncMongoClient`` per event loop,
+        so the platform serves several ``asyncio.run`` calls; each loop's client is closed when that loop
+        ends or at the end of the block. Example::
 
             with DurablePlatform.from_conn_string("mongodb://localhost:27017", db_name="agents") as platform:
                 platform.compile(builder).invoke(inputs, config)
+
+            async with DurablePlatform.from_conn_string(uri, db_name="agents") as platform:
+                await platform.compile(builder).ainvoke(inputs, config)
 
         Args:
             uri: a MongoDB URI.
             **options: the other ``DurablePlatform`` arguments (``db_name``, ``journal_options``, ``ttl``, ...).
 
         Returns:
-            A context manager (``with``) yielding the platform.
+            A context manager (``with`` or ``async with``) yielding the platform and closing its clients.
 
         Raises:
-            InvalidInputError: ``uri`` is not a non-empty string (raised on entering the block, like the errors
-                of invalid options).
+            InvalidInputError: ``uri`` is not a non-empty string (other bad options raise on entering the block).
         """
-        with MongoDBCheckpointer.from_conn_string(uri) as saver:
-            yield cls(saver.client, async_client=saver.async_client, **options)
+        if not isinstance(uri, str) or not uri:
+            raise InvalidInputError(f"uri must be a MongoDB URI string, got {uri!r}")
+        return ConnectionScope(uri, lambda client, async_client: cls(client, async_client=async_client, **options))
 
     def compile(self, builder: Any, **compile_kwargs: Any) -> DurableGraph:
         """Compile ``builder`` with the platform checkpointer and validate its topology.

@@ -34,7 +34,7 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from pymongo import AsyncMongoClient, MongoClient, uri_parser
+from pymongo import uri_parser
 
 from ._plans.owner import identity
 from .checkpointer import MongoDBCheckpointer
@@ -66,14 +66,9 @@ async def checkpointer() -> AsyncIterator[MongoDBCheckpointer]:
             "langgraph_durable_mongodb.server.checkpointer needs MONGODB_URI (e.g. mongodb://localhost:27017/agents) "
             "in the server's environment (.env, or the deployment's secrets)"
         )
-    client, async_client = MongoClient(uri), AsyncMongoClient(uri)
-    try:
-        platform = DurablePlatform(client, async_client=async_client, db_name=database_of(uri), exclusive_runs=False)
+    async with DurablePlatform.from_conn_string(uri, db_name=database_of(uri), exclusive_runs=False) as platform:
         await platform.asetup()
         # A claim names its process (boot id, pid namespace, start time: read from /proc once per process).
         # Read them here, off the event loop: `langgraph dev` fails a run that blocks its loop (blockbuster).
         await asyncio.to_thread(identity)
         yield platform.checkpointer
-    finally:
-        client.close()
-        await async_client.close()

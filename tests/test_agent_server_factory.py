@@ -22,6 +22,8 @@ from langgraph_durable_mongodb import ClientConfigurationError, DurablePlatform,
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.server import checkpointer, database_of
 
+from .test_driver_info import names_us_once
+
 
 class State(TypedDict, total=False):
     notes: Annotated[list, operator.add]
@@ -82,6 +84,8 @@ async def test_the_factory_sets_up_and_a_graph_the_server_lends_it_to_journals(m
         assert isinstance(saver, MongoDBCheckpointer) and saver.db_name == db_name
         served = exported.copy(update={"checkpointer": saver})  # what the server runs
         assert (await served.ainvoke({"notes": []}, {"configurable": {"thread_id": "s1"}}))["notes"] == ["found P-7"]
+        for client in (saver.client, saver.async_client.current()):  # the handshake names us (test_driver_info.py)
+            assert names_us_once(client)
     with MongoClient(mongodb_uri) as client:
         db = client[db_name]
         assert {"thread_ns_checkpoint", "thread_effect_position"} <= {

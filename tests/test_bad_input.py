@@ -262,7 +262,10 @@ def test_malformed_namespaces(platform: DurablePlatform, bystander: Any, ns: str
     with pytest.raises(NamespaceError):
         bystander.resolver.resolve_namespace(ns + "|review:t")
     config = {"configurable": {"thread_id": "bystander", "checkpoint_ns": ns}}
-    bystander.get_state(config)
+    try:
+        bystander.get_state(config)
+    except ValueError as error:  # LangGraph 1.2.0 (constraints/oldest.txt) refuses it itself; later ones read it
+        assert "Subgraph" in str(error) and "not found" in str(error)
     bystander.invoke(None, config)
 
 

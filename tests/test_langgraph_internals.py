@@ -12,6 +12,7 @@ from typing import Annotated, Any, TypedDict
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.config import get_config
 from langgraph.graph import START, StateGraph
+from langgraph.pregel._loop import PregelLoop
 from langgraph.types import RetryPolicy, Send
 
 from langgraph_durable_mongodb import _langgraph
@@ -47,6 +48,7 @@ def run_and_observe(durability: str) -> list[dict[str, Any]]:
                     "root": _langgraph.root_checkpoint(configurable),
                     "async": _langgraph.runs_durably_async(configurable),
                     "path": config["metadata"]["langgraph_path"],
+                    "checkpointer": _langgraph.run_checkpointer(configurable),
                 }
             )
             return {"seen": [name]}
@@ -68,6 +70,7 @@ def run_and_observe(durability: str) -> list[dict[str, Any]]:
     saver = InMemorySaver()
     compiled = graph.compile(checkpointer=saver)
     compiled.invoke({"seen": []}, {"configurable": {"thread_id": "t"}}, durability=durability)
+    assert {s["checkpointer"] is saver for s in seen} == {True}  # CONFIG_KEY_CHECKPOINTER, in the child too
     return seen
 
 
@@ -89,3 +92,51 @@ def test_inside_a_node_the_config_carries_what_the_journal_reads() -> None:
 
 def test_durability_sync_is_not_taken_for_async() -> None:
     assert {s["async"] for s in run_and_observe("sync")} == {False}
+
+
+class Watching(InMemorySaver):
+    """Records ``starting_run()`` at each read of a checkpoint, as ``MongoDBCheckpointer`` asks it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs: list[Any] = []
+
+    def get_tuple(self, config: Any) -> Any:
+        self.runs.append(_langgraph.starting_run())
+        return super().get_tuple(config)
+
+    async def aget_tuple(self, config: Any) -> Any:
+        self.runs.append(_langgraph.starting_run())
+        return InMemorySaver.get_tuple(self, config)  # InMemorySaver's own aget_tuple calls get_tuple
+
+
+def one_step_graph(saver: InMemorySaver) -> Any:
+    graph = StateGraph(State)
+    graph.add_node("step", lambda state: {"seen": ["step"]})
+    graph.add_edge(START, "step")
+    return graph.compile(checkpointer=saver)
+
+
+def test_a_run_starts_where_pregel_enters_its_loop() -> None:
+    """``starting_run`` finds ``Pregel.stream`` and ``PregelLoop.__enter__`` above the first read, and the
+    loop's callback ``manager``; ``get_state`` starts no run."""
+    saver = Watching()
+    compiled = one_step_graph(saver)
+    compiled.invoke({"seen": []}, {"configurable": {"thread_id": "t"}})
+    started = [run for run in saver.runs if run is not None]
+    assert len(started) == 1 and started[0].graph is compiled
+    assert isinstance(started[0].loop, PregelLoop) and isinstance(started[0].loop.manager.inheritable_handlers, list)
+    saver.runs.clear()
+    compiled.get_state({"configurable": {"thread_id": "t"}})
+    assert saver.runs == [None]
+
+
+async def test_an_async_run_starts_where_pregel_enters_its_loop() -> None:
+    saver = Watching()
+    compiled = one_step_graph(saver)
+    await compiled.ainvoke({"seen": []}, {"configurable": {"thread_id": "t"}})
+    started = [run for run in saver.runs if run is not None]
+    assert len(started) == 1 and started[0].graph is compiled and isinstance(started[0].loop, PregelLoop)
+    saver.runs.clear()
+    await compiled.aget_state({"configurable": {"thread_id": "t"}})
+    assert saver.runs == [None]

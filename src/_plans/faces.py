@@ -14,13 +14,15 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ClientConfigurationError
+from .clients import LoopBound, LoopClients, announce
 from .interpreters import AsyncInterpreter, SyncInterpreter
 from .requests import Plan
 
 
 def is_async_client(client: Any) -> bool:
-    """True for pymongo's ``AsyncMongoClient``, motor and mongomock_motor clients (or their databases)."""
-    return any(
+    """True for pymongo's ``AsyncMongoClient``, motor and mongomock_motor clients (or their databases), and for
+    our ``LoopClients`` (one ``AsyncMongoClient`` per event loop, ``clients.py``)."""
+    return isinstance(client, (LoopClients, LoopBound)) or any(
         cls.__module__.startswith(("pymongo.asynchronous", "motor", "mongomock_motor")) for cls in type(client).__mro__
     )
 
@@ -28,7 +30,8 @@ def is_async_client(client: Any) -> bool:
 def split_clients(client: Any, async_client: Any, owner: str, alternative: str = "or use from_conn_string(uri)") -> tuple[Any, Any]:
     """Sort the clients a storage class was given into (sync, async); either may be None, not both.
 
-    A lone async client passed as ``client`` is accepted as the async one.
+    A lone async client passed as ``client`` is accepted as the async one. A pymongo client gets
+    ``DRIVER_INFO`` appended to its handshake metadata (``announce``).
     """
     if client is not None and is_async_client(client):
         if async_client is not None:
@@ -43,6 +46,8 @@ def split_clients(client: Any, async_client: Any, owner: str, alternative: str =
             f"{owner} needs a client: pass client=MongoClient(uri) and/or async_client=AsyncMongoClient(uri), "
             + alternative
         )
+    for given in (client, async_client):
+        announce(given)
     return client, async_client
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ from langgraph.checkpoint.base import (
 from .. import _langgraph
 from .._langgraph import StartingRun
 from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
+from .._plans.clients import ConnectionScope, OwnsClients
 from .._plans.faces import TwoFaces, split_clients
 from ..errors import InvalidInputError
 from ..schema import CollectionNames
@@ -27,7 +27,7 @@ from .memory import StoredCheckpoints, ThreadExpiries, ValueLocations
 from .plans import CheckpointPlans, next_version
 
 
-class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
+class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
     """A LangGraph checkpointer on MongoDB, with native sync and async methods.
 
     Give it a sync client (``pymongo.MongoClient``, ``mongomock.MongoClient``)
@@ -35,6 +35,10 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
     motor, ``mongomock_motor``) for ``ainvoke``/``astream``, or both. A method
     whose kind of client is missing raises ``ClientConfigurationError`` naming
     the argument to add; it never hides a thread pool behind the other kind.
+
+    Clients you pass are yours: ``close()`` leaves them open. pymongo binds an
+    ``AsyncMongoClient`` to the event loop it first runs on, so use one you pass
+    within that loop (one ``asyncio.run``); ``from_conn_string`` opens one per loop.
 
     Indexes are created on first use (``auto_setup=True``) or by ``setup()`` /
     ``asetup()``.
@@ -126,10 +130,12 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
                 observer(run, config)
 
     @classmethod
-    def from_conn_string(cls, conn_string: str, **kwargs: Any) -> "_ConnectionScope":
+    def from_conn_string(cls, conn_string: str, **kwargs: Any) -> ConnectionScope[MongoDBCheckpointer]:
         """Create a sync and an async client for ``conn_string``; close both at the end.
 
-        Works with ``with`` and with ``async with``. Example::
+        Works with ``with`` and with ``async with``, and across event loops: the async client is one
+        ``AsyncMongoClient`` per loop (``LoopClients``), so the saver can serve several ``asyncio.run``
+        calls. Example::
 
             with MongoDBCheckpointer.from_conn_string("mongodb://localhost:27017") as saver:
                 graph = builder.compile(checkpointer=saver)
@@ -150,7 +156,7 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         """
         if not isinstance(conn_string, str) or not conn_string:
             raise InvalidInputError(f"conn_string must be a MongoDB URI string, got {conn_string!r}")
-        return _ConnectionScope(cls, conn_string, kwargs)
+        return ConnectionScope(conn_string, lambda client, async_client: cls(client, async_client=async_client, **kwargs))
 
     # -- the saver contract: sync ---------------------------------------------------
 
@@ -514,33 +520,3 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
             A version that sorts after ``current``.
         """
         return next_version(current)
-
-
-class _ConnectionScope:
-    """What ``from_conn_string`` returns: a sync and async context manager owning two clients."""
-
-    def __init__(self, cls: type[MongoDBCheckpointer], uri: str, kwargs: dict[str, Any]) -> None:
-        self._cls, self._uri, self._kwargs = cls, uri, kwargs
-
-    def _open(self) -> MongoDBCheckpointer:
-        from pymongo import AsyncMongoClient, MongoClient
-
-        self._client, self._async_client = MongoClient(self._uri), AsyncMongoClient(self._uri)
-        return self._cls(self._client, async_client=self._async_client, **self._kwargs)
-
-    def __enter__(self) -> MongoDBCheckpointer:
-        return self._open()
-
-    def __exit__(self, *exc: object) -> None:
-        self._client.close()
-        try:
-            asyncio.get_running_loop().create_task(self._async_client.close())
-        except RuntimeError:
-            asyncio.run(self._async_client.close())
-
-    async def __aenter__(self) -> MongoDBCheckpointer:
-        return self._open()
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._client.close()
-        await self._async_client.close()

@@ -12,6 +12,7 @@ from pymongo import MongoClient
 from pymongo.errors import ConfigurationError, InvalidURI, PyMongoError
 
 from .. import mongodbsaver_import
+from .._plans.clients import DRIVER_INFO
 from ..checkpointer import MongoDBCheckpointer
 from ..errors import DurableMongoError, InvalidInputError
 from ..schema import CollectionNames
@@ -100,7 +101,7 @@ def main(
                 raise CliError(f"bad MongoDB URI {args.uri!r}: it must start with mongodb:// or mongodb+srv://", EXIT_USAGE)
             try:
                 timeout = {} if "serverselectiontimeoutms" in args.uri.lower() else {"serverSelectionTimeoutMS": 5000}
-                client = MongoClient(args.uri, **timeout)
+                client = MongoClient(args.uri, driver=DRIVER_INFO, **timeout)
             except (InvalidURI, ConfigurationError, ValueError) as error:
                 raise CliError(f"bad MongoDB URI {args.uri!r}: {error}", EXIT_USAGE) from None
         try:

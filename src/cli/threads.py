@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any, TextIO
 
+from .._langgraph import NS_END, NS_SEP
 from .._plans import quirks as server_quirks
 from ..schema import CollectionNames
 from .exits import EXIT_UNKNOWN_THREAD, CliError
@@ -13,7 +14,7 @@ from .exits import EXIT_UNKNOWN_THREAD, CliError
 
 def _namespace_label(ns: str) -> str:
     """``case_investigation:abc|policy_analysis:def`` -> ``case_investigation|policy_analysis``."""
-    return "|".join(seg.split(":")[0] for seg in ns.split("|")) if ns else "(root)"
+    return NS_SEP.join(seg.split(NS_END)[0] for seg in ns.split(NS_SEP)) if ns else "(root)"
 
 
 #: The order of the ``thread_ns_checkpoint`` index: each thread's root namespace first, latest checkpoint first.

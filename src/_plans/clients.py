@@ -1,0 +1,273 @@
+"""The clients this package opens for a URI, and the name it gives servers in every client's handshake.
+
+pymongo's ``AsyncMongoClient`` binds itself to the event loop it first runs on:
+used from another loop (a second ``asyncio.run``) it raises ``Cannot use
+AsyncMongoClient in different event loop``. So for a URI the package opens a
+``LoopClients``: one ``AsyncMongoClient`` per event loop, made for the running
+loop on first use and closed when that loop ends (``asyncio.run``'s
+``shutdown_asyncgens``) or by ``close()``/``aclose()``. ``OwnedClients`` pairs it
+with the sync ``MongoClient``, and ``ConnectionScope`` is what
+``from_conn_string`` returns: ``with`` or ``async with``, closing both at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+from collections.abc import AsyncIterator, Callable
+from importlib.metadata import version
+from typing import Any, Generic, TypeVar
+
+from pymongo import AsyncMongoClient, MongoClient
+from pymongo.driver_info import DriverInfo
+from pymongo.errors import InvalidOperation
+
+#: What every client of this package tells the server in its handshake (``hello``'s ``client.driver``).
+DRIVER_INFO = DriverInfo(name="langgraph-durable-mongodb", version=version("langgraph-durable-mongodb"))
+
+#: How long a sync ``close()`` waits for a loop running in another thread to close its client.
+CLOSE_TIMEOUT_SECONDS = 10.0
+
+
+def announce(client: Any) -> None:
+    """Append ``DRIVER_INFO`` to the handshake of a pymongo client the user passed (once per client).
+
+    mongomock, motor and mongomock_motor clients have no handshake to add to: they are left alone.
+    """
+    if isinstance(client, (MongoClient, AsyncMongoClient)):
+        names = client.options.pool_options.metadata["driver"]["name"].split("|")
+        if DRIVER_INFO.name not in names:
+            client.append_metadata(DRIVER_INFO)
+
+
+async def _until_loop_ends(client: AsyncMongoClient) -> AsyncIterator[None]:
+    # Suspended at its yield while its loop runs; the loop closes it when it shuts down (asyncio.run's
+    # shutdown_asyncgens), and so the client, while the loop can still run the client's close().
+    try:
+        yield
+    finally:
+        await client.close()
+
+
+class _LoopClient:
+    """A loop's client, the database and collection objects made from it, and its closer (held here: the
+    loop itself holds its async generators weakly). Holds no reference to its loop."""
+
+    def __init__(self, client: AsyncMongoClient) -> None:
+        self.client = client
+        self.objects: dict[tuple[str, ...], Any] = {}
+        self.closer = _until_loop_ends(client)
+        try:  # run the closer to its yield now, inside the running loop, which registers it
+            self.closer.asend(None).send(None)
+        except StopIteration:
+            pass
+
+    def resolve(self, path: tuple[str, ...]) -> Any:
+        found = self.objects.get(path)
+        if found is None:
+            found = self.objects[path] = self.resolve(path[:-1])[path[-1]] if path else self.client
+        return found
+
+
+class LoopClients:
+    """An async client for a URI usable from any event loop: one ``AsyncMongoClient`` per loop.
+
+    ``clients["db"]`` and ``clients["db"]["coll"]`` are ``LoopBound``: every attribute is that of the
+    running loop's own database or collection. A loop's client is made on its first use and closed when
+    the loop ends (``asyncio.run``) or by ``close()``/``aclose()``; after those, use raises
+    ``InvalidOperation``, as a closed pymongo client does.
+
+    Args:
+        factory: makes one ``AsyncMongoClient``; called inside the loop that will use it.
+    """
+
+    def __init__(self, factory: Callable[[], AsyncMongoClient]) -> None:
+        self._factory = factory
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClient] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._closing_at_loop_end: list[_LoopClient] = []  # kept alive: the loop holds their closers weakly
+
+    def _entry(self) -> _LoopClient:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            entry = self._by_loop.get(loop)
+            if entry is None:
+                if self._closed:
+                    raise InvalidOperation("this platform's clients are closed; open a new one (from_conn_string)")
+                entry = self._by_loop[loop] = _LoopClient(self._factory())
+            return entry
+
+    def current(self) -> AsyncMongoClient:
+        """The running loop's client (made now if this loop has none).
+
+        Raises:
+            RuntimeError: no event loop is running.
+            InvalidOperation: ``close()``/``aclose()`` was called.
+        """
+        return self._entry().client
+
+    def resolve(self, path: tuple[str, ...]) -> Any:
+        """The running loop's object at ``path``: ``("db",)`` its database, ``("db", "coll")`` a collection."""
+        return self._entry().resolve(path)
+
+    def __getitem__(self, name: str) -> LoopBound:
+        return LoopBound(self, (name,))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.current(), name)
+
+    def _take_all(self) -> list[tuple[asyncio.AbstractEventLoop, _LoopClient]]:
+        with self._lock:
+            self._closed = True
+            taken = list(self._by_loop.items())
+            self._by_loop.clear()
+        return taken
+
+    def close(self) -> None:
+        """Close every loop's client that can be closed from here, and refuse new ones.
+
+        A loop that ended has closed its client already. A loop that is not running runs its client's
+        ``close()`` now; a loop running in another thread is asked to and waited for (at most
+        ``CLOSE_TIMEOUT_SECONDS``). The client of a loop running in this thread (``close()`` called from a
+        coroutine) cannot be awaited from sync code: that loop closes it when it ends; use ``aclose()`` there.
+        """
+        here = _running_loop()
+        for loop, entry in self._take_all():
+            self._close_from(here, loop, entry)
+
+    async def aclose(self) -> None:
+        """Close the running loop's client (awaited), and the others as ``close()`` does."""
+        here = asyncio.get_running_loop()
+        for loop, entry in self._take_all():
+            if loop is here:
+                await entry.closer.aclose()
+            else:
+                self._close_from(here, loop, entry)
+
+    def _close_from(self, here: asyncio.AbstractEventLoop | None, loop: asyncio.AbstractEventLoop, entry: _LoopClient) -> None:
+        if loop is here:
+            self._closing_at_loop_end.append(entry)
+        elif loop.is_running():
+            asyncio.run_coroutine_threadsafe(entry.closer.aclose(), loop).result(CLOSE_TIMEOUT_SECONDS)
+        elif not loop.is_closed():
+            loop.run_until_complete(entry.closer.aclose())
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+class LoopBound:
+    """A database or a collection of a ``LoopClients``: its attributes are those of the running loop's.
+
+    Args:
+        clients: the ``LoopClients``.
+        path: ``("db",)`` for a database, ``("db", "coll")`` for a collection.
+    """
+
+    def __init__(self, clients: LoopClients, path: tuple[str, ...]) -> None:
+        self._clients, self._path = clients, path
+
+    @property
+    def client(self) -> LoopClients:
+        """The ``LoopClients`` this database belongs to (as ``AsyncDatabase.client``)."""
+        return self._clients
+
+    def __getitem__(self, name: str) -> LoopBound:
+        return LoopBound(self._clients, (*self._path, name))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._clients.resolve(self._path), name)
+
+
+class OwnedClients:
+    """The clients a ``from_conn_string`` opened for ``uri``: a ``MongoClient`` and a ``LoopClients``.
+
+    Both carry ``DRIVER_INFO`` in their handshake: the sync client gets it as every client given to a
+    storage class does (``faces.split_clients``), each loop's client when it is made.
+
+    Args:
+        uri: a MongoDB URI.
+    """
+
+    def __init__(self, uri: str) -> None:
+        self.client: MongoClient = MongoClient(uri)
+        self.async_client = LoopClients(lambda: AsyncMongoClient(uri, driver=DRIVER_INFO))
+
+    def close(self) -> None:
+        """Close the sync client and the async ones (as ``LoopClients.close``)."""
+        self.client.close()
+        self.async_client.close()
+
+    async def aclose(self) -> None:
+        """Close the sync client and, awaited, the running loop's async client, then the others."""
+        self.client.close()
+        await self.async_client.aclose()
+
+
+class OwnsClients:
+    """Mixin: an object that may own the clients it was built on (``from_conn_string``), and closes them."""
+
+    _owned: OwnedClients | None = None
+
+    def close(self) -> None:
+        """Close the clients this object opened itself (``from_conn_string``); clients you passed stay open.
+
+        In a coroutine, use ``aclose()``: a sync ``close()`` there leaves the running loop's async client
+        to be closed when that loop ends.
+        """
+        if self._owned is not None:
+            self._owned.close()
+
+    async def aclose(self) -> None:
+        """Async ``close()``: closes the running loop's async client too, awaited (no task is left behind)."""
+        if self._owned is not None:
+            await self._owned.aclose()
+
+
+T = TypeVar("T", bound=OwnsClients)
+
+
+class ConnectionScope(Generic[T]):
+    """What ``from_conn_string`` returns: ``with`` or ``async with`` yields an object built on clients opened
+    for a URI, and closes them at the end of the block.
+
+    Args:
+        uri: a MongoDB URI.
+        build: makes the object from ``(client, async_client)``.
+    """
+
+    def __init__(self, uri: str, build: Callable[[Any, Any], T]) -> None:
+        self._uri, self._build = uri, build
+
+    def _open(self) -> T:
+        owned = OwnedClients(self._uri)
+        try:
+            opened = self._build(owned.client, owned.async_client)
+        except BaseException:
+            owned.close()
+            raise
+        opened._owned = owned
+        self._opened = opened
+        return opened
+
+    def __enter__(self) -> T:
+        return self._open()
+
+    def __exit__(self, *exc: object) -> None:
+        self._opened.close()
+
+    async def __aenter__(self) -> T:
+        return self._open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._opened.aclose()
