@@ -26,7 +26,9 @@ from pymongo import MongoClient
 from pymongo.errors import ConfigurationError, InvalidURI, OperationFailure, PyMongoError
 
 from ._plans import quirks as server_quirks
+from ._plans.interpreters import SyncInterpreter
 from .schema import CollectionNames, indexes_by_collection
+from .storage_format import read_format_plan
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
 
@@ -191,6 +193,7 @@ def doctor(client: Any, db: Any, names: CollectionNames, fix: bool) -> dict[str,
     report["features"]["replica_set"] = bool(hello.get("setName"))
     report["features"]["transactions"] = bool(hello.get("setName")) and quirks.transactions
     report["features"]["ttl_indexes"] = quirks.ttl_expiry
+    report["format"] = SyncInterpreter(db).run(read_format_plan(names)).describe()
     for coll, indexes in indexes_by_collection(names).items():
         present = {ix["name"] for ix in db[coll].list_indexes()}
         for index in indexes:
@@ -218,6 +221,7 @@ def render_doctor(report: dict[str, Any], out: TextIO) -> None:
     out.write(f"connection  ok\nserver      {kind}\n")
     for feature, ok in report["features"].items():
         out.write(f"feature     {feature:<13} {'yes' if ok else 'no'}\n")
+    out.write(f"format      {report['format']}\n")
     labels = [f"{row['collection']}.{row['index']}" for row in report["indexes"]]
     width = max(map(len, labels), default=0)
     for label, row in zip(labels, report["indexes"]):

@@ -94,6 +94,7 @@ class DurablePlatform:
             *databases,
             collection_name=self.checkpointer.collections.ordinals,
             expiry=self.checkpointer.expiry_fields if self.checkpointer.ttl is not None else None,
+            storage_format=self.checkpointer.storage_format,
         )
         self.locator = ResolverLocator(self.allocator, self.checkpointer)
         self._lock = threading.Lock()
@@ -109,6 +110,7 @@ class DurablePlatform:
                 collection=self.checkpointer.collections.runs,
                 lease_seconds=run_lease_seconds,
                 wait_seconds=run_wait_seconds,
+                storage_format=self.checkpointer.storage_format,
             )
 
     @classmethod

@@ -85,7 +85,8 @@ from ._plans.lease import Beat
 from ._plans.owner import identity, owner_gone
 from ._plans.requests import CreateIndexes, FencedUpdate, Find, Heartbeat, InsertOne, Plan, Sleep
 from .errors import RunLockLostError, ThreadBusyError
-from .schema import INDEXES
+from .schema import INDEXES, CollectionNames
+from .storage_format import StorageFormat
 
 logger = logging.getLogger("langgraph_durable_mongodb.run_lock")
 
@@ -283,6 +284,8 @@ class RunLocks(TwoFaces):
         db_name: the database.
         lease_seconds: how long a lock outlives its holder's last renewal.
         wait_seconds: how long an acquisition waits for another run before ``ThreadBusyError``.
+        storage_format: the database's format check, run before the first operation (``DurablePlatform``
+            passes the checkpointer's); by default one of its own.
     """
 
     _needs_sync = "give DurablePlatform a sync client (client=MongoClient(uri)) to run invoke/stream/batch"
@@ -298,6 +301,7 @@ class RunLocks(TwoFaces):
         lease_seconds: float = 30.0,
         wait_seconds: float = 30.0,
         auto_setup: bool = True,
+        storage_format: StorageFormat | None = None,
     ) -> None:
         lease_seconds = require_seconds("run_lease_seconds", lease_seconds, positive=True)
         wait_seconds = require_seconds("run_wait_seconds", wait_seconds)
@@ -309,6 +313,7 @@ class RunLocks(TwoFaces):
             client[db_name] if client is not None else None,
             async_client[db_name] if async_client is not None else None,
             auto_setup,
+            (storage_format or StorageFormat(db_name, CollectionNames(runs=self.collection))).check_plan,
         )
 
     # ---- plans (the storage logic, once) ----

@@ -284,7 +284,7 @@ def test_with_encryption_input_digests_are_keyed_so_a_short_secret_cannot_be_gue
     guesses = {digest({"pin": f"{n:04d}"}) for n in range(10_000)}  # every 4-digit PIN, unkeyed
     assert entry["input"]["digest"].startswith("hmac-sha256:") and entry["input"]["digest"] not in guesses
     db = platform.checkpointer.client[platform.checkpointer.db_name]
-    [stored_key] = db["durable_metadata"].find({})
+    [stored_key] = db["durable_metadata"].find({"_id": "journal_input_digest_key"})
     assert stored_key["type"].endswith("+aes")  # the digest key itself is stored encrypted
 
     # Another process with the same encryption key reads the same digest key: the effect replays.

@@ -58,20 +58,27 @@ class TwoFaces:
     _sync_io: SyncInterpreter | None
     _async_io: AsyncInterpreter | None
 
-    def _init_faces(self, sync_db: Any, async_db: Any, auto_setup: bool) -> None:
-        """Interpreters for the given databases (None: that face is missing); ``auto_setup`` runs
-        ``_setup_plan()`` before each face's first plan."""
+    def _init_faces(self, sync_db: Any, async_db: Any, auto_setup: bool, guard: Callable[[], Plan]) -> None:
+        """Interpreters for the given databases (None: that face is missing). Before each face's first plan,
+        ``guard()`` runs (the storage format check: it must see the database before any write, whatever
+        ``auto_setup`` says), then ``_setup_plan()`` when ``auto_setup``."""
         self._sync_io = SyncInterpreter(sync_db) if sync_db is not None else None
         self._async_io = AsyncInterpreter(async_db) if async_db is not None else None
-        self._ready = {"sync": not auto_setup, "async": not auto_setup}
+        self._guard, self._auto_setup = guard, auto_setup
+        self._ready = {"sync": False, "async": False}
 
     _setup_plan: Callable[[], Plan]
+
+    def _first_plan(self) -> Plan:
+        yield from self._guard()
+        if self._auto_setup:
+            yield from self._setup_plan()
 
     def _sync_face(self) -> SyncInterpreter:
         if self._sync_io is None:
             raise ClientConfigurationError(f"this {type(self).__name__} has only an async client: {self._needs_sync}")
         if not self._ready["sync"]:
-            self._sync_io.run(self._setup_plan())
+            self._sync_io.run(self._first_plan())
             self._ready["sync"] = True
         return self._sync_io
 
@@ -79,7 +86,7 @@ class TwoFaces:
         if self._async_io is None:
             raise ClientConfigurationError(f"this {type(self).__name__} has only a sync client: {self._needs_async}")
         if not self._ready["async"]:
-            await self._async_io.run(self._setup_plan())
+            await self._async_io.run(self._first_plan())
             self._ready["async"] = True
         return self._async_io
 

@@ -23,6 +23,7 @@ from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
 from .._plans.faces import TwoFaces, split_clients
 from ..errors import InvalidInputError
 from ..schema import CollectionNames
+from ..storage_format import StorageFormat
 from .memory import StoredCheckpoints, ThreadExpiries, ValueLocations
 from .plans import CheckpointPlans, next_version
 
@@ -56,7 +57,12 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
             last write; every document of it carries one ``expire_at`` (see ``expiry_fields``).
         collections: collection names (see ``CollectionNames``).
         chunk_bytes: serialized bytes per document for large values.
-        auto_setup: create indexes before the first operation of each face.
+        auto_setup: create indexes before the first operation of each face. Either way, the database's
+            storage format is checked before the first operation (``storage_format``).
+
+    Raises:
+        IncompatibleStorageError: (at the first operation) the database holds a newer storage format or a
+            foreign one (a ``MongoDBSaver`` database, say); nothing was written, and the message names the fix.
     """
 
     _needs_sync = (
@@ -91,10 +97,13 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         self.ttl = ttl
         self.collections = collections or CollectionNames()
         self.chunk_bytes = chunk_bytes
+        #: The database's storage format check, shared with the journal, allocator and run locks beside it.
+        self.storage_format = StorageFormat(db_name, self.collections)
         self._init_faces(
             client[db_name] if client is not None else None,
             async_client[db_name] if async_client is not None else None,
             auto_setup,
+            self.storage_format.check_plan,
         )
         self._expiries = ThreadExpiries()
         self._stored = StoredCheckpoints()
