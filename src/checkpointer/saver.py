@@ -108,10 +108,21 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         self._expiries = ThreadExpiries()
         self._stored = StoredCheckpoints()
         self._locations = ValueLocations()
-        self._run_observers: list[Callable[[StartingRun, RunnableConfig], None]] = []
+        self._run_observers: list[Callable[[StartingRun, RunnableConfig, MongoDBCheckpointer], None]] = []
+        # LangGraph's strict msgpack mode clones a saver with copy.copy (``with_allowlist``): this stays the original.
+        self._base_saver = self
 
-    def observe_runs(self, observer: Callable[[StartingRun, RunnableConfig], None]) -> None:
-        """Call ``observer(run, config)`` when a run of a root graph saving with this checkpointer starts.
+    @property
+    def base_saver(self) -> MongoDBCheckpointer:
+        """The saver this one was cloned from by ``with_allowlist`` (itself when it is no clone).
+
+        Under ``LANGGRAPH_STRICT_MSGPACK=true``, ``compile()`` and each run hand LangGraph such a clone: the
+        same store, whose serde also reads the types of the graph's schemas.
+        """
+        return self._base_saver
+
+    def observe_runs(self, observer: Callable[[StartingRun, RunnableConfig, MongoDBCheckpointer], None]) -> None:
+        """Call ``observer(run, config, saver)`` when a run of a root graph saving with this checkpointer starts.
 
         A run starts when LangGraph reads its thread's latest checkpoint (``get_tuple``) as it enters the
         run's loop; subgraph levels, ``get_state`` and other reads start none. The observer runs in the
@@ -119,8 +130,9 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         an error it raises (a ``TopologyError``) fails the run before it does anything.
 
         Args:
-            observer: called with the starting run (``run.graph`` is the root graph, a ``Pregel``) and the
-                config of the run's first read.
+            observer: called with the starting run (``run.graph`` is the root graph, a ``Pregel``), the
+                config of the run's first read, and the saver the run saves with: this one, or its clone
+                (``base_saver``) whose serde reads the run's values.
         """
         self._run_observers.append(observer)
 
@@ -132,7 +144,7 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         run = _langgraph.starting_run()
         if run is not None:
             for observer in self._run_observers:
-                observer(run, config)
+                observer(run, config, self)
 
     @classmethod
     def from_conn_string(cls, conn_string: str, **kwargs: Any) -> "_ConnectionScope":

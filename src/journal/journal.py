@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -172,6 +173,25 @@ class ActivityJournal(TwoFaces, JournalPlans):
         if saver.ttl is not None:
             options.setdefault("expiry", saver.expiry_fields)
         return cls(saver.client, async_client=saver.async_client, db_name=saver.db_name, serde=saver.serde, **options)
+
+    def with_serde(self, serde: SerializerProtocol) -> ActivityJournal:
+        """This journal recording and replaying outcomes with ``serde``: the same store and settings.
+
+        ``DurablePlatform`` gives each run the serde of the saver it saves with (under
+        ``LANGGRAPH_STRICT_MSGPACK=true``, the clone ``with_allowlist`` made), so a replayed outcome has the
+        type the first run returned wherever the checkpoint's values do.
+
+        Args:
+            serde: any ``SerializerProtocol``.
+
+        Returns:
+            This journal when ``serde`` is already its serde, else a shallow copy using ``serde``.
+        """
+        if serde is self.serde:
+            return self
+        journal = copy.copy(self)
+        journal.serde = serde
+        return journal
 
     # -- positions ------------------------------------------------------------------
 
