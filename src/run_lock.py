@@ -78,7 +78,7 @@ from typing import Any
 
 from langchain_core.runnables.config import merge_configs
 
-from ._bson import require_db_name, require_seconds, require_str
+from ._bson import require_db_name, require_seconds, require_str, require_thread_id
 from ._plans import lease
 from ._plans.faces import TwoFaces, split_clients
 from ._plans.lease import Beat
@@ -125,10 +125,16 @@ def thread_id_of(config: Any, bound: Any = None) -> str | None:
 
     Returns:
         ``str(thread_id)``, or None when neither config names a thread.
+
+    Raises:
+        InvalidInputError: the thread id is empty or falsy (``""``, ``0``), which LangGraph would not
+            turn into a name.
     """
     explicit = [_explicit(c) for c in (bound, config) if isinstance(c, Mapping)]
     thread_id = merge_configs(*explicit).get("configurable", {}).get("thread_id")
-    return None if thread_id is None else str(thread_id)
+    if thread_id is None:
+        return None
+    return require_thread_id(str(thread_id) if thread_id else thread_id)
 
 
 def thread_ids_of(configs: Any, bound: Any = None) -> list[str]:

@@ -46,6 +46,33 @@ def split_clients(client: Any, async_client: Any, owner: str, alternative: str =
     return client, async_client
 
 
+def started(plan: Plan) -> Plan:
+    """Run ``plan`` up to its first request now, and return a plan that goes on from there.
+
+    A plan checks its input before its first request: started before a face is set up, a bad input raises
+    before the face's first plan (the storage format stamp, the indexes) writes anything.
+    """
+    try:
+        request = next(plan)
+    except StopIteration as stop:
+        return _returning(stop.value)
+    return _going_on(plan, request)
+
+
+def _returning(value: Any) -> Plan:
+    return value
+    yield  # noqa: RET503 - a generator that returns at once
+
+
+def _going_on(plan: Plan, request: Any) -> Plan:
+    while True:
+        result = yield request
+        try:
+            request = plan.send(result)
+        except StopIteration as stop:
+            return stop.value
+
+
 class TwoFaces:
     """Mixin of a storage class: its sync face and its native async face, each set up on first use.
 
@@ -91,9 +118,11 @@ class TwoFaces:
         return self._async_io
 
     def _run(self, plan: Plan) -> Any:
+        plan = started(plan)
         return self._sync_face().run(plan)
 
     async def _arun(self, plan: Plan) -> Any:
+        plan = started(plan)
         return await (await self._async_face()).run(plan)
 
     def setup(self) -> None:

@@ -20,7 +20,7 @@ from langgraph.checkpoint.base import (
 from .. import _langgraph
 from .._langgraph import StartingRun
 from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
-from .._plans.faces import TwoFaces, split_clients
+from .._plans.faces import TwoFaces, split_clients, started
 from ..errors import InvalidInputError
 from ..schema import CollectionNames
 from ..storage_format import StorageFormat
@@ -217,11 +217,12 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
 
         Raises:
             InvalidInputError: a malformed config, an id that is not a string, a filter key that is not a
-                string or starts with ``$``, or a ``limit`` that is not a non-negative int (raised when
-                iterating, before any query).
+                string or starts with ``$``, an empty ``thread_id``, or a ``limit`` that is not a non-negative
+                int (raised by the call itself, before any query).
             ClientConfigurationError: this saver has only an async client (raised by the call itself).
         """
-        return self._sync_face().iterate(self._list_plan(config, filter, before, limit))
+        plan = started(self._list_plan(config, filter, before, limit))
+        return self._sync_face().iterate(plan)
 
     def put(
         self,
@@ -397,7 +398,7 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
     ) -> AsyncIterator[CheckpointTuple]:
         """Async ``list`` on the async client: same arguments, items and errors (all raised when iterating;
         ``ClientConfigurationError`` when this saver has only a sync client)."""
-        plan = self._list_plan(config, filter, before, limit)
+        plan = started(self._list_plan(config, filter, before, limit))
         io = await self._async_face()
         async for item in io.iterate(plan):
             yield item
