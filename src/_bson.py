@@ -52,6 +52,23 @@ def require_str(name: str, value: Any, *, allow_empty: bool = True) -> str:
     return value
 
 
+def require_thread_id(value: Any) -> str:
+    """``value`` if it is a non-empty ``str``, else ``InvalidInputError`` saying what a thread id may be.
+
+    LangGraph stores a run under ``str(thread_id)`` for a truthy non-string id (an int, a UUID), but passes an
+    empty or falsy one (``""``, ``0``) on as it is: every such run would share one nameless thread.
+
+    >>> require_thread_id("t-1")
+    't-1'
+    """
+    if isinstance(value, str) and value:
+        return value
+    raise InvalidInputError(
+        f"thread_id must be a non-empty string, got {type(value).__name__} ({value!r:.80}); name the thread, e.g. "
+        '{"configurable": {"thread_id": "case-42"}} (a run also takes a non-zero int or a UUID, stored as str(thread_id))'
+    )
+
+
 def require_str_list(name: str, values: Any) -> list[str]:
     """A list or tuple of strings (not one string, not a dict), else ``InvalidInputError``."""
     if not isinstance(values, (list, tuple)):

@@ -18,6 +18,9 @@ else needs reading.
   (``CONFIG_KEY_SEND``, one per prepared task), the runtime with its retry
   attempt (``CONFIG_KEY_RUNTIME``), the checkpoint ids of the namespaces above
   (``CONFIG_KEY_CHECKPOINT_MAP``) and the run's durability (``CONFIG_KEY_DURABILITY``).
+- Under ``LANGGRAPH_STRICT_MSGPACK=true`` a compiled graph keeps the msgpack allowlist ``compile()`` derived
+  from its schemas in ``_serde_allowlist``, which ``Pregel.__init__`` (and so ``copy``) resets
+  (``keep_allowlist``).
 """
 
 from __future__ import annotations
@@ -97,6 +100,13 @@ class StartingRun:
         manager = self.loop.manager
         if manager is not None and not any(h is handler for h in manager.inheritable_handlers):
             manager.inheritable_handlers.append(handler)
+
+
+def keep_allowlist(source: Pregel, copied: Pregel) -> Pregel:
+    """``copied`` (a copy of ``source``) given back ``source``'s strict msgpack allowlist, which the copy lost:
+    without it a run's saver reads the types of the graph's own schemas back as dicts."""
+    copied._serde_allowlist = getattr(source, "_serde_allowlist", None)  # noqa: SLF001
+    return copied
 
 
 def starting_run() -> StartingRun | None:

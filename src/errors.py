@@ -131,3 +131,17 @@ class RunLockLostError(DurableMongoError, RuntimeError):
     def __init__(self, message: str, *, thread_id: str | None = None, fence: int | None = None) -> None:
         super().__init__(message)
         self.thread_id, self.fence = thread_id, fence
+
+
+class IncompatibleStorageError(DurableMongoError, RuntimeError):
+    """The database holds data in a format this package does not write: a newer version of it, or a foreign one
+    (``langgraph-checkpoint-mongodb``'s ``MongoDBSaver``, say). Raised before anything is written.
+
+    The message names the fix: upgrade the package, import the threads into a new database
+    (``langgraph-durable-mongodb --uri URI --db NEW_DB import-mongodbsaver --source-db THIS_DB``), or use
+    another ``db_name``. Attributes: ``db_name`` and ``found`` (what the database holds, as ``doctor`` says it).
+    """
+
+    def __init__(self, message: str, *, db_name: str | None = None, found: str | None = None) -> None:
+        super().__init__(message)
+        self.db_name, self.found = db_name, found

@@ -38,6 +38,7 @@ from ._plans.clients import ConnectionScope, OwnsClients
 from .checkpointer import MongoDBCheckpointer
 from .errors import InvalidInputError, TopologyError
 from .journal import ActivityJournal, EffectScope, ResolverLocator
+from . import _langgraph
 from ._langgraph import StartingRun
 from .resolver import DurableScope, DurableSubgraphResolver, OrdinalAllocator
 from .run_binding import bind_run
@@ -101,6 +102,7 @@ class DurablePlatform(OwnsClients):
             *databases,
             collection_name=self.checkpointer.collections.ordinals,
             expiry=self.checkpointer.expiry_fields if self.checkpointer.ttl is not None else None,
+            storage_format=self.checkpointer.storage_format,
         )
         self.locator = ResolverLocator(self.allocator, self.checkpointer)
         self._lock = threading.Lock()
@@ -116,6 +118,7 @@ class DurablePlatform(OwnsClients):
                 collection=self.checkpointer.collections.runs,
                 lease_seconds=run_lease_seconds,
                 wait_seconds=run_wait_seconds,
+                storage_format=self.checkpointer.storage_format,
             )
 
     @classmethod
@@ -213,7 +216,7 @@ class DurablePlatform(OwnsClients):
                 "for a builder, use platform.compile(builder)"
             )
         saver = graph.checkpointer
-        if isinstance(saver, BaseCheckpointSaver) and saver is not self.checkpointer:
+        if isinstance(saver, BaseCheckpointSaver) and getattr(saver, "base_saver", saver) is not self.checkpointer:
             raise TopologyError(
                 f"the root graph was compiled with its own saver ({type(saver).__name__}); compile it without "
                 "a checkpointer (or with checkpointer=None) and attach it, or use platform.compile(builder)"
@@ -222,7 +225,7 @@ class DurablePlatform(OwnsClients):
             raise TopologyError(
                 f"the root graph was compiled with checkpointer={saver}; compile it with checkpointer=None and attach it"
             )
-        return self._durable(graph.copy(update={"checkpointer": self.checkpointer}))
+        return self._durable(_langgraph.keep_allowlist(graph, graph.copy(update={"checkpointer": self.checkpointer})))
 
     def _durable(self, graph: Pregel) -> DurableGraph:
         """``graph`` as a ``DurableGraph``, its topology validated now rather than at its first run."""
@@ -234,7 +237,7 @@ class DurablePlatform(OwnsClients):
                 durable = self._classes[cls] = type(
                     f"Durable{cls.__name__}", (DurableGraph, cls), {"_platform": self, "__module__": __name__}
                 )
-        return durable(**{k: v for k, v in graph.__dict__.items() if k != "__orig_class__"})
+        return _langgraph.keep_allowlist(graph, durable(**{k: v for k, v in graph.__dict__.items() if k != "__orig_class__"}))
 
     # -- runs ------------------------------------------------------------------------
 
@@ -256,15 +259,16 @@ class DurablePlatform(OwnsClients):
                 self._resolvers.popitem(last=False)
         return resolver
 
-    def _run_starts(self, run: StartingRun, config: Any) -> None:
+    def _run_starts(self, run: StartingRun, config: Any, saver: MongoDBCheckpointer) -> None:
         """A run on the platform checkpointer starts (``MongoDBCheckpointer.observe_runs``): bind its durable
         scope and effect scope for its thread, in the run's context, before any step, and again in any task
-        that starts a later step without them (``run_binding``)."""
+        that starts a later step without them (``run_binding``). Its effects record and replay with the
+        serde of the saver it saves with, so a strict msgpack allowlist applies to both alike."""
         thread_id = (config.get("configurable") or {}).get("thread_id")
         if thread_id is None:
             return  # LangGraph refuses the run itself
         guard = check_held if self.run_locks is not None else None
-        effects = EffectScope(self.journal, self.locator, guard)
+        effects = EffectScope(self.journal.with_serde(saver.serde), self.locator, guard)
         bind_run(run, str(thread_id), DurableScope(self._resolver(run.graph)), effects)
 
     def setup(self) -> None:
@@ -308,6 +312,17 @@ class DurableGraph:
     def resolver(self) -> DurableSubgraphResolver:
         """The graph's validated resolver (its compiled-child topology, discovered once)."""
         return self._platform._resolver(self)  # type: ignore[arg-type]
+
+    def copy(self, update: dict[str, Any] | None = None) -> Any:
+        """``Pregel.copy`` (``with_config`` uses it), keeping the graph's strict msgpack allowlist.
+
+        Args:
+            update: attributes to replace.
+
+        Returns:
+            The copy, a ``DurableGraph``.
+        """
+        return _langgraph.keep_allowlist(self, super().copy(update))  # type: ignore[misc, arg-type]
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
         """``Pregel.stream`` under the thread's run lock, held from the first item to the last.

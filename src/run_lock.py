@@ -78,14 +78,15 @@ from typing import Any
 
 from langchain_core.runnables.config import merge_configs
 
-from ._bson import require_db_name, require_seconds, require_str
+from ._bson import require_db_name, require_seconds, require_str, require_thread_id
 from ._plans import lease
 from ._plans.faces import TwoFaces, split_clients
 from ._plans.lease import Beat
 from ._plans.owner import identity, owner_gone
 from ._plans.requests import CreateIndexes, FencedUpdate, Find, Heartbeat, InsertOne, Plan, Sleep
 from .errors import RunLockLostError, ThreadBusyError
-from .schema import INDEXES
+from .schema import INDEXES, CollectionNames
+from .storage_format import StorageFormat
 
 logger = logging.getLogger("langgraph_durable_mongodb.run_lock")
 
@@ -124,10 +125,16 @@ def thread_id_of(config: Any, bound: Any = None) -> str | None:
 
     Returns:
         ``str(thread_id)``, or None when neither config names a thread.
+
+    Raises:
+        InvalidInputError: the thread id is empty or falsy (``""``, ``0``), which LangGraph would not
+            turn into a name.
     """
     explicit = [_explicit(c) for c in (bound, config) if isinstance(c, Mapping)]
     thread_id = merge_configs(*explicit).get("configurable", {}).get("thread_id")
-    return None if thread_id is None else str(thread_id)
+    if thread_id is None:
+        return None
+    return require_thread_id(str(thread_id) if thread_id else thread_id)
 
 
 def thread_ids_of(configs: Any, bound: Any = None) -> list[str]:
@@ -283,6 +290,8 @@ class RunLocks(TwoFaces):
         db_name: the database.
         lease_seconds: how long a lock outlives its holder's last renewal.
         wait_seconds: how long an acquisition waits for another run before ``ThreadBusyError``.
+        storage_format: the database's format check, run before the first operation (``DurablePlatform``
+            passes the checkpointer's); by default one of its own.
     """
 
     _needs_sync = "give DurablePlatform a sync client (client=MongoClient(uri)) to run invoke/stream/batch"
@@ -298,6 +307,7 @@ class RunLocks(TwoFaces):
         lease_seconds: float = 30.0,
         wait_seconds: float = 30.0,
         auto_setup: bool = True,
+        storage_format: StorageFormat | None = None,
     ) -> None:
         lease_seconds = require_seconds("run_lease_seconds", lease_seconds, positive=True)
         wait_seconds = require_seconds("run_wait_seconds", wait_seconds)
@@ -309,6 +319,7 @@ class RunLocks(TwoFaces):
             client[db_name] if client is not None else None,
             async_client[db_name] if async_client is not None else None,
             auto_setup,
+            (storage_format or StorageFormat(db_name, CollectionNames(runs=self.collection))).check_plan,
         )
 
     # ---- plans (the storage logic, once) ----

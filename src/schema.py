@@ -11,7 +11,7 @@ Setup (each storage class creates the indexes of the collections it owns),
 | ``journal`` | ``activity_journal`` | journal | one entry per effect position |
 | ``ordinals`` | ``operation_ordinals`` | allocator | one ordinal per occurrence |
 | ``runs`` | ``thread_runs`` | run locks | one run lock per thread |
-| ``metadata`` | ``durable_metadata`` | journal | database-wide facts (the input-digest key) |
+| ``metadata`` | ``durable_metadata`` | every class; journal | database-wide facts (the storage format, the input-digest key) |
 
 Every index but the TTL index starts with ``thread_id``, so every per-thread
 collection can be sharded on it.

@@ -98,6 +98,7 @@ def test_the_package_has_no_import_cycle() -> None:
         ("_plans", ("journal", "checkpointer", "resolver", "run_lock", "platform", "cli", "demo")),
         ("run_lock", ("journal", "checkpointer", "resolver", "platform")),
         ("schema", ("_plans", "journal", "checkpointer", "resolver", "run_lock", "platform")),
+        ("storage_format", ("journal", "checkpointer", "resolver", "run_lock", "platform", "cli")),
         ("checkpointer", ("journal", "resolver", "run_lock", "platform")),
         ("resolver", ("journal", "checkpointer", "run_lock", "platform")),
         ("journal", ("checkpointer", "run_lock", "platform")),

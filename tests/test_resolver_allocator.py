@@ -37,7 +37,7 @@ class _CountingDatabase:
 
     def __init__(self, db: Any, refuse: bool = False) -> None:
         self._db, self._refuse, self.requests = db, refuse, 0
-        self.client = db.client
+        self.client, self.name = db.client, db.name
 
     def __getitem__(self, name: str) -> Any:
         return _CountingCollection(self, self._db[name])
@@ -248,7 +248,7 @@ class _RacingDatabase:
     """
 
     def __init__(self, db: Any, racers: int) -> None:
-        self._db, self.client = db, db.client
+        self._db, self.client, self.name = db, db.client, db.name
         self.barrier = threading.Barrier(racers, timeout=5)
         self.lock = threading.Lock()
         self.waited: set[int] = set()

@@ -201,16 +201,25 @@ def threads_named(query: dict) -> list[Any]:
     return [t for b in branches for t in threads_named(b)]
 
 
+def is_format_probe(cmd: Any) -> bool:
+    """The storage-format check of an unstamped database: the shape of one checkpoint, no values."""
+    return cmd.get("filter") == {} and cmd.get("limit") == 1 and set(cmd.get("projection", {})) == {"_id", "type", "ts"}
+
+
 class Queries(monitoring.CommandListener):
     """Every command's thread filter, as sent to the server."""
 
     def __init__(self) -> None:
         self.seen: list[tuple[str, str, Any]] = []
+        self.format_probes = 0
 
     def started(self, event: Any) -> None:
         cmd, name = event.command, event.command_name
         coll = cmd.get(name) if isinstance(cmd.get(name), str) else None
         if coll not in PER_THREAD:
+            return
+        if name == "find" and is_format_probe(cmd):
+            self.format_probes += 1
             return
         if name in ("find", "count", "distinct"):
             filters = [cmd.get("filter", cmd.get("query", {}))]
@@ -250,6 +259,7 @@ def test_no_query_reaches_beyond_its_thread(make_platform: Any) -> None:
     platform.checkpointer.copy_thread("a", "copy")
     platform.checkpointer.delete_thread(".*")
     assert queries.seen
+    assert queries.format_probes == 1, "the format check reads one checkpoint's shape once, on the unstamped database"
     off = [q for q in queries.seen if not isinstance(q[2], str) or q[2] not in (*threads, "copy")]
     assert off == [], f"queries that do not name one thread by equality: {off[:10]}"
     remaining = raw_documents(platform)
@@ -284,7 +294,7 @@ def test_with_encryption_input_digests_are_keyed_so_a_short_secret_cannot_be_gue
     guesses = {digest({"pin": f"{n:04d}"}) for n in range(10_000)}  # every 4-digit PIN, unkeyed
     assert entry["input"]["digest"].startswith("hmac-sha256:") and entry["input"]["digest"] not in guesses
     db = platform.checkpointer.client[platform.checkpointer.db_name]
-    [stored_key] = db["durable_metadata"].find({})
+    [stored_key] = db["durable_metadata"].find({"_id": "journal_input_digest_key"})
     assert stored_key["type"].endswith("+aes")  # the digest key itself is stored encrypted
 
     # Another process with the same encryption key reads the same digest key: the effect replays.

@@ -51,6 +51,33 @@ def split_clients(client: Any, async_client: Any, owner: str, alternative: str =
     return client, async_client
 
 
+def started(plan: Plan) -> Plan:
+    """Run ``plan`` up to its first request now, and return a plan that goes on from there.
+
+    A plan checks its input before its first request: started before a face is set up, a bad input raises
+    before the face's first plan (the storage format stamp, the indexes) writes anything.
+    """
+    try:
+        request = next(plan)
+    except StopIteration as stop:
+        return _returning(stop.value)
+    return _going_on(plan, request)
+
+
+def _returning(value: Any) -> Plan:
+    return value
+    yield  # noqa: RET503 - a generator that returns at once
+
+
+def _going_on(plan: Plan, request: Any) -> Plan:
+    while True:
+        result = yield request
+        try:
+            request = plan.send(result)
+        except StopIteration as stop:
+            return stop.value
+
+
 class TwoFaces:
     """Mixin of a storage class: its sync face and its native async face, each set up on first use.
 
@@ -63,20 +90,27 @@ class TwoFaces:
     _sync_io: SyncInterpreter | None
     _async_io: AsyncInterpreter | None
 
-    def _init_faces(self, sync_db: Any, async_db: Any, auto_setup: bool) -> None:
-        """Interpreters for the given databases (None: that face is missing); ``auto_setup`` runs
-        ``_setup_plan()`` before each face's first plan."""
+    def _init_faces(self, sync_db: Any, async_db: Any, auto_setup: bool, guard: Callable[[], Plan]) -> None:
+        """Interpreters for the given databases (None: that face is missing). Before each face's first plan,
+        ``guard()`` runs (the storage format check: it must see the database before any write, whatever
+        ``auto_setup`` says), then ``_setup_plan()`` when ``auto_setup``."""
         self._sync_io = SyncInterpreter(sync_db) if sync_db is not None else None
         self._async_io = AsyncInterpreter(async_db) if async_db is not None else None
-        self._ready = {"sync": not auto_setup, "async": not auto_setup}
+        self._guard, self._auto_setup = guard, auto_setup
+        self._ready = {"sync": False, "async": False}
 
     _setup_plan: Callable[[], Plan]
+
+    def _first_plan(self) -> Plan:
+        yield from self._guard()
+        if self._auto_setup:
+            yield from self._setup_plan()
 
     def _sync_face(self) -> SyncInterpreter:
         if self._sync_io is None:
             raise ClientConfigurationError(f"this {type(self).__name__} has only an async client: {self._needs_sync}")
         if not self._ready["sync"]:
-            self._sync_io.run(self._setup_plan())
+            self._sync_io.run(self._first_plan())
             self._ready["sync"] = True
         return self._sync_io
 
@@ -84,14 +118,16 @@ class TwoFaces:
         if self._async_io is None:
             raise ClientConfigurationError(f"this {type(self).__name__} has only a sync client: {self._needs_async}")
         if not self._ready["async"]:
-            await self._async_io.run(self._setup_plan())
+            await self._async_io.run(self._first_plan())
             self._ready["async"] = True
         return self._async_io
 
     def _run(self, plan: Plan) -> Any:
+        plan = started(plan)
         return self._sync_face().run(plan)
 
     async def _arun(self, plan: Plan) -> Any:
+        plan = started(plan)
         return await (await self._async_face()).run(plan)
 
     def setup(self) -> None:

@@ -35,6 +35,7 @@ from .._bson import (
     escape_document,
     require_str,
     require_str_list,
+    require_thread_id,
     unescape_document,
     unescape_key,
     value_documents,
@@ -91,7 +92,7 @@ def _thread_ns(config: Any) -> tuple[str, str, str | None]:
     conf = _configurable(config)
     if "thread_id" not in conf:
         raise InvalidInputError('config["configurable"] has no "thread_id"; pass the thread to read or write')
-    thread_id = require_str("thread_id", conf["thread_id"])
+    thread_id = require_thread_id(conf["thread_id"])
     checkpoint_ns = require_str("checkpoint_ns", conf.get("checkpoint_ns", ""))
     checkpoint_id = conf.get("checkpoint_id")
     if checkpoint_id is not None:
@@ -450,7 +451,7 @@ class CheckpointPlans:
         if config is not None:
             conf = _configurable(config)
             if "thread_id" in conf:
-                query["thread_id"] = require_str("thread_id", conf["thread_id"])
+                query["thread_id"] = require_thread_id(conf["thread_id"])
             if "checkpoint_ns" in conf:
                 query["checkpoint_ns"] = require_str("checkpoint_ns", conf["checkpoint_ns"])
             if conf.get("checkpoint_id") is not None:

@@ -20,9 +20,10 @@ from .. import _langgraph
 from .._langgraph import StartingRun
 from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
 from .._plans.clients import ConnectionScope, OwnsClients
-from .._plans.faces import TwoFaces, split_clients
+from .._plans.faces import TwoFaces, split_clients, started
 from ..errors import InvalidInputError
 from ..schema import CollectionNames
+from ..storage_format import StorageFormat
 from .memory import StoredCheckpoints, ThreadExpiries, ValueLocations
 from .plans import CheckpointPlans, next_version
 
@@ -60,7 +61,12 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
             last write; every document of it carries one ``expire_at`` (see ``expiry_fields``).
         collections: collection names (see ``CollectionNames``).
         chunk_bytes: serialized bytes per document for large values.
-        auto_setup: create indexes before the first operation of each face.
+        auto_setup: create indexes before the first operation of each face. Either way, the database's
+            storage format is checked before the first operation (``storage_format``).
+
+    Raises:
+        IncompatibleStorageError: (at the first operation) the database holds a newer storage format or a
+            foreign one (a ``MongoDBSaver`` database, say); nothing was written, and the message names the fix.
     """
 
     _needs_sync = (
@@ -95,18 +101,32 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         self.ttl = ttl
         self.collections = collections or CollectionNames()
         self.chunk_bytes = chunk_bytes
+        #: The database's storage format check, shared with the journal, allocator and run locks beside it.
+        self.storage_format = StorageFormat(db_name, self.collections)
         self._init_faces(
             client[db_name] if client is not None else None,
             async_client[db_name] if async_client is not None else None,
             auto_setup,
+            self.storage_format.check_plan,
         )
         self._expiries = ThreadExpiries()
         self._stored = StoredCheckpoints()
         self._locations = ValueLocations()
-        self._run_observers: list[Callable[[StartingRun, RunnableConfig], None]] = []
+        self._run_observers: list[Callable[[StartingRun, RunnableConfig, MongoDBCheckpointer], None]] = []
+        # LangGraph's strict msgpack mode clones a saver with copy.copy (``with_allowlist``): this stays the original.
+        self._base_saver = self
 
-    def observe_runs(self, observer: Callable[[StartingRun, RunnableConfig], None]) -> None:
-        """Call ``observer(run, config)`` when a run of a root graph saving with this checkpointer starts.
+    @property
+    def base_saver(self) -> MongoDBCheckpointer:
+        """The saver this one was cloned from by ``with_allowlist`` (itself when it is no clone).
+
+        Under ``LANGGRAPH_STRICT_MSGPACK=true``, ``compile()`` and each run hand LangGraph such a clone: the
+        same store, whose serde also reads the types of the graph's schemas.
+        """
+        return self._base_saver
+
+    def observe_runs(self, observer: Callable[[StartingRun, RunnableConfig, MongoDBCheckpointer], None]) -> None:
+        """Call ``observer(run, config, saver)`` when a run of a root graph saving with this checkpointer starts.
 
         A run starts when LangGraph reads its thread's latest checkpoint (``get_tuple``) as it enters the
         run's loop; subgraph levels, ``get_state`` and other reads start none. The observer runs in the
@@ -114,8 +134,9 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         an error it raises (a ``TopologyError``) fails the run before it does anything.
 
         Args:
-            observer: called with the starting run (``run.graph`` is the root graph, a ``Pregel``) and the
-                config of the run's first read.
+            observer: called with the starting run (``run.graph`` is the root graph, a ``Pregel``), the
+                config of the run's first read, and the saver the run saves with: this one, or its clone
+                (``base_saver``) whose serde reads the run's values.
         """
         self._run_observers.append(observer)
 
@@ -127,7 +148,7 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         run = _langgraph.starting_run()
         if run is not None:
             for observer in self._run_observers:
-                observer(run, config)
+                observer(run, config, self)
 
     @classmethod
     def from_conn_string(cls, conn_string: str, **kwargs: Any) -> ConnectionScope[MongoDBCheckpointer]:
@@ -202,11 +223,12 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
 
         Raises:
             InvalidInputError: a malformed config, an id that is not a string, a filter key that is not a
-                string or starts with ``$``, or a ``limit`` that is not a non-negative int (raised when
-                iterating, before any query).
+                string or starts with ``$``, an empty ``thread_id``, or a ``limit`` that is not a non-negative
+                int (raised by the call itself, before any query).
             ClientConfigurationError: this saver has only an async client (raised by the call itself).
         """
-        return self._sync_face().iterate(self._list_plan(config, filter, before, limit))
+        plan = started(self._list_plan(config, filter, before, limit))
+        return self._sync_face().iterate(plan)
 
     def put(
         self,
@@ -382,7 +404,7 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
     ) -> AsyncIterator[CheckpointTuple]:
         """Async ``list`` on the async client: same arguments, items and errors (all raised when iterating;
         ``ClientConfigurationError`` when this saver has only a sync client)."""
-        plan = self._list_plan(config, filter, before, limit)
+        plan = started(self._list_plan(config, filter, before, limit))
         io = await self._async_face()
         async for item in io.iterate(plan):
             yield item

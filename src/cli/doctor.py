@@ -7,7 +7,9 @@ from typing import Any, TextIO
 from pymongo.errors import OperationFailure
 
 from .._plans import quirks as server_quirks
+from .._plans.interpreters import SyncInterpreter
 from ..schema import CollectionNames, indexes_by_collection
+from ..storage_format import read_format_plan
 
 
 def server_identity(client: Any) -> tuple[dict[str, Any], server_quirks.ServerQuirks]:
@@ -51,6 +53,7 @@ def doctor(client: Any, db: Any, names: CollectionNames, fix: bool) -> dict[str,
     report["features"]["replica_set"] = bool(hello.get("setName"))
     report["features"]["transactions"] = bool(hello.get("setName")) and quirks.transactions
     report["features"]["ttl_indexes"] = quirks.ttl_expiry
+    report["format"] = SyncInterpreter(db).run(read_format_plan(names)).describe()
     for coll, indexes in indexes_by_collection(names).items():
         present = {ix["name"] for ix in db[coll].list_indexes()}
         for index in indexes:
@@ -78,6 +81,7 @@ def render_doctor(report: dict[str, Any], out: TextIO) -> None:
     out.write(f"connection  ok\nserver      {kind}\n")
     for feature, ok in report["features"].items():
         out.write(f"feature     {feature:<13} {'yes' if ok else 'no'}\n")
+    out.write(f"format      {report['format']}\n")
     labels = [f"{row['collection']}.{row['index']}" for row in report["indexes"]]
     width = max(map(len, labels), default=0)
     for label, row in zip(labels, report["indexes"]):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -12,6 +13,8 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from .._bson import DEFAULT_CHUNK_BYTES, require_db_name, require_seconds, require_str
 from .._plans.faces import TwoFaces, split_clients
 from ..errors import InvalidInputError
+from ..schema import CollectionNames
+from ..storage_format import StorageFormat
 from .context import Slot, alocate, current_effect_scope, locate
 from .documents import EffectCall
 from .plans import JournalPlans
@@ -69,6 +72,8 @@ class ActivityJournal(TwoFaces, JournalPlans):
             ``metadata_collection``; otherwise digests are plain SHA-256 (the
             previews show the inputs anyway).
         auto_setup: create indexes before the first operation of each face.
+        storage_format: the database's format check, run before the first operation
+            (``for_checkpointer`` shares the saver's); by default one of its own.
     """
 
     _needs_sync = (
@@ -100,6 +105,7 @@ class ActivityJournal(TwoFaces, JournalPlans):
         digest_key: bytes | None = None,
         metadata_collection: str = "durable_metadata",
         auto_setup: bool = True,
+        storage_format: StorageFormat | None = None,
     ) -> None:
         client, async_client = split_clients(
             client, async_client, "ActivityJournal", "or build it with ActivityJournal.for_checkpointer(saver)"
@@ -128,10 +134,14 @@ class ActivityJournal(TwoFaces, JournalPlans):
             raise InvalidInputError("digest_key must be at least 16 random bytes")
         self.metadata_collection = require_str("metadata_collection", metadata_collection, allow_empty=False)
         self._input_key, self._keyed_inputs = digest_key, digest_key is not None or encrypted
+        if storage_format is None:
+            names = CollectionNames(journal=self.collection, metadata=self.metadata_collection)
+            storage_format = StorageFormat(db_name, names)
         self._init_faces(
             client[db_name] if client is not None else None,
             async_client[db_name] if async_client is not None else None,
             auto_setup,
+            storage_format.check_plan,
         )
 
     @classmethod
@@ -159,9 +169,29 @@ class ActivityJournal(TwoFaces, JournalPlans):
         options.setdefault("collection", saver.collections.journal)
         options.setdefault("chunk_bytes", saver.chunk_bytes)
         options.setdefault("metadata_collection", saver.collections.metadata)
+        options.setdefault("storage_format", saver.storage_format)
         if saver.ttl is not None:
             options.setdefault("expiry", saver.expiry_fields)
         return cls(saver.client, async_client=saver.async_client, db_name=saver.db_name, serde=saver.serde, **options)
+
+    def with_serde(self, serde: SerializerProtocol) -> ActivityJournal:
+        """This journal recording and replaying outcomes with ``serde``: the same store and settings.
+
+        ``DurablePlatform`` gives each run the serde of the saver it saves with (under
+        ``LANGGRAPH_STRICT_MSGPACK=true``, the clone ``with_allowlist`` made), so a replayed outcome has the
+        type the first run returned wherever the checkpoint's values do.
+
+        Args:
+            serde: any ``SerializerProtocol``.
+
+        Returns:
+            This journal when ``serde`` is already its serde, else a shallow copy using ``serde``.
+        """
+        if serde is self.serde:
+            return self
+        journal = copy.copy(self)
+        journal.serde = serde
+        return journal
 
     # -- positions ------------------------------------------------------------------
 

@@ -102,7 +102,7 @@ class ResolverLocator:
         config = node_config()
         configurable = config["configurable"]
         running = _langgraph.run_checkpointer(configurable)
-        if self.saver is not None and running is not self.saver:
+        if self.saver is not None and getattr(running, "base_saver", running) is not self.saver:
             raise NoDurableScopeError(
                 f"this effect's graph runs on {type(running).__name__ if running is not None else 'no checkpointer'}, "
                 "not on the platform's checkpointer: the journal keys effects by the platform's checkpoints. "

@@ -78,7 +78,8 @@ from .._langgraph import NS_END
 from .._plans.faces import TwoFaces, is_async_client
 from .._plans.requests import CreateIndexes, DeleteMany, Find, InsertMany, InsertOne, Plan
 from ..errors import ClientConfigurationError, InvalidInputError, ThreadExistsError
-from ..schema import INDEXES, ORDINAL_KEY
+from ..schema import INDEXES, ORDINAL_KEY, CollectionNames
+from ..storage_format import StorageFormat
 from .namespace import ResolvedNamespace, SendOrigin
 from .position import NodePosition
 
@@ -144,6 +145,8 @@ class OrdinalAllocator(TwoFaces):
         collection_name: where allocations live (``operation_ordinals``).
         expiry: ``thread_id -> {"expire_at": ...}`` stamped on new allocations, so a thread with a TTL
             expires whole (``DurablePlatform`` passes the checkpointer's ``expiry_fields``).
+        storage_format: the database's format check, run before the first operation (``DurablePlatform``
+            passes the checkpointer's); by default one of its own.
 
     Raises:
         ClientConfigurationError: no database, or two of one kind.
@@ -155,6 +158,7 @@ class OrdinalAllocator(TwoFaces):
         *databases: Any,
         collection_name: str = DEFAULT_COLLECTION,
         expiry: Callable[[str], Mapping[str, Any]] | None = None,
+        storage_format: StorageFormat | None = None,
     ) -> None:
         if not isinstance(collection_name, str) or not collection_name:
             raise InvalidInputError(f"collection_name must be a non-empty string, got {collection_name!r}")
@@ -166,7 +170,9 @@ class OrdinalAllocator(TwoFaces):
             )
         self._collection = collection_name
         self._expiry = expiry
-        self._init_faces(sync[0] if sync else None, aio[0] if aio else None, auto_setup=True)
+        if storage_format is None:
+            storage_format = StorageFormat(databases[0].name, CollectionNames(ordinals=collection_name))
+        self._init_faces(sync[0] if sync else None, aio[0] if aio else None, True, storage_format.check_plan)
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, dict[tuple[str, str, str], int]] = OrderedDict()
 

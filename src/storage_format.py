@@ -1,0 +1,123 @@
+"""The storage format of a database: which version of this package's documents it holds, declared once.
+
+One document in the metadata collection (``schema.CollectionNames.metadata``) records it::
+
+    {"_id": "storage_format", "format": "langgraph-durable-mongodb", "version": FORMAT_VERSION}
+
+Every storage class runs ``StorageFormat.check_plan`` before its first plan (``_plans.faces``), so before
+its first write: an empty database is stamped; one holding our checkpoints without a stamp (written by
+0.1.0) is stamped; a newer version, or a foreign format (notably ``langgraph-checkpoint-mongodb``'s
+``MongoDBSaver``, whose collections share our default names), raises ``IncompatibleStorageError``
+before anything is written.
+
+Cost: one ``find`` on a stamped database, once per ``StorageFormat`` (a ``DurablePlatform`` shares one
+among its storage classes); two ``find``s and the stamp's ``insert`` the first time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ._plans.requests import Find, InsertOne, Plan
+from .errors import IncompatibleStorageError
+from .schema import CollectionNames
+
+#: The version of the documents this package writes. Raise it when a release changes their shape.
+FORMAT_VERSION = 1
+FORMAT_NAME = "langgraph-durable-mongodb"
+FORMAT_DOCUMENT_ID = "storage_format"
+#: How ``StoredFormat.foreign`` names a ``langgraph-checkpoint-mongodb`` database.
+MONGODBSAVER = "MongoDBSaver"
+
+
+def format_document() -> dict[str, Any]:
+    """The metadata document that stamps a database with this package's format."""
+    return {"_id": FORMAT_DOCUMENT_ID, "format": FORMAT_NAME, "version": FORMAT_VERSION}
+
+
+@dataclass(frozen=True)
+class StoredFormat:
+    """What a database holds: a stamped ``version``, a ``foreign`` format, our unstamped data, or nothing."""
+
+    version: int | None = None
+    foreign: str | None = None
+    has_data: bool = False
+
+    def describe(self) -> str:
+        """``version 1``, ``foreign: MongoDBSaver``, ``unstamped (written by 0.1.0)`` or ``none yet``."""
+        if self.foreign is not None:
+            return f"foreign: {self.foreign}"
+        if self.version is not None:
+            return f"version {self.version}"
+        return "unstamped (written by 0.1.0)" if self.has_data else "none yet"
+
+
+def _shape_of(checkpoint: dict[str, Any]) -> str | None:
+    """None for one of our checkpoint documents, else the name of the format that wrote it."""
+    if "type" in checkpoint:  # MongoDBSaver: serialized ``checkpoint`` bytes beside their serde ``type``
+        return MONGODBSAVER
+    return None if "ts" in checkpoint else "unknown documents"
+
+
+def read_format_plan(names: CollectionNames) -> Plan:
+    """Read what the database holds (``StoredFormat``); one ``find``, two when it is not stamped. Writes nothing."""
+    found = yield Find(names.metadata, {"_id": FORMAT_DOCUMENT_ID}, limit=1)
+    if found:
+        stamp = found[0]
+        version = stamp.get("version")
+        if stamp.get("format") != FORMAT_NAME or not isinstance(version, int):
+            return StoredFormat(foreign=f"a {FORMAT_DOCUMENT_ID} document of {stamp.get('format')!r}", has_data=True)
+        return StoredFormat(version=version, has_data=True)
+    sample = yield Find(names.checkpoints, {}, {"_id": 0, "type": 1, "ts": 1}, limit=1)
+    if not sample:
+        return StoredFormat()
+    return StoredFormat(foreign=_shape_of(sample[0]), has_data=True)
+
+
+class StorageFormat:
+    """The format check of one database, run once (then free) before the first write of any storage class sharing it.
+
+    Args:
+        db_name: the database (named in the errors' fixes).
+        collections: its collection names (the stamp lives in ``metadata``; foreign data is looked for in
+            ``checkpoints``).
+    """
+
+    def __init__(self, db_name: str, collections: CollectionNames | None = None) -> None:
+        self.db_name = db_name
+        self.collections = collections or CollectionNames()
+        self._checked = False
+
+    def check_plan(self) -> Plan:
+        """Stamp an empty or 0.1.0 database; raise ``IncompatibleStorageError`` for a newer or foreign format."""
+        if self._checked:
+            return
+        stored = yield from read_format_plan(self.collections)
+        if stored.foreign is not None:
+            raise IncompatibleStorageError(self._foreign_message(stored), db_name=self.db_name, found=stored.describe())
+        if stored.version is None:
+            yield InsertOne(self.collections.metadata, format_document())
+        elif stored.version > FORMAT_VERSION:
+            raise IncompatibleStorageError(
+                f"database {self.db_name!r} holds storage format version {stored.version}, newer than this "
+                f"langgraph-durable-mongodb writes ({FORMAT_VERSION}); nothing was written. Upgrade the package "
+                "(pip install -U langgraph-durable-mongodb)",
+                db_name=self.db_name,
+                found=stored.describe(),
+            )
+        self._checked = True
+
+    def _foreign_message(self, stored: StoredFormat) -> str:
+        where = f"database {self.db_name!r} (collection {self.collections.checkpoints!r})"
+        if stored.foreign == MONGODBSAVER:
+            return (
+                f"{where} holds langgraph-checkpoint-mongodb MongoDBSaver checkpoints, which this package does not "
+                "read; nothing was written. Import them into a new database with `langgraph-durable-mongodb "
+                f"--uri URI --db NEW_DB import-mongodbsaver --source-db {self.db_name}` and use db_name=NEW_DB, "
+                "or use another db_name"
+            )
+        return (
+            f"{where} holds {stored.foreign}, not written by langgraph-durable-mongodb; nothing was written. "
+            "Use another db_name (or other collection names)"
+        )

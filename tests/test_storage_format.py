@@ -1,0 +1,236 @@
+"""Every database we write records its storage format; a newer or foreign one is refused before any write.
+
+A database stamped by this package costs one ``find`` per platform (both faces share the check); a fresh
+one costs two ``find``s and the stamp's ``insert``. A ``MongoDBSaver`` database (its collections share our
+default names) and a newer format raise ``IncompatibleStorageError`` naming the fix, and nothing of the
+database changes: documents, collections and indexes as they were, no write command on the wire.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import uuid
+from collections.abc import Iterator
+from typing import Any, TypedDict
+
+import mongomock
+import pytest
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.mongodb import MongoDBSaver
+from langgraph.graph import START, StateGraph
+from mongomock_motor import AsyncMongoMockClient
+from pymongo import AsyncMongoClient, MongoClient, monitoring
+
+from langgraph_durable_mongodb import ActivityJournal, IncompatibleStorageError
+from langgraph_durable_mongodb.cli import main
+from langgraph_durable_mongodb.platform import DurablePlatform
+from langgraph_durable_mongodb.storage_format import FORMAT_VERSION, format_document
+
+from .clients import on_servers, tier_uri
+from .test_cli import _fake_command
+
+WRITES = {"insert", "update", "delete", "findAndModify", "createIndexes", "create", "drop", "dropIndexes"}
+
+
+class State(TypedDict, total=False):
+    x: int
+
+
+def builder() -> StateGraph:
+    b = StateGraph(State)
+    b.add_node("inc", lambda s: {"x": s.get("x", 0) + 1})
+    b.add_edge(START, "inc")
+    return b
+
+
+class Commands(monitoring.CommandListener):
+    def __init__(self, db_name: str) -> None:
+        self.db_name, self.seen = db_name, []
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        if event.database_name == self.db_name:
+            self.seen.append((event.command_name, event.command.get(event.command_name), event.command.get("filter")))
+
+    def succeeded(self, event: Any) -> None:
+        pass
+
+    def failed(self, event: Any) -> None:
+        pass
+
+
+class Store:
+    """One database on mongomock or on a server of the tier, with a sync and an async client over its data."""
+
+    def __init__(self, kind: str, uri: str | None) -> None:
+        self.db_name = f"t_{uuid.uuid4().hex[:12]}"
+        self.commands = Commands(self.db_name) if uri else None
+        if uri is None:
+            self.client = mongomock.MongoClient()
+            self.async_client = AsyncMongoMockClient(mock_mongo_client=self.client)
+        else:
+            self.client = MongoClient(uri, event_listeners=[self.commands])
+            self.async_client = AsyncMongoClient(uri, event_listeners=[self.commands])
+
+    @property
+    def db(self) -> Any:
+        return self.client[self.db_name]
+
+    def platform(self) -> DurablePlatform:
+        return DurablePlatform(self.client, async_client=self.async_client, db_name=self.db_name)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Every collection's documents and index names, as stored."""
+        return {
+            name: (sorted(map(repr, self.db[name].find())), sorted(self.db[name].index_information()))
+            for name in sorted(self.db.list_collection_names())
+        }
+
+    def wire_writes(self) -> list[str]:
+        return [name for name, _, _ in (self.commands.seen if self.commands else []) if name in WRITES]
+
+
+@pytest.fixture(params=["mongomock", *on_servers("server")])
+def store(request: pytest.FixtureRequest) -> Iterator[Store]:
+    made = Store(request.param, None if request.param == "mongomock" else tier_uri(request))
+    yield made
+    made.client.drop_database(made.db_name)
+    if request.param != "mongomock":
+        made.client.close()
+
+
+def write_mongodbsaver_thread(store: Store) -> None:
+    """A checkpoint written by langgraph-checkpoint-mongodb's own ``MongoDBSaver.put``."""
+    saver = MongoDBSaver(store.client, db_name=store.db_name)
+    saver.put({"configurable": {"thread_id": "old", "checkpoint_ns": ""}}, empty_checkpoint(), {"step": -1}, {})
+
+
+CONFIG = {"configurable": {"thread_id": "t1"}}
+
+
+async def first_use(platform: DurablePlatform, form: str, is_async: bool) -> Any:
+    """The platform's first storage operation, in one of the forms a user starts with."""
+    if form == "graph":
+        graph = platform.compile(builder())
+        return await graph.ainvoke({"x": 1}, CONFIG) if is_async else graph.invoke({"x": 1}, CONFIG)
+    if form == "plain":
+        graph = builder().compile(checkpointer=platform.checkpointer)
+        return await graph.ainvoke({"x": 1}, CONFIG) if is_async else graph.invoke({"x": 1}, CONFIG)
+    if form == "saver":
+        saver, checkpoint = platform.checkpointer, empty_checkpoint()
+        args = ({"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}, checkpoint, {"step": -1}, {})
+        return await saver.aput(*args) if is_async else saver.put(*args)
+    if form == "journal":
+        journal = ActivityJournal(platform.checkpointer.client, async_client=platform.checkpointer.async_client, db_name=platform.checkpointer.db_name)
+        return await journal.asetup() if is_async else journal.setup()
+    assert form == "setup"
+    return await platform.asetup() if is_async else platform.setup()
+
+
+FORMS = ["graph", "plain", "saver", "journal", "setup"]
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_a_fresh_database_is_stamped_with_the_format_version(store: Store, is_async: bool) -> None:
+    assert await first_use(store.platform(), "graph", is_async) == {"x": 2}
+    assert list(store.db.durable_metadata.find()) == [format_document()]
+    assert format_document()["version"] == FORMAT_VERSION
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_our_unstamped_data_from_0_1_0_is_stamped_and_still_read(store: Store, is_async: bool) -> None:
+    await first_use(store.platform(), "graph", is_async)
+    store.db.durable_metadata.delete_many({})  # as 0.1.0 left it: our documents, no stamp
+    graph = store.platform().compile(builder())
+    state = await graph.aget_state(CONFIG) if is_async else graph.get_state(CONFIG)
+    assert state.values == {"x": 2}
+    assert list(store.db.durable_metadata.find()) == [format_document()]
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_a_newer_format_is_refused_before_any_write(store: Store, form: str, is_async: bool) -> None:
+    store.db.durable_metadata.insert_one({**format_document(), "version": FORMAT_VERSION + 1})
+    before = store.snapshot()
+    if store.commands:
+        store.commands.seen.clear()
+    with pytest.raises(IncompatibleStorageError, match=r"version 2, newer .* \(pip install -U langgraph-durable-mongodb\)") as raised:
+        await first_use(store.platform(), form, is_async)
+    assert raised.value.db_name == store.db_name and raised.value.found == "version 2"
+    assert store.snapshot() == before and store.wire_writes() == []
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_a_mongodbsaver_database_is_refused_naming_the_import(store: Store, form: str, is_async: bool) -> None:
+    write_mongodbsaver_thread(store)
+    before = store.snapshot()
+    if store.commands:
+        store.commands.seen.clear()
+    with pytest.raises(IncompatibleStorageError) as raised:
+        await first_use(store.platform(), form, is_async)
+    command = f"langgraph-durable-mongodb --uri URI --db NEW_DB import-mongodbsaver --source-db {store.db_name}"
+    assert "MongoDBSaver" in str(raised.value) and command in str(raised.value) and "another db_name" in str(raised.value)
+    assert raised.value.found == "foreign: MongoDBSaver"
+    assert store.snapshot() == before and store.wire_writes() == []
+    assert "durable_metadata" not in store.db.list_collection_names()
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_documents_no_one_we_know_wrote_are_refused(store: Store, is_async: bool) -> None:
+    store.db.checkpoints.insert_one({"thread_id": "t", "payload": "someone else's"})
+    before = store.snapshot()
+    with pytest.raises(IncompatibleStorageError, match="not written by langgraph-durable-mongodb.*another db_name"):
+        await first_use(store.platform(), "graph", is_async)
+    assert store.snapshot() == before
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("store", on_servers("server"), indirect=True)
+async def test_the_format_check_costs_one_find_once_stamped_and_three_commands_the_first_time(store: Store) -> None:
+    """Cost, for both faces of a platform together (they share one check): counted on the wire."""
+    assert store.commands is not None
+
+    def format_commands() -> list[tuple[str, str]]:
+        return [
+            (name, coll) for name, coll, query in store.commands.seen  # type: ignore[union-attr]
+            if coll == "durable_metadata" or (coll == "checkpoints" and name == "find" and query == {})
+        ]
+
+    platform = store.platform()
+    await first_use(platform, "graph", False)
+    await first_use(platform, "graph", True)
+    assert format_commands() == [("find", "durable_metadata"), ("find", "checkpoints"), ("insert", "durable_metadata")]
+    store.commands.seen.clear()
+    platform = store.platform()
+    await first_use(platform, "graph", False)
+    await first_use(platform, "graph", True)
+    assert format_commands() == [("find", "durable_metadata")]
+
+
+def doctor_format(client: Any, db_name: str) -> str:
+    out = io.StringIO()
+    main(["--db", db_name, "--json", "doctor"], client=client, out=out)
+    return json.loads(out.getvalue())["format"]
+
+
+async def test_doctor_reports_the_format(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    if store.commands is None:
+        monkeypatch.setattr(mongomock.database.Database, "command", _fake_command, raising=False)
+    client = store.client
+    assert doctor_format(client, store.db_name) == "none yet"
+    await first_use(store.platform(), "graph", False)
+    assert doctor_format(client, store.db_name) == f"version {FORMAT_VERSION}"
+    store.db.durable_metadata.delete_many({})
+    assert doctor_format(client, store.db_name) == "unstamped (written by 0.1.0)"
+    other = f"{store.db_name}_saver"
+    MongoDBSaver(client, db_name=other).put(
+        {"configurable": {"thread_id": "old", "checkpoint_ns": ""}}, empty_checkpoint(), {}, {}
+    )
+    try:
+        assert doctor_format(client, other) == "foreign: MongoDBSaver"
+        out = io.StringIO()
+        main(["--db", other, "doctor"], client=client, out=out)
+        assert "format      foreign: MongoDBSaver\n" in out.getvalue()
+    finally:
+        client.drop_database(other)
