@@ -40,11 +40,12 @@ from .._bson import (
     value_documents,
 )
 from .._plans import lease
-from .._plans.requests import CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, Sleep, UpdateMany, Upsert
+from .._plans.requests import Aggregate, CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, Sleep, UpdateMany, Upsert
 from ..errors import DeltaChainError, DurableMongoError, InvalidInputError, ThreadExistsError
-from ..schema import BLOB_KEY, INDEXES, TTL_INDEX, WRITE_KEY, CollectionNames
+from ..schema import BLOB_KEY, EXPIRY_INDEX, INDEXES, TTL_INDEX, WRITE_KEY, CollectionNames
 from .documents import CHECKPOINT_KEY, checkpoint_key, key_id, stored_channels
 from .memory import LARGE, Location, StoredCheckpoints, ThreadExpiries, ValueLocations
+from .ttl import TTLConfig
 
 #: Checkpoints fetched with the target by ``get_delta_channel_history``: the whole chain in one query
 #: unless more than this many checkpoints separate the target from its channels' seeds.
@@ -162,6 +163,7 @@ class CheckpointPlans:
     serde: Any
     collections: CollectionNames
     ttl: float | None
+    ttl_config: TTLConfig | None
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
     _expiries: ThreadExpiries
     _stored: StoredCheckpoints
@@ -307,7 +309,9 @@ class CheckpointPlans:
     def _setup_plan(self) -> Plan:
         for role in ("checkpoints", "blobs", "writes"):
             yield CreateIndexes(getattr(self.collections, role), list(INDEXES[role]))
-        if self.ttl is not None:
+        if self.ttl_config is not None and self.ttl_config.strategy == "keep_latest":
+            yield CreateIndexes(self.collections.checkpoints, [EXPIRY_INDEX])
+        elif self.ttl is not None:
             # Servers without TTL support (FerretDB) keep working: readers
             # already treat expired threads as gone, and sweep_expired() deletes them.
             for coll in self.collections.per_thread:
@@ -429,15 +433,29 @@ class CheckpointPlans:
         docs = yield Find(self.collections.checkpoints, query, {"_id": 0}, [("checkpoint_id", -1)], 1)
         docs = [d for d in docs if not self._expired(d)]
         tuples = yield from self._load_tuples(docs)
+        yield from self._refresh_on_read(docs)
         if docs:
             self._locations.note(thread_id, checkpoint_ns, docs[0]["checkpoint_id"], _locations_of(docs[0]))
         return tuples[0] if tuples else None
 
     def _expired(self, doc: Mapping[str, Any]) -> bool:
-        # Between two passes of the TTL monitor (and on servers without one)
-        # an expired thread is already gone for readers.
+        # Between two passes of the TTL monitor (and on servers without one) an expired thread is
+        # already gone for readers; under keep_latest it stays, to be pruned by the next sweep.
+        if self.ttl_config is None or self.ttl_config.strategy != "delete":
+            return False
         expire_at = doc.get("expire_at")
         return expire_at is not None and expire_at <= lease.utcnow()
+
+    def _refresh_on_read(self, docs: list[dict[str, Any]]) -> Plan:
+        """Under ``refresh_on_read``, push the expiry of every thread read forward as a write would.
+
+        Costs what a write's refresh costs: one ``updateMany`` per per-thread collection, once per
+        expiry value (about once per ttl/10) per thread per process; other reads cost nothing more.
+        """
+        if self.ttl_config is None or not self.ttl_config.refresh_on_read:
+            return
+        for thread_id in sorted({d["thread_id"] for d in docs}):
+            yield from self._spread_expiry(thread_id, self._write_expiry(thread_id))
 
     def _list_plan(
         self,
@@ -477,7 +495,10 @@ class CheckpointPlans:
             page_query = query if after is None else {"$and": [query, after]}
             docs = yield Find(self.collections.checkpoints, page_query, {"_id": 0}, sort, wanted)
             more, docs = len(docs) > page_size, docs[:page_size]
-            for tup in (yield from self._load_tuples([d for d in docs if not self._expired(d)])):
+            live = [d for d in docs if not self._expired(d)]
+            tuples = yield from self._load_tuples(live)
+            yield from self._refresh_on_read(live)
+            for tup in tuples:
                 yield Emit(tup)
             if not more:
                 return
@@ -606,11 +627,33 @@ class CheckpointPlans:
         self._locations.forget_thread(thread_id)
 
     def _sweep_expired_plan(self) -> Plan:
-        now = lease.utcnow()
-        expired = yield Find(self.collections.checkpoints, {"expire_at": {"$lte": now}}, {"_id": 0, "thread_id": 1})
-        threads = sorted({d["thread_id"] for d in expired})
-        for thread_id in threads:
-            yield from self._delete_thread_plan(thread_id)
+        """Apply the TTL strategy to at most ``sweep_limit`` expired threads (by thread id; a swept thread no longer matches).
+
+        ``delete`` deletes each whole. ``keep_latest`` prunes each as ``prune(strategy="keep_latest")``
+        does (each namespace's latest checkpoint and what its DeltaChannels replay stay, with their writes;
+        the journal and the ordinals stay whole, so a resume replays every recorded effect), then removes
+        the thread's expiry: it expires again ``ttl`` after its next write.
+        """
+        # Without a TTL of its own a saver deletes what other savers' TTL expired, as ``ttl=`` seconds does.
+        config = self.ttl_config or TTLConfig(seconds=0)
+        now, limit = lease.utcnow(), config.sweep_limit
+        pipeline: list[dict[str, Any]] = [
+            {"$match": {"expire_at": {"$lte": now}}},
+            {"$group": {"_id": "$thread_id"}},  # no accumulator: FerretDB implements few
+            {"$sort": {"_id": 1}},
+        ]
+        expired = yield Aggregate(self.collections.checkpoints, pipeline + ([{"$limit": limit}] if limit else []))
+        threads = sorted(d["_id"] for d in expired)
+        if config.strategy == "delete":
+            for thread_id in threads:
+                yield from self._delete_thread_plan(thread_id)
+            return threads
+        if threads:
+            yield from self._prune_plan(threads, "keep_latest")
+            for coll in self.collections.per_thread:
+                yield UpdateMany(coll, {"thread_id": {"$in": threads}}, {"$unset": {"expire_at": ""}})
+            for thread_id in threads:
+                self._expiries.forget(thread_id)
         return threads
 
     def _copy_thread_plan(self, source_thread_id: str, target_thread_id: str) -> Plan:

@@ -25,6 +25,8 @@ from ..errors import InvalidInputError
 from ..schema import CollectionNames
 from .memory import StoredCheckpoints, ThreadExpiries, ValueLocations
 from .plans import CheckpointPlans, next_version
+from .sweeper import AsyncSweeper, Sweeper
+from .ttl import TTLConfig
 
 
 class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
@@ -52,8 +54,12 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         db_name: the database holding every collection.
         serde: any ``SerializerProtocol``; LangGraph's ``JsonPlusSerializer``
             by default; ``EncryptedSerializer`` encrypts values at rest.
-        ttl: a whole thread expires between ``ttl`` and ``1.1 * ttl`` seconds after its
-            last write; every document of it carries one ``expire_at`` (see ``expiry_fields``).
+        ttl: a number: a whole thread expires between ``ttl`` and ``1.1 * ttl`` seconds after its
+            last write; every document of it carries one ``expire_at`` (see ``expiry_fields``). Or the
+            ``checkpointer.ttl`` block of ``langgraph.json`` (see ``ttl.TTLConfig``): ``{"strategy":
+            "delete" | "keep_latest", "default_ttl": minutes, "sweep_interval_minutes": n,
+            "sweep_limit": n, "refresh_on_read": bool}``; ``keep_latest`` prunes an expired thread
+            (``sweep_expired``, ``start_sweeper``) instead of deleting it.
         collections: collection names (see ``CollectionNames``).
         chunk_bytes: serialized bytes per document for large values.
         auto_setup: create indexes before the first operation of each face.
@@ -75,7 +81,7 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         async_client: Any = None,
         db_name: str = "langgraph",
         serde: SerializerProtocol | None = None,
-        ttl: float | None = None,
+        ttl: float | Mapping[str, Any] | None = None,
         collections: CollectionNames | None = None,
         chunk_bytes: int = DEFAULT_CHUNK_BYTES,
         auto_setup: bool = True,
@@ -83,12 +89,13 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         super().__init__(serde=serde)
         client, async_client = split_clients(client, async_client, "MongoDBCheckpointer")
         require_db_name(db_name)
-        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl <= 0):
-            raise InvalidInputError(f"ttl must be a positive number of seconds or None, got {ttl!r}")
+        ttl_config = TTLConfig.parse(ttl)
         self.client = client
         self.async_client = async_client
         self.db_name = db_name
-        self.ttl = ttl
+        #: The parsed TTL, and its length in seconds (None without a TTL).
+        self.ttl_config = ttl_config
+        self.ttl = ttl_config.seconds if ttl_config is not None else None
         self.collections = collections or CollectionNames()
         self.chunk_bytes = chunk_bytes
         self._init_faces(
@@ -100,6 +107,8 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         self._stored = StoredCheckpoints()
         self._locations = ValueLocations()
         self._run_observers: list[Callable[[StartingRun, RunnableConfig], None]] = []
+        self._sweepers: list[Sweeper] = []
+        self._async_sweepers: list[AsyncSweeper] = []
 
     def observe_runs(self, observer: Callable[[StartingRun, RunnableConfig], None]) -> None:
         """Call ``observer(run, config)`` when a run of a root graph saving with this checkpointer starts.
@@ -321,19 +330,71 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         self._run(self._prune_plan(thread_ids, strategy))
 
     def sweep_expired(self) -> list[str]:
-        """Delete every thread past its TTL, whole; returns their ids.
+        """Apply the TTL strategy to the threads past their TTL, at most ``sweep_limit`` of them.
 
-        MongoDB's TTL monitor does this by itself; run it on servers that do
-        not enforce TTL indexes (FerretDB) or to reclaim space at once.
-        Without ``ttl`` nothing carries an expiry and nothing is deleted.
+        ``delete`` (and ``ttl=`` seconds) deletes each thread whole: MongoDB's TTL monitor does this by
+        itself; run it on servers that do not enforce TTL indexes (FerretDB) or to reclaim space at once.
+        ``keep_latest`` prunes each like ``prune(strategy="keep_latest")`` (the latest checkpoint of each
+        namespace, what its DeltaChannels replay, the whole journal and the ordinals stay) and clears its
+        expiry; only a sweep does this, no index.
 
         Returns:
-            The ids of the deleted threads, sorted.
+            The ids of the deleted or pruned threads, sorted.
 
         Raises:
             ClientConfigurationError: this saver has only an async client.
         """
         return self._run(self._sweep_expired_plan())
+
+    def start_sweeper(self) -> Sweeper:
+        """Run ``sweep_expired`` now and then every ``sweep_interval_minutes``, in a thread, until stopped.
+
+        Returns:
+            The running sweeper; ``stop()`` it (or ``stop_sweepers()``) before closing the client.
+
+        Raises:
+            InvalidInputError: the ``ttl`` block names no ``sweep_interval_minutes``.
+            ClientConfigurationError: this saver has only an async client.
+        """
+        interval = self._sweep_interval()
+        self._sync_face()  # a missing sync client fails here, not in the sweeper's thread
+        sweeper = Sweeper(self.sweep_expired, interval)
+        self._sweepers.append(sweeper)
+        return sweeper
+
+    async def astart_sweeper(self) -> AsyncSweeper:
+        """Run ``asweep_expired`` now and then every ``sweep_interval_minutes``, in a task of this loop.
+
+        Returns:
+            The running sweeper; ``await astop()`` it (or ``astop_sweepers()``) before closing the client.
+
+        Raises:
+            InvalidInputError: the ``ttl`` block names no ``sweep_interval_minutes``.
+            ClientConfigurationError: this saver has only a sync client.
+        """
+        interval = self._sweep_interval()
+        await self._async_face()  # a missing async client fails here, not in the sweeper's task
+        sweeper = AsyncSweeper(self.asweep_expired, interval)
+        self._async_sweepers.append(sweeper)
+        return sweeper
+
+    def stop_sweepers(self) -> None:
+        """Stop every sweeper ``start_sweeper`` started; each stops after a sweep under way."""
+        while self._sweepers:
+            self._sweepers.pop().stop()
+
+    async def astop_sweepers(self) -> None:
+        """Stop every sweeper ``astart_sweeper`` started (call it on the loop that started them)."""
+        while self._async_sweepers:
+            await self._async_sweepers.pop().astop()
+
+    def _sweep_interval(self) -> float:
+        if self.ttl_config is None or self.ttl_config.sweep_interval_minutes is None:
+            raise InvalidInputError(
+                'a sweeper needs ttl={"default_ttl": minutes, "sweep_interval_minutes": n, ...}; '
+                "or call sweep_expired() yourself"
+            )
+        return self.ttl_config.sweep_interval_minutes * 60
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
