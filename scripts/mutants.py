@@ -372,6 +372,20 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_ttl_strategies.py", "-k", "bad_ttl"),
     ),
     Mutant(
+        "ttl sweeper thread dies on a failed sweep",
+        "src/checkpointer/sweeper.py",
+        "                self._sweep()\n            except Exception:",
+        "                self._sweep()\n            except ZeroDivisionError:",
+        ("tests/test_ttl_strategies.py", "-k", "failed_sweep and sync"),
+    ),
+    Mutant(
+        "ttl sweeper task dies on a failed sweep",
+        "src/checkpointer/sweeper.py",
+        "                await self._sweep()\n            except Exception:",
+        "                await self._sweep()\n            except ZeroDivisionError:",
+        ("tests/test_ttl_strategies.py", "-k", "failed_sweep and async"),
+    ),
+    Mutant(
         "ttl factory leaves its sweeper running",
         "src/server.py",
         "            await saver.astop_sweepers()",

@@ -7,6 +7,7 @@ or the clock, and ``sweep_expired`` does what the strategy says.
 from __future__ import annotations
 
 import asyncio
+import threading
 import uuid
 from collections import Counter
 from datetime import datetime, timedelta
@@ -19,6 +20,7 @@ from pymongo import AsyncMongoClient, MongoClient, monitoring
 
 from langgraph_durable_mongodb import InvalidInputError, MongoDBCheckpointer
 from langgraph_durable_mongodb._plans import lease
+from langgraph_durable_mongodb.checkpointer.sweeper import AsyncSweeper, Sweeper
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
@@ -355,3 +357,31 @@ def test_ttl_in_seconds_works_as_before() -> None:
     assert (saver.ttl_config.strategy, saver.ttl_config.sweep_limit, saver.ttl_config.refresh_on_read) == ("delete", None, False)
     block = MongoDBCheckpointer(mongomock.MongoClient(), ttl={"default_ttl": 1.5}).ttl_config
     assert (block.seconds, block.strategy, block.sweep_limit, block.sweep_interval_minutes) == (90, "delete", 10_000, None)
+    assert MongoDBCheckpointer(mongomock.MongoClient(), ttl=block).ttl_config is block
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_failed_sweep_is_logged_and_the_next_one_runs(mode: str, caplog: pytest.LogCaptureFixture) -> None:
+    calls: list[int] = []
+    second = threading.Event()
+
+    def outcome() -> list[str]:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("server down")
+        second.set()
+        return []
+
+    async def aoutcome() -> list[str]:
+        return outcome()
+
+    if mode == "async":
+        sweeper = AsyncSweeper(aoutcome, 0.001)
+        assert await asyncio.to_thread(second.wait, 10)
+        await sweeper.astop()
+    else:
+        threaded = Sweeper(outcome, 0.001)
+        assert second.wait(10)
+        threaded.stop()
+    assert len(calls) >= 2
+    assert "TTL sweep failed" in caplog.text and "server down" in caplog.text

@@ -42,8 +42,8 @@ class TTLConfig:
         """Read ``ttl=``: None, a number of seconds (as before the block existed), or the block.
 
         Args:
-            ttl: None; a positive number of seconds; or a dict with the keys of the module docstring
-                (``default_ttl`` required, in minutes, as in ``langgraph.json``).
+            ttl: None; a positive number of seconds; a dict with the keys of the module docstring
+                (``default_ttl`` required, in minutes, as in ``langgraph.json``); or a ``TTLConfig``.
 
         Returns:
             The config, or None without a TTL.
@@ -52,8 +52,8 @@ class TTLConfig:
             InvalidInputError: an unknown key, a value of the wrong type, a number that is not positive,
                 or an unknown strategy.
         """
-        if ttl is None:
-            return None
+        if ttl is None or isinstance(ttl, TTLConfig):
+            return ttl
         if isinstance(ttl, Mapping):
             return cls._from_block(ttl)
         return cls(seconds=_positive("ttl", ttl, "a positive number of seconds, or the checkpointer.ttl block"))
