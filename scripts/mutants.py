@@ -308,12 +308,47 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "keep_latest_prunes"),
     ),
     Mutant(
-        "ttl keep_latest sweep drops the journal entries of the pending node",
+        "ttl keep_latest sweep drops the whole journal",
         "src/checkpointer/plans.py",
-        '            yield from self._prune_plan(threads, "keep_latest")\n',
-        '            yield from self._prune_plan(threads, "keep_latest")\n'
+        "            by_ns = yield from self._keep_latest_plan(threads)\n",
+        "            by_ns = yield from self._keep_latest_plan(threads)\n"
         '            yield DeleteMany(self.collections.journal, {"thread_id": {"$in": threads}})\n',
         ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "keep_latest_prunes"),
+    ),
+    Mutant(
+        "ttl keep_latest sweep counts the latest checkpoint's tasks as finished",
+        "src/checkpointer/plans.py",
+        '    return sorted(set(root) - {latest["checkpoint_id"], latest.get("origin")})',
+        '    return sorted(set(root) - {latest.get("origin")})',
+        ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "keep_latest"),
+    ),
+    Mutant(
+        "ttl keep_latest sweep counts the tasks the latest checkpoint continues as finished",
+        "src/checkpointer/plans.py",
+        '    return sorted(set(root) - {latest["checkpoint_id"], latest.get("origin")})',
+        '    return sorted(set(root) - {latest["checkpoint_id"]})',
+        ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "keep_latest"),
+    ),
+    Mutant(
+        "ttl keep_latest sweep keeps what finished tasks left in the journal",
+        "src/platform.py",
+        "        self.checkpointer.observe_sweep_prunes(self._forget_finished)\n",
+        "",
+        ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "keep_latest"),
+    ),
+    Mutant(
+        "ttl keep_latest sweep keeps what is beneath a finished child",
+        "src/resolver/allocator.py",
+        r'{occurrence}(\\+\\d+)?(/|$)"})',
+        r'{occurrence}(\\+\\d+)?$"})',
+        ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "keep_latest"),
+    ),
+    Mutant(
+        "ttl keep_latest sweep misses finished Send tasks",
+        "src/resolver/allocator.py",
+        "            if name.endswith(_SEND_SEQUENCE):  # a Send group",
+        "            if False:  # a Send group",
+        ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "keep_latest"),
     ),
     Mutant(
         "ttl keep_latest sweep keeps the oldest checkpoint, not the latest",

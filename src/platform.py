@@ -100,6 +100,7 @@ class DurablePlatform:
         self._resolvers: OrderedDict[tuple[int, ...], tuple[Any, DurableSubgraphResolver]] = OrderedDict()
         self._classes: dict[type, type] = {}
         self.checkpointer.observe_runs(self._run_starts)
+        self.checkpointer.observe_sweep_prunes(self._forget_finished)
         self.run_locks: RunLocks | None = None
         if exclusive_runs:
             self.run_locks = RunLocks(
@@ -246,6 +247,13 @@ class DurablePlatform:
             while len(self._resolvers) > RESOLVERS_REMEMBERED:
                 self._resolvers.popitem(last=False)
         return resolver
+
+    def _forget_finished(self, thread_id: str, finished: list[str]) -> Any:
+        """A ``keep_latest`` TTL sweep pruned the thread (``observe_sweep_prunes``): drop the ordinals and journal
+        entries of its tasks that finished; the latest checkpoint's pending tasks keep theirs."""
+        positions = yield from self.allocator.forget_root_occurrences_plan(thread_id, finished)
+        if positions is not None:
+            yield from self.journal.forget_entries_plan(thread_id, positions)
 
     def _run_starts(self, run: StartingRun, config: Any) -> None:
         """A run on the platform checkpointer starts (``MongoDBCheckpointer.observe_runs``): bind its durable

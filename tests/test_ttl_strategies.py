@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from langgraph.graph import START, StateGraph
-from langgraph.types import Command, interrupt
+from langgraph.types import Command, Send, interrupt
 from pymongo import AsyncMongoClient, MongoClient, monitoring
 
 from langgraph_durable_mongodb import InvalidInputError, MongoDBCheckpointer
@@ -61,8 +61,9 @@ async def state_of(graph: Any, mode: str, thread_id: str) -> Any:
     return await graph.aget_state(config) if mode == "async" else graph.get_state(config)
 
 
-def pending_node_graph(platform: DurablePlatform, mode: str, calls: Counter) -> Any:
-    """``first`` (one effect) then ``outer``, a compiled child whose ``second`` runs an effect and interrupts."""
+def pending_node_graph(platform: DurablePlatform, mode: str, calls: Counter, children: tuple[str, ...] = ("outer",)) -> Any:
+    """``first`` (one effect) then ``children[0]``, compiled children nested in that order, the innermost
+    running ``second``, which runs an effect and interrupts."""
     if mode == "async":
 
         @effect(kind="tool", name="first")
@@ -101,14 +102,19 @@ def pending_node_graph(platform: DurablePlatform, mode: str, calls: Counter) -> 
             value = second_effect(state["count"])
             return {"count": value, "notes": [f"second:{interrupt('approve?')}"]}
 
-    inner = StateGraph(State)
-    inner.add_node("second", second)
-    inner.add_edge(START, "second")
+    child = StateGraph(State)
+    child.add_node("second", second)
+    child.add_edge(START, "second")
+    for name in reversed(children[1:]):
+        wrapper = StateGraph(State)
+        wrapper.add_node(name, child.compile())
+        wrapper.add_edge(START, name)
+        child = wrapper
     root = StateGraph(State)
     root.add_node("first", first)
-    root.add_node("outer", inner.compile())
+    root.add_node(children[0], child.compile())
     root.add_edge(START, "first")
-    root.add_edge("first", "outer")
+    root.add_edge("first", children[0])
     return platform.compile(root)
 
 
@@ -139,8 +145,10 @@ async def test_keep_latest_prunes_an_expired_thread_and_a_resume_replays_every_r
     assert {(d["checkpoint_ns"], d["checkpoint_id"]) for d in after} == set(latest.items())
     assert {d["checkpoint_id"] for d in raw(platform, "checkpoint_writes", "kl")} <= set(latest.values())
     strip = lambda docs: sorted((({k: v for k, v in d.items() if k != "expire_at"}) for d in docs), key=repr)  # noqa: E731
-    assert strip(raw(platform, "activity_journal", "kl")) == strip(journal)  # the pending node's entries stay
-    assert strip(raw(platform, "operation_ordinals", "kl")) == strip(ordinals)
+    # the pending node's entries and ordinals stay; those of the finished node go
+    assert strip(raw(platform, "activity_journal", "kl")) == strip(d for d in journal if d["node"] == "second")
+    assert strip(raw(platform, "operation_ordinals", "kl")) == strip(d for d in ordinals if d["name"] != "first")
+    assert {d["name"] for d in ordinals} == {"first", "outer", "second"}
     assert all("expire_at" not in d for coll in PER_THREAD for d in raw(platform, coll, "kl"))
     assert await sweep(platform, mode) == []  # a pruned thread no longer counts as expired
 
@@ -152,6 +160,92 @@ async def test_keep_latest_prunes_an_expired_thread_and_a_resume_replays_every_r
     assert result["count"] == 10
     # its next write gives the thread an expiry again
     assert {d.get("expire_at") is not None for d in raw(platform, "checkpoints", "kl")} == {True}
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_keep_latest_keeps_the_entries_of_a_node_whose_interrupt_was_edited(make_platform: Any, mode: str) -> None:
+    # update_state at the interrupt writes a checkpoint continuing the interrupted one (its origin): the
+    # resumed node is keyed by the origin, which the sweep deletes, and must still meet its entries
+    platform = make_platform(ttl=KEEP_LATEST)
+    calls: Counter = Counter()
+    graph = pending_node_graph(platform, mode, calls)
+    await invoke(graph, mode, {"count": 0, "notes": []}, "edit")
+    config = {"configurable": {"thread_id": "edit"}}
+    await graph.aupdate_state(config, {"notes": ["edited"]}) if mode == "async" else graph.update_state(config, {"notes": ["edited"]})
+    [edited] = [d for d in raw(platform, "checkpoints", "edit") if d.get("origin")]
+    expire(platform, "edit")
+    assert await sweep(platform, mode) == ["edit"]
+    assert {d["checkpoint_id"] for d in raw(platform, "checkpoints", "edit") if d["checkpoint_ns"] == ""} == {edited["checkpoint_id"]}
+    assert {d["node"] for d in raw(platform, "activity_journal", "edit")} == {"second"}
+    result = await invoke(graph, mode, Command(resume="yes"), "edit")
+    assert calls == Counter(first=1, second=1)  # 0 recorded effects executed again
+    assert result["count"] == 10 and "edited" in result["notes"]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_keep_latest_drops_a_finished_childs_entries_and_keeps_the_pending_ones(make_platform: Any, mode: str) -> None:
+    platform = make_platform(ttl=KEEP_LATEST)
+    calls: Counter = Counter()
+    graph = pending_node_graph(platform, mode, calls, ("outer", "middle"))
+    await invoke(graph, mode, {"count": 0, "notes": []}, "again")
+    await invoke(graph, mode, Command(resume="first run"), "again")
+    await invoke(graph, mode, {"count": 0, "notes": []}, "again")  # a second run: interrupted in outer's 2nd occurrence
+    assert calls == Counter(first=2, second=2)
+    before = await state_of(graph, mode, "again")
+    paths = {d["path"] for d in raw(platform, "activity_journal", "again")}
+    assert paths == {"agent/1", "agent/1/outer/1/middle/1", "agent/1/outer/2/middle/1"}
+    expire(platform, "again")
+    assert await sweep(platform, mode) == ["again"]
+    assert {(d["path"], d["node"]) for d in raw(platform, "activity_journal", "again")} == {("agent/1/outer/2/middle/1", "second")}
+    ordinals = {(d["parent_path"], d["name"], d["ordinal"]) for d in raw(platform, "operation_ordinals", "again")}
+    assert ordinals == {("agent/1", "outer", 2), ("agent/1/outer/2", "middle", 1), ("agent/1/outer/2/middle/1", "second", 1)}
+    assert (await state_of(graph, mode, "again")).values == before.values
+    result = await invoke(graph, mode, Command(resume="second run"), "again")
+    assert calls == Counter(first=2, second=2)  # 0 recorded effects executed again
+    assert result["notes"][-1] == "second:second run"
+    # a third run allocates after the kept occurrence: never a position whose entries were dropped
+    await invoke(graph, mode, {"count": 0, "notes": []}, "again")
+    assert "agent/1/outer/3/middle/1" in {d["path"] for d in raw(platform, "activity_journal", "again")}
+    assert calls == Counter(first=3, second=3)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_keep_latest_drops_the_entries_of_finished_send_tasks(make_platform: Any, mode: str) -> None:
+    platform = make_platform(ttl=KEEP_LATEST)
+    calls: Counter = Counter()
+
+    @effect(kind="tool", name="work")
+    def work(item: str) -> str:
+        calls["work"] += 1
+        return item.upper()
+
+    @effect(kind="tool", name="check")
+    def check(n: int) -> int:
+        calls["check"] += 1
+        return n
+
+    def gate(state: State) -> State:
+        check(len(state["notes"]))
+        return {"notes": [f"gate:{interrupt('go?')}"]}
+
+    root = StateGraph(State)
+    root.add_node("fan", lambda s: {"notes": []})
+    root.add_node("worker", lambda s: {"notes": [work(s["item"])]})
+    root.add_node("gate", gate)
+    root.add_edge(START, "fan")
+    root.add_conditional_edges("fan", lambda s: [Send("worker", {"item": i}) for i in ("a", "b")], ["worker"])
+    root.add_edge("worker", "gate")
+    graph = platform.compile(root)
+    await invoke(graph, mode, {"notes": []}, "sends")
+    occurrences = {(d["node"], d["occurrence"]) for d in raw(platform, "activity_journal", "sends")}
+    assert occurrences == {("worker", "1.0"), ("worker", "1.1"), ("gate", "1")}
+    expire(platform, "sends")
+    assert await sweep(platform, mode) == ["sends"]
+    assert {(d["node"], d["occurrence"]) for d in raw(platform, "activity_journal", "sends")} == {("gate", "1")}
+    assert {d["name"] for d in raw(platform, "operation_ordinals", "sends")} == {"gate"}
+    result = await invoke(graph, mode, Command(resume="go"), "sends")
+    assert calls == Counter(work=2, check=1)  # 0 recorded effects executed again
+    assert sorted(result["notes"]) == ["A", "B", "gate:go"]
 
 
 async def test_keep_latest_sweep_keeps_what_a_delta_channel_replays(face: Face) -> None:

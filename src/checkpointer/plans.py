@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -71,6 +71,7 @@ _CHAIN_FIELDS = {
     "values.t": 1,
     "metadata.counters_since_delta_snapshot": 1,
     "metadata.run_id": 1,
+    "origin": 1,
 }
 
 #: What is read of a checkpoint that holds values another checkpoint references.
@@ -136,6 +137,18 @@ def _delta_dependencies(docs_by_id: Mapping[str, Mapping[str, Any]], checkpoint_
     return needed
 
 
+def _finished_root_checkpoints(root: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The root checkpoints whose tasks finished: all but the latest and the one it continues (``origin``).
+
+    A task prepared from any other checkpoint ran in a step that a later checkpoint records (or on a branch
+    the latest does not continue): a resume from the latest never runs it again.
+    """
+    if not root:
+        return []
+    latest = root[max(root)]
+    return sorted(set(root) - {latest["checkpoint_id"], latest.get("origin")})
+
+
 def _inline_values(docs: list[dict[str, Any]]) -> dict[tuple, tuple[str, bytes]]:
     """The values held inline by checkpoint documents, by (thread, namespace, channel, version)."""
     return {
@@ -168,6 +181,7 @@ class CheckpointPlans:
     _expiries: ThreadExpiries
     _stored: StoredCheckpoints
     _locations: ValueLocations
+    _prune_observers: list[Callable[[str, list[str]], Plan]]
     #: A value whose version is new is stored inline in the checkpoint document up to this size ...
     inline_value_bytes: int = 1024 * 1024
     #: ... while the document's inline values stay within this total (a document holds 16 MiB at most).
@@ -630,9 +644,9 @@ class CheckpointPlans:
         """Apply the TTL strategy to at most ``sweep_limit`` expired threads (by thread id; a swept thread no longer matches).
 
         ``delete`` deletes each whole. ``keep_latest`` prunes each as ``prune(strategy="keep_latest")``
-        does (each namespace's latest checkpoint and what its DeltaChannels replay stay, with their writes;
-        the journal and the ordinals stay whole, so a resume replays every recorded effect), then removes
-        the thread's expiry: it expires again ``ttl`` after its next write.
+        does (each namespace's latest checkpoint and what its DeltaChannels replay stay, with their writes),
+        runs the ``observe_sweep_prunes`` observers with the root checkpoints whose tasks finished, then
+        removes the thread's expiry: it expires again ``ttl`` after its next write.
         """
         # Without a TTL of its own a saver deletes what other savers' TTL expired, as ``ttl=`` seconds does.
         config = self.ttl_config or TTLConfig(seconds=0)
@@ -649,7 +663,11 @@ class CheckpointPlans:
                 yield from self._delete_thread_plan(thread_id)
             return threads
         if threads:
-            yield from self._prune_plan(threads, "keep_latest")
+            by_ns = yield from self._keep_latest_plan(threads)
+            for thread_id in threads:
+                finished = _finished_root_checkpoints(by_ns.get((thread_id, ""), {}))
+                for forget in self._prune_observers:
+                    yield from forget(thread_id, finished)
             for coll in self.collections.per_thread:
                 yield UpdateMany(coll, {"thread_id": {"$in": threads}}, {"$unset": {"expire_at": ""}})
             for thread_id in threads:
@@ -767,8 +785,11 @@ class CheckpointPlans:
             return
         if strategy != "keep_latest":
             raise InvalidInputError(f'unknown prune strategy {strategy!r}; use "keep_latest" or "delete"')
-        if not ids:
-            return
+        if ids:
+            yield from self._keep_latest_plan(ids)
+
+    def _keep_latest_plan(self, ids: list[str]) -> Plan:
+        """Prune the threads to each namespace's latest checkpoint; returns their checkpoints as they were."""
         by_ns = yield from self._chain_docs(ids)
         keep = {}
         for key, docs in by_ns.items():
@@ -776,6 +797,7 @@ class CheckpointPlans:
             # Keep the ancestors a DeltaChannel of the latest checkpoint still replays.
             keep[key] = {latest, *_delta_dependencies(docs, latest)}
         yield from self._delete_checkpoints(by_ns, keep)
+        return by_ns
 
     def _delete_for_runs_plan(self, run_ids: Sequence[str]) -> Plan:
         runs = require_str_list("run_ids", run_ids)

@@ -107,6 +107,7 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         self._stored = StoredCheckpoints()
         self._locations = ValueLocations()
         self._run_observers: list[Callable[[StartingRun, RunnableConfig], None]] = []
+        self._prune_observers: list[Callable[[str, list[str]], Any]] = []
         self._sweepers: list[Sweeper] = []
         self._async_sweepers: list[AsyncSweeper] = []
 
@@ -123,6 +124,20 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
                 config of the run's first read.
         """
         self._run_observers.append(observer)
+
+    def observe_sweep_prunes(self, forget: Callable[[str, list[str]], Any]) -> None:
+        """Let ``forget(thread_id, finished)`` drop what a thread's finished tasks left, in a ``keep_latest`` sweep.
+
+        ``forget`` returns a storage plan (a generator of ``_plans.requests``), run by the sweep's face right
+        after the thread's checkpoints are pruned. ``finished`` are the root checkpoint ids whose tasks
+        finished: every one the thread had but its latest and the one the latest continues (``origin_of``).
+        ``DurablePlatform`` drops the journal entries and ordinals of the occurrences keyed by them; those of
+        the latest checkpoint's pending tasks stay, so a resume replays their recorded effects.
+
+        Args:
+            forget: called once per pruned thread.
+        """
+        self._prune_observers.append(forget)
 
     def _notice_run(self, config: Any) -> None:
         if not self._run_observers or not isinstance(config, dict):
@@ -335,7 +350,8 @@ class MongoDBCheckpointer(TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
         ``delete`` (and ``ttl=`` seconds) deletes each thread whole: MongoDB's TTL monitor does this by
         itself; run it on servers that do not enforce TTL indexes (FerretDB) or to reclaim space at once.
         ``keep_latest`` prunes each like ``prune(strategy="keep_latest")`` (the latest checkpoint of each
-        namespace, what its DeltaChannels replay, the whole journal and the ordinals stay) and clears its
+        namespace and what its DeltaChannels replay stay), lets ``observe_sweep_prunes`` observers drop what
+        finished tasks left (on a ``DurablePlatform``: their journal entries and ordinals), and clears its
         expiry; only a sweep does this, no index.
 
         Returns:
