@@ -109,6 +109,7 @@ class DurablePlatform(OwnsClients):
         self._resolvers: OrderedDict[tuple[int, ...], tuple[Any, DurableSubgraphResolver]] = OrderedDict()
         self._classes: dict[type, type] = {}
         self.checkpointer.observe_runs(self._run_starts)
+        self.checkpointer.observe_sweep_prunes(self._forget_finished)
         self.run_locks: RunLocks | None = None
         if exclusive_runs:
             self.run_locks = RunLocks(
@@ -120,6 +121,18 @@ class DurablePlatform(OwnsClients):
                 wait_seconds=run_wait_seconds,
                 storage_format=self.checkpointer.storage_format,
             )
+
+    def close(self) -> None:
+        """Stop the checkpointer's thread sweepers, then close the clients ``from_conn_string`` opened;
+        clients you passed stay open. In a coroutine, use ``aclose()``."""
+        self.checkpointer.stop_sweepers()
+        super().close()
+
+    async def aclose(self) -> None:
+        """Stop every sweeper the checkpointer started, then close what ``close()`` closes, awaited."""
+        self.checkpointer.stop_sweepers()
+        await self.checkpointer.astop_sweepers()
+        await super().aclose()
 
     @classmethod
     def embedded(cls, **options: Any) -> DurablePlatform:
@@ -258,6 +271,13 @@ class DurablePlatform(OwnsClients):
             while len(self._resolvers) > RESOLVERS_REMEMBERED:
                 self._resolvers.popitem(last=False)
         return resolver
+
+    def _forget_finished(self, thread_id: str, finished: list[str]) -> Any:
+        """A ``keep_latest`` TTL sweep pruned the thread (``observe_sweep_prunes``): drop the ordinals and journal
+        entries of its tasks that finished; the latest checkpoint's pending tasks keep theirs."""
+        positions = yield from self.allocator.forget_root_occurrences_plan(thread_id, finished)
+        if positions is not None:
+            yield from self.journal.forget_entries_plan(thread_id, positions)
 
     def _run_starts(self, run: StartingRun, config: Any, saver: MongoDBCheckpointer) -> None:
         """A run on the platform checkpointer starts (``MongoDBCheckpointer.observe_runs``): bind its durable

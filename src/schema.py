@@ -13,7 +13,7 @@ Setup (each storage class creates the indexes of the collections it owns),
 | ``runs`` | ``thread_runs`` | run locks | one run lock per thread |
 | ``metadata`` | ``durable_metadata`` | every class; journal | database-wide facts (the storage format, the input-digest key) |
 
-Every index but the TTL index starts with ``thread_id``, so every per-thread
+Every index but the TTL and expiry indexes starts with ``thread_id``, so every per-thread
 collection can be sharded on it.
 """
 
@@ -90,6 +90,10 @@ INDEXES: dict[str, tuple[IndexModel, ...]] = {
 #: The TTL index of every per-thread collection, when a TTL is set. The one index not led by
 #: ``thread_id``: MongoDB supports TTL only on single-field indexes (non-unique, so sharding allows it).
 TTL_INDEX = IndexModel([("expire_at", ASCENDING)], expireAfterSeconds=0, name="thread_ttl")
+#: Under the ``keep_latest`` TTL strategy no TTL index may delete a thread: this one (on ``checkpoints``)
+#: lets ``sweep_expired`` find the expired threads. Led by ``expire_at`` to serve that query; compound,
+#: so its key differs from ``TTL_INDEX``'s and the two never collide on one database.
+EXPIRY_INDEX = IndexModel(_ascending("expire_at", "thread_id"), name="thread_expiry")
 
 
 def indexes_by_collection(names: CollectionNames, ttl: bool = False) -> dict[str, list[IndexModel]]:

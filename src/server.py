@@ -14,6 +14,20 @@ anywhere::
       "checkpointer": {"path": "langgraph_durable_mongodb.server.checkpointer"}
     }
 
+A ``"ttl"`` block in ``"checkpointer"`` applies to the threads this checkpointer
+stores (see ``ttl_of``)::
+
+    "checkpointer": {
+      "path": "langgraph_durable_mongodb.server.checkpointer",
+      "ttl": {"strategy": "keep_latest", "default_ttl": 1440, "sweep_interval_minutes": 60, "sweep_limit": 1000}
+    }
+
+langgraph-api keeps that block for its own threads table (``langgraph dev``'s
+in-memory runtime never sweeps it) and hands the checkpointer nothing but
+``aprune``/``adelete_thread`` calls; so this factory reads the block from the
+environment langgraph-api reads it from, and with ``sweep_interval_minutes`` runs
+the checkpointer's sweeper for the server's lifetime.
+
 Name it with dots (langgraph-api imports ``module.attribute``; a colon would be
 read as part of the attribute's name). The platform reads ``MONGODB_URI``; its
 database is the URI's path (``mongodb://host/agents``), else ``MONGODB_DB``, else
@@ -30,24 +44,56 @@ in each such task (see ``DurablePlatform._run_starts``).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 from contextlib import asynccontextmanager
 
 from pymongo import uri_parser
 
 from ._plans.owner import identity
 from .checkpointer import MongoDBCheckpointer
-from .errors import ClientConfigurationError
+from .errors import ClientConfigurationError, InvalidInputError
 from .platform import DurablePlatform
 
-__all__ = ["checkpointer", "database_of"]
+__all__ = ["checkpointer", "database_of", "ttl_of"]
 
 
 def database_of(uri: str, environ: dict[str, str] | None = None) -> str:
     """The database a server platform uses: the URI's path, else ``MONGODB_DB``, else ``langgraph``."""
     environ = dict(os.environ) if environ is None else environ
     return uri_parser.parse_uri(uri).get("database") or environ.get("MONGODB_DB") or "langgraph"
+
+
+def ttl_of(environ: Mapping[str, str] | None = None) -> Any:
+    """The TTL langgraph-api configured: ``LANGGRAPH_THREAD_TTL``, else ``langgraph.json``'s ``checkpointer.ttl``.
+
+    langgraph-api reads them in that order: ``LANGGRAPH_THREAD_TTL`` (minutes, or a JSON block), then the
+    ``"ttl"`` of the ``LANGGRAPH_CHECKPOINTER`` JSON that ``langgraph dev`` and ``langgraph build`` set from
+    ``langgraph.json``. A bare number of minutes means what it means to langgraph-api: delete, swept
+    every 5.1 minutes.
+
+    Args:
+        environ: the environment (``os.environ`` by default).
+
+    Returns:
+        The block, for ``MongoDBCheckpointer(ttl=...)``; None when neither is set.
+
+    Raises:
+        InvalidInputError: a variable is not valid JSON (or a number).
+    """
+    environ = os.environ if environ is None else environ
+    try:
+        if raw := environ.get("LANGGRAPH_THREAD_TTL", "").strip():
+            if raw.startswith("{"):
+                return json.loads(raw)
+            return {"strategy": "delete", "default_ttl": float(raw), "sweep_interval_minutes": 5.1}
+        if raw := environ.get("LANGGRAPH_CHECKPOINTER", "").strip():
+            return json.loads(raw).get("ttl")
+    except (ValueError, AttributeError) as exc:
+        raise InvalidInputError(f"LANGGRAPH_THREAD_TTL or LANGGRAPH_CHECKPOINTER is not a TTL langgraph-api reads: {exc}") from exc
+    return None
 
 
 @asynccontextmanager
@@ -59,6 +105,7 @@ async def checkpointer() -> AsyncIterator[MongoDBCheckpointer]:
 
     Raises:
         ClientConfigurationError: ``MONGODB_URI`` is not set.
+        InvalidInputError: the TTL block (``ttl_of``) is malformed; raised before any query.
     """
     uri = os.environ.get("MONGODB_URI", "").strip()
     if not uri:
@@ -66,9 +113,18 @@ async def checkpointer() -> AsyncIterator[MongoDBCheckpointer]:
             "langgraph_durable_mongodb.server.checkpointer needs MONGODB_URI (e.g. mongodb://localhost:27017/agents) "
             "in the server's environment (.env, or the deployment's secrets)"
         )
-    async with DurablePlatform.from_conn_string(uri, db_name=database_of(uri), exclusive_runs=False) as platform:
+    ttl = ttl_of()
+    async with DurablePlatform.from_conn_string(
+        uri, db_name=database_of(uri), exclusive_runs=False, ttl=ttl
+    ) as platform:
         await platform.asetup()
         # A claim names its process (boot id, pid namespace, start time: read from /proc once per process).
         # Read them here, off the event loop: `langgraph dev` fails a run that blocks its loop (blockbuster).
         await asyncio.to_thread(identity)
-        yield platform.checkpointer
+        saver = platform.checkpointer
+        if saver.ttl_config is not None and saver.ttl_config.sweep_interval_minutes is not None:
+            await saver.astart_sweeper()
+        try:
+            yield saver
+        finally:
+            await saver.astop_sweepers()

@@ -8,6 +8,7 @@ test with a real ``langgraph dev`` server is ``test_agent_server.py``.
 from __future__ import annotations
 
 import asyncio
+import json
 import contextvars
 import operator
 import uuid
@@ -18,9 +19,9 @@ import pytest
 from langgraph.graph import START, StateGraph
 from pymongo import MongoClient
 
-from langgraph_durable_mongodb import ClientConfigurationError, DurablePlatform, MongoDBCheckpointer
+from langgraph_durable_mongodb import ClientConfigurationError, DurablePlatform, InvalidInputError, MongoDBCheckpointer
 from langgraph_durable_mongodb.journal import effect
-from langgraph_durable_mongodb.server import checkpointer, database_of
+from langgraph_durable_mongodb.server import checkpointer, database_of, ttl_of
 
 from .test_driver_info import names_us_once
 
@@ -184,3 +185,52 @@ def test_a_plain_form_sync_run_stays_bound_when_each_step_is_pulled_in_a_fresh_c
     assert chunks[-1]["notes"][-2:] == ["found P-7", "decided"] and calls == ["P-7"]
     [entry] = platform.journal.entries("p2")
     assert (entry["path"], entry["node"], entry["status"]) == ("agent/1/case/1", "review", "completed")
+
+
+KEEP_LATEST = {"strategy": "keep_latest", "default_ttl": 1440, "sweep_interval_minutes": 60, "sweep_limit": 500}
+
+
+@pytest.mark.parametrize(
+    ("environ", "ttl"),
+    [
+        ({}, None),
+        ({"LANGGRAPH_CHECKPOINTER": json.dumps({"path": "x.y", "ttl": KEEP_LATEST})}, KEEP_LATEST),
+        # langgraph-api reads LANGGRAPH_THREAD_TTL first: a JSON block, or minutes (delete, swept every 5.1)
+        (
+            {"LANGGRAPH_THREAD_TTL": json.dumps(KEEP_LATEST), "LANGGRAPH_CHECKPOINTER": '{"ttl": {"default_ttl": 1}}'},
+            KEEP_LATEST,
+        ),
+        ({"LANGGRAPH_THREAD_TTL": "90"}, {"strategy": "delete", "default_ttl": 90.0, "sweep_interval_minutes": 5.1}),
+        ({"LANGGRAPH_CHECKPOINTER": '{"path": "x.y"}'}, None),
+    ],
+)
+def test_the_factory_reads_the_ttl_where_langgraph_api_does(environ: dict, ttl: Any) -> None:
+    assert ttl_of(environ) == ttl
+
+
+async def test_a_bad_ttl_block_fails_the_factory_before_any_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    # nothing listens on port 1: a query would fail with ServerSelectionTimeoutError, not InvalidInputError
+    monkeypatch.setenv("MONGODB_URI", "mongodb://127.0.0.1:1/agents?serverSelectionTimeoutMS=1")
+    monkeypatch.setenv("LANGGRAPH_CHECKPOINTER", json.dumps({"ttl": {"strategy": "keep", "default_ttl": 60}}))
+    with pytest.raises(InvalidInputError, match="strategy"):
+        async with checkpointer():
+            pass
+    monkeypatch.setenv("LANGGRAPH_CHECKPOINTER", "{not json")
+    with pytest.raises(InvalidInputError, match="LANGGRAPH_CHECKPOINTER"):
+        async with checkpointer():
+            pass
+
+
+async def test_the_factory_runs_the_sweeper_of_the_ttl_block_for_the_servers_lifetime(
+    served_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LANGGRAPH_CHECKPOINTER", json.dumps({"ttl": KEEP_LATEST}))
+
+    def sweepers() -> list[asyncio.Task]:
+        return [t for t in asyncio.all_tasks() if t.get_name() == "durable-mongodb-ttl-sweeper"]
+
+    async with checkpointer() as saver:
+        assert saver.ttl_config is not None and saver.ttl_config.strategy == "keep_latest"
+        assert saver.ttl == 1440 * 60 and saver.ttl_config.sweep_limit == 500
+        assert len(sweepers()) == 1
+    assert sweepers() == []

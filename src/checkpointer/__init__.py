@@ -2,5 +2,6 @@
 
 from ..schema import CollectionNames
 from .saver import MongoDBCheckpointer
+from .ttl import TTLConfig
 
-__all__ = ["CollectionNames", "MongoDBCheckpointer"]
+__all__ = ["CollectionNames", "MongoDBCheckpointer", "TTLConfig"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -41,11 +41,12 @@ from .._bson import (
     value_documents,
 )
 from .._plans import lease
-from .._plans.requests import CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, Sleep, UpdateMany, Upsert
+from .._plans.requests import Aggregate, CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, Sleep, UpdateMany, Upsert
 from ..errors import DeltaChainError, DurableMongoError, InvalidInputError, ThreadExistsError
-from ..schema import BLOB_KEY, INDEXES, TTL_INDEX, WRITE_KEY, CollectionNames
+from ..schema import BLOB_KEY, EXPIRY_INDEX, INDEXES, TTL_INDEX, WRITE_KEY, CollectionNames
 from .documents import CHECKPOINT_KEY, checkpoint_key, key_id, stored_channels
 from .memory import LARGE, Location, StoredCheckpoints, ThreadExpiries, ValueLocations
+from .ttl import TTLConfig
 
 #: Checkpoints fetched with the target by ``get_delta_channel_history``: the whole chain in one query
 #: unless more than this many checkpoints separate the target from its channels' seeds.
@@ -71,6 +72,7 @@ _CHAIN_FIELDS = {
     "values.t": 1,
     "metadata.counters_since_delta_snapshot": 1,
     "metadata.run_id": 1,
+    "origin": 1,
 }
 
 #: What is read of a checkpoint that holds values another checkpoint references.
@@ -136,6 +138,18 @@ def _delta_dependencies(docs_by_id: Mapping[str, Mapping[str, Any]], checkpoint_
     return needed
 
 
+def _finished_root_checkpoints(root: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The root checkpoints whose tasks finished: all but the latest and the one it continues (``origin``).
+
+    A task prepared from any other checkpoint ran in a step that a later checkpoint records (or on a branch
+    the latest does not continue): a resume from the latest never runs it again.
+    """
+    if not root:
+        return []
+    latest = root[max(root)]
+    return sorted(set(root) - {latest["checkpoint_id"], latest.get("origin")})
+
+
 def _inline_values(docs: list[dict[str, Any]]) -> dict[tuple, tuple[str, bytes]]:
     """The values held inline by checkpoint documents, by (thread, namespace, channel, version)."""
     return {
@@ -163,10 +177,12 @@ class CheckpointPlans:
     serde: Any
     collections: CollectionNames
     ttl: float | None
+    ttl_config: TTLConfig | None
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
     _expiries: ThreadExpiries
     _stored: StoredCheckpoints
     _locations: ValueLocations
+    _prune_observers: list[Callable[[str, list[str]], Plan]]
     #: A value whose version is new is stored inline in the checkpoint document up to this size ...
     inline_value_bytes: int = 1024 * 1024
     #: ... while the document's inline values stay within this total (a document holds 16 MiB at most).
@@ -308,7 +324,9 @@ class CheckpointPlans:
     def _setup_plan(self) -> Plan:
         for role in ("checkpoints", "blobs", "writes"):
             yield CreateIndexes(getattr(self.collections, role), list(INDEXES[role]))
-        if self.ttl is not None:
+        if self.ttl_config is not None and self.ttl_config.strategy == "keep_latest":
+            yield CreateIndexes(self.collections.checkpoints, [EXPIRY_INDEX])
+        elif self.ttl is not None:
             # Servers without TTL support (FerretDB) keep working: readers
             # already treat expired threads as gone, and sweep_expired() deletes them.
             for coll in self.collections.per_thread:
@@ -430,15 +448,29 @@ class CheckpointPlans:
         docs = yield Find(self.collections.checkpoints, query, {"_id": 0}, [("checkpoint_id", -1)], 1)
         docs = [d for d in docs if not self._expired(d)]
         tuples = yield from self._load_tuples(docs)
+        yield from self._refresh_on_read(docs)
         if docs:
             self._locations.note(thread_id, checkpoint_ns, docs[0]["checkpoint_id"], _locations_of(docs[0]))
         return tuples[0] if tuples else None
 
     def _expired(self, doc: Mapping[str, Any]) -> bool:
-        # Between two passes of the TTL monitor (and on servers without one)
-        # an expired thread is already gone for readers.
+        # Between two passes of the TTL monitor (and on servers without one) an expired thread is
+        # already gone for readers; under keep_latest it stays, to be pruned by the next sweep.
+        if self.ttl_config is None or self.ttl_config.strategy != "delete":
+            return False
         expire_at = doc.get("expire_at")
         return expire_at is not None and expire_at <= lease.utcnow()
+
+    def _refresh_on_read(self, docs: list[dict[str, Any]]) -> Plan:
+        """Under ``refresh_on_read``, push the expiry of every thread read forward as a write would.
+
+        Costs what a write's refresh costs: one ``updateMany`` per per-thread collection, once per
+        expiry value (about once per ttl/10) per thread per process; other reads cost nothing more.
+        """
+        if self.ttl_config is None or not self.ttl_config.refresh_on_read:
+            return
+        for thread_id in sorted({d["thread_id"] for d in docs}):
+            yield from self._spread_expiry(thread_id, self._write_expiry(thread_id))
 
     def _list_plan(
         self,
@@ -478,7 +510,10 @@ class CheckpointPlans:
             page_query = query if after is None else {"$and": [query, after]}
             docs = yield Find(self.collections.checkpoints, page_query, {"_id": 0}, sort, wanted)
             more, docs = len(docs) > page_size, docs[:page_size]
-            for tup in (yield from self._load_tuples([d for d in docs if not self._expired(d)])):
+            live = [d for d in docs if not self._expired(d)]
+            tuples = yield from self._load_tuples(live)
+            yield from self._refresh_on_read(live)
+            for tup in tuples:
                 yield Emit(tup)
             if not more:
                 return
@@ -607,11 +642,37 @@ class CheckpointPlans:
         self._locations.forget_thread(thread_id)
 
     def _sweep_expired_plan(self) -> Plan:
-        now = lease.utcnow()
-        expired = yield Find(self.collections.checkpoints, {"expire_at": {"$lte": now}}, {"_id": 0, "thread_id": 1})
-        threads = sorted({d["thread_id"] for d in expired})
-        for thread_id in threads:
-            yield from self._delete_thread_plan(thread_id)
+        """Apply the TTL strategy to at most ``sweep_limit`` expired threads (by thread id; a swept thread no longer matches).
+
+        ``delete`` deletes each whole. ``keep_latest`` prunes each as ``prune(strategy="keep_latest")``
+        does (each namespace's latest checkpoint and what its DeltaChannels replay stay, with their writes),
+        runs the ``observe_sweep_prunes`` observers with the root checkpoints whose tasks finished, then
+        removes the thread's expiry: it expires again ``ttl`` after its next write.
+        """
+        # Without a TTL of its own a saver deletes what other savers' TTL expired, as ``ttl=`` seconds does.
+        config = self.ttl_config or TTLConfig(seconds=0)
+        now, limit = lease.utcnow(), config.sweep_limit
+        pipeline: list[dict[str, Any]] = [
+            {"$match": {"expire_at": {"$lte": now}}},
+            {"$group": {"_id": "$thread_id"}},  # no accumulator: FerretDB implements few
+            {"$sort": {"_id": 1}},
+        ]
+        expired = yield Aggregate(self.collections.checkpoints, pipeline + ([{"$limit": limit}] if limit else []))
+        threads = sorted(d["_id"] for d in expired)
+        if config.strategy == "delete":
+            for thread_id in threads:
+                yield from self._delete_thread_plan(thread_id)
+            return threads
+        if threads:
+            by_ns = yield from self._keep_latest_plan(threads)
+            for thread_id in threads:
+                finished = _finished_root_checkpoints(by_ns.get((thread_id, ""), {}))
+                for forget in self._prune_observers:
+                    yield from forget(thread_id, finished)
+            for coll in self.collections.per_thread:
+                yield UpdateMany(coll, {"thread_id": {"$in": threads}}, {"$unset": {"expire_at": ""}})
+            for thread_id in threads:
+                self._expiries.forget(thread_id)
         return threads
 
     def _copy_thread_plan(self, source_thread_id: str, target_thread_id: str) -> Plan:
@@ -725,8 +786,11 @@ class CheckpointPlans:
             return
         if strategy != "keep_latest":
             raise InvalidInputError(f'unknown prune strategy {strategy!r}; use "keep_latest" or "delete"')
-        if not ids:
-            return
+        if ids:
+            yield from self._keep_latest_plan(ids)
+
+    def _keep_latest_plan(self, ids: list[str]) -> Plan:
+        """Prune the threads to each namespace's latest checkpoint; returns their checkpoints as they were."""
         by_ns = yield from self._chain_docs(ids)
         keep = {}
         for key, docs in by_ns.items():
@@ -734,6 +798,7 @@ class CheckpointPlans:
             # Keep the ancestors a DeltaChannel of the latest checkpoint still replays.
             keep[key] = {latest, *_delta_dependencies(docs, latest)}
         yield from self._delete_checkpoints(by_ns, keep)
+        return by_ns
 
     def _delete_for_runs_plan(self, run_ids: Sequence[str]) -> Plan:
         runs = require_str_list("run_ids", run_ids)

@@ -26,6 +26,8 @@ from ..schema import CollectionNames
 from ..storage_format import StorageFormat
 from .memory import StoredCheckpoints, ThreadExpiries, ValueLocations
 from .plans import CheckpointPlans, next_version
+from .sweeper import AsyncSweeper, Sweeper
+from .ttl import TTLConfig
 
 
 class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
@@ -57,8 +59,12 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         db_name: the database holding every collection.
         serde: any ``SerializerProtocol``; LangGraph's ``JsonPlusSerializer``
             by default; ``EncryptedSerializer`` encrypts values at rest.
-        ttl: a whole thread expires between ``ttl`` and ``1.1 * ttl`` seconds after its
-            last write; every document of it carries one ``expire_at`` (see ``expiry_fields``).
+        ttl: a number: a whole thread expires between ``ttl`` and ``1.1 * ttl`` seconds after its
+            last write; every document of it carries one ``expire_at`` (see ``expiry_fields``). Or the
+            ``checkpointer.ttl`` block of ``langgraph.json`` (see ``ttl.TTLConfig``): ``{"strategy":
+            "delete" | "keep_latest", "default_ttl": minutes, "sweep_interval_minutes": n,
+            "sweep_limit": n, "refresh_on_read": bool}``; ``keep_latest`` prunes an expired thread
+            (``sweep_expired``, ``start_sweeper``) instead of deleting it.
         collections: collection names (see ``CollectionNames``).
         chunk_bytes: serialized bytes per document for large values.
         auto_setup: create indexes before the first operation of each face. Either way, the database's
@@ -85,7 +91,7 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         async_client: Any = None,
         db_name: str = "langgraph",
         serde: SerializerProtocol | None = None,
-        ttl: float | None = None,
+        ttl: float | Mapping[str, Any] | None = None,
         collections: CollectionNames | None = None,
         chunk_bytes: int = DEFAULT_CHUNK_BYTES,
         auto_setup: bool = True,
@@ -93,12 +99,13 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         super().__init__(serde=serde)
         client, async_client = split_clients(client, async_client, "MongoDBCheckpointer")
         require_db_name(db_name)
-        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl <= 0):
-            raise InvalidInputError(f"ttl must be a positive number of seconds or None, got {ttl!r}")
+        ttl_config = TTLConfig.parse(ttl)
         self.client = client
         self.async_client = async_client
         self.db_name = db_name
-        self.ttl = ttl
+        #: The parsed TTL, and its length in seconds (None without a TTL).
+        self.ttl_config = ttl_config
+        self.ttl = ttl_config.seconds if ttl_config is not None else None
         self.collections = collections or CollectionNames()
         self.chunk_bytes = chunk_bytes
         #: The database's storage format check, shared with the journal, allocator and run locks beside it.
@@ -115,6 +122,9 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         self._run_observers: list[Callable[[StartingRun, RunnableConfig, MongoDBCheckpointer], None]] = []
         # LangGraph's strict msgpack mode clones a saver with copy.copy (``with_allowlist``): this stays the original.
         self._base_saver = self
+        self._prune_observers: list[Callable[[str, list[str]], Any]] = []
+        self._sweepers: list[Sweeper] = []
+        self._async_sweepers: list[AsyncSweeper] = []
 
     @property
     def base_saver(self) -> MongoDBCheckpointer:
@@ -139,6 +149,20 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
                 (``base_saver``) whose serde reads the run's values.
         """
         self._run_observers.append(observer)
+
+    def observe_sweep_prunes(self, forget: Callable[[str, list[str]], Any]) -> None:
+        """Let ``forget(thread_id, finished)`` drop what a thread's finished tasks left, in a ``keep_latest`` sweep.
+
+        ``forget`` returns a storage plan (a generator of ``_plans.requests``), run by the sweep's face right
+        after the thread's checkpoints are pruned. ``finished`` are the root checkpoint ids whose tasks
+        finished: every one the thread had but its latest and the one the latest continues (``origin_of``).
+        ``DurablePlatform`` drops the journal entries and ordinals of the occurrences keyed by them; those of
+        the latest checkpoint's pending tasks stay, so a resume replays their recorded effects.
+
+        Args:
+            forget: called once per pruned thread.
+        """
+        self._prune_observers.append(forget)
 
     def _notice_run(self, config: Any) -> None:
         if not self._run_observers or not isinstance(config, dict):
@@ -349,19 +373,84 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         self._run(self._prune_plan(thread_ids, strategy))
 
     def sweep_expired(self) -> list[str]:
-        """Delete every thread past its TTL, whole; returns their ids.
+        """Apply the TTL strategy to the threads past their TTL, at most ``sweep_limit`` of them.
 
-        MongoDB's TTL monitor does this by itself; run it on servers that do
-        not enforce TTL indexes (FerretDB) or to reclaim space at once.
-        Without ``ttl`` nothing carries an expiry and nothing is deleted.
+        ``delete`` (and ``ttl=`` seconds) deletes each thread whole: MongoDB's TTL monitor does this by
+        itself; run it on servers that do not enforce TTL indexes (FerretDB) or to reclaim space at once.
+        ``keep_latest`` prunes each like ``prune(strategy="keep_latest")`` (the latest checkpoint of each
+        namespace and what its DeltaChannels replay stay), lets ``observe_sweep_prunes`` observers drop what
+        finished tasks left (on a ``DurablePlatform``: their journal entries and ordinals), and clears its
+        expiry; only a sweep does this, no index.
 
         Returns:
-            The ids of the deleted threads, sorted.
+            The ids of the deleted or pruned threads, sorted.
 
         Raises:
             ClientConfigurationError: this saver has only an async client.
         """
         return self._run(self._sweep_expired_plan())
+
+    def start_sweeper(self) -> Sweeper:
+        """Run ``sweep_expired`` now and then every ``sweep_interval_minutes``, in a thread, until stopped.
+
+        Returns:
+            The running sweeper; ``stop()`` it (or ``stop_sweepers()``) before closing the client.
+
+        Raises:
+            InvalidInputError: the ``ttl`` block names no ``sweep_interval_minutes``.
+            ClientConfigurationError: this saver has only an async client.
+        """
+        interval = self._sweep_interval()
+        self._sync_face()  # a missing sync client fails here, not in the sweeper's thread
+        sweeper = Sweeper(self.sweep_expired, interval)
+        self._sweepers.append(sweeper)
+        return sweeper
+
+    async def astart_sweeper(self) -> AsyncSweeper:
+        """Run ``asweep_expired`` now and then every ``sweep_interval_minutes``, in a task of this loop.
+
+        Returns:
+            The running sweeper; ``await astop()`` it (or ``astop_sweepers()``) before closing the client.
+
+        Raises:
+            InvalidInputError: the ``ttl`` block names no ``sweep_interval_minutes``.
+            ClientConfigurationError: this saver has only a sync client.
+        """
+        interval = self._sweep_interval()
+        await self._async_face()  # a missing async client fails here, not in the sweeper's task
+        sweeper = AsyncSweeper(self.asweep_expired, interval)
+        self._async_sweepers.append(sweeper)
+        return sweeper
+
+    def stop_sweepers(self) -> None:
+        """Stop every sweeper ``start_sweeper`` started; each stops after a sweep under way."""
+        while self._sweepers:
+            self._sweepers.pop().stop()
+
+    async def astop_sweepers(self) -> None:
+        """Stop every sweeper ``astart_sweeper`` started (call it on the loop that started them)."""
+        while self._async_sweepers:
+            await self._async_sweepers.pop().astop()
+
+    def close(self) -> None:
+        """Stop the sweepers ``start_sweeper`` started, then close the clients ``from_conn_string`` opened
+        (clients you passed stay open). Sweepers ``astart_sweeper`` started need ``aclose()``."""
+        self.stop_sweepers()
+        super().close()
+
+    async def aclose(self) -> None:
+        """Stop every sweeper this saver started (thread and task), then close what ``close()`` closes, awaited."""
+        self.stop_sweepers()
+        await self.astop_sweepers()
+        await super().aclose()
+
+    def _sweep_interval(self) -> float:
+        if self.ttl_config is None or self.ttl_config.sweep_interval_minutes is None:
+            raise InvalidInputError(
+                'a sweeper needs ttl={"default_ttl": minutes, "sweep_interval_minutes": n, ...}; '
+                "or call sweep_expired() yourself"
+            )
+        return self.ttl_config.sweep_interval_minutes * 60
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]

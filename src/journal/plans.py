@@ -214,6 +214,18 @@ class JournalPlans:
     def _setup_plan(self) -> Plan:
         yield CreateIndexes(self.collection, list(INDEXES["journal"]))
 
+    def forget_entries_plan(self, thread_id: str, positions: Mapping[str, Any]) -> Plan:
+        """Delete the thread's entries (and outcome chunks) matching ``positions``, a filter on position fields.
+
+        A plan (run by a storage face, e.g. inside ``MongoDBCheckpointer``'s TTL sweep, with the filter
+        ``OrdinalAllocator.forget_root_occurrences_plan`` returns).
+
+        Args:
+            thread_id: the thread.
+            positions: a filter on ``path``, ``node``, ``occurrence``.
+        """
+        yield DeleteMany(self.collection, {"thread_id": thread_id, **positions})
+
     def _input_key_plan(self) -> Plan:
         """The key of input digests: ``digest_key``, or under an ``EncryptedSerializer`` a random key stored once
         per database, encrypted by the serde (so only holders of the encryption key can test guesses)."""

@@ -66,9 +66,10 @@ Example::
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -382,6 +383,43 @@ class OrdinalAllocator(TwoFaces):
     def _delete_plan(self, thread_id: str) -> Plan:
         yield DeleteMany(self._collection, {"thread_id": thread_id})
         self._forget(thread_id)
+
+    def forget_root_occurrences_plan(self, thread_id: str, task_keys: Sequence[str]) -> Plan:
+        """Delete the root-level occurrences keyed by ``task_keys`` and every allocation beneath them.
+
+        A plan (run by a storage face, e.g. inside ``MongoDBCheckpointer``'s TTL sweep). The keys are root
+        checkpoint ids: edge-triggered root tasks and root ``Send`` groups are keyed by the checkpoint they
+        were prepared from (see "Occurrence keys"), so the occurrences of a finished step go; those of
+        tasks keyed otherwise (the functional API's task ids) never match.
+
+        Args:
+            thread_id: the thread.
+            task_keys: root checkpoint ids whose tasks finished.
+
+        Returns:
+            A filter on the journal's position fields matching the entries of the deleted occurrences
+            (node entries and everything under their paths), or None when none was allocated.
+        """
+        found = []
+        if task_keys:
+            roots = {"parent_path": ROOT_PATH, "task_key": {"$in": sorted(task_keys)}}
+            found = yield Find(self._collection, {"thread_id": thread_id, **roots}, {"_id": 0, "name": 1, "ordinal": 1})
+        if not found:
+            return None
+        nodes, beneath = [], []
+        for doc in found:
+            name, ordinal = doc["name"], str(doc["ordinal"])
+            if name.endswith(_SEND_SEQUENCE):  # a Send group g: occurrences g.0, g.1, ...
+                name, occurrence = name[: -len(_SEND_SEQUENCE)], re.escape(ordinal) + r"\.\d+"
+                nodes.append({"path": ROOT_PATH, "node": name, "occurrence": {"$regex": f"^{occurrence}$"}})
+            else:
+                occurrence = re.escape(ordinal)
+                nodes.append({"path": ROOT_PATH, "node": name, "occurrence": ordinal})
+            # the occurrence's own path, with a subgraph run's "+p", and every path beneath it
+            beneath.append({"$regex": f"^{re.escape(f'{ROOT_PATH}/{name}/')}{occurrence}(\\+\\d+)?(/|$)"})
+        yield DeleteMany(self._collection, {"thread_id": thread_id, "$or": [roots, *({"parent_path": p} for p in beneath)]})
+        self._forget(thread_id)
+        return {"$or": [*nodes, *({"path": p} for p in beneath)]}
 
     def _copy_plan(self, source: str, target: str) -> Plan:
         if (yield Find(self._collection, {"thread_id": target}, {"_id": 1}, limit=1)):

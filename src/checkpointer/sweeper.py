@@ -1,0 +1,64 @@
+"""Sweepers: ``sweep_expired`` at once and then every interval, until stopped.
+
+A sweeper is owned by whoever started it (``MongoDBCheckpointer.start_sweeper``): nothing runs after its
+``stop()`` / ``astop()`` returns. A sweep that fails is logged and the next one runs on time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+
+logger = logging.getLogger(__name__)
+
+
+class Sweeper:
+    """Sweeps in a daemon thread of its own (the saver's sync client)."""
+
+    def __init__(self, sweep: Callable[[], list[str]], interval_seconds: float) -> None:
+        self._sweep, self._interval = sweep, interval_seconds
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="durable-mongodb-ttl-sweeper", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            try:
+                self._sweep()
+            except Exception:
+                logger.exception("TTL sweep failed; the next runs in %g s", self._interval)
+            if self._stopped.wait(self._interval):
+                return
+
+    def stop(self) -> None:
+        """Stop sweeping; returns once a sweep under way has finished."""
+        self._stopped.set()
+        self._thread.join()
+
+
+class AsyncSweeper:
+    """Sweeps in an asyncio task of the loop that started it (the saver's async client)."""
+
+    def __init__(self, sweep: Callable[[], Awaitable[list[str]]], interval_seconds: float) -> None:
+        self._sweep, self._interval = sweep, interval_seconds
+        self._stopped = asyncio.Event()
+        self._task = asyncio.get_running_loop().create_task(self._loop(), name="durable-mongodb-ttl-sweeper")
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self._sweep()
+            except Exception:
+                logger.exception("TTL sweep failed; the next runs in %g s", self._interval)
+            try:
+                await asyncio.wait_for(self._stopped.wait(), self._interval)
+                return
+            except asyncio.TimeoutError:
+                pass
+
+    async def astop(self) -> None:
+        """Stop sweeping; returns once a sweep under way has finished (on the loop that started it)."""
+        self._stopped.set()
+        await self._task
