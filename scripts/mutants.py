@@ -673,6 +673,13 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_agent_server_factory.py", "-k", "sweeper"),
     ),
     Mutant(
+        "doctor --fix creates our indexes in a foreign database",
+        "src/cli/doctor.py",
+        "    fix = fix and ours\n",
+        "",
+        ("tests/test_storage_format.py", "-m", "not server", "-k", "doctor"),
+    ),
+    Mutant(
         "closing the platform leaves the checkpointer's sweepers running",
         "src/platform.py",
         "        self.checkpointer.stop_sweepers()\n        await self.checkpointer.astop_sweepers()\n        await super().aclose()",

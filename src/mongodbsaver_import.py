@@ -47,6 +47,7 @@ class ImportReport:
     destination already. ``verified`` counts the checkpoints compared (``states_verified`` the
     threads whose ``get_state`` and ``get_state_history`` were compared, with ``graph=``).
     ``reader`` names what read the source for the comparison. ``mismatches``: one line each.
+    ``unknown_threads``: threads asked for (``thread_ids``) that the source does not hold.
     """
 
     source_db: str
@@ -59,6 +60,7 @@ class ImportReport:
     verified: int = 0
     states_verified: int = 0
     mismatches: list[str] = field(default_factory=list)
+    unknown_threads: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -227,6 +229,9 @@ class _Import:
         )
         total = sum(g["n"] for g in namespaces)
         self.report.threads = len({g["_id"]["t"] for g in namespaces})
+        if self.thread_ids is not None:
+            found = {g["_id"]["t"] for g in namespaces}
+            self.report.unknown_threads = [t for t in self.thread_ids if t not in found]
         pairs = [(g["_id"]["t"], g["_id"]["ns"]) for g in namespaces]
         for thread_id, ns in pairs:
             yield from self._import_namespace(thread_id, ns, total)
@@ -495,6 +500,8 @@ def render(report: ImportReport, out: Any) -> None:
         ("verified", f"{report.verified} checkpoints against {report.reader}"),
         ("mismatches", len(report.mismatches)),
     ]
+    if report.unknown_threads:
+        rows.append(("unknown", ", ".join(map(repr, report.unknown_threads)) + ": not in the source"))
     for label, value in rows:
         out.write(f"{label:<12}{value}\n")
     for line in report.mismatches:

@@ -24,7 +24,7 @@ from langgraph.types import Command, interrupt
 from pymongo import AsyncMongoClient, MongoClient, monitoring
 
 from langgraph_durable_mongodb import InvalidInputError, MongoDBCheckpointer
-from langgraph_durable_mongodb.cli import EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, main
+from langgraph_durable_mongodb.cli import EXIT_OK, EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_USAGE, main
 from langgraph_durable_mongodb.mongodbsaver_import import (
     READER_MONGODBSAVER,
     READER_OWN_PARSE,
@@ -233,6 +233,14 @@ def test_the_cli_imports_with_a_progress_bar_and_exits_1_on_a_mismatch(dbs: tupl
     code, out = run_cli(client, "--db", dest, "import-mongodbsaver", "--source-db", source)
     assert code == EXIT_PROBLEM
     assert f"t2 '' {victim['checkpoint_id']}: metadata differs" in out and "mismatches  1" in out
+
+
+def test_the_cli_names_a_thread_the_source_does_not_hold_and_exits_3(dbs: tuple) -> None:
+    client, source, dest, _ = dbs
+    code, out = run_cli(client, "--db", dest, "import-mongodbsaver", "--source-db", source, "--thread", "t1", "--thread", "nope")
+    assert code == EXIT_UNKNOWN_THREAD, out
+    assert "unknown     'nope': not in the source" in out
+    assert client[dest].checkpoints.distinct("thread_id") == ["t1"], "the threads the source holds are imported"
 
 
 class DropsOne(MongoDBCheckpointer):

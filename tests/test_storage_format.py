@@ -23,7 +23,7 @@ from mongomock_motor import AsyncMongoMockClient
 from pymongo import AsyncMongoClient, MongoClient, monitoring
 
 from langgraph_durable_mongodb import ActivityJournal, IncompatibleStorageError
-from langgraph_durable_mongodb.cli import main
+from langgraph_durable_mongodb.cli import EXIT_PROBLEM, main
 from langgraph_durable_mongodb.platform import DurablePlatform
 from langgraph_durable_mongodb.storage_format import FORMAT_VERSION, format_document
 
@@ -232,5 +232,9 @@ async def test_doctor_reports_the_format(store: Store, monkeypatch: pytest.Monke
         out = io.StringIO()
         main(["--db", other, "doctor"], client=client, out=out)
         assert "format      foreign: MongoDBSaver\n" in out.getvalue()
+        indexes_before = {name: sorted(ix["name"] for ix in client[other][name].list_indexes()) for name in client[other].list_collection_names()}
+        assert main(["--db", other, "doctor", "--fix"], client=client, out=io.StringIO()) == EXIT_PROBLEM
+        indexes_after = {name: sorted(ix["name"] for ix in client[other][name].list_indexes()) for name in client[other].list_collection_names()}
+        assert indexes_after == indexes_before, "doctor --fix created our indexes in a MongoDBSaver database"
     finally:
         client.drop_database(other)

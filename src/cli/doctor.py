@@ -9,7 +9,7 @@ from pymongo.errors import OperationFailure
 from .._plans import quirks as server_quirks
 from .._plans.interpreters import SyncInterpreter
 from ..schema import CollectionNames, indexes_by_collection
-from ..storage_format import read_format_plan
+from ..storage_format import FORMAT_VERSION, read_format_plan
 
 
 def server_identity(client: Any) -> tuple[dict[str, Any], server_quirks.ServerQuirks]:
@@ -53,7 +53,11 @@ def doctor(client: Any, db: Any, names: CollectionNames, fix: bool) -> dict[str,
     report["features"]["replica_set"] = bool(hello.get("setName"))
     report["features"]["transactions"] = bool(hello.get("setName")) and quirks.transactions
     report["features"]["ttl_indexes"] = quirks.ttl_expiry
-    report["format"] = SyncInterpreter(db).run(read_format_plan(names)).describe()
+    stored = SyncInterpreter(db).run(read_format_plan(names))
+    report["format"] = stored.describe()
+    # A database of another format (MongoDBSaver's, or a newer one) is not ours to fix: --fix creates nothing there.
+    ours = stored.foreign is None and (stored.version is None or stored.version <= FORMAT_VERSION)
+    fix = fix and ours
     for coll, indexes in indexes_by_collection(names).items():
         present = {ix["name"] for ix in db[coll].list_indexes()}
         for index in indexes:
@@ -66,7 +70,7 @@ def doctor(client: Any, db: Any, names: CollectionNames, fix: bool) -> dict[str,
                 except OperationFailure as error:
                     row["error"] = str(error)
             report["indexes"].append(row)
-    report["ok"] = all(r["present"] or r.get("created") for r in report["indexes"])
+    report["ok"] = ours and all(r["present"] or r.get("created") for r in report["indexes"])
     return report
 
 

@@ -17,7 +17,7 @@ from ..checkpointer import MongoDBCheckpointer
 from ..errors import DurableMongoError, InvalidInputError
 from ..schema import CollectionNames
 from .doctor import doctor, render_doctor
-from .exits import EXIT_OK, EXIT_PROBLEM, EXIT_UNREACHABLE, EXIT_USAGE, CliError
+from .exits import EXIT_OK, EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_USAGE, CliError
 from .journal import discard, journal_documents, parse_outcome, parse_position, resolve
 from .maintenance import confirm, delete, prune, render_maintenance, sweep
 from .parser import parser
@@ -76,7 +76,9 @@ def run(args: argparse.Namespace, client: Any, out: TextIO, stdin: TextIO) -> in
         except InvalidInputError as error:
             raise CliError(str(error), EXIT_USAGE) from None
         _dump(imported.as_dict(), out) if as_json else mongodbsaver_import.render(imported, out)
-        return EXIT_OK if imported.ok else EXIT_PROBLEM
+        if not imported.ok:
+            return EXIT_PROBLEM
+        return EXIT_UNKNOWN_THREAD if imported.unknown_threads else EXIT_OK
     report = doctor(client, db, names, args.fix)
     _dump(report, out) if as_json else render_doctor(report, out)
     return EXIT_OK if report["ok"] else EXIT_PROBLEM
