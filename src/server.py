@@ -123,8 +123,5 @@ async def checkpointer() -> AsyncIterator[MongoDBCheckpointer]:
         await asyncio.to_thread(identity)
         saver = platform.checkpointer
         if saver.ttl_config is not None and saver.ttl_config.sweep_interval_minutes is not None:
-            await saver.astart_sweeper()
-        try:
-            yield saver
-        finally:
-            await saver.astop_sweepers()
+            await saver.astart_sweeper()  # stopped by the platform's aclose() when the block ends
+        yield saver
