@@ -39,10 +39,7 @@ from typing import Any
 import pytest
 from pymongo import MongoClient
 
-if sys.version_info < (3, 11):
-    pytest.skip("langgraph-api (Agent Server) needs Python 3.11+", allow_module_level=True)
-
-from langgraph_sdk import get_client  # noqa: E402
+from langgraph_sdk import get_client
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "agent_server"
 LANGGRAPH = Path(sys.executable).with_name("langgraph")  # langgraph-cli[inmem], in the test extra

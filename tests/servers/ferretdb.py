@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build, start and stop a throwaway FerretDB (SQLite backend) for the real-server test tier.
 
-Stdlib only, Python 3.10+. From the repository root::
+Stdlib only. From the repository root::
 
     python -m tests.servers.ferretdb install   # build the binary into the cache (no-op when cached)
     python -m tests.servers.ferretdb start     # start in the background, print its URI

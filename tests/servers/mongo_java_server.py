@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build, start and stop a throwaway mongo-java-server (in-memory) for the real-server test tier.
 
-Stdlib only, Python 3.10+. The same shape as tests/servers/ferretdb.py; from the repository root::
+Stdlib only. The same shape as tests/servers/ferretdb.py; from the repository root::
 
     python -m tests.servers.mongo_java_server install   # build the launcher jar into the cache (no-op when cached)
     python -m tests.servers.mongo_java_server start     # start in the background, print its URI
