@@ -123,11 +123,13 @@ class TwoFaces:
         return self._async_io
 
     def _run(self, plan: Plan) -> Any:
-        plan = started(plan)
+        if not self._ready["sync"]:  # once set up, a plan runs as it is: no wrapper on the hot path
+            plan = started(plan)
         return self._sync_face().run(plan)
 
     async def _arun(self, plan: Plan) -> Any:
-        plan = started(plan)
+        if not self._ready["async"]:
+            plan = started(plan)
         return await (await self._async_face()).run(plan)
 
     def setup(self) -> None:
