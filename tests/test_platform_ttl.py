@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from langgraph.graph import START, StateGraph
 
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.platform import DurablePlatform

@@ -31,7 +31,7 @@ from ..resolver.position import NodePosition
 from .attempt import Attempt, current_attempt
 from .documents import EffectCall
 from .locator import NodeLocator, check_node
-from .position import EffectPosition, at
+from .position import EffectPosition
 
 
 class Journal(Protocol):
