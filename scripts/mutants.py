@@ -700,6 +700,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "        super().close()",
         ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "closing_the_platform and sync"),
     ),
+    # issue 20: an edit made as the interrupted node completes it; its next visit is a new occurrence
+    Mutant(
+        "an edit as the interrupted node is continued like any other edit",
+        "src/checkpointer/memory.py",
+        "        return checkpoint_id if node is not None and node in known[1] else known[0]",
+        "        return known[0]",
+        ("tests/test_platform_replay.py", "-m", "not server", "-k", "edit_as_the_interrupted_node"),
+    ),
 )
 
 

@@ -18,6 +18,10 @@ else needs reading.
   (``CONFIG_KEY_SEND``, one per prepared task), the runtime with its retry
   attempt (``CONFIG_KEY_RUNTIME``), the checkpoint ids of the namespaces above
   (``CONFIG_KEY_CHECKPOINT_MAP``) and the run's durability (``CONFIG_KEY_DURABILITY``).
+- A pending write's ``task_path`` is ``task_path_str`` of the task's path: ``~__pregel_pull, NAME`` for an
+  edge-triggered task; ``update_state(..., as_node=X)`` saves X's writes on the edited checkpoint under the
+  task id LangGraph prepared for X there, with the path ``~__interrupt__, 0000000000``
+  (``nodes_completed_by_edit``).
 - Under ``LANGGRAPH_STRICT_MSGPACK=true`` a compiled graph keeps the msgpack allowlist ``compile()`` derived
   from its schemas in ``_serde_allowlist``, which ``Pregel.__init__`` (and so ``copy``) resets
   (``keep_allowlist``).
@@ -34,6 +38,7 @@ from langgraph.pregel._loop import PregelLoop
 
 from langgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINT_MAP,
+    INTERRUPT,
     CONFIG_KEY_CHECKPOINTER,
     CONFIG_KEY_DURABILITY,
     CONFIG_KEY_RUNTIME,
@@ -56,6 +61,7 @@ __all__ = [
     "PULL",
     "PUSH",
     "node_attempt",
+    "nodes_completed_by_edit",
     "root_checkpoint",
     "run_checkpointer",
     "runs_durably_async",
@@ -127,6 +133,27 @@ def starting_run() -> StartingRun | None:
             return StartingRun(owner, loop) if loop is not None and frame.f_code.co_name in ("stream", "astream") else None
         frame = frame.f_back
     return None
+
+
+_PULL_PATH = f"~{PULL}, "
+_EDIT_PATH = f"~{INTERRUPT}, "
+
+
+def nodes_completed_by_edit(writes: list[dict[str, Any]]) -> list[str]:
+    """The nodes whose edge-triggered task at a checkpoint an ``update_state`` completed, from the checkpoint's
+    pending writes (``task_id``, ``channel``, ``task_path`` of each): a task the loop prepared there
+    (``~__pregel_pull, NAME``) that also holds writes the edit saved as that node (``~__interrupt__, …``)."""
+    pulled: dict[str, str] = {}
+    edited: set[str] = set()
+    for write in writes:
+        path = write.get("task_path")
+        if not isinstance(path, str):
+            continue
+        if path.startswith(_PULL_PATH):
+            pulled[write["task_id"]] = path[len(_PULL_PATH):]
+        elif path.startswith(_EDIT_PATH):
+            edited.add(write["task_id"])
+    return sorted({pulled[task] for task in edited if task in pulled})
 
 
 def root_checkpoint(configurable: dict[str, Any]) -> str | None:

@@ -140,3 +140,35 @@ async def test_an_async_run_starts_where_pregel_enters_its_loop() -> None:
     saver.runs.clear()
     await compiled.aget_state({"configurable": {"thread_id": "t"}})
     assert saver.runs == [None]
+
+
+def test_an_edit_as_the_interrupted_node_saves_its_writes_under_that_task_on_the_edited_checkpoint() -> None:
+    """``nodes_completed_by_edit`` reads the task paths LangGraph gives the loop's and the edit's pending writes."""
+    from langgraph.types import interrupt
+
+    def gate(state: State) -> State:
+        interrupt("ok?")
+        return {"seen": ["gate"]}
+
+    builder = StateGraph(State)
+    builder.add_node("intake", lambda s: {"seen": ["intake"]})
+    builder.add_node("gate", gate)
+    builder.add_edge(START, "intake")
+    builder.add_edge("intake", "gate")
+    saver = InMemorySaver()
+    graph = builder.compile(checkpointer=saver)
+
+    def edited_writes(thread: str, **update: Any) -> list[dict[str, Any]]:
+        config = {"configurable": {"thread_id": thread}}
+        graph.invoke({"seen": []}, config)
+        edited = saver.get_tuple(config).checkpoint["id"]
+        graph.update_state(config, {"seen": ["edited"]}, **update)
+        return [
+            {"task_id": task_id, "channel": channel, "task_path": task_path}
+            for (t, _, checkpoint), writes in saver.writes.items()
+            if (t, checkpoint) == (thread, edited)
+            for (task_id, _), (_, channel, _, task_path) in writes.items()
+        ]
+
+    assert _langgraph.nodes_completed_by_edit(edited_writes("as-last")) == []  # as the node that ran last
+    assert _langgraph.nodes_completed_by_edit(edited_writes("as-gate", as_node="gate")) == ["gate"]

@@ -371,6 +371,48 @@ def test_an_edit_of_an_older_checkpoint_is_a_fork_whose_effects_run(platform: Du
     assert sorted(d["occurrence"] for d in entries(platform) if d["kind"] == "tool") == ["1", "2"]
 
 
+def billing_graph(platform: DurablePlatform, charges: Counter) -> Any:
+    """``bill`` charges, then waits for a confirmation; it loops back to itself until ``count`` reaches 2."""
+
+    @effect(kind="payment", name="charge_card", at_most_once=True)
+    def charge(visit: int) -> str:
+        charges()
+        return f"ch_{charges.n}"
+
+    def bill(state: State) -> State:
+        charge(1)  # the same input at every visit: only the visit tells two payments apart
+        interrupt("confirm the payment")
+        return {"count": state.get("count", 0) + 1}
+
+    graph = StateGraph(State)
+    graph.add_node("bill", bill)
+    graph.add_edge(START, "bill")
+    graph.add_conditional_edges("bill", lambda s: "bill" if s.get("count", 0) < 2 else "__end__")
+    return platform.compile(graph)
+
+
+def test_an_edit_as_the_interrupted_node_completes_it_and_its_next_visit_is_new(platform: DurablePlatform) -> None:
+    charges = Counter()
+    graph = billing_graph(platform, charges)
+    assert graph.invoke({"count": 0}, config())["__interrupt__"]
+    graph.update_state(config(), {"count": 1}, as_node="bill")  # bill is done: the loop schedules its next visit
+    assert graph.invoke(None, config())["__interrupt__"]  # the second visit charges for real
+    assert charges.n == 2
+    assert [(d["node"], d["occurrence"], d["outcome"]["preview"]) for d in entries(platform)] == [
+        ("bill", "1", "ch_1"), ("bill", "2", "ch_2")
+    ]
+
+
+async def test_an_async_edit_as_the_interrupted_node_completes_it_and_its_next_visit_is_new(platform: DurablePlatform) -> None:
+    charges = Counter()
+    graph = billing_graph(platform, charges)
+    assert (await graph.ainvoke({"count": 0}, config()))["__interrupt__"]
+    await graph.aupdate_state(config(), {"count": 1}, as_node="bill")
+    assert (await graph.ainvoke(None, config()))["__interrupt__"]
+    assert charges.n == 2
+    assert [d["occurrence"] for d in entries(platform)] == ["1", "2"]
+
+
 # -- row 10: the code changed so a different tool is called at a recorded position
 
 

@@ -8,7 +8,8 @@ Three collections, split like langgraph-checkpoint-postgres:
     checkpoint without channel values), ``values``, ``metadata`` (native BSON,
     keys escaped), ``ts``, and ``origin`` on a checkpoint written by an edit of
     the latest one (the checkpoint whose tasks it continues; see
-    ``MongoDBCheckpointer.origin_of``). ``values`` has one entry per stored
+    ``MongoDBCheckpointer.origin_of``), with ``completed``, the nodes whose
+    interrupted task that edit completed (``as_node``), when there are any. ``values`` has one entry per stored
     channel value, ``{c: channel, v: version}`` and one of:
 
     - ``t``/``d``: the serialized value, inline here. A value whose version is

@@ -51,29 +51,37 @@ class ThreadExpiries:
 
 
 class StoredCheckpoints:
-    """Checkpoints this process stored or read, each with the root checkpoint it continues (its ``origin``).
+    """Checkpoints this process stored or read, each with the root checkpoint it continues (its ``origin``)
+    and the nodes whose interrupted task the edit that wrote it completed (``completed``).
 
     A hit proves the checkpoint is in the database and costs no query; a miss proves nothing.
     """
 
     def __init__(self) -> None:
-        self._origins: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+        self._origins: OrderedDict[tuple[str, str, str], tuple[str, frozenset[str]]] = OrderedDict()
         self._lock = threading.Lock()
 
     def note(self, thread_id: str, checkpoint_ns: str, docs: Sequence[Mapping[str, Any]]) -> None:
-        """Remember checkpoint documents (or ``{checkpoint_id, origin?}``) of one namespace."""
+        """Remember checkpoint documents (or ``{checkpoint_id, origin?, completed?}``) of one namespace."""
         with self._lock:
             for doc in docs:
                 key = (thread_id, checkpoint_ns, doc["checkpoint_id"])
-                self._origins[key] = doc.get("origin") or doc["checkpoint_id"]
+                self._origins[key] = (doc.get("origin") or doc["checkpoint_id"], frozenset(doc.get("completed") or ()))
                 self._origins.move_to_end(key)
             while len(self._origins) > STORED_REMEMBERED:
                 self._origins.popitem(last=False)
 
-    def origin(self, thread_id: str, checkpoint_id: str) -> str | None:
-        """The origin of a remembered root checkpoint, or None when it is not remembered."""
+    def origin(self, thread_id: str, checkpoint_id: str, node: str | None = None) -> str | None:
+        """The origin of a remembered root checkpoint, or None when it is not remembered.
+
+        For ``node``, a node the edit completed (``update_state(..., as_node=node)`` at its interrupt), the
+        checkpoint itself: that node's next visit is a new occurrence, not the one the edit completed.
+        """
         with self._lock:
-            return self._origins.get((thread_id, "", checkpoint_id))
+            known = self._origins.get((thread_id, "", checkpoint_id))
+        if known is None:
+            return None
+        return checkpoint_id if node is not None and node in known[1] else known[0]
 
 
 #: Checkpoints whose value locations a saver remembers (see ``ValueLocations``).

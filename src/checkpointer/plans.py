@@ -40,6 +40,7 @@ from .._bson import (
     unescape_key,
     value_documents,
 )
+from .. import _langgraph
 from .._plans import lease
 from .._plans.requests import Aggregate, CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, Sleep, UpdateMany, Upsert
 from ..errors import DeltaChainError, DurableMongoError, InvalidInputError, ThreadExistsError
@@ -73,14 +74,18 @@ _CHAIN_FIELDS = {
     "metadata.counters_since_delta_snapshot": 1,
     "metadata.run_id": 1,
     "origin": 1,
+    "completed": 1,
 }
 
 #: What is read of a checkpoint that holds values another checkpoint references.
 _HOLDER_FIELDS = {"_id": 0, "thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": 1, "values": 1}
 _VALUE_FIELDS = {"_id": 0, "expire_at": 0}
 
-#: What the stored-checkpoint registry reads of a checkpoint: its id and the checkpoint it continues.
-ORIGIN_FIELDS = {"_id": 0, "checkpoint_id": 1, "origin": 1}
+#: What the stored-checkpoint registry reads of a checkpoint: its id, the checkpoint it continues and the nodes
+#: whose interrupted task the edit that wrote it completed.
+ORIGIN_FIELDS = {"_id": 0, "checkpoint_id": 1, "origin": 1, "completed": 1}
+#: What an edit reads of the pending writes of the checkpoint it continues: which task wrote what, as what.
+_EDITED_WRITE_FIELDS = {"_id": 0, "task_id": 1, "channel": 1, "task_path": 1}
 
 
 
@@ -261,23 +266,27 @@ class CheckpointPlans:
 
     # -- stored checkpoints -------------------------------------------------------
 
-    def _origin_plan(self, thread_id: str, checkpoint_id: str) -> Plan:
+    def _origin_plan(self, thread_id: str, checkpoint_id: str, node: str | None) -> Plan:
         """See ``MongoDBCheckpointer.origin_of``: the registry, else one query by the checkpoint's key."""
-        known = self._stored.origin(thread_id, checkpoint_id)
+        known = self._stored.origin(thread_id, checkpoint_id, node)
         if known is not None:
             return known
         found = yield Find(self.collections.checkpoints, checkpoint_key(thread_id, "", checkpoint_id), ORIGIN_FIELDS, limit=1)
         if not found:
             return checkpoint_id  # not stored (durability="exit"): it continues nothing
         self._stored.note(thread_id, "", found)
-        return found[0].get("origin") or checkpoint_id
+        return self._stored.origin(thread_id, checkpoint_id, node) or checkpoint_id
 
     def _continued_origin(self, thread_id: str, checkpoint_ns: str, parent_id: str | None, source: Any) -> Plan:
-        """The origin a new root checkpoint records: an edit (``update_state``, source ``update``) of the
-        latest checkpoint continues that checkpoint's origin; anything else, an edit of an older checkpoint
-        (time travel: a fork) included, continues nothing (None)."""
+        """``(origin, completed)`` a new root checkpoint records.
+
+        An edit (``update_state``, source ``update``) of the latest checkpoint continues that checkpoint's
+        origin, except for the nodes whose interrupted task the edit completed (``as_node`` was that node):
+        their next visit is new. Anything else, an edit of an older checkpoint (time travel: a fork)
+        included, continues nothing: ``(None, [])``.
+        """
         if source != "update" or checkpoint_ns or not parent_id:
-            return None
+            return None, []
         newest = yield Find(
             self.collections.checkpoints,
             {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": {"$gte": parent_id}},
@@ -286,8 +295,9 @@ class CheckpointPlans:
             2,
         )
         if len(newest) != 1 or newest[0]["checkpoint_id"] != parent_id:
-            return None  # the parent is not the latest checkpoint, or is gone
-        return newest[0].get("origin") or parent_id
+            return None, []  # the parent is not the latest checkpoint, or is gone
+        edited = yield Find(self.collections.writes, checkpoint_key(thread_id, "", parent_id), _EDITED_WRITE_FIELDS)
+        return newest[0].get("origin") or parent_id, _langgraph.nodes_completed_by_edit(edited)
 
     def _wait_stored_plan(self, thread_id: str, checkpoint_id: str, timeout: float) -> Plan:
         """Return once the root checkpoint is in the database; see ``MongoDBCheckpointer.wait_stored``.
@@ -573,7 +583,7 @@ class CheckpointPlans:
             values.append(entry)
         full_metadata = get_checkpoint_metadata(config, metadata)
         stored_metadata = escape_document(full_metadata)
-        origin = yield from self._continued_origin(thread_id, checkpoint_ns, parent_id, full_metadata.get("source"))
+        origin, completed = yield from self._continued_origin(thread_id, checkpoint_ns, parent_id, full_metadata.get("source"))
         skeleton_type, skeleton_data = self.serde.dumps_typed(skeleton)
         if blob_ops:
             yield Upsert(self.collections.blobs, blob_ops)
@@ -592,6 +602,7 @@ class CheckpointPlans:
                             "metadata": stored_metadata,
                             "ts": checkpoint.get("ts"),
                             **({"origin": origin} if origin else {}),
+                            **({"completed": completed} if completed else {}),
                             **expiry,
                         }
                     },
@@ -599,7 +610,7 @@ class CheckpointPlans:
                 )
             ],
         )
-        self._stored.note(thread_id, checkpoint_ns, [{"checkpoint_id": checkpoint_id, "origin": origin}])
+        self._stored.note(thread_id, checkpoint_ns, [{"checkpoint_id": checkpoint_id, "origin": origin, "completed": completed}])
         self._locations.note(thread_id, checkpoint_ns, checkpoint_id, located)
         yield from self._spread_expiry(thread_id, expiry)
         return {"configurable": key}

@@ -574,19 +574,22 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         if self._stored.origin(thread_id, checkpoint_id) is None:
             self._run(self._wait_stored_plan(thread_id, checkpoint_id, timeout))
 
-    def origin_of(self, thread_id: str, checkpoint_id: str) -> str:
+    def origin_of(self, thread_id: str, checkpoint_id: str, node: str | None = None) -> str:
         """The root checkpoint whose tasks the tasks prepared from ``checkpoint_id`` continue.
 
         ``update_state`` on the latest checkpoint (an edit at an ``interrupt()``)
         writes a checkpoint that continues it: the interrupted node runs again
         from the new checkpoint under a new task id, and the resolver keys it by
-        the origin so it meets its journal entries again. Any other checkpoint,
-        an edit of an older one (time travel) included, is its own origin. A
-        checkpoint this process stored or read costs no query.
+        the origin so it meets its journal entries again. An edit made as the
+        interrupted node (``as_node``) completes that node instead: its next
+        visit is new, so for that ``node`` the checkpoint is its own origin. Any
+        other checkpoint, an edit of an older one (time travel) included, is its
+        own origin. A checkpoint this process stored or read costs no query.
 
         Args:
             thread_id: the thread.
             checkpoint_id: a root-namespace checkpoint.
+            node: the root-level node whose task was prepared from it (None: any node the edit did not complete).
 
         Returns:
             The origin's checkpoint id (``checkpoint_id`` itself when it continues nothing or is not stored).
@@ -594,13 +597,13 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         Raises:
             ClientConfigurationError: a lookup was needed and this saver has no sync client.
         """
-        return self._stored.origin(thread_id, checkpoint_id) or self._run(self._origin_plan(thread_id, checkpoint_id))
+        return self._stored.origin(thread_id, checkpoint_id, node) or self._run(self._origin_plan(thread_id, checkpoint_id, node))
 
-    async def aorigin_of(self, thread_id: str, checkpoint_id: str) -> str:
+    async def aorigin_of(self, thread_id: str, checkpoint_id: str, node: str | None = None) -> str:
         """Async ``origin_of`` on the async client: same arguments, return and errors (``ClientConfigurationError``
         when a lookup is needed and this saver has only a sync client)."""
-        known = self._stored.origin(thread_id, checkpoint_id)
-        return known or await self._arun(self._origin_plan(thread_id, checkpoint_id))
+        known = self._stored.origin(thread_id, checkpoint_id, node)
+        return known or await self._arun(self._origin_plan(thread_id, checkpoint_id, node))
 
     async def await_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
         """Async ``wait_stored`` on the event loop: it waits without blocking the loop that may be running the store.

@@ -73,6 +73,11 @@ def langgraph_task(config: RunnableConfig) -> tuple[Any, int]:
     return task, _langgraph.node_attempt(configurable)
 
 
+def _root_task_name(ns: Any) -> str:
+    """The node of the root-level task a namespace starts with (``agent:T|...`` -> ``agent``)."""
+    return str(ns or "").split(_langgraph.NS_SEP, 1)[0].partition(_langgraph.NS_END)[0]
+
+
 class ResolverLocator:
     """Node positions from the resolver: stable operation paths and occurrence ordinals.
 
@@ -97,8 +102,9 @@ class ResolverLocator:
     def task(self) -> tuple[Any, int]:
         return langgraph_task(node_config())
 
-    def _task(self) -> tuple[RunnableConfig, str, str | None, bool]:
-        """The node's config, thread id, root checkpoint (with a saver), and whether it may not be stored yet."""
+    def _task(self) -> tuple[RunnableConfig, str, str | None, bool, str]:
+        """The node's config, thread id, root checkpoint (with a saver), whether it may not be stored yet, and the
+        root-level task's node name."""
         config = node_config()
         configurable = config["configurable"]
         running = _langgraph.run_checkpointer(configurable)
@@ -111,24 +117,25 @@ class ResolverLocator:
         # LangGraph saves checkpoints under str(thread_id) (an int or a UUID works there): journal under the same.
         thread_id = str(configurable["thread_id"])
         root = _langgraph.root_checkpoint(configurable) if self.saver is not None else None
-        return config, thread_id, root, root is not None and _langgraph.runs_durably_async(configurable)
+        unstored = root is not None and _langgraph.runs_durably_async(configurable)
+        return config, thread_id, root, unstored, _root_task_name(configurable.get("checkpoint_ns"))
 
     def node(self) -> NodePosition:
-        config, thread_id, root, unstored = self._task()
+        config, thread_id, root, unstored, root_task = self._task()
         origin = None
         if root is not None:
             if unstored:
                 self.saver.wait_stored(thread_id, root)
-            origin = self.saver.origin_of(thread_id, root)
+            origin = self.saver.origin_of(thread_id, root, root_task)
         resolved = current_durable_scope(thread_id).resolve_current(config, origin)
         return self.allocator.position(thread_id, resolved, continued=origin not in (None, root))
 
     async def anode(self) -> NodePosition:
-        config, thread_id, root, unstored = self._task()
+        config, thread_id, root, unstored, root_task = self._task()
         origin = None
         if root is not None:
             if unstored:
                 await self.saver.await_stored(thread_id, root)
-            origin = await self.saver.aorigin_of(thread_id, root)
+            origin = await self.saver.aorigin_of(thread_id, root, root_task)
         resolved = current_durable_scope(thread_id).resolve_current(config, origin)
         return await self.allocator.aposition(thread_id, resolved, continued=origin not in (None, root))
