@@ -708,6 +708,20 @@ MUTANTS: tuple[Mutant, ...] = (
         "        return known[0]",
         ("tests/test_platform_replay.py", "-m", "not server", "-k", "edit_as_the_interrupted_node"),
     ),
+    Mutant(
+        "a node's first effect queries for its root checkpoint while this process is still storing it",
+        "src/checkpointer/plans.py",
+        "lease.Backoff(0.001, 0.05), time.monotonic() + STORED_FIRST_CHECK_SECONDS",
+        "lease.Backoff(0.001, 0.05), 0.0",
+        ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "own_background_store"),
+    ),
+    Mutant(
+        "a run given no durability is taken for a synchronous one (its effects would not wait for the store)",
+        "src/_langgraph.py",
+        'configurable.get(CONFIG_KEY_DURABILITY, "async") == "async"',
+        'configurable.get(CONFIG_KEY_DURABILITY) == "async"',
+        ("tests/test_langgraph_internals.py", "-k", "without_a_durability"),
+    ),
 )
 
 

@@ -163,5 +163,6 @@ def root_checkpoint(configurable: dict[str, Any]) -> str | None:
 
 
 def runs_durably_async(configurable: dict[str, Any]) -> bool:
-    """Whether the run stores checkpoints in the background (``durability="async"``)."""
-    return configurable.get(CONFIG_KEY_DURABILITY) == "async"
+    """Whether the run stores checkpoints in the background (``durability="async"``, LangGraph's default: a run
+    given no durability names none in its config)."""
+    return configurable.get(CONFIG_KEY_DURABILITY, "async") == "async"

@@ -13,7 +13,7 @@ from langgraph.checkpoint.base import ERROR, INTERRUPT, empty_checkpoint
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # noqa: F401 - used by DeltaChannel tests
 
 from langgraph_durable_mongodb import DurableMongoError, InvalidInputError, MongoDBCheckpointer, ThreadExistsError
-from langgraph_durable_mongodb._plans.requests import Gather
+from langgraph_durable_mongodb._plans.requests import Find, Gather
 
 from .clients import Face
 
@@ -522,6 +522,29 @@ async def test_wait_stored_returns_for_a_stored_checkpoint_waits_for_a_later_one
         await wait_stored(face, "t1", "never-stored", 0.05)
 
 
+async def test_wait_stored_waits_for_this_saver_s_own_background_store_without_a_query(face: Face) -> None:
+    """durability="async": the node's first effect waits for the put LangGraph runs in the background."""
+    first, cp1 = await put(face, cfg(), {"n": 1})
+    cp, versions = make_checkpoint(face.saver, {"n": 2}, cp1)
+    args = (first, cp, {"source": "loop", "step": 1}, versions)
+    requests = counted_requests(face)
+    if face.is_async:
+
+        async def store_soon() -> None:
+            await asyncio.sleep(0.005)
+            await face.saver.aput(*args)
+
+        later = asyncio.ensure_future(store_soon())
+        await face.saver.await_stored("t1", cp["id"], 5)
+        await later
+    else:
+        timer = threading.Timer(0.005, face.saver.put, args)
+        timer.start()
+        face.saver.wait_stored("t1", cp["id"], 5)
+        timer.join()
+    assert [r for r in requests if isinstance(r, Find)] == []  # the registry answered: only the put's own write
+
+
 async def test_wait_stored_finds_a_checkpoint_the_registry_forgot(face: Face, monkeypatch: pytest.MonkeyPatch) -> None:
     """A large list() notes every checkpoint it reads and may evict the one a task waits for: the database answers."""
     from langgraph_durable_mongodb.checkpointer import memory
@@ -535,9 +558,10 @@ async def test_wait_stored_finds_a_checkpoint_the_registry_forgot(face: Face, mo
     assert len(await face.list(cfg())) == 6
     requests = counted_requests(face)
     await wait_stored(face, "t1", waited_for, 0.5)
-    assert len(requests) == 1  # one query by the checkpoint's key, no waiting
+    finds = [r for r in requests if isinstance(r, Find)]
+    assert len(finds) == 1  # one query by the checkpoint's key, after the registry's grace
     await wait_stored(face, "t1", waited_for, 0.5)
-    assert len(requests) == 1  # remembered again
+    assert [r for r in requests if isinstance(r, Find)] == finds  # remembered again
 
 
 async def snapshot(face: Face, *threads: str) -> dict[str, list[dict]]:

@@ -27,7 +27,7 @@ def test_the_namespace_format_and_task_paths_are_what_the_resolver_parses() -> N
     assert (_langgraph.PULL, _langgraph.PUSH) == ("__pregel_pull", "__pregel_push")
 
 
-def run_and_observe(durability: str) -> list[dict[str, Any]]:
+def run_and_observe(durability: str | None) -> list[dict[str, Any]]:
     seen: list[dict[str, Any]] = []
     attempts = {"flaky": 0}
 
@@ -92,6 +92,11 @@ def test_inside_a_node_the_config_carries_what_the_journal_reads() -> None:
 
 def test_durability_sync_is_not_taken_for_async() -> None:
     assert {s["async"] for s in run_and_observe("sync")} == {False}
+
+
+def test_a_run_without_a_durability_stores_in_the_background() -> None:
+    """LangGraph's default is "async", and it names no durability in the config then, in the child either."""
+    assert {s["async"] for s in run_and_observe(None)} == {True}
 
 
 class Watching(InMemorySaver):

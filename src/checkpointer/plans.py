@@ -53,6 +53,10 @@ from .ttl import TTLConfig
 #: unless more than this many checkpoints separate the target from its channels' seeds.
 FIRST_CHAIN_PAGE = 128
 
+#: ``wait_stored`` asks only the registry for this long first: a checkpoint this process stores in the background
+#: (``durability="async"``: the tasks prepared from it already run) is noted there when its write returns, so
+#: the node's first effect waits for that write without a query of its own.
+STORED_FIRST_CHECK_SECONDS = 0.05
 #: While ``wait_stored`` waits, the database is asked again this often (the registry is polled in between).
 STORED_RECHECK_SECONDS = 1.0
 _EPOCH, _MILLISECOND = datetime(1970, 1, 1), timedelta(milliseconds=1)
@@ -302,16 +306,16 @@ class CheckpointPlans:
     def _wait_stored_plan(self, thread_id: str, checkpoint_id: str, timeout: float) -> Plan:
         """Return once the root checkpoint is in the database; see ``MongoDBCheckpointer.wait_stored``.
 
-        For a checkpoint the registry does not hold (not stored yet, or forgotten): one query by the
-        checkpoint's key at once and every ``STORED_RECHECK_SECONDS`` while waiting, the registry in
-        between (it learns of this process's own store without a query).
+        For a checkpoint the registry does not hold (not stored yet, or forgotten): the registry alone for
+        ``STORED_FIRST_CHECK_SECONDS`` (it learns of this process's own store without a query), then one
+        query by the checkpoint's key and another every ``STORED_RECHECK_SECONDS`` while waiting.
 
         Raises:
             DurableMongoError: the checkpoint was not stored within ``timeout`` seconds.
         """
         key = checkpoint_key(thread_id, "", checkpoint_id)
         deadline = time.monotonic() + timeout
-        pause, recheck_at = lease.Backoff(0.001, 0.05), 0.0
+        pause, recheck_at = lease.Backoff(0.001, 0.05), time.monotonic() + STORED_FIRST_CHECK_SECONDS
         while True:
             if time.monotonic() >= recheck_at:
                 if found := (yield Find(self.collections.checkpoints, key, ORIGIN_FIELDS, limit=1)):

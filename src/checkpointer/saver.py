@@ -559,8 +559,9 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         ran before the store and whose process then died would, on resume, meet
         a re-created checkpoint with another id and run again. The journal calls
         this before a node's first effect. A checkpoint this process stored or
-        read costs no query (a bounded in-memory registry); any other is looked
-        up by its key, at once and every ``STORED_RECHECK_SECONDS`` while waiting.
+        read, or stores within ``STORED_FIRST_CHECK_SECONDS``, costs no query (a
+        bounded in-memory registry); any other is looked up by its key, then and
+        every ``STORED_RECHECK_SECONDS`` while waiting.
 
         Args:
             thread_id: the thread.
