@@ -722,6 +722,41 @@ MUTANTS: tuple[Mutant, ...] = (
         'configurable.get(CONFIG_KEY_DURABILITY) == "async"',
         ("tests/test_langgraph_internals.py", "-k", "without_a_durability"),
     ),
+    Mutant(
+        "a guessed ordinal that is already taken is used anyway",
+        "src/resolver/allocator.py",
+        'if guess is not None and (yield InsertOne(self._collection, {**sequence, "task_key": task_key, "ordinal": guess, **stamp})):',
+        'if guess is not None and ((yield InsertOne(self._collection, {**sequence, "task_key": task_key, "ordinal": guess, **stamp})) or True):',
+        ("tests/test_position_costs.py", "-m", "not server", "-k", "guess_taken"),
+    ),
+    Mutant(
+        "a latest checkpoint carrying no high water leaves the remembered one trusted",
+        "src/resolver/allocator.py",
+        "            if table is None:\n                self._root_high.pop(thread_id, None)\n                return",
+        "            if table is None:\n                return",
+        ("tests/test_position_costs.py", "-m", "not server", "-k", "carrying_no_high_water"),
+    ),
+    Mutant(
+        "root checkpoints stop carrying the high water",
+        "src/checkpointer/plans.py",
+        "carried = self._carried.stamp(thread_id) if self._carried is not None and not checkpoint_ns else None",
+        "carried = None",
+        ("tests/test_position_costs.py", "-m", "not server", "-k", "high_water or another_process"),
+    ),
+    Mutant(
+        "a thread without checkpoints is not known to have no ordinals",
+        "src/checkpointer/plans.py",
+        "fresh=not docs)",
+        "fresh=False)",
+        ("tests/test_position_costs.py", "-m", "not server", "-k", "new_visit_costs_one_insert_and"),
+    ),
+    Mutant(
+        "nothing is known beneath an occurrence just allocated",
+        "src/resolver/allocator.py",
+        "        if under_new:\n            return 1",
+        "        if under_new:\n            return None",
+        ("tests/test_position_costs.py", "-m", "not server", "-k", "new_child_occurrence"),
+    ),
 )
 
 

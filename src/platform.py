@@ -108,6 +108,9 @@ class DurablePlatform(OwnsClients):
         self._lock = threading.Lock()
         self._resolvers: OrderedDict[tuple[int, ...], tuple[Any, DurableSubgraphResolver]] = OrderedDict()
         self._classes: dict[type, type] = {}
+        self.checkpointer.carry_in_root_checkpoints(
+            "ordinals", self.allocator.root_high_water, self.allocator.learn_root_high_water
+        )
         self.checkpointer.observe_runs(self._run_starts)
         self.checkpointer.observe_sweep_prunes(self._forget_finished)
         self.run_locks: RunLocks | None = None

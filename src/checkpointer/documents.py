@@ -9,7 +9,12 @@ Three collections, split like langgraph-checkpoint-postgres:
     keys escaped), ``ts``, and ``origin`` on a checkpoint written by an edit of
     the latest one (the checkpoint whose tasks it continues; see
     ``MongoDBCheckpointer.origin_of``), with ``completed``, the nodes whose
-    interrupted task that edit completed (``as_node``), when there are any. ``values`` has one entry per stored
+    interrupted task that edit completed (``as_node``), when there are any.
+    A root checkpoint stored through a ``DurablePlatform`` also carries
+    ``ordinals``, ``[{name, ordinal}, ...]``: the highest occurrence ordinal of
+    each root-level node known when it was written
+    (``MongoDBCheckpointer.carry_in_root_checkpoints``), so a run's new
+    occurrences are allocated without reading the ordinals collection first. ``values`` has one entry per stored
     channel value, ``{c: channel, v: version}`` and one of:
 
     - ``t``/``d``: the serialized value, inline here. A value whose version is

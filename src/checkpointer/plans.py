@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -91,6 +92,20 @@ ORIGIN_FIELDS = {"_id": 0, "checkpoint_id": 1, "origin": 1, "completed": 1}
 #: What an edit reads of the pending writes of the checkpoint it continues: which task wrote what, as what.
 _EDITED_WRITE_FIELDS = {"_id": 0, "task_id": 1, "channel": 1, "task_path": 1}
 
+
+
+@dataclass(frozen=True)
+class RootCarry:
+    """Per-thread state another component keeps in the thread's root checkpoints (``carry_in_root_checkpoints``).
+
+    ``stamp(thread_id)`` is written under ``field`` in every root checkpoint the saver stores (nothing when it
+    returns None); ``learn(thread_id, value, fresh=...)`` gets it back from the latest root checkpoint whenever
+    that one is read (None when it carries none, ``fresh`` when the thread has no checkpoint at all).
+    """
+
+    field: str
+    stamp: Callable[[str], Any]
+    learn: Callable[..., None]
 
 
 def _configurable(config: Any) -> Mapping[str, Any]:
@@ -192,6 +207,7 @@ class CheckpointPlans:
     _stored: StoredCheckpoints
     _locations: ValueLocations
     _prune_observers: list[Callable[[str, list[str]], Plan]]
+    _carried: RootCarry | None = None
     #: A value whose version is new is stored inline in the checkpoint document up to this size ...
     inline_value_bytes: int = 1024 * 1024
     #: ... while the document's inline values stay within this total (a document holds 16 MiB at most).
@@ -461,6 +477,8 @@ class CheckpointPlans:
             query["checkpoint_id"] = checkpoint_id
         docs = yield Find(self.collections.checkpoints, query, {"_id": 0}, [("checkpoint_id", -1)], 1)
         docs = [d for d in docs if not self._expired(d)]
+        if self._carried is not None and not checkpoint_ns and not checkpoint_id:
+            self._carried.learn(thread_id, docs[0].get(self._carried.field) if docs else None, fresh=not docs)
         tuples = yield from self._load_tuples(docs)
         yield from self._refresh_on_read(docs)
         if docs:
@@ -588,6 +606,7 @@ class CheckpointPlans:
         full_metadata = get_checkpoint_metadata(config, metadata)
         stored_metadata = escape_document(full_metadata)
         origin, completed = yield from self._continued_origin(thread_id, checkpoint_ns, parent_id, full_metadata.get("source"))
+        carried = self._carried.stamp(thread_id) if self._carried is not None and not checkpoint_ns else None
         skeleton_type, skeleton_data = self.serde.dumps_typed(skeleton)
         if blob_ops:
             yield Upsert(self.collections.blobs, blob_ops)
@@ -607,6 +626,7 @@ class CheckpointPlans:
                             "ts": checkpoint.get("ts"),
                             **({"origin": origin} if origin else {}),
                             **({"completed": completed} if completed else {}),
+                            **({self._carried.field: carried} if carried is not None else {}),
                             **expiry,
                         }
                     },

@@ -25,9 +25,16 @@ from ..errors import InvalidInputError
 from ..schema import CollectionNames
 from ..storage_format import StorageFormat
 from .memory import StoredCheckpoints, ThreadExpiries, ValueLocations
-from .plans import CheckpointPlans, next_version
+from .plans import CheckpointPlans, RootCarry, next_version
 from .sweeper import AsyncSweeper, Sweeper
 from .ttl import TTLConfig
+
+
+#: The fields of a checkpoint document the saver itself writes (``documents.py``).
+_OWN_FIELDS = frozenset(
+    {"_id", "thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "checkpoint", "values", "metadata",
+     "ts", "origin", "completed", "expire_at"}
+)
 
 
 class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
@@ -134,6 +141,26 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         same store, whose serde also reads the types of the graph's schemas.
         """
         return self._base_saver
+
+    def carry_in_root_checkpoints(self, field: str, stamp: Callable[[str], Any], learn: Callable[..., None]) -> None:
+        """Keep another component's per-thread state in the thread's root checkpoints (one carrier).
+
+        Whatever LangGraph does to the thread then does it to that state too, at no command of its own: a
+        deleted, expired or pruned thread takes it along, ``copy_thread`` copies it, and a run reading the
+        latest checkpoint gets it back (the platform carries the allocator's root high water so).
+
+        Args:
+            field: the checkpoint document's field that holds it (not one the saver uses).
+            stamp: ``stamp(thread_id)``: the value for the root checkpoint being stored (None: none).
+            learn: ``learn(thread_id, value, fresh=bool)``: the latest root checkpoint was read; ``value`` is
+                what it carries (None when none), ``fresh`` says the thread has no checkpoint at all.
+
+        Raises:
+            InvalidInputError: ``field`` is a field the saver uses, or not a plain field name.
+        """
+        if not isinstance(field, str) or not field.isidentifier() or field in _OWN_FIELDS:
+            raise InvalidInputError(f"carry_in_root_checkpoints needs a free plain field name, got {field!r}")
+        self._carried = RootCarry(field, stamp, learn)
 
     def observe_runs(self, observer: Callable[[StartingRun, RunnableConfig, MongoDBCheckpointer], None]) -> None:
         """Call ``observer(run, config, saver)`` when a run of a root graph saving with this checkpointer starts.

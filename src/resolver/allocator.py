@@ -14,6 +14,15 @@ indexes, ``(thread_id, parent_path, name, task_key)`` and
 duplicate-key error and looks again, so concurrent processes converge on one
 answer. Every index starts with ``thread_id`` (the shard key).
 
+A new occurrence is inserted at once under the next ordinal of its sequence when
+that ordinal is known without a query (one command): beneath an occurrence the
+same lookup just allocated (nothing is there yet), and at the root from the high
+water the thread's latest root checkpoint carries (``DurablePlatform`` has the
+checkpointer carry ``root_high_water`` in every root checkpoint and hand it back,
+``learn_root_high_water``, when a run reads the latest one). The unique indexes
+make a wrong guess safe: a taken ordinal or an existing occurrence sends the
+lookup the long way (read, then insert).
+
 An ``OrdinalAllocator`` remembers the allocations it saw, but only as a guess:
 a thread can be deleted, pruned, expired or copied over by any process, and a
 remembered ordinal the database no longer holds would give two occurrences one
@@ -176,6 +185,9 @@ class OrdinalAllocator(TwoFaces):
         self._init_faces(sync[0] if sync else None, aio[0] if aio else None, True, storage_format.check_plan)
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, dict[tuple[str, str, str], int]] = OrderedDict()
+        #: Per thread, the highest ordinal of each root-level sequence, as its latest checkpoint carries it
+        #: (``learn_root_high_water``) raised by what this allocator took since; absent: unknown.
+        self._root_high: OrderedDict[str, dict[str, int]] = OrderedDict()
 
     _needs_sync = (
         "its sync methods need a synchronous database (pymongo MongoClient or mongomock): "
@@ -316,11 +328,20 @@ class OrdinalAllocator(TwoFaces):
         ordinal, _ = yield from self._find_or_insert(thread_id, (parent_path, name, task_key))
         return ordinal
 
-    def _find_or_insert(self, thread_id: str, key: tuple[str, str, str]) -> Plan:
-        """``(ordinal, inserted)`` of one occurrence, read from the database (never from the cache)."""
+    def _find_or_insert(self, thread_id: str, key: tuple[str, str, str], guess: int | None = None) -> Plan:
+        """``(ordinal, inserted)`` of one occurrence, read from the database (never from the cache).
+
+        With ``guess``, the sequence's next ordinal as known without a query, the occurrence is inserted under it
+        first: one command for a new occurrence. The unique indexes keep that safe: a duplicate key (the
+        occurrence exists, or another occurrence took the ordinal) sends it the long way, read then insert.
+        """
         parent_path, name, task_key = key
         sequence = {"thread_id": thread_id, "parent_path": parent_path, "name": name}
         projection = {"_id": 0, "ordinal": 1}
+        stamp = self._expiry(thread_id) if self._expiry is not None else {}
+        if guess is not None and (yield InsertOne(self._collection, {**sequence, "task_key": task_key, "ordinal": guess, **stamp})):
+            self._remember(thread_id, key, guess)
+            return guess, True
         while True:
             found = yield Find(self._collection, {**sequence, "task_key": task_key}, projection, limit=1)
             if found:
@@ -329,12 +350,26 @@ class OrdinalAllocator(TwoFaces):
             last = yield Find(self._collection, sequence, projection, sort=[("ordinal", DESCENDING)], limit=1)
             ordinal = last[0]["ordinal"] + 1 if last else 1
             # A duplicate key means another writer took this occurrence or this ordinal: look again.
-            stamp = self._expiry(thread_id) if self._expiry is not None else {}
             if (yield InsertOne(self._collection, {**sequence, "task_key": task_key, "ordinal": ordinal, **stamp})):
                 inserted = True
                 break
         self._remember(thread_id, key, ordinal)
         return ordinal, inserted
+
+    def _next_guess(self, thread_id: str, key: tuple[str, str, str], under_new: bool) -> int | None:
+        """The next ordinal of ``key``'s sequence when it is known without a query, else None.
+
+        Under an occurrence allocated by this very call nothing is allocated yet: 1. At the root, one more than
+        the highest ordinal the thread's latest checkpoint carries (``root_high_water``) or this allocator
+        took since. A guess that is too low costs the long way; one too high, a gap in the numbering.
+        """
+        if under_new:
+            return 1
+        if key[0] != ROOT_PATH:
+            return None
+        with self._lock:
+            highest = self._root_high.get(thread_id)
+            return None if highest is None else highest.get(key[1], 0) + 1
 
     def _levels_plan(self, thread_id: str, levels: list[_Level]) -> Plan:
         """The ordinal text of each level (each under the path the ones before it make), and whether the
@@ -364,7 +399,8 @@ class OrdinalAllocator(TwoFaces):
                 ordinal, inserted = found[key], False
                 self._remember(thread_id, key, ordinal)
             else:
-                ordinal, inserted = yield from self._find_or_insert(thread_id, key)
+                guess = self._next_guess(thread_id, key, under_new=inserted)
+                ordinal, inserted = yield from self._find_or_insert(thread_id, key, guess)
             text = level.text(ordinal)
             texts.append(text)
             path = f"{path}/{level.name}/{text}"
@@ -462,12 +498,52 @@ class OrdinalAllocator(TwoFaces):
             self._cache.move_to_end(thread_id)
             while len(self._cache) > _CACHED_THREADS:
                 self._cache.popitem(last=False)
+            highest = self._root_high.get(thread_id)
+            if key[0] == ROOT_PATH and highest is not None:
+                highest[key[1]] = max(highest.get(key[1], 0), ordinal)
+
+    def root_high_water(self, thread_id: str) -> list[dict[str, Any]] | None:
+        """The highest ordinal of each root-level sequence of the thread known here, for its next root checkpoint
+        to carry (``MongoDBCheckpointer.carry_in_root_checkpoints``).
+
+        Args:
+            thread_id: the thread.
+
+        Returns:
+            ``[{"name": name, "ordinal": ordinal}, ...]`` (names are values, never field names; no nested arrays,
+            which FerretDB 1.x refuses), or None when unknown.
+        """
+        with self._lock:
+            highest = self._root_high.get(thread_id)
+            return None if highest is None else [{"name": n, "ordinal": o} for n, o in sorted(highest.items())]
+
+    def learn_root_high_water(self, thread_id: str, carried: Any, *, fresh: bool = False) -> None:
+        """Take what the thread's latest root checkpoint carries (``root_high_water``) as the thread's high water.
+
+        Args:
+            thread_id: the thread.
+            carried: the checkpoint's ``[{"name": ..., "ordinal": ...}, ...]``, or None when it carries none (unknown).
+            fresh: the thread has no checkpoint at all: nothing is allocated under its root.
+        """
+        table: dict[str, int] | None = {} if fresh else None
+        if isinstance(carried, list):
+            pairs = [(p.get("name"), p.get("ordinal")) for p in carried if isinstance(p, dict)]
+            table = {name: ordinal for name, ordinal in pairs if isinstance(name, str) and type(ordinal) is int}
+        with self._lock:
+            if table is None:
+                self._root_high.pop(thread_id, None)
+                return
+            self._root_high[thread_id] = table
+            self._root_high.move_to_end(thread_id)
+            while len(self._root_high) > _CACHED_THREADS:
+                self._root_high.popitem(last=False)
 
     def _forget(self, thread_id: str, keys: list[tuple[str, str, str]] | None = None) -> None:
         """Drop the thread's cached allocations (``keys`` only, when given)."""
         with self._lock:
             if keys is None:
                 self._cache.pop(thread_id, None)
+                self._root_high.pop(thread_id, None)
                 return
             allocations = self._cache.get(thread_id, {})
             for key in keys:
