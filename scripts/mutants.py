@@ -751,6 +751,13 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_position_costs.py", "-m", "not server", "-k", "new_visit_costs_one_insert_and"),
     ),
     Mutant(
+        "a run lock taken back unread without checking that it was released",
+        "src/run_lock.py",
+        '            {"thread_id": thread_id, "owner": None},\n            {"$set": self._holder(owner, lease.utcnow()), "$inc": {"fence": 1}},',
+        '            {"thread_id": thread_id},\n            {"$set": self._holder(owner, lease.utcnow()), "$inc": {"fence": 1}},',
+        ("tests/test_run_lock_fence.py", "-m", "not server", "-k", "two_runs_taking_one_free_lock"),
+    ),
+    Mutant(
         "nothing is known beneath an occurrence just allocated",
         "src/resolver/allocator.py",
         "        if under_new:\n            return 1",

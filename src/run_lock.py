@@ -22,6 +22,10 @@ stays after its run ends, so that its token keeps counting::
 - ``fence`` is the lock's token: every acquisition and take-over increments
   it, and every renewal and release is conditional on the holder's fence, so
   a run whose lock was taken over can neither extend nor free its successor's.
+- Acquire a lock this process has taken before (its last run usually
+  released it): first one conditional update on ``{thread_id, owner: None}``
+  that sets the new owner and lease and increments the fence, unread; it
+  matches nothing when the lock is held or expired, and the acquirer goes on:
 - Acquire: read the lock. None yet: insert it with ``fence: 1`` (the unique
   index admits one racer). Free (released: ``owner`` None, ``lease_until``
   1970), expired (``lease_until <= now``) or held by a process that is gone
@@ -40,7 +44,8 @@ stays after its run ends, so that its token keeps counting::
 - Release, conditional on ``{thread_id, fence}``: ``owner`` None and
   ``lease_until`` 1970, also when the run raises or is interrupted.
 
-A run costs 3 commands (read, take, release); one shorter than
+A run costs 3 commands (read, take, release) on a thread this process has not
+run before, 2 (take, release) on one it has; one shorter than
 ``lease_seconds / 3`` renews nothing. Every guard is a single-document
 conditional update (``FencedUpdate``), atomic on MongoDB; on FerretDB 1.x,
 whose conditional updates are not atomic, two runs racing for one free or
@@ -67,8 +72,9 @@ Example::
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
@@ -83,7 +89,7 @@ from ._plans import lease
 from ._plans.faces import TwoFaces, split_clients
 from ._plans.lease import Beat
 from ._plans.owner import identity, owner_gone
-from ._plans.requests import CreateIndexes, FencedUpdate, Find, Heartbeat, InsertOne, Plan, Sleep
+from ._plans.requests import CreateIndexes, FencedUpdate, Find, FindOneAndUpdate, Heartbeat, InsertOne, Plan, Sleep
 from .errors import RunLockLostError, ThreadBusyError
 from .schema import INDEXES, CollectionNames
 from .storage_format import StorageFormat
@@ -92,6 +98,8 @@ logger = logging.getLogger("langgraph_durable_mongodb.run_lock")
 
 #: First and longest pause between two attempts while another run holds the thread.
 POLL_FIRST, POLL_MAX = 0.05, 1.0
+#: Threads whose lock a ``RunLocks`` remembers having taken (the oldest forgotten first).
+TAKEN_REMEMBERED = 10_000
 #: The ``lease_until`` of a released lock: long expired, so the next run takes it at once.
 RELEASED = datetime(1970, 1, 1)
 
@@ -321,6 +329,9 @@ class RunLocks(TwoFaces):
             auto_setup,
             (storage_format or StorageFormat(db_name, CollectionNames(runs=self.collection))).check_plan,
         )
+        #: Threads whose lock this process has taken before: their next take tries the released lock first.
+        self._taken_before: OrderedDict[str, None] = OrderedDict()
+        self._taken_lock = threading.Lock()
 
     # ---- plans (the storage logic, once) ----
 
@@ -339,7 +350,9 @@ class RunLocks(TwoFaces):
         owner = uuid.uuid4().hex
         deadline = lease.utcnow() + timedelta(seconds=self.wait_seconds)
         pause = lease.Backoff(POLL_FIRST, POLL_MAX)
-        while True:
+        # A thread this process ran before was usually released by its last run: taken then in one command, unread.
+        fence = (yield from self._take_released_plan(thread_id, owner)) if self._was_taken(thread_id) else None
+        while fence is None:
             found = yield Find(self.collection, {"thread_id": thread_id}, limit=1)
             now = lease.utcnow()
             if found and not _takeable(found[0], now):
@@ -348,11 +361,35 @@ class RunLocks(TwoFaces):
                 yield Sleep(_pause(pause.next(), deadline, found[0], now))
                 continue
             fence = yield from self._take_plan(thread_id, found[0] if found else None, owner, now)
-            if fence is not None:
-                holding = Holding(thread_id, owner, fence, self.lease_seconds)
-                every = self.lease_seconds / lease.RENEWALS_PER_LEASE
-                holding.beat = yield Heartbeat(lambda: self._renew_plan(holding), every)
-                return holding
+        self._note_taken(thread_id)
+        holding = Holding(thread_id, owner, fence, self.lease_seconds)
+        every = self.lease_seconds / lease.RENEWALS_PER_LEASE
+        holding.beat = yield Heartbeat(lambda: self._renew_plan(holding), every)
+        return holding
+
+    def _take_released_plan(self, thread_id: str, owner: str) -> Plan:
+        """Take the thread's lock if its last holder released it (no owner), by one conditional update.
+
+        Returns the new fence, or None when the lock is held, expired, or not there yet: then it is read first.
+        """
+        released = yield FindOneAndUpdate(
+            self.collection,
+            {"thread_id": thread_id, "owner": None},
+            {"$set": self._holder(owner, lease.utcnow()), "$inc": {"fence": 1}},
+            before=True,
+        )
+        return None if released is None else (released.get("fence") or 0) + 1
+
+    def _was_taken(self, thread_id: str) -> bool:
+        with self._taken_lock:
+            return thread_id in self._taken_before
+
+    def _note_taken(self, thread_id: str) -> None:
+        with self._taken_lock:
+            self._taken_before[thread_id] = None
+            self._taken_before.move_to_end(thread_id)
+            while len(self._taken_before) > TAKEN_REMEMBERED:
+                self._taken_before.popitem(last=False)
 
     def _take_plan(self, thread_id: str, holder: dict[str, Any] | None, owner: str, now: datetime) -> Plan:
         """Insert the thread's first lock, or take ``holder``'s by one update conditional on the state read.

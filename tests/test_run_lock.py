@@ -265,14 +265,26 @@ def test_a_live_holder_elsewhere_is_not_taken_over(make_platform: Any) -> None:
     assert runs.find_one({"thread_id": "case-42"})["owner"] == "elsewhere"
 
 
-def test_a_short_run_costs_three_commands_and_a_long_one_renews(make_platform: Any) -> None:
+def sent(seen: list[Any]) -> list[str]:
+    """The lock requests of a run, renewals aside (a busy machine may renew a short run once)."""
+    return [
+        type(r).__name__ for r in seen
+        if type(r).__name__ != "Heartbeat" and not isinstance(getattr(r, "filter", {}).get("lease_until"), dict)
+    ]
+
+
+def test_a_short_run_costs_three_commands_then_two_and_a_long_one_renews(make_platform: Any) -> None:
     platform = make_platform(run_lease_seconds=0.3)
     platform.setup()
     seen = spy(platform)
     fx = Effects(seconds=0)
     graph = build(platform, fx)
     graph.invoke({"notes": []}, config())  # the thread's first lock: inserted
-    assert [type(r).__name__ for r in seen if type(r).__name__ != "Heartbeat"] == ["Find", "InsertOne", "FencedUpdate"]
+    assert sent(seen) == ["Find", "InsertOne", "FencedUpdate"]
+    seen.clear()
+    graph.invoke(None, config())  # its lock, released by this process's last run: taken back unread
+    assert sent(seen) == ["FindOneAndUpdate", "FencedUpdate"]
+    graph.invoke({"notes": []}, config())  # back before pay, for the long run below
 
     seen.clear()
     fx.seconds = 0.75  # renewed every 0.1 s
@@ -286,9 +298,9 @@ def test_a_short_run_costs_three_commands_and_a_long_one_renews(make_platform: A
         leases.append(runs_doc(platform)["lease_until"])
     runner.join(30)
     updates = [r for r in seen if type(r).__name__ == "FencedUpdate"]
-    assert [type(r).__name__ for r in seen[:2]] == ["Find", "FencedUpdate"]  # its lock taken (back) by an update
+    assert type(seen[0]).__name__ == "FindOneAndUpdate"  # its lock taken back by one update
     renewals = [r for r in updates if isinstance(r.filter.get("lease_until"), dict)]  # {"$gt": now}
-    assert len(renewals) >= 4 and len(updates) == len(renewals) + 2  # + the take and the release
+    assert len(renewals) >= 4 and len(updates) == len(renewals) + 1  # + the release
     assert leases == sorted(leases) and leases[0] < leases[-1]
     assert held_by(platform) is None
 

@@ -23,7 +23,7 @@ from langgraph.graph import START, StateGraph
 
 from langgraph_durable_mongodb import DurableMongoError, RunLockLostError, ThreadBusyError
 from langgraph_durable_mongodb import run_lock
-from langgraph_durable_mongodb._plans.requests import FencedUpdate, InsertOne
+from langgraph_durable_mongodb._plans.requests import FencedUpdate, FindOneAndUpdate, InsertOne
 from langgraph_durable_mongodb._plans import lease
 from langgraph_durable_mongodb._plans.lease import utcnow
 from langgraph_durable_mongodb.run_lock import RELEASED, Held, Holding, RunLocks, check_held
@@ -160,10 +160,12 @@ async def test_a_take_over_loses_when_the_lock_was_released_and_taken_again_in_b
     face: Face, locks: RunLocks
 ) -> None:
     await face.release(await face.acquire())  # free, at fence 1
+    locks._taken_before.clear()  # X is another process: it reads the lock first
     x = Stepped(locks._acquire_plan("t"), face)
     take = await x.until(FencedUpdate)
     assert take.filter == {"thread_id": "t", "fence": 1, "lease_until": RELEASED}
     await face.release(await face.acquire())  # Y took it and released it: free again, at fence 2
+    locks._taken_before.clear()
     assert await face.execute(take) is False  # free as X read it, but not at the fence X read
     held = await x.finish(False)  # X reads again and takes it at fence 3, the fence it expects
     assert held.fence == lock_doc(locks)["fence"] == 3
@@ -181,12 +183,25 @@ async def test_of_two_runs_taking_one_free_lock_one_wins(face: Face, locks: RunL
     await face.release_holding(x_held)
 
     x, y = Stepped(locks._acquire_plan("t"), face), Stepped(locks._acquire_plan("t"), face)
-    take_x, take_y = await x.until(FencedUpdate), await y.until(FencedUpdate)  # both read it free at fence 1
+    # A lock this process took before: both try the released lock at once, unread; one update matches.
+    take_x, take_y = await x.until(FindOneAndUpdate), await y.until(FindOneAndUpdate)
+    assert take_x.filter == {"thread_id": "t", "owner": None}
+    taken = [await face.execute(take_x), await face.execute(take_y)]
+    assert taken[0] is not None and taken[1] is None
+    x_held = await x.finish(taken[0])
+    with pytest.raises(ThreadBusyError):
+        await y.finish(None)
+    assert x_held.fence == lock_doc(locks)["fence"] == 2
+    await face.release_holding(x_held)
+
+    locks._taken_before.clear()  # another process: it reads the lock first
+    x, y = Stepped(locks._acquire_plan("t"), face), Stepped(locks._acquire_plan("t"), face)
+    take_x, take_y = await x.until(FencedUpdate), await y.until(FencedUpdate)  # both read it free at fence 2
     assert [await face.execute(take_x), await face.execute(take_y)] == [True, False]
     x_held = await x.finish(True)
     with pytest.raises(ThreadBusyError):
         await y.finish(False)
-    assert x_held.fence == lock_doc(locks)["fence"] == 2
+    assert x_held.fence == lock_doc(locks)["fence"] == 3
     await face.release_holding(x_held)
 
 

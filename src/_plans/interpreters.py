@@ -192,7 +192,7 @@ class SyncInterpreter(_Collections):
         coll = self._coll(request.collection)
         call = lambda: coll.find_one_and_update(  # noqa: E731
             request.filter, request.update, projection=request.projection, upsert=request.upsert,
-            return_document=ReturnDocument.AFTER,
+            return_document=ReturnDocument.BEFORE if request.before else ReturnDocument.AFTER,
         )
         try:
             return call()
@@ -334,7 +334,7 @@ class AsyncInterpreter(_Collections):
         coll = self._coll(request.collection)
         call = lambda: coll.find_one_and_update(  # noqa: E731
             request.filter, request.update, projection=request.projection, upsert=request.upsert,
-            return_document=ReturnDocument.AFTER,
+            return_document=ReturnDocument.BEFORE if request.before else ReturnDocument.AFTER,
         )
         try:
             return await call()

@@ -112,7 +112,7 @@ class FencedUpdate:
 
 @dataclass(frozen=True)
 class FindOneAndUpdate:
-    """Returns the document after the update, or None when nothing matched.
+    """Returns the document after the update (before it, with ``before``), or None when nothing matched.
 
     An upsert that loses the race to insert a new key is tried once more (the
     server retries such upserts itself, but not every server and not always) and
@@ -125,6 +125,7 @@ class FindOneAndUpdate:
     update: dict[str, Any]
     upsert: bool = False
     projection: dict[str, Any] | None = None
+    before: bool = False
 
 
 @dataclass(frozen=True)
