@@ -59,3 +59,31 @@ def test_digest_depends_on_content_only() -> None:
 def test_previews_are_short_and_can_be_turned_off() -> None:
     assert len(preview("x" * 1000, limit=50)) == 50
     assert preview({"a": 1}, limit=0) == ""
+
+
+def test_the_digest_is_the_sha256_of_the_ordered_canonical_json_whatever_the_input_s_shape() -> None:
+    """``digest`` skips re-walking pydantic dumps; it must still hash exactly the ordered canonical form, or
+    every recorded input digest would stop matching."""
+    import dataclasses
+    import enum
+    import hashlib
+    import json
+
+    from langgraph_durable_mongodb.journal import redaction
+
+    class Tone(enum.Enum):
+        FORMAL = "formal"
+
+    @dataclasses.dataclass
+    class Ask:
+        z: int
+        a: tuple
+
+    value = {
+        "messages": [HumanMessage("hi", additional_kwargs={"b": 1, "a": {"d": 2, "c": 3}}), AIMessage("yo", id="m1")],
+        2: {"set": {3, 1, 2}, "tone": Tone.FORMAL, "ask": Ask(1, (2, {"y": 1, "x": 0})), "raw": b"\x00"},
+        "b": None,
+        "a": [1.5, True, "s"],
+    }
+    ordered = json.dumps(redaction.canonical(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert redaction.digest(value) == "sha256:" + hashlib.sha256(ordered.encode()).hexdigest()

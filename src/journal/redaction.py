@@ -55,8 +55,12 @@ def is_credential_key(key: Any) -> bool:
 Redactor = Callable[[Any], Any]
 
 
-def canonical(value: Any) -> Any:
+def canonical(value: Any, *, ordered: bool = True) -> Any:
     """A JSON-able form of ``value`` that depends on its content only (no ids of objects).
+
+    ``ordered=False`` leaves mappings in their own order, for a caller that sorts keys as it serializes
+    (``digest``): it skips re-walking what pydantic's JSON dump already made JSON-able, the bulk of an LLM
+    call's input.
 
     >>> canonical({"b": (1, 2), "a": {3}})
     {'a': [3], 'b': [1, 2]}
@@ -64,17 +68,19 @@ def canonical(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, Mapping):
-        return {str(k): canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+        items = sorted(value.items(), key=lambda kv: str(kv[0])) if ordered else value.items()
+        return {str(k): canonical(v, ordered=ordered) for k, v in items}
     if isinstance(value, (list, tuple)):
-        return [canonical(v) for v in value]
+        return [canonical(v, ordered=ordered) for v in value]
     if isinstance(value, (set, frozenset)):
-        return sorted((canonical(v) for v in value), key=repr)
+        return sorted((canonical(v, ordered=ordered) for v in value), key=repr)
     if isinstance(value, BaseModel):
-        return canonical(value.model_dump(mode="json"))
+        dumped = value.model_dump(mode="json")  # JSON types only, string keys
+        return canonical(dumped) if ordered else dumped
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return canonical({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+        return canonical({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, ordered=ordered)
     if isinstance(value, enum.Enum):
-        return canonical(value.value)
+        return canonical(value.value, ordered=ordered)
     if isinstance(value, (datetime, date, time)):
         return value.isoformat()
     if isinstance(value, (bytes, bytearray)):
@@ -95,7 +101,7 @@ def digest(value: Any, key: bytes | None = None) -> str:
     >>> digest({"a": 1}, b"k1") != digest({"a": 1}, b"k2")
     True
     """
-    text = json.dumps(canonical(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    text = json.dumps(canonical(value, ordered=False), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
     if key is None:
         return "sha256:" + hashlib.sha256(text).hexdigest()
     return "hmac-sha256:" + hmac.new(key, text, hashlib.sha256).hexdigest()
