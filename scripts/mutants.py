@@ -700,6 +700,21 @@ MUTANTS: tuple[Mutant, ...] = (
         "        super().close()",
         ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "closing_the_platform and sync"),
     ),
+    # issue 21: the journal follows the recorded history under stalls, cancellations and handled failures
+    Mutant(
+        "a handled failure is run again on resume",
+        "src/journal/plans.py",
+        "    return any(key.isdigit() and int(key) > issued for key in keys)",
+        "    return False",
+        ("tests/test_journal_history.py", "-m", "not server", "-k", "handled_failure_is_raised_again"),
+    ),
+    Mutant(
+        "a failure that ended the attempt counts as handled",
+        "src/journal/plans.py",
+        "    return any(key.isdigit() and int(key) > issued for key in keys)",
+        "    return any(key.isdigit() and int(key) >= issued for key in keys)",
+        ("tests/test_journal_history.py", "-m", "not server", "-k", "ended_the_attempt or retry_policy"),
+    ),
 )
 
 

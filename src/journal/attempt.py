@@ -9,10 +9,9 @@ table, freed with their task.
 
 from __future__ import annotations
 
-import itertools
 import threading
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,11 +44,18 @@ class Attempt:
     #: The node's entry documents as read, by effect key (an exclusive run replays from them).
     entries: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     _taken: set[str] = field(default_factory=set)
-    _ordinals: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _issued: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def next_ordinal(self) -> int:
-        return next(self._ordinals)  # atomic under the GIL: concurrent tools never share one
+        with self._lock:  # concurrent tools never share one
+            self._issued += 1
+            return self._issued
+
+    @property
+    def issued(self) -> int:
+        """How many ordinals this attempt has handed out: an effect started later takes a higher one."""
+        return self._issued
 
     def learn(self, recorded: dict[str, Recorded], entries: dict[str, Mapping[str, Any]]) -> None:
         """Keep the node's entries as first read (a concurrent effect may have read them too)."""

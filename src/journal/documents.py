@@ -10,7 +10,7 @@ One *entry* document per effect position (``chunk: 0``)::
      owner_host, owner_pid, owner_process?,      # the claiming process (owner_process: Linux only)
      created_at, started_at, updated_at, finished_at?, duration_ms?, visited_at,
      outcome?: {type, data, digest, preview, chunks?},  # serialized with the serde (encryption applies)
-     error?: {type, module, message, terminal},
+     error?: {type, module, message, terminal, issued?},
      expire_at?}                                 # the thread's TTL
 
 An outcome larger than ``chunk_bytes`` keeps its first part in the entry and
@@ -242,14 +242,19 @@ def completed_update(outcome: Mapping[str, Any], *, now: datetime, duration_ms: 
     }
 
 
-def error_record(exc: BaseException, *, terminal: bool, message: str) -> dict[str, Any]:
-    """The entry's ``error``; ``message`` is the text stored for people (the journal scrubs it first)."""
-    return {
+def error_record(exc: BaseException, *, terminal: bool, message: str, issued: int | None = None) -> dict[str, Any]:
+    """The entry's ``error``; ``message`` is the text stored for people (the journal scrubs it first); ``issued``:
+    the ordinals the node attempt had handed out when the effect failed (an entry at a higher one was started
+    after the failure: the node handled it)."""
+    error: dict[str, Any] = {
         "type": type(exc).__qualname__,
         "module": type(exc).__module__,
         "message": message[:MESSAGE_CHARS],
         "terminal": terminal,
     }
+    if issued is not None:
+        error["issued"] = issued
+    return error
 
 
 def failed_update(error: Mapping[str, Any], *, now: datetime, duration_ms: int) -> dict[str, Any]:

@@ -8,8 +8,9 @@ Record and replay, per position:
    the effect. Another entry instead:
 
    - ``completed``: replay its outcome, never running the effect;
-   - ``failed``: run again (a retry), unless its error type is terminal,
-     which is raised again as the same type;
+   - ``failed``: run again (a retry), unless its error type is terminal, or
+     the node handled it (``_handled``: an effect of its attempt started
+     after the failure is journaled), which is raised again as the same type;
    - ``started`` under a live lease: wait (``wait_seconds``, plain finds) for
      the other worker, then ``EffectInProgressError``;
    - ``started`` under an expired lease, or a live one whose owner's process
@@ -78,10 +79,12 @@ from ..errors import (
     EffectInProgressError,
     EffectOutcomeUnknownError,
     InputChangedError,
+    RecordedFailureError,
     InputChangedWarning,
     NondeterminismError,
     OutcomeNotSerializableError,
 )
+from .attempt import Attempt
 from .context import EffectInfo, Slot, running
 from .documents import (
     node_entries_filter,
@@ -128,6 +131,8 @@ class _Claimed:
     secrets: frozenset[str]  # the input's credential values, scrubbed from stored text
     #: An exclusive run's effect, not claimed: its entry is written once, when it ends (these fields first).
     unclaimed: Mapping[str, Any] | None = None
+    #: The node attempt that runs it (None for a position given explicitly, or a nested effect).
+    node_attempt: Attempt | None = None
 
 
 @dataclass(frozen=True)
@@ -145,15 +150,23 @@ def _resolve_type(module: str, qualname: str) -> type[BaseException] | None:
     return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
 
 
-def _rebuild(cls: type[BaseException], message: str, pos: EffectPosition) -> BaseException:
+def _rebuild(cls: type[BaseException], message: str, pos: EffectPosition, why: str) -> BaseException:
     try:
         exc = cls(message)
     except Exception:  # noqa: BLE001 - a constructor with other arguments
         exc = cls.__new__(cls)
         exc.args = (message,)
-    if hasattr(exc, "add_note"):
-        exc.add_note(f"replayed from the activity journal ({pos}): a terminal failure is not run again")
+    exc.add_note(f"replayed from the activity journal ({pos}): {why}")
     return exc
+
+
+def _handled(entry: Mapping[str, Any], keys: Iterable[str]) -> bool:
+    """Whether a failed entry's node went on after the failure: an effect of its attempt started after it failed
+    (a higher ordinal than those handed out when it failed, ``error.issued``) is journaled at the node."""
+    issued = (entry.get("error") or {}).get("issued")
+    if not isinstance(issued, int) or isinstance(issued, bool):
+        return False  # recorded without it (a position given explicitly, a nested effect, an older entry)
+    return any(key.isdigit() and int(key) > issued for key in keys)
 
 
 def unserializable_outcome(call: EffectCall, pos: EffectPosition, value: Any, exc: Exception) -> OutcomeNotSerializableError:
@@ -187,6 +200,11 @@ def _corrupt(pos: EffectPosition, problem: str) -> CorruptJournalEntryError:
         "returned with journal.resolve(position, outcome) (the position is this error's .position)",
         position=pos,
     )
+
+
+def _issued(claimed: _Claimed) -> int | None:
+    """The ordinals the effect's node attempt had handed out when it ended (see ``_handled``)."""
+    return claimed.node_attempt.issued if claimed.node_attempt is not None else None
 
 
 class JournalPlans:
@@ -316,10 +334,10 @@ class JournalPlans:
     # -- claim ----------------------------------------------------------------------
 
     def _place(self, call: EffectCall, where: EffectPosition | Slot, input_digest: str) -> Plan:
-        """``(position, its entry as read, exclusive)``: the position given, or the slot's, matched among the
+        """``(position, its entry as read, exclusive, node attempt)``: the position given, or the slot's, matched among the
         node's entries (read once per attempt, in one query; none for an occurrence allocated just now)."""
         if isinstance(where, EffectPosition):
-            return where, None, False
+            return where, None, False, None
         attempt, node = where.attempt, where.node
         if attempt.recorded is None:
             docs = [] if node.new else (yield Find(self.collection, node_entries_filter(node), {"_id": 0}))
@@ -329,11 +347,11 @@ class JournalPlans:
             key = where.key
         else:
             key = attempt.take(where.ordinal, call.kind, call.name, input_digest)
-        return at(node, key), attempt.entries.get(key), where.exclusive
+        return at(node, key), attempt.entries.get(key), where.exclusive, attempt
 
     def _unclaimed(
         self, call: EffectCall, pos: EffectPosition, known: Mapping[str, Any] | None, fingerprint: Mapping[str, str],
-        owner: str, secrets: frozenset[str],
+        owner: str, secrets: frozenset[str], node_attempt: Attempt | None,
     ) -> Plan:
         """An exclusive run's at-least-once effect, without a claim: ``_Claimed`` (run it, then write its entry:
         one command) for a position with no entry, ``_Recorded`` (no command) for a completed entry of this
@@ -341,7 +359,7 @@ class JournalPlans:
         if known is None:
             now = lease.utcnow()
             claim = claim_fields(call, pos, owner=owner, now=now, lease_until=now, input=fingerprint)
-            return _Claimed(owner, 1, 1, time.monotonic(), secrets, unclaimed=claim)
+            return _Claimed(owner, 1, 1, time.monotonic(), secrets, unclaimed=claim, node_attempt=node_attempt)
         if known.get("status") != "completed" or entry_problem(known) is not None:
             return None
         if (known.get("kind"), known.get("name")) != (call.kind, call.name):
@@ -360,9 +378,10 @@ class JournalPlans:
         secrets = credential_values([call.input, call.preview_source])
         key = yield from self._input_key_plan()
         fingerprint = {"digest": digest(call.input, key), "preview": self._preview(call.preview_source, secrets)}
-        pos, known, exclusive = yield from self._place(call, where, fingerprint["digest"])
+        pos, known, exclusive, node_attempt = yield from self._place(call, where, fingerprint["digest"])
+        keys = (node_attempt.recorded or {}) if node_attempt is not None else {}
         if exclusive and not call.at_most_once:
-            settled = yield from self._unclaimed(call, pos, known, fingerprint, owner, secrets)
+            settled = yield from self._unclaimed(call, pos, known, fingerprint, owner, secrets, node_attempt)
             if settled is not None:
                 return pos, settled
         deadline = time.monotonic() + self.wait_seconds
@@ -377,11 +396,11 @@ class JournalPlans:
                 visit = visit_update(pos, new_entry(pos, claim, self._expiry(pos.thread_id)), now=now)
                 entry = yield FindOneAndUpdate(self.collection, entry_filter(pos), visit, upsert=True)
                 if isinstance(entry, Mapping) and entry.get("owner") == owner:
-                    return pos, _Claimed(owner, entry["fence"], 1, time.monotonic(), secrets)
+                    return pos, _Claimed(owner, entry["fence"], 1, time.monotonic(), secrets, node_attempt=node_attempt)
             self._check_entry(entry, pos)
-            action = self._judge(entry, call, pos, fingerprint, now)
+            action = self._judge(entry, call, pos, fingerprint, now, keys)
             if action == "raise":
-                raise _rebuild(self._terminal_type(entry), entry["error"].get("message", ""), pos)
+                raise self._recorded_error(entry, pos)
             if action == "replay":
                 return pos, _Recorded((yield from self._load_outcome(entry, pos)))
             if action == "wait":
@@ -398,20 +417,28 @@ class JournalPlans:
             else:
                 update = takeover_update(claim, orphaned=entry["status"] == "started")
                 if (yield FencedUpdate(self.collection, takeover_fence(pos, entry), update)):
-                    return pos, _Claimed(owner, entry["fence"] + 1, entry.get("attempts", 0) + 1, time.monotonic(), secrets)
+                    attempts = entry.get("attempts", 0) + 1
+                    return pos, _Claimed(owner, entry["fence"] + 1, attempts, time.monotonic(), secrets, node_attempt=node_attempt)
                 # another worker took it over first: judge its entry
             found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
             entry = found[0] if found else None
 
     def _judge(
-        self, entry: Mapping[str, Any], call: EffectCall, pos: EffectPosition, fingerprint: Mapping[str, str], now: datetime
+        self,
+        entry: Mapping[str, Any],
+        call: EffectCall,
+        pos: EffectPosition,
+        fingerprint: Mapping[str, str],
+        now: datetime,
+        keys: Iterable[str],
     ) -> str:
-        """What to do with an existing entry: ``replay`` (its outcome), ``raise`` (its terminal error),
-        ``wait`` (for its live lease) or ``takeover``; or raise what stops the effect."""
+        """What to do with an existing entry: ``replay`` (its outcome), ``raise`` (its recorded error: terminal, or
+        handled by the node, see ``_handled``), ``wait`` (for its live lease) or ``takeover``; or raise what stops
+        the effect. ``keys``: the node attempt's ordinal entries as read."""
         status = entry.get("status")
-        terminal = self._terminal_type(entry) if status == "failed" else None
+        terminal = status == "failed" and (self._terminal_type(entry) is not None or _handled(entry, keys))
         recorded = (entry.get("kind"), entry.get("name"))
-        if recorded != (call.kind, call.name) and (status != "failed" or terminal is not None):
+        if recorded != (call.kind, call.name) and (status != "failed" or terminal):
             if self.on_nondeterminism == "raise":
                 raise NondeterminismError(
                     f"the journal recorded {recorded[0]} {recorded[1]!r} at {pos}, but the code now calls "
@@ -421,10 +448,9 @@ class JournalPlans:
                 )
             if status != "started":
                 return "takeover"  # "rerun": run the new effect in the old one's place
-            terminal = None  # a started one: once its lease allows
-        if status == "completed" or terminal is not None:
+        if status == "completed" or terminal:
             self._check_input(entry, call, pos, fingerprint)
-            return "replay" if terminal is None else "raise"
+            return "raise" if terminal else "replay"
         if status == "failed":
             return "takeover"
         expired = lease.naive(entry["lease_until"]) <= now
@@ -453,6 +479,27 @@ class JournalPlans:
         problem = entry_problem(entry)
         if problem is not None:
             raise _corrupt(pos, f"the journal entry at {pos} is invalid: {problem}")
+
+    def _recorded_error(self, entry: Mapping[str, Any], pos: EffectPosition) -> BaseException:
+        """The recorded failure, raised again: its terminal type, or the type a node handled (rebuilt from its
+        module and name; ``RecordedFailureError`` when that type cannot be imported or is not an ``Exception``)."""
+        error = entry["error"]
+        message = error.get("message", "")
+        terminal = self._terminal_type(entry)
+        if terminal is not None:
+            return _rebuild(terminal, message, pos, "a terminal failure is not run again")
+        why = "the node went on after this failure when it ran, so it is raised again rather than run again"
+        cls = _resolve_type(error.get("module", ""), error.get("type", ""))
+        if cls is not None and issubclass(cls, Exception):
+            return _rebuild(cls, message, pos, why)
+        return RecordedFailureError(
+            f"{entry.get('kind')} {entry.get('name')!r} at {pos} failed with {error.get('module')}.{error.get('type')} "
+            f"({message!r}) and the node went on after it, so the failure is raised again, but that type cannot be "
+            "imported here to raise it as itself. Make the exception class importable at module level (not defined "
+            "inside a function), or run the effect again with ActivityJournal.discard(position)",
+            position=pos,
+            error_type=f"{error.get('module')}.{error.get('type')}",
+        )
 
     def _terminal_type(self, entry: Mapping[str, Any]) -> type[BaseException] | None:
         """The recorded error's type if it was terminal and still is under ``terminal_errors``."""
@@ -505,7 +552,7 @@ class JournalPlans:
             exc = result.error
             if isinstance(exc, Exception):
                 terminal = isinstance(exc, self.terminal_errors)
-                error = error_record(exc, terminal=terminal, message=self._message(exc, claimed))
+                error = error_record(exc, terminal=terminal, message=self._message(exc, claimed), issued=_issued(claimed))
                 yield from self._end_claim(pos, claimed, failed_update(error, now=now, duration_ms=duration_ms))
             elif claimed.unclaimed is None:  # cancelled or interrupted mid-flight: the outcome is unknown
                 yield FencedUpdate(self.collection, fence, released_update(now))  # so free the position now
@@ -517,7 +564,9 @@ class JournalPlans:
             # at_most_once effect replays this error (a person settles it); another one runs again next time.
             error = unserializable_outcome(call, pos, result.value, exc)
             # Its message names types and the position, never values: kept even when store_messages is off.
-            stored = error_record(error, terminal=call.at_most_once, message=scrub(str(error), claimed.secrets))
+            stored = error_record(
+                error, terminal=call.at_most_once, message=scrub(str(error), claimed.secrets), issued=_issued(claimed)
+            )
             yield from self._end_claim(pos, claimed, failed_update(stored, now=now, duration_ms=duration_ms))
             raise error from exc
         outcome, chunks = outcome_documents(
