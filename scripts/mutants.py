@@ -715,6 +715,48 @@ MUTANTS: tuple[Mutant, ...] = (
         "    return any(key.isdigit() and int(key) >= issued for key in keys)",
         ("tests/test_journal_history.py", "-m", "not server", "-k", "ended_the_attempt or retry_policy"),
     ),
+    Mutant(
+        "the run lock's holder ignores its own clock",
+        "src/run_lock.py",
+        "            if holding.lost or (not holding.released and holding.lapsed()):",
+        "            if holding.lost:",
+        ("tests/test_self_fencing.py", "-m", "not server", "-k", "blocked_event_loop_starts or lapsed_holder"),
+    ),
+    Mutant(
+        "a renewal does not move the holder's own deadline",
+        "src/run_lock.py",
+        "        if renewed:\n            holding.renewed(sent)\n        elif not holding.released:",
+        "        if not renewed and not holding.released:",
+        ("tests/test_self_fencing.py", "-m", "not server", "-k", "longer_than_its_lease"),
+    ),
+    Mutant(
+        "an effect starts after its claim outlived the run's lease",
+        "src/journal/plans.py",
+        "        yield from self._fence(pos, claimed)\n        with (yield self._heartbeat(pos, claimed)):\n            result = yield Invoke(fn",
+        "        with (yield self._heartbeat(pos, claimed)):\n            result = yield Invoke(fn",
+        ("tests/test_self_fencing.py", "-m", "not server", "-k", "outlived"),
+    ),
+    Mutant(
+        "a claim the self-fence frees is not marked as never run",
+        "src/journal/documents.py",
+        '    if not_run:\n        fields["not_run"] = True\n',
+        "",
+        ("tests/test_self_fencing.py", "-m", "not server", "-k", "outlived"),
+    ),
+    Mutant(
+        "a lapsed holder writes a checkpoint",
+        "src/checkpointer/plans.py",
+        "        lease.check_self_fence(thread_id)  # a run whose lease may have run out writes no checkpoint (no I/O)\n",
+        "",
+        ("tests/test_self_fencing.py", "-m", "not server", "-k", "lapsed_holder"),
+    ),
+    Mutant(
+        "a lapsed holder writes pending writes",
+        "src/checkpointer/plans.py",
+        "        lease.check_self_fence(thread_id)\n        yield Upsert(self.collections.writes, ops)",
+        "        yield Upsert(self.collections.writes, ops)",
+        ("tests/test_self_fencing.py", "-m", "not server", "-k", "lapsed_holder or blocked_event_loop_writes"),
+    ),
 )
 
 

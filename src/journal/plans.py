@@ -270,6 +270,7 @@ class JournalPlans:
         pos, claimed = yield from self._claim(call, where)
         if isinstance(claimed, _Recorded):
             return claimed.value if replay is None else (yield from self._replay(call, pos, replay, claimed.value))
+        yield from self._fence(pos, claimed)
         with (yield self._heartbeat(pos, claimed)):
             result = yield Invoke(fn, self._running(call, pos, claimed))
         return (yield from self._record(call, pos, claimed, result))
@@ -291,6 +292,7 @@ class JournalPlans:
             for item in (yield from self._replay(call, pos, replay, claimed.value)):
                 yield Emit(item)
             return
+        yield from self._fence(pos, claimed)
         context = self._running(call, pos, claimed)
         with (yield self._heartbeat(pos, claimed)):
             result = yield Invoke(open_stream, context)
@@ -302,6 +304,16 @@ class JournalPlans:
                 if result is END:
                     result = Returned(merge(items))
         yield from self._record(call, pos, claimed, result)
+
+    def _fence(self, pos: EffectPosition, claimed: _Claimed) -> Plan:
+        """Refuse to start the effect once the run's lock may be lost (the self-fence, no I/O: see ``run_lock``),
+        freeing its claim as one that never ran (``not_run``), so a take-over runs it even when at_most_once."""
+        try:
+            lease.check_self_fence(pos.thread_id)
+        except BaseException:
+            if claimed.unclaimed is None:
+                yield FencedUpdate(self.collection, held_fence(pos, claimed.fence), released_update(lease.utcnow(), not_run=True))
+            raise
 
     @staticmethod
     def _running(call: EffectCall, pos: EffectPosition, claimed: _Claimed) -> Callable[[], Any]:
@@ -461,7 +473,7 @@ class JournalPlans:
             if expired
             else f"whose process ({entry.get('owner_pid')} on {entry.get('owner_host')}) exited"
         )
-        if call.at_most_once or entry.get("at_most_once"):
+        if (call.at_most_once or entry.get("at_most_once")) and entry.get("not_run") is not True:
             raise EffectOutcomeUnknownError(
                 f"{call.kind} {call.name!r} at {pos} is at_most_once and was started by a worker {died} before "
                 f"it recorded an outcome, so it may or may not have happened. Look up idempotency key "
