@@ -757,6 +757,34 @@ MUTANTS: tuple[Mutant, ...] = (
         "        yield Upsert(self.collections.writes, ops)",
         ("tests/test_self_fencing.py", "-m", "not server", "-k", "lapsed_holder or blocked_event_loop_writes"),
     ),
+    Mutant(
+        "a cancelled effect frees its position while its thread still works",
+        "src/journal/plans.py",
+        "        if isinstance(result, Raised) and result.pending is not None:\n            yield from self._outlive(call, pos, claimed, result)\n",
+        "",
+        ("tests/test_journal_cancellation.py", "-m", "not server", "-k", "plain and sync"),
+    ),
+    Mutant(
+        "a cancelled await of an effect is not shielded",
+        "src/_plans/interpreters.py",
+        "            return Raised(exc) if work.cancelled() else Raised(exc, pending=work)",
+        "            return Raised(exc)",
+        ("tests/test_journal_cancellation.py", "-m", "not server", "-k", "to_thread"),
+    ),
+    Mutant(
+        "the hold of a cancelled effect is cut short by the node's next cancellation",
+        "src/_plans/interpreters.py",
+        "        while not task.done():\n            with contextlib.suppress(BaseException):",
+        "        if not task.done():\n            with contextlib.suppress(BaseException):",
+        ("tests/test_journal_cancellation.py", "-m", "not server", "-k", "run_in_executor"),
+    ),
+    Mutant(
+        "an unclaimed effect cancelled under the run lock is not claimed before the run ends",
+        "src/journal/plans.py",
+        "        if claimed.unclaimed is not None:\n            claimed = yield from self._claim_late(pos, claimed)\n",
+        "",
+        ("tests/test_journal_cancellation.py", "-m", "not server", "-k", "platform.compile"),
+    ),
 )
 
 

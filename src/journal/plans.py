@@ -39,6 +39,7 @@ credential-looking keys scrubbed; ``store_messages=False`` (the default under
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
@@ -47,7 +48,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -55,7 +56,9 @@ from .._plans import lease
 from .._plans.owner import owner_gone
 from .._plans.requests import (
     END,
+    Await,
     CreateIndexes,
+    Detach,
     DeleteMany,
     Emit,
     FencedUpdate,
@@ -273,6 +276,8 @@ class JournalPlans:
         yield from self._fence(pos, claimed)
         with (yield self._heartbeat(pos, claimed)):
             result = yield Invoke(fn, self._running(call, pos, claimed))
+        if isinstance(result, Raised) and result.pending is not None:
+            yield from self._outlive(call, pos, claimed, result)
         return (yield from self._record(call, pos, claimed, result))
 
     def _stream_plan(
@@ -314,6 +319,36 @@ class JournalPlans:
             if claimed.unclaimed is None:
                 yield FencedUpdate(self.collection, held_fence(pos, claimed.fence), released_update(lease.utcnow(), not_run=True))
             raise
+
+    def _outlive(self, call: EffectCall, pos: EffectPosition, claimed: _Claimed, cancelled: Raised) -> Plan:
+        """The node was cancelled while the effect's work goes on (in a thread an ``await`` cannot stop: a sync
+        tool LangChain runs in an executor, ``asyncio.to_thread``, ``run_in_executor``): hold the position until
+        the work ends, record its outcome, then raise the cancellation. An exclusive run's unclaimed effect is
+        claimed first, so a resume after the run ended waits for it too. Cancelled again while waiting: the
+        claim is left to its lease."""
+        yield Detach(self._hold_plan(call, pos, claimed, cancelled.pending))
+        raise cancelled.error
+
+    def _hold_plan(self, call: EffectCall, pos: EffectPosition, claimed: _Claimed, work: Any) -> Plan:
+        """``_outlive``'s part that no further cancellation of the node may cut short (run ``Detach``-ed)."""
+        if claimed.unclaimed is not None:
+            claimed = yield from self._claim_late(pos, claimed)
+        with (yield self._heartbeat(pos, claimed)):
+            outcome = yield Await(work)
+        if not (isinstance(outcome, Raised) and outcome.pending is not None):
+            with contextlib.suppress(Exception):  # the effect's own error is recorded; the cancellation goes on
+                yield from self._record(call, pos, claimed, outcome)
+
+    def _claim_late(self, pos: EffectPosition, claimed: _Claimed) -> Plan:
+        """Claim an exclusive run's effect that has been running unclaimed (one upsert); unchanged if an entry
+        is there already (its record then writes nothing over it)."""
+        now = lease.utcnow()
+        claim = {**(claimed.unclaimed or {}), "lease_until": now + timedelta(seconds=self.lease_seconds), "updated_at": now}
+        visit = visit_update(pos, new_entry(pos, claim, self._expiry(pos.thread_id)), now=now)
+        entry = yield FindOneAndUpdate(self.collection, entry_filter(pos), visit, upsert=True)
+        if isinstance(entry, Mapping) and entry.get("owner") == claimed.owner:
+            return replace(claimed, fence=entry["fence"], unclaimed=None)
+        return claimed
 
     @staticmethod
     def _running(call: EffectCall, pos: EffectPosition, claimed: _Claimed) -> Callable[[], Any]:
