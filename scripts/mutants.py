@@ -785,6 +785,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "",
         ("tests/test_journal_cancellation.py", "-m", "not server", "-k", "platform.compile"),
     ),
+    Mutant(
+        "a claim whose reply was lost is not sent again",
+        "src/journal/plans.py",
+        "        if not isinstance(answer.error, ConnectionFailure):\n            raise answer.error",
+        "        raise answer.error",
+        ("tests/test_journal_lost_replies.py", "-m", "not server"),
+    ),
 )
 
 

@@ -47,6 +47,7 @@ from .requests import (
     Raised,
     Returned,
     Sleep,
+    Try,
     UpdateMany,
     Upsert,
 )
@@ -238,6 +239,12 @@ class SyncInterpreter(_Collections):
             except BaseException as exc:  # noqa: BLE001 - handed to the plan, which re-raises it
                 return Raised(exc)
 
+    def _try(self, request: Try) -> Returned | Raised:
+        try:
+            return Returned(self.execute(request.request))
+        except Exception as exc:  # noqa: BLE001 - handed to the plan, which judges it
+            return Raised(exc)
+
     def _next(self, request: Next) -> Any:
         with request.context():
             try:
@@ -390,6 +397,12 @@ class AsyncInterpreter(_Collections):
             except BaseException as exc:  # noqa: BLE001
                 return Raised(exc)
             return await self._await(Await(work))
+
+    async def _try(self, request: Try) -> Returned | Raised:
+        try:
+            return Returned(await self.execute(request.request))
+        except Exception as exc:  # noqa: BLE001 - handed to the plan, which judges it
+            return Raised(exc)
 
     async def _detach(self, request: Detach) -> Returned | Raised:
         task = asyncio.ensure_future(self.run(request.plan))

@@ -256,6 +256,15 @@ class Await:
 
 
 @dataclass(frozen=True)
+class Try:
+    """Execute ``request``: ``Returned(its answer)``, or ``Raised(error)`` for the ``Exception`` it raised, so
+    the plan can judge a failure (a reply lost to the network) instead of the interpreter raising it."""
+
+    op: ClassVar[str] = "try"
+    request: Any
+
+
+@dataclass(frozen=True)
 class Detach:
     """Run ``plan`` to its end in a task of its own, which the caller's cancellations do not reach, and wait for
     it through them (async face only): ``Returned`` or ``Raised``. What a cancelled effect does to keep its

@@ -52,6 +52,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from pymongo.errors import ConnectionFailure
+
 from .._plans import lease
 from .._plans.owner import owner_gone
 from .._plans.requests import (
@@ -72,6 +74,7 @@ from .._plans.requests import (
     Raised,
     Returned,
     Sleep,
+    Try,
 )
 from ..schema import INDEXES
 from ..errors import (
@@ -441,7 +444,7 @@ class JournalPlans:
             )
             if entry is None:  # the visit; again only if the entry was discarded meanwhile
                 visit = visit_update(pos, new_entry(pos, claim, self._expiry(pos.thread_id)), now=now)
-                entry = yield FindOneAndUpdate(self.collection, entry_filter(pos), visit, upsert=True)
+                entry = yield from self._visit(pos, visit)
                 if isinstance(entry, Mapping) and entry.get("owner") == owner:
                     return pos, _Claimed(owner, entry["fence"], 1, time.monotonic(), secrets, node_attempt=node_attempt)
             self._check_entry(entry, pos)
@@ -469,6 +472,20 @@ class JournalPlans:
                 # another worker took it over first: judge its entry
             found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
             entry = found[0] if found else None
+
+    def _visit(self, pos: EffectPosition, visit: dict[str, Any]) -> Plan:
+        """The visit's upsert. A reply lost to a connection failure (the server may have applied it) is sent once
+        more: the same visit, under the same owner, returns the entry, ours when our claim was applied, and the
+        effect, which we know never started, runs now instead of raising ``EffectOutcomeUnknownError`` later.
+        (A replica set's retryable writes do this in the driver; a standalone server's replies are not retried.)"""
+        request = FindOneAndUpdate(self.collection, entry_filter(pos), visit, upsert=True)
+        answer = yield Try(request)
+        if isinstance(answer, Returned):
+            return answer.value
+        if not isinstance(answer.error, ConnectionFailure):
+            raise answer.error
+        logger.warning("the claim of %s got no reply (%s): sending it once more", pos, answer.error)
+        return (yield request)
 
     def _judge(
         self,
