@@ -60,8 +60,8 @@ from .._plans.requests import (
     END,
     Await,
     CreateIndexes,
-    Detach,
     DeleteMany,
+    Detach,
     Emit,
     FencedUpdate,
     Find,
@@ -85,10 +85,10 @@ from ..errors import (
     EffectInProgressError,
     EffectOutcomeUnknownError,
     InputChangedError,
-    RecordedFailureError,
     InputChangedWarning,
     NondeterminismError,
     OutcomeNotSerializableError,
+    RecordedFailureError,
 )
 from .attempt import Attempt
 from .context import EffectInfo, Slot, running
