@@ -4,7 +4,7 @@
 Run it with ``scripts/bench`` (which prepares .venv and builds the servers); directly::
 
     .venv/bin/python scripts/bench.py [--quick] [--server both|ferretdb|mongo_java_server] [--json out.json]
-                                      [--markdown out.md] [--only chat,async,steps,journal,resolver]
+                                      [--markdown out.md] [--only chat,async,steps,journal,resolver,wide]
 
 Both savers run on the same server, in the same process, interleaved call by call
 (ours, reference, reference, ours, ...) so drift hits both alike. The server is
@@ -27,6 +27,9 @@ Sections:
              the chat section, the modelled MongoDB time per operation (commands x RTT + client CPU).
 ``journal``  the activity journal's cost per effect.
 ``resolver`` the resolver's cost per effect.
+``wide``     one node calling 1,000 and 10,000 journaled effects (``--wide-sizes``) under ``platform.compile``,
+             then crashing once; the next ``invoke`` replays them: seconds and µs per effect, first run and
+             replay. Linear replay keeps µs per effect flat as the node grows (issue 25 item 6).
 
 Ratios are ours / reference, measured in the same run: below 1.0 means ours is faster
 or smaller. Absolute times depend on the server and the machine; on FerretDB's SQLite
@@ -77,6 +80,7 @@ DB_PREFIX = "bench_"
 class Settings:
     add_sizes: tuple[int, ...] = (25, 50)  # add_messages: storage is quadratic in turns (see BENCHMARKS.md)
     delta_sizes: tuple[int, ...] = (50, 100, 200)
+    wide_sizes: tuple[int, ...] = (1000, 10000)  # effects in one node (section ``wide``)
     reps: int = 15  # timed repetitions per saver of each operation, at most ...
     op_budget: float = 5.0  # ... and at most this many seconds per operation and point (at least 1 repetition)
     call_cap: float = 15.0  # a reference load / list taking longer is stopped there: its time is then a lower bound
@@ -885,6 +889,66 @@ def run_journal_bench(module: Any, uri: str, s: Settings, log: Callable[[str], N
         client.close()
 
 
+def bench_wide(uri: str, s: Settings, log: Callable[[str], None]) -> dict[str, Any]:
+    """One node calling thousands of journaled effects: does replay stay linear in them?
+
+    Under ``platform.compile`` (the run lock held: at-least-once effects write their entry once, and a replay
+    reads the node's entries in one query, then matches each effect in memory, ``Attempt.take``).
+    """
+    from langgraph.graph import START, StateGraph
+
+    from langgraph_durable_mongodb import DurablePlatform
+    from langgraph_durable_mongodb.journal import effect
+
+    client: MongoClient = MongoClient(uri)
+    db_name = f"{DB_PREFIX}wide_{uuid.uuid4().hex[:8]}"
+    try:
+        durable = DurablePlatform(client, db_name=db_name)
+        durable.setup()
+        runs = {"n": 0}
+
+        @effect(kind="bench", name="noop")
+        def noop(i: int) -> int:
+            runs["n"] += 1
+            return i
+
+        state = {"crash": True, "size": 0}
+
+        def work(st: dict) -> dict:
+            for i in range(state["size"]):
+                noop(i)
+            if state["crash"]:
+                raise _Crash("after the effects")
+            return {"n": st["n"] + 1}
+
+        g = StateGraph(TypedDict("WideState", {"n": int}))  # noqa: UP013
+        g.add_node("work", work)
+        g.add_edge(START, "work")
+        graph = durable.compile(g)
+        points = []
+        for size in s.wide_sizes:
+            state["size"], runs["n"] = size, 0
+            config = {"configurable": {"thread_id": f"wide-{size}"}}
+            seconds = {}
+            for phase, crash in (("first", True), ("replay", False)):
+                state["crash"] = crash
+                t0 = time.perf_counter()
+                try:
+                    graph.invoke({"n": 0} if crash else None, config)
+                except _Crash:
+                    pass
+                seconds[phase] = time.perf_counter() - t0
+            assert runs["n"] == size, f"the replay ran {runs['n'] - size} effects again"
+            points.append({"effects": size, "first_s": seconds["first"], "replay_s": seconds["replay"],
+                           "first_us_per_effect": seconds["first"] / size * 1e6,
+                           "replay_us_per_effect": seconds["replay"] / size * 1e6})
+            log(f"  wide: {size} effects: first {seconds['first']:.2f} s, replay {seconds['replay']:.2f} s")
+        return {"points": points}
+    finally:
+        client.drop_database(db_name)
+        client.close()
+
+
 def run_resolver_bench(module: Any, uri: str, s: Settings, log: Callable[[str], None]) -> dict[str, Any]:
     """Inside a node of a subgraph: cost of resolving the running node and of its position.
 
@@ -1162,6 +1226,18 @@ def render_server(results: dict[str, Any]) -> str:
                   f"| {rr['resolve_us']:.1f} | {rr['first_position_ms']:.2f} ({rr['first_position_commands']}) "
                   f"| {rr['cached_position_us']:.1f} ({rr['cached_position_commands']}) "
                   f"| {rr['per_effect_us_cached']:.1f} | {rr['per_effect_us_first']:.0f} |", ""]
+    wr = results.get("wide")
+    if wr is not None:
+        lines += ["## 6. Effects per node", "",
+                  "One node calls N `@effect` functions that do nothing under `platform.compile`, then raises once; "
+                  "the next `invoke` replays them (one query reads the node's entries, each effect is matched in "
+                  "memory). Flat µs per effect as N grows = linear.", "",
+                  "| effects in the node | first run s | replay s | first µs/effect | replay µs/effect |",
+                  "|---|---|---|---|---|"]
+        for pt in wr["points"]:
+            lines.append(f"| {pt['effects']:,} | {pt['first_s']:.2f} | {pt['replay_s']:.2f} "
+                         f"| {pt['first_us_per_effect']:.0f} | {pt['replay_us_per_effect']:.0f} |")
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -1169,7 +1245,7 @@ def render_server(results: dict[str, Any]) -> str:
 # main
 
 
-SECTIONS = ("chat", "async", "steps", "journal", "resolver")
+SECTIONS = ("chat", "async", "steps", "journal", "resolver", "wide")
 SERVERS = ("ferretdb", "mongo_java_server")
 
 
@@ -1202,6 +1278,7 @@ def main(argv: list[str] | None = None) -> int:
                              "ignored when MONGODB_URI is set)")
     parser.add_argument("--add-sizes", metavar="N,N", help="add_messages thread sizes in turns (default 25,50)")
     parser.add_argument("--delta-sizes", metavar="N,N", help="DeltaChannel thread sizes in turns (default 50,100,200)")
+    parser.add_argument("--wide-sizes", metavar="N,N", help="effects per node in section wide (default 1000,10000)")
     parser.add_argument("--snapshot-frequency", type=int, metavar="N", help="DeltaChannel snapshot_frequency (default 1000)")
     args = parser.parse_args(argv)
     s = Settings.quick() if args.quick else Settings()
@@ -1213,6 +1290,8 @@ def main(argv: list[str] | None = None) -> int:
         s.add_sizes = sizes(args.add_sizes)
     if args.delta_sizes is not None:
         s.delta_sizes = sizes(args.delta_sizes)
+    if args.wide_sizes is not None:
+        s.wide_sizes = sizes(args.wide_sizes)
     if args.snapshot_frequency is not None:
         s.snapshot_frequency = args.snapshot_frequency
     only = SECTIONS if not args.only else tuple(x.strip() for x in args.only.split(","))
@@ -1243,6 +1322,7 @@ def main(argv: list[str] | None = None) -> int:
                 "async": lambda: bench_async(uri, s, cpu, log),
                 "journal": lambda: bench_journal(uri, s, log),
                 "resolver": lambda: bench_resolver(uri, s, log),
+                "wide": lambda: bench_wide(uri, s, log),
                 "steps": lambda: bench_steps(uri, s, cpu, log),
             }
             for number, name in enumerate(SECTIONS, 1):

@@ -95,6 +95,20 @@ class OutcomeNotSerializableError(DurableMongoError, TypeError):
         self.position = position
 
 
+class RecordedFailureError(DurableMongoError, RuntimeError):
+    """A journaled failure that the node handled is replayed, but its exception type cannot be rebuilt here.
+
+    When an effect failed and its node went on (later effects of the same node attempt were journaled), a
+    resume raises the recorded error again as its own type, so the node's ``except`` takes the same path. A
+    type that cannot be imported (a class defined inside a function) or is not an ``Exception`` is raised
+    as this error instead. Attributes: ``position`` and ``error_type`` (``module.qualname`` as recorded).
+    """
+
+    def __init__(self, message: str, *, position: object = None, error_type: str | None = None) -> None:
+        super().__init__(message)
+        self.position, self.error_type = position, error_type
+
+
 class ThreadBusyError(DurableMongoError, RuntimeError):
     """Another run holds this thread (``DurablePlatform(exclusive_runs=True)``) and did not end in time.
 

@@ -41,6 +41,17 @@ stays after its run ends, so that its token keeps counting::
   A failed renewal (or release) records the lock as lost on the ``Held``
   (``Held.lost``), logs a warning and stops renewing; from then on
   ``check_held()`` (no I/O) raises ``RunLockLostError`` in that run.
+- Self-fencing: whatever stalls a run (a blocked event loop, a frozen
+  process, a renewal stuck on a slow server) stalls its renewals too, so a
+  holder cannot wait for one to tell it the lock is lost. Each ``Holding``
+  keeps its own deadline on the monotonic clock: the moment its last
+  successful renewal (or the take) was *sent*, plus ``lease_seconds``, which
+  is no later than the ``lease_until`` that command stored. Past it,
+  ``check_held()`` raises ``RunLockLostError``. The journal calls it (through
+  ``_plans.lease.check_self_fence``, bound by ``Held.mark``) just before an
+  effect starts, the checkpointer just before it writes a checkpoint or
+  pending writes: so no effect starts and no checkpoint write is sent after
+  the holder's lease may have ended, by its own clock.
 - Release, conditional on ``{thread_id, fence}``: ``owner`` None and
   ``lease_until`` 1970, also when the run raises or is interrupted.
 
@@ -73,6 +84,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
@@ -188,11 +200,22 @@ class Holding:
     expired, or another run took it over); reading it costs no I/O (``check_held``).
     """
 
-    def __init__(self, thread_id: str, owner: str, fence: int, lease_seconds: float) -> None:
+    def __init__(self, thread_id: str, owner: str, fence: int, lease_seconds: float, since: float | None = None) -> None:
         self.thread_id, self.owner, self.fence, self.lease_seconds = thread_id, owner, fence, lease_seconds
         self.lost = False
         self.released = False  # set before the release is sent: a renewal failing after it is no loss
         self.beat = Beat()
+        #: The monotonic time until which the lease surely holds: when the take or the last successful renewal
+        #: was sent (``since``), plus the lease. Its stored ``lease_until`` is no earlier.
+        self.until = (time.monotonic() if since is None else since) + lease_seconds
+
+    def renewed(self, sent: float) -> None:
+        """A renewal sent at monotonic time ``sent`` succeeded: the lease holds until ``sent + lease_seconds``."""
+        self.until = max(self.until, sent + self.lease_seconds)
+
+    def lapsed(self) -> bool:
+        """Whether the lease may have run out by this process's clock (no renewal succeeded in time)."""
+        return time.monotonic() >= self.until
 
     def lose(self) -> None:
         """Record that the lock is no longer this run's (logged once)."""
@@ -218,9 +241,11 @@ class Holding:
 
 
 def check_held(thread_id: str | None = None) -> bool:
-    """Refuse to go on once the current run has lost its run lock. No I/O: reads what the renewals recorded.
+    """Refuse to go on once the current run has lost its run lock, or may have. No I/O.
 
-    Call it before work that must not run beside another run of the thread, such as starting an effect.
+    Call it before work that must not run beside another run of the thread, such as starting an effect. The
+    lock is lost when a renewal found it so, or when the holder's own monotonic clock says its lease may have
+    run out since its last successful renewal (``Holding.lapsed``: a stall that also kept the renewals back).
 
     Args:
         thread_id: the thread the work belongs to; None checks every lock the current context holds.
@@ -229,12 +254,14 @@ def check_held(thread_id: str | None = None) -> bool:
         Whether the current context holds the thread's lock (so no other run of the thread runs now).
 
     Raises:
-        RunLockLostError: the current context held that thread's lock and lost it (see ``Holding.lose``).
+        RunLockLostError: the current context held that thread's lock and lost it, or its lease may have run
+            out (see ``Holding.lose``, ``Holding.lapsed``).
     """
     held = False
     for holding in _HELD.get().values():
         if thread_id is None or holding.thread_id == str(thread_id):
-            if holding.lost:
+            if holding.lost or (not holding.released and holding.lapsed()):
+                holding.lose()
                 raise holding.error()
             held = True
     return held
@@ -262,7 +289,8 @@ class Held:
         """Mark the held threads as this context's: a nested run on them re-enters, ``check_held`` sees them."""
         token = _HELD.set(MappingProxyType({**_HELD.get(), **{(id(self.locks), h.thread_id): h for h in self.holdings}}))
         try:
-            yield
+            with lease.self_fence(check_held):
+                yield
         finally:
             _HELD.reset(token)
 
@@ -351,10 +379,11 @@ class RunLocks(TwoFaces):
         deadline = lease.utcnow() + timedelta(seconds=self.wait_seconds)
         pause = lease.Backoff(POLL_FIRST, POLL_MAX)
         # A thread this process ran before was usually released by its last run: taken then in one command, unread.
+        since = time.monotonic()
         fence = (yield from self._take_released_plan(thread_id, owner)) if self._was_taken(thread_id) else None
         while fence is None:
             found = yield Find(self.collection, {"thread_id": thread_id}, limit=1)
-            now = lease.utcnow()
+            now, since = lease.utcnow(), time.monotonic()
             if found and not _takeable(found[0], now):
                 if now >= deadline:
                     raise _busy(thread_id, found[0], self.wait_seconds)
@@ -362,7 +391,7 @@ class RunLocks(TwoFaces):
                 continue
             fence = yield from self._take_plan(thread_id, found[0] if found else None, owner, now)
         self._note_taken(thread_id)
-        holding = Holding(thread_id, owner, fence, self.lease_seconds)
+        holding = Holding(thread_id, owner, fence, self.lease_seconds, since)
         every = self.lease_seconds / lease.RENEWALS_PER_LEASE
         holding.beat = yield Heartbeat(lambda: self._renew_plan(holding), every)
         return holding
@@ -408,13 +437,15 @@ class RunLocks(TwoFaces):
 
     def _renew_plan(self, holding: Holding) -> Plan:
         """Extend the lease while the lock is still this holding's and unexpired; returns whether it was."""
-        now = lease.utcnow()
+        now, sent = lease.utcnow(), time.monotonic()
         renewed = yield FencedUpdate(
             self.collection,
             {"thread_id": holding.thread_id, "fence": holding.fence, "lease_until": {"$gt": now}},
             {"$set": {"lease_until": now + timedelta(seconds=self.lease_seconds)}},
         )
-        if not renewed and not holding.released:
+        if renewed:
+            holding.renewed(sent)
+        elif not holding.released:
             holding.lose()
         return renewed
 

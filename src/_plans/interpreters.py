@@ -13,6 +13,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import time
@@ -27,7 +28,9 @@ from .lease import RENEWER, Beat, TaskBeat, renewal_failed
 from .requests import (
     END,
     Aggregate,
+    Await,
     Command,
+    Detach,
     CreateIndexes,
     DeleteMany,
     Emit,
@@ -44,6 +47,7 @@ from .requests import (
     Raised,
     Returned,
     Sleep,
+    Try,
     UpdateMany,
     Upsert,
 )
@@ -235,6 +239,12 @@ class SyncInterpreter(_Collections):
             except BaseException as exc:  # noqa: BLE001 - handed to the plan, which re-raises it
                 return Raised(exc)
 
+    def _try(self, request: Try) -> Returned | Raised:
+        try:
+            return Returned(self.execute(request.request))
+        except Exception as exc:  # noqa: BLE001 - handed to the plan, which judges it
+            return Raised(exc)
+
     def _next(self, request: Next) -> Any:
         with request.context():
             try:
@@ -381,9 +391,39 @@ class AsyncInterpreter(_Collections):
         with request.context():
             try:
                 value = request.fn()
-                return Returned(await value if inspect.isawaitable(value) else value)
+                if not inspect.isawaitable(value):
+                    return Returned(value)
+                work = asyncio.ensure_future(value)  # copies the context: the effect's, entered above
             except BaseException as exc:  # noqa: BLE001
                 return Raised(exc)
+            return await self._await(Await(work))
+
+    async def _try(self, request: Try) -> Returned | Raised:
+        try:
+            return Returned(await self.execute(request.request))
+        except Exception as exc:  # noqa: BLE001 - handed to the plan, which judges it
+            return Raised(exc)
+
+    async def _detach(self, request: Detach) -> Returned | Raised:
+        task = asyncio.ensure_future(self.run(request.plan))
+        while not task.done():
+            with contextlib.suppress(BaseException):  # cancelled (again): the plan goes on, and so does the wait
+                await asyncio.shield(task)
+        if task.cancelled():
+            return Raised(asyncio.CancelledError())
+        error = task.exception()
+        return Raised(error) if error is not None else Returned(task.result())
+
+    async def _await(self, request: Await) -> Returned | Raised:
+        """The work's outcome; shielded, so a cancellation of the caller leaves the work running (its thread
+        could not be stopped anyway) and hands it back as ``Raised(..., pending=work)``."""
+        work = request.work
+        try:
+            return Returned(await asyncio.shield(work))
+        except asyncio.CancelledError as exc:
+            return Raised(exc) if work.cancelled() else Raised(exc, pending=work)
+        except BaseException as exc:  # noqa: BLE001
+            return Raised(exc)
 
     async def _next(self, request: Next) -> Any:
         with request.context():

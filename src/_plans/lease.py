@@ -8,6 +8,11 @@
 - ``Beat``: a running heartbeat (the interpreters answer ``Heartbeat`` with
   one). The sync face renews from ``RENEWER``, one daemon thread for the whole
   process; the async face from a task per beat (``TaskBeat``).
+- ``self_fence``/``check_self_fence``: the check a lease holder bound in this
+  context (the run lock's ``check_held``); the journal calls it just before an
+  effect starts and the checkpointer before it writes, so a holder whose lease
+  may have run out stops by its own clock (no I/O), even when a stall kept its
+  renewals from noticing.
 
 Example::
 
@@ -25,7 +30,9 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Any
 
@@ -46,6 +53,27 @@ def naive(value: Any) -> datetime | None:
     if not isinstance(value, datetime):
         return None
     return value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo else value
+
+
+#: The self-fence bound in this context: called with a thread id, it raises once that thread's lease may be lost.
+_self_fence: ContextVar[Callable[[str], object] | None] = ContextVar("langgraph_durable_mongodb_self_fence", default=None)
+
+
+@contextmanager
+def self_fence(check: Callable[[str], object]) -> Iterator[None]:
+    """Make ``check`` the self-fence of the block (and of the tasks and threads that copy its context)."""
+    token = _self_fence.set(check)
+    try:
+        yield
+    finally:
+        _self_fence.reset(token)
+
+
+def check_self_fence(thread_id: str) -> None:
+    """Raise what the bound self-fence raises for ``thread_id`` (no I/O); nothing when none is bound."""
+    check = _self_fence.get()
+    if check is not None:
+        check(thread_id)
 
 
 class Backoff:

@@ -237,9 +237,42 @@ class Returned:
 
 @dataclass(frozen=True)
 class Raised:
-    """The call raised; any ``BaseException``, so a cancelled call still reaches the plan."""
+    """The call raised; any ``BaseException``, so a cancelled call still reaches the plan.
+
+    ``pending``: on the async face, the awaited call was cancelled while its work goes on (an ``asyncio``
+    task, shielded from the cancellation: work it runs in a thread cannot be stopped); ``Await`` it.
+    """
 
     error: BaseException
+    pending: Any = None
+
+
+@dataclass(frozen=True)
+class Await:
+    """Wait for the ``pending`` work of a cancelled ``Invoke`` to end (async face only): its ``Returned`` or
+    ``Raised``, or ``Raised(CancelledError, pending=work)`` again when the waiting is cancelled too."""
+
+    op: ClassVar[str] = "await"
+    work: Any
+
+
+@dataclass(frozen=True)
+class Try:
+    """Execute ``request``: ``Returned(its answer)``, or ``Raised(error)`` for the ``Exception`` it raised, so
+    the plan can judge a failure (a reply lost to the network) instead of the interpreter raising it."""
+
+    op: ClassVar[str] = "try"
+    request: Any
+
+
+@dataclass(frozen=True)
+class Detach:
+    """Run ``plan`` to its end in a task of its own, which the caller's cancellations do not reach, and wait for
+    it through them (async face only): ``Returned`` or ``Raised``. What a cancelled effect does to keep its
+    position until its work ends."""
+
+    op: ClassVar[str] = "detach"
+    plan: Any
 
 
 #: ``Next``'s answer once the iterator is exhausted.

@@ -609,8 +609,10 @@ class CheckpointPlans:
         carried = self._carried.stamp(thread_id) if self._carried is not None and not checkpoint_ns else None
         skeleton_type, skeleton_data = self.serde.dumps_typed(skeleton)
         if blob_ops:
+            lease.check_self_fence(thread_id)
             yield Upsert(self.collections.blobs, blob_ops)
         key = checkpoint_key(thread_id, checkpoint_ns, checkpoint_id)
+        lease.check_self_fence(thread_id)  # a run whose lease may have run out writes no checkpoint (no I/O)
         yield Upsert(
             self.collections.checkpoints,
             [
@@ -664,6 +666,7 @@ class CheckpointPlans:
                     ops.append(ReplaceOne(ident, full, upsert=True))
                 else:
                     ops.append(UpdateOne(ident, {"$setOnInsert": full}, upsert=True))
+        lease.check_self_fence(thread_id)
         yield Upsert(self.collections.writes, ops)
         yield from self._spread_expiry(thread_id, expiry)
 

@@ -9,10 +9,10 @@ table, freed with their task.
 
 from __future__ import annotations
 
-import itertools
 import threading
 import weakref
-from collections.abc import Iterator, Mapping
+from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,11 +45,23 @@ class Attempt:
     #: The node's entry documents as read, by effect key (an exclusive run replays from them).
     entries: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     _taken: set[str] = field(default_factory=set)
-    _ordinals: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _issued: int = 0
+    #: The recorded keys of each effect and input, in ordinal order (built at the first ``take``); a key taken
+    #: meanwhile is dropped from the front when met, so matching costs O(1) amortized per effect.
+    _matching: dict[Recorded, deque[str]] | None = None
+    #: The highest ordinal among the recorded and the taken keys.
+    _high: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def next_ordinal(self) -> int:
-        return next(self._ordinals)  # atomic under the GIL: concurrent tools never share one
+        with self._lock:  # concurrent tools never share one
+            self._issued += 1
+            return self._issued
+
+    @property
+    def issued(self) -> int:
+        """How many ordinals this attempt has handed out: an effect started later takes a higher one."""
+        return self._issued
 
     def learn(self, recorded: dict[str, Recorded], entries: dict[str, Mapping[str, Any]]) -> None:
         """Keep the node's entries as first read (a concurrent effect may have read them too)."""
@@ -60,7 +72,27 @@ class Attempt:
     def reserve(self, key: str) -> None:
         """A keyed effect (a tool call's) takes its key: no matching may hand it to another effect."""
         with self._lock:
-            self._taken.add(key)
+            self._took(key)
+
+    def _took(self, key: str) -> None:
+        self._taken.add(key)
+        self._high = max(self._high, _ordinal_order(key))
+
+    def _index(self, recorded: dict[str, Recorded]) -> dict[Recorded, deque[str]]:
+        """The recorded keys by effect and input (built once, at the first ``take``)."""
+        if self._matching is None:
+            self._matching = {}
+            for key in sorted(recorded, key=_ordinal_order):
+                self._matching.setdefault(recorded[key], deque()).append(key)
+            self._high = max(self._high, *map(_ordinal_order, recorded), 0)
+        return self._matching
+
+    def _first_free(self, matching: dict[Recorded, deque[str]], wanted: Recorded) -> str | None:
+        """The untaken recorded key of ``wanted`` with the lowest ordinal, or None."""
+        keys = matching.get(wanted)
+        while keys and keys[0] in self._taken:
+            keys.popleft()
+        return keys[0] if keys else None
 
     def take(self, ordinal: int, kind: str, name: str, digest: str) -> str:
         """The effect key of the effect that took ``ordinal``; each key is taken once per attempt.
@@ -68,26 +100,26 @@ class Attempt:
         In order: the entry at its ordinal if it records this effect and input; else the first untaken
         entry that does (a concurrent sibling took its ordinal); else the entry at its ordinal as it is
         (the input changed: the journal's ``on_input_change`` decides, or, in a continued occurrence,
-        the effect runs under a new key); else a key nobody holds.
+        the effect runs under a new key); else a key nobody holds. O(1) amortized: a node replaying n
+        effects costs O(n) in all.
         """
         own = str(ordinal)
         wanted = Recorded(kind, name, digest)
         with self._lock:
             recorded = self.recorded or {}
-            free = [key for key in recorded if key not in self._taken]
-            if own in free and recorded[own] == wanted:
+            matching = self._index(recorded)
+            own_free = own in recorded and own not in self._taken
+            if own_free and recorded[own] == wanted:
                 key = own
-            elif same := sorted((k for k in free if recorded[k] == wanted), key=_ordinal_order):
-                key = same[0]
-            elif own in free and not (self.node is not None and self.node.continued):
+            elif (same := self._first_free(matching, wanted)) is not None:
+                key = same
+            elif own_free and not (self.node is not None and self.node.continued):
                 key = own
             elif own not in recorded and own not in self._taken:
                 key = own
-            else:
-                key = str(max(map(_ordinal_order, [*recorded, *self._taken, own])) + 1)
-                while key in self._taken:
-                    key = str(int(key) + 1)
-            self._taken.add(key)
+            else:  # above every recorded and taken key
+                key = str(max(self._high, ordinal) + 1)
+            self._took(key)
             return key
 
 

@@ -7,10 +7,11 @@ One *entry* document per effect position (``chunk: 0``)::
      idempotency_key, tool_call_id?, at_most_once,
      input: {digest, preview},
      owner, fence, lease_until?, heartbeat_at?,  # the claim: who runs it, its token, until when
+     not_run?,                                   # true: freed by its owner before the effect started
      owner_host, owner_pid, owner_process?,      # the claiming process (owner_process: Linux only)
      created_at, started_at, updated_at, finished_at?, duration_ms?, visited_at,
      outcome?: {type, data, digest, preview, chunks?},  # serialized with the serde (encryption applies)
-     error?: {type, module, message, terminal},
+     error?: {type, module, message, terminal, issued?},
      expire_at?}                                 # the thread's TTL
 
 An outcome larger than ``chunk_bytes`` keeps its first part in the entry and
@@ -196,14 +197,19 @@ def uncount_visit(update: Mapping[str, Any], *, alone: bool) -> dict[str, Any]:
 def takeover_update(claim: Mapping[str, Any], *, orphaned: bool) -> dict[str, Any]:
     """Claims the position again. ``orphaned``: the entry is ``started`` by an owner that died or let go
     before recording, so that owner's visit count is taken back here (it ran the effect)."""
-    unset = dict.fromkeys(("outcome", "error", "finished_at", "duration_ms", "heartbeat_at", "owner_process"), "")
+    unset = dict.fromkeys(("outcome", "error", "finished_at", "duration_ms", "heartbeat_at", "owner_process", "not_run"), "")
     inc = {"attempts": 1, "fence": 1, "replays": -1} if orphaned else {"attempts": 1, "fence": 1}
     return {"$set": dict(claim), "$inc": inc, "$unset": {k: v for k, v in unset.items() if k not in claim}}
 
 
-def released_update(now: datetime) -> dict[str, Any]:
-    """Frees the position with its outcome unknown: left ``started``, for a take-over (or a person) to settle."""
-    return {"$set": {"lease_until": now, "updated_at": now}}
+def released_update(now: datetime, *, not_run: bool = False) -> dict[str, Any]:
+    """Frees the position with its outcome unknown: left ``started``, for a take-over (or a person) to settle.
+    ``not_run``: its owner knows the effect never started (``not_run: true``), so a take-over runs it even when
+    it is at_most_once."""
+    fields: dict[str, Any] = {"lease_until": now, "updated_at": now}
+    if not_run:
+        fields["not_run"] = True
+    return {"$set": fields}
 
 
 def renewal_update(*, now: datetime, lease_until: datetime) -> dict[str, Any]:
@@ -242,14 +248,19 @@ def completed_update(outcome: Mapping[str, Any], *, now: datetime, duration_ms: 
     }
 
 
-def error_record(exc: BaseException, *, terminal: bool, message: str) -> dict[str, Any]:
-    """The entry's ``error``; ``message`` is the text stored for people (the journal scrubs it first)."""
-    return {
+def error_record(exc: BaseException, *, terminal: bool, message: str, issued: int | None = None) -> dict[str, Any]:
+    """The entry's ``error``; ``message`` is the text stored for people (the journal scrubs it first); ``issued``:
+    the ordinals the node attempt had handed out when the effect failed (an entry at a higher one was started
+    after the failure: the node handled it)."""
+    error: dict[str, Any] = {
         "type": type(exc).__qualname__,
         "module": type(exc).__module__,
         "message": message[:MESSAGE_CHARS],
         "terminal": terminal,
     }
+    if issued is not None:
+        error["issued"] = issued
+    return error
 
 
 def failed_update(error: Mapping[str, Any], *, now: datetime, duration_ms: int) -> dict[str, Any]:

@@ -8,8 +8,9 @@ Record and replay, per position:
    the effect. Another entry instead:
 
    - ``completed``: replay its outcome, never running the effect;
-   - ``failed``: run again (a retry), unless its error type is terminal,
-     which is raised again as the same type;
+   - ``failed``: run again (a retry), unless its error type is terminal, or
+     the node handled it (``_handled``: an effect of its attempt started
+     after the failure is journaled), which is raised again as the same type;
    - ``started`` under a live lease: wait (``wait_seconds``, plain finds) for
      the other worker, then ``EffectInProgressError``;
    - ``started`` under an expired lease, or a live one whose owner's process
@@ -38,6 +39,7 @@ credential-looking keys scrubbed; ``store_messages=False`` (the default under
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
@@ -46,16 +48,20 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
+
+from pymongo.errors import ConnectionFailure
 
 from .._plans import lease
 from .._plans.owner import owner_gone
 from .._plans.requests import (
     END,
+    Await,
     CreateIndexes,
     DeleteMany,
+    Detach,
     Emit,
     FencedUpdate,
     Find,
@@ -68,6 +74,7 @@ from .._plans.requests import (
     Raised,
     Returned,
     Sleep,
+    Try,
 )
 from ..schema import INDEXES
 from ..errors import (
@@ -81,7 +88,9 @@ from ..errors import (
     InputChangedWarning,
     NondeterminismError,
     OutcomeNotSerializableError,
+    RecordedFailureError,
 )
+from .attempt import Attempt
 from .context import EffectInfo, Slot, running
 from .documents import (
     node_entries_filter,
@@ -128,6 +137,8 @@ class _Claimed:
     secrets: frozenset[str]  # the input's credential values, scrubbed from stored text
     #: An exclusive run's effect, not claimed: its entry is written once, when it ends (these fields first).
     unclaimed: Mapping[str, Any] | None = None
+    #: The node attempt that runs it (None for a position given explicitly, or a nested effect).
+    node_attempt: Attempt | None = None
 
 
 @dataclass(frozen=True)
@@ -145,15 +156,23 @@ def _resolve_type(module: str, qualname: str) -> type[BaseException] | None:
     return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
 
 
-def _rebuild(cls: type[BaseException], message: str, pos: EffectPosition) -> BaseException:
+def _rebuild(cls: type[BaseException], message: str, pos: EffectPosition, why: str) -> BaseException:
     try:
         exc = cls(message)
     except Exception:  # noqa: BLE001 - a constructor with other arguments
         exc = cls.__new__(cls)
         exc.args = (message,)
-    if hasattr(exc, "add_note"):
-        exc.add_note(f"replayed from the activity journal ({pos}): a terminal failure is not run again")
+    exc.add_note(f"replayed from the activity journal ({pos}): {why}")
     return exc
+
+
+def _handled(entry: Mapping[str, Any], keys: Iterable[str]) -> bool:
+    """Whether a failed entry's node went on after the failure: an effect of its attempt started after it failed
+    (a higher ordinal than those handed out when it failed, ``error.issued``) is journaled at the node."""
+    issued = (entry.get("error") or {}).get("issued")
+    if not isinstance(issued, int) or isinstance(issued, bool):
+        return False  # recorded without it (a position given explicitly, a nested effect, an older entry)
+    return any(key.isdigit() and int(key) > issued for key in keys)
 
 
 def unserializable_outcome(call: EffectCall, pos: EffectPosition, value: Any, exc: Exception) -> OutcomeNotSerializableError:
@@ -187,6 +206,11 @@ def _corrupt(pos: EffectPosition, problem: str) -> CorruptJournalEntryError:
         "returned with journal.resolve(position, outcome) (the position is this error's .position)",
         position=pos,
     )
+
+
+def _issued(claimed: _Claimed) -> int | None:
+    """The ordinals the effect's node attempt had handed out when it ended (see ``_handled``)."""
+    return claimed.node_attempt.issued if claimed.node_attempt is not None else None
 
 
 class JournalPlans:
@@ -252,8 +276,11 @@ class JournalPlans:
         pos, claimed = yield from self._claim(call, where)
         if isinstance(claimed, _Recorded):
             return claimed.value if replay is None else (yield from self._replay(call, pos, replay, claimed.value))
+        yield from self._fence(pos, claimed)
         with (yield self._heartbeat(pos, claimed)):
             result = yield Invoke(fn, self._running(call, pos, claimed))
+        if isinstance(result, Raised) and result.pending is not None:
+            yield from self._outlive(call, pos, claimed, result)
         return (yield from self._record(call, pos, claimed, result))
 
     def _stream_plan(
@@ -273,6 +300,7 @@ class JournalPlans:
             for item in (yield from self._replay(call, pos, replay, claimed.value)):
                 yield Emit(item)
             return
+        yield from self._fence(pos, claimed)
         context = self._running(call, pos, claimed)
         with (yield self._heartbeat(pos, claimed)):
             result = yield Invoke(open_stream, context)
@@ -284,6 +312,46 @@ class JournalPlans:
                 if result is END:
                     result = Returned(merge(items))
         yield from self._record(call, pos, claimed, result)
+
+    def _fence(self, pos: EffectPosition, claimed: _Claimed) -> Plan:
+        """Refuse to start the effect once the run's lock may be lost (the self-fence, no I/O: see ``run_lock``),
+        freeing its claim as one that never ran (``not_run``), so a take-over runs it even when at_most_once."""
+        try:
+            lease.check_self_fence(pos.thread_id)
+        except BaseException:
+            if claimed.unclaimed is None:
+                yield FencedUpdate(self.collection, held_fence(pos, claimed.fence), released_update(lease.utcnow(), not_run=True))
+            raise
+
+    def _outlive(self, call: EffectCall, pos: EffectPosition, claimed: _Claimed, cancelled: Raised) -> Plan:
+        """The node was cancelled while the effect's work goes on (in a thread an ``await`` cannot stop: a sync
+        tool LangChain runs in an executor, ``asyncio.to_thread``, ``run_in_executor``): hold the position until
+        the work ends, record its outcome, then raise the cancellation. An exclusive run's unclaimed effect is
+        claimed first, so a resume after the run ended waits for it too. Cancelled again while waiting: the
+        claim is left to its lease."""
+        yield Detach(self._hold_plan(call, pos, claimed, cancelled.pending))
+        raise cancelled.error
+
+    def _hold_plan(self, call: EffectCall, pos: EffectPosition, claimed: _Claimed, work: Any) -> Plan:
+        """``_outlive``'s part that no further cancellation of the node may cut short (run ``Detach``-ed)."""
+        if claimed.unclaimed is not None:
+            claimed = yield from self._claim_late(pos, claimed)
+        with (yield self._heartbeat(pos, claimed)):
+            outcome = yield Await(work)
+        if not (isinstance(outcome, Raised) and outcome.pending is not None):
+            with contextlib.suppress(Exception):  # the effect's own error is recorded; the cancellation goes on
+                yield from self._record(call, pos, claimed, outcome)
+
+    def _claim_late(self, pos: EffectPosition, claimed: _Claimed) -> Plan:
+        """Claim an exclusive run's effect that has been running unclaimed (one upsert); unchanged if an entry
+        is there already (its record then writes nothing over it)."""
+        now = lease.utcnow()
+        claim = {**(claimed.unclaimed or {}), "lease_until": now + timedelta(seconds=self.lease_seconds), "updated_at": now}
+        visit = visit_update(pos, new_entry(pos, claim, self._expiry(pos.thread_id)), now=now)
+        entry = yield FindOneAndUpdate(self.collection, entry_filter(pos), visit, upsert=True)
+        if isinstance(entry, Mapping) and entry.get("owner") == claimed.owner:
+            return replace(claimed, fence=entry["fence"], unclaimed=None)
+        return claimed
 
     @staticmethod
     def _running(call: EffectCall, pos: EffectPosition, claimed: _Claimed) -> Callable[[], Any]:
@@ -316,10 +384,10 @@ class JournalPlans:
     # -- claim ----------------------------------------------------------------------
 
     def _place(self, call: EffectCall, where: EffectPosition | Slot, input_digest: str) -> Plan:
-        """``(position, its entry as read, exclusive)``: the position given, or the slot's, matched among the
+        """``(position, its entry as read, exclusive, node attempt)``: the position given, or the slot's, matched among the
         node's entries (read once per attempt, in one query; none for an occurrence allocated just now)."""
         if isinstance(where, EffectPosition):
-            return where, None, False
+            return where, None, False, None
         attempt, node = where.attempt, where.node
         if attempt.recorded is None:
             docs = [] if node.new else (yield Find(self.collection, node_entries_filter(node), {"_id": 0}))
@@ -329,11 +397,11 @@ class JournalPlans:
             key = where.key
         else:
             key = attempt.take(where.ordinal, call.kind, call.name, input_digest)
-        return at(node, key), attempt.entries.get(key), where.exclusive
+        return at(node, key), attempt.entries.get(key), where.exclusive, attempt
 
     def _unclaimed(
         self, call: EffectCall, pos: EffectPosition, known: Mapping[str, Any] | None, fingerprint: Mapping[str, str],
-        owner: str, secrets: frozenset[str],
+        owner: str, secrets: frozenset[str], node_attempt: Attempt | None,
     ) -> Plan:
         """An exclusive run's at-least-once effect, without a claim: ``_Claimed`` (run it, then write its entry:
         one command) for a position with no entry, ``_Recorded`` (no command) for a completed entry of this
@@ -341,7 +409,7 @@ class JournalPlans:
         if known is None:
             now = lease.utcnow()
             claim = claim_fields(call, pos, owner=owner, now=now, lease_until=now, input=fingerprint)
-            return _Claimed(owner, 1, 1, time.monotonic(), secrets, unclaimed=claim)
+            return _Claimed(owner, 1, 1, time.monotonic(), secrets, unclaimed=claim, node_attempt=node_attempt)
         if known.get("status") != "completed" or entry_problem(known) is not None:
             return None
         if (known.get("kind"), known.get("name")) != (call.kind, call.name):
@@ -360,9 +428,10 @@ class JournalPlans:
         secrets = credential_values([call.input, call.preview_source])
         key = yield from self._input_key_plan()
         fingerprint = {"digest": digest(call.input, key), "preview": self._preview(call.preview_source, secrets)}
-        pos, known, exclusive = yield from self._place(call, where, fingerprint["digest"])
+        pos, known, exclusive, node_attempt = yield from self._place(call, where, fingerprint["digest"])
+        keys = (node_attempt.recorded or {}) if node_attempt is not None else {}
         if exclusive and not call.at_most_once:
-            settled = yield from self._unclaimed(call, pos, known, fingerprint, owner, secrets)
+            settled = yield from self._unclaimed(call, pos, known, fingerprint, owner, secrets, node_attempt)
             if settled is not None:
                 return pos, settled
         deadline = time.monotonic() + self.wait_seconds
@@ -375,13 +444,13 @@ class JournalPlans:
             )
             if entry is None:  # the visit; again only if the entry was discarded meanwhile
                 visit = visit_update(pos, new_entry(pos, claim, self._expiry(pos.thread_id)), now=now)
-                entry = yield FindOneAndUpdate(self.collection, entry_filter(pos), visit, upsert=True)
+                entry = yield from self._visit(pos, visit)
                 if isinstance(entry, Mapping) and entry.get("owner") == owner:
-                    return pos, _Claimed(owner, entry["fence"], 1, time.monotonic(), secrets)
+                    return pos, _Claimed(owner, entry["fence"], 1, time.monotonic(), secrets, node_attempt=node_attempt)
             self._check_entry(entry, pos)
-            action = self._judge(entry, call, pos, fingerprint, now)
+            action = self._judge(entry, call, pos, fingerprint, now, keys)
             if action == "raise":
-                raise _rebuild(self._terminal_type(entry), entry["error"].get("message", ""), pos)
+                raise self._recorded_error(entry, pos)
             if action == "replay":
                 return pos, _Recorded((yield from self._load_outcome(entry, pos)))
             if action == "wait":
@@ -398,20 +467,42 @@ class JournalPlans:
             else:
                 update = takeover_update(claim, orphaned=entry["status"] == "started")
                 if (yield FencedUpdate(self.collection, takeover_fence(pos, entry), update)):
-                    return pos, _Claimed(owner, entry["fence"] + 1, entry.get("attempts", 0) + 1, time.monotonic(), secrets)
+                    attempts = entry.get("attempts", 0) + 1
+                    return pos, _Claimed(owner, entry["fence"] + 1, attempts, time.monotonic(), secrets, node_attempt=node_attempt)
                 # another worker took it over first: judge its entry
             found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
             entry = found[0] if found else None
 
+    def _visit(self, pos: EffectPosition, visit: dict[str, Any]) -> Plan:
+        """The visit's upsert. A reply lost to a connection failure (the server may have applied it) is sent once
+        more: the same visit, under the same owner, returns the entry, ours when our claim was applied, and the
+        effect, which we know never started, runs now instead of raising ``EffectOutcomeUnknownError`` later.
+        (A replica set's retryable writes do this in the driver; a standalone server's replies are not retried.)"""
+        request = FindOneAndUpdate(self.collection, entry_filter(pos), visit, upsert=True)
+        answer = yield Try(request)
+        if isinstance(answer, Returned):
+            return answer.value
+        if not isinstance(answer.error, ConnectionFailure):
+            raise answer.error
+        logger.warning("the claim of %s got no reply (%s): sending it once more", pos, answer.error)
+        return (yield request)
+
     def _judge(
-        self, entry: Mapping[str, Any], call: EffectCall, pos: EffectPosition, fingerprint: Mapping[str, str], now: datetime
+        self,
+        entry: Mapping[str, Any],
+        call: EffectCall,
+        pos: EffectPosition,
+        fingerprint: Mapping[str, str],
+        now: datetime,
+        keys: Iterable[str],
     ) -> str:
-        """What to do with an existing entry: ``replay`` (its outcome), ``raise`` (its terminal error),
-        ``wait`` (for its live lease) or ``takeover``; or raise what stops the effect."""
+        """What to do with an existing entry: ``replay`` (its outcome), ``raise`` (its recorded error: terminal, or
+        handled by the node, see ``_handled``), ``wait`` (for its live lease) or ``takeover``; or raise what stops
+        the effect. ``keys``: the node attempt's ordinal entries as read."""
         status = entry.get("status")
-        terminal = self._terminal_type(entry) if status == "failed" else None
+        terminal = status == "failed" and (self._terminal_type(entry) is not None or _handled(entry, keys))
         recorded = (entry.get("kind"), entry.get("name"))
-        if recorded != (call.kind, call.name) and (status != "failed" or terminal is not None):
+        if recorded != (call.kind, call.name) and (status != "failed" or terminal):
             if self.on_nondeterminism == "raise":
                 raise NondeterminismError(
                     f"the journal recorded {recorded[0]} {recorded[1]!r} at {pos}, but the code now calls "
@@ -421,10 +512,9 @@ class JournalPlans:
                 )
             if status != "started":
                 return "takeover"  # "rerun": run the new effect in the old one's place
-            terminal = None  # a started one: once its lease allows
-        if status == "completed" or terminal is not None:
+        if status == "completed" or terminal:
             self._check_input(entry, call, pos, fingerprint)
-            return "replay" if terminal is None else "raise"
+            return "raise" if terminal else "replay"
         if status == "failed":
             return "takeover"
         expired = lease.naive(entry["lease_until"]) <= now
@@ -435,7 +525,7 @@ class JournalPlans:
             if expired
             else f"whose process ({entry.get('owner_pid')} on {entry.get('owner_host')}) exited"
         )
-        if call.at_most_once or entry.get("at_most_once"):
+        if (call.at_most_once or entry.get("at_most_once")) and entry.get("not_run") is not True:
             raise EffectOutcomeUnknownError(
                 f"{call.kind} {call.name!r} at {pos} is at_most_once and was started by a worker {died} before "
                 f"it recorded an outcome, so it may or may not have happened. Look up idempotency key "
@@ -453,6 +543,27 @@ class JournalPlans:
         problem = entry_problem(entry)
         if problem is not None:
             raise _corrupt(pos, f"the journal entry at {pos} is invalid: {problem}")
+
+    def _recorded_error(self, entry: Mapping[str, Any], pos: EffectPosition) -> BaseException:
+        """The recorded failure, raised again: its terminal type, or the type a node handled (rebuilt from its
+        module and name; ``RecordedFailureError`` when that type cannot be imported or is not an ``Exception``)."""
+        error = entry["error"]
+        message = error.get("message", "")
+        terminal = self._terminal_type(entry)
+        if terminal is not None:
+            return _rebuild(terminal, message, pos, "a terminal failure is not run again")
+        why = "the node went on after this failure when it ran, so it is raised again rather than run again"
+        cls = _resolve_type(error.get("module", ""), error.get("type", ""))
+        if cls is not None and issubclass(cls, Exception):
+            return _rebuild(cls, message, pos, why)
+        return RecordedFailureError(
+            f"{entry.get('kind')} {entry.get('name')!r} at {pos} failed with {error.get('module')}.{error.get('type')} "
+            f"({message!r}) and the node went on after it, so the failure is raised again, but that type cannot be "
+            "imported here to raise it as itself. Make the exception class importable at module level (not defined "
+            "inside a function), or run the effect again with ActivityJournal.discard(position)",
+            position=pos,
+            error_type=f"{error.get('module')}.{error.get('type')}",
+        )
 
     def _terminal_type(self, entry: Mapping[str, Any]) -> type[BaseException] | None:
         """The recorded error's type if it was terminal and still is under ``terminal_errors``."""
@@ -505,7 +616,7 @@ class JournalPlans:
             exc = result.error
             if isinstance(exc, Exception):
                 terminal = isinstance(exc, self.terminal_errors)
-                error = error_record(exc, terminal=terminal, message=self._message(exc, claimed))
+                error = error_record(exc, terminal=terminal, message=self._message(exc, claimed), issued=_issued(claimed))
                 yield from self._end_claim(pos, claimed, failed_update(error, now=now, duration_ms=duration_ms))
             elif claimed.unclaimed is None:  # cancelled or interrupted mid-flight: the outcome is unknown
                 yield FencedUpdate(self.collection, fence, released_update(now))  # so free the position now
@@ -517,7 +628,9 @@ class JournalPlans:
             # at_most_once effect replays this error (a person settles it); another one runs again next time.
             error = unserializable_outcome(call, pos, result.value, exc)
             # Its message names types and the position, never values: kept even when store_messages is off.
-            stored = error_record(error, terminal=call.at_most_once, message=scrub(str(error), claimed.secrets))
+            stored = error_record(
+                error, terminal=call.at_most_once, message=scrub(str(error), claimed.secrets), issued=_issued(claimed)
+            )
             yield from self._end_claim(pos, claimed, failed_update(stored, now=now, duration_ms=duration_ms))
             raise error from exc
         outcome, chunks = outcome_documents(

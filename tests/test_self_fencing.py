@@ -1,0 +1,323 @@
+"""Self-fencing: a run whose lease may have run out, by its own monotonic clock, starts no effect and writes no
+checkpoint, even when the stall that cost it the lease also kept its renewals from noticing.
+
+The stalls: a blocked event loop (``time.sleep`` in an async node), a renewal stuck behind a slow server
+(the renewal plan held up before it sends its command, as a server that does not answer would), and a
+process frozen by ``SIGSTOP`` past its lease, then ``SIGCONT`` (in a child process, on mongo-java-server).
+Each test counts the real executions of the effect and reads the stored checkpoints.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.graph import START, StateGraph
+
+from langgraph_durable_mongodb import RunLockLostError
+from langgraph_durable_mongodb._plans.lease import utcnow
+from langgraph_durable_mongodb._plans.requests import Sleep
+from langgraph_durable_mongodb.journal import effect
+from langgraph_durable_mongodb.journal.plans import JournalPlans
+from langgraph_durable_mongodb.run_lock import Held, Holding, RunLocks
+
+from .test_run_lock import State, config
+
+LEASE = 0.6
+
+
+def runs_of(platform: Any) -> Any:
+    return platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
+
+
+def take_over_after(platform: Any, seconds: float) -> threading.Thread:
+    """Another worker takes the thread's lock over (fence 2) once its lease has expired, from a thread."""
+
+    def later() -> None:
+        time.sleep(seconds)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not runs_of(platform).update_one(
+            {"thread_id": "t", "lease_until": {"$lte": utcnow()}},
+            {"$inc": {"fence": 1}, "$set": {"owner": "other", "lease_until": utcnow() + timedelta(minutes=1)}},
+        ).matched_count:
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=later)
+    thread.start()
+    return thread
+
+
+def stalled_graph(platform: Any, paid: list, stall: Any, pay: bool = True, sync: bool = False) -> Any:
+    """``n`` (async, or ``sync``): stalls (``stall``, an awaitable or a call), then, if ``pay``, starts a journaled
+    charge."""
+
+    @effect(kind="payment", name="charge")
+    async def charge(cents: int) -> str:
+        paid.append(cents)
+        return "charged"
+
+    @effect(kind="payment", name="charge")
+    def charge_sync(cents: int) -> str:
+        paid.append(cents)
+        return "charged"
+
+    @effect(kind="tool", name="lookup")
+    def lookup(ref: str) -> str:
+        return ref
+
+    # Each node journals a lookup first: its position and entries are then known, so the charge after the
+    # stall sends no command before it starts (nothing that would give a renewal the time to notice).
+    async def node(s: State) -> State:
+        lookup("warm")
+        result = stall()
+        if asyncio.iscoroutine(result):
+            await result
+        return {"notes": [await charge(100)] if pay else ["stalled"]}
+
+    def sync_node(s: State) -> State:
+        lookup("warm")
+        stall()
+        return {"notes": [charge_sync(100)] if pay else ["stalled"]}
+
+    builder = StateGraph(State)
+    builder.add_node("n", sync_node if sync else node)
+    builder.add_edge(START, "n")
+    return platform.compile(builder)
+
+
+def stored_steps(platform: Any) -> list[int]:
+    return sorted(c.metadata["step"] for c in platform.checkpointer.list(config("t")))
+
+
+async def test_a_blocked_event_loop_starts_no_effect_after_its_lease(make_platform: Any) -> None:
+    platform, paid = make_platform(run_lease_seconds=LEASE), []
+    other = take_over_after(platform, LEASE + 0.3)
+    with pytest.raises(RunLockLostError, match="'t'"):
+        await stalled_graph(platform, paid, lambda: time.sleep(2.5 * LEASE)).ainvoke({"notes": []}, config("t"))
+    other.join()
+    assert paid == []  # the charge never ran beside the new holder
+    assert runs_of(platform).find_one({"thread_id": "t"})["owner"] == "other"  # its lock is left alone
+
+
+async def test_a_blocked_event_loop_writes_no_checkpoint_after_its_lease(make_platform: Any) -> None:
+    platform, paid = make_platform(run_lease_seconds=LEASE), []
+    graph = stalled_graph(platform, paid, lambda: time.sleep(2.5 * LEASE), pay=False)
+    with pytest.raises(RunLockLostError, match="'t'"):
+        await graph.ainvoke({"notes": []}, config("t"))
+    assert max(stored_steps(platform)) <= 0  # none after the stalled node (step 0's may be refused too: saved meanwhile)
+    writes = platform.checkpointer.client[platform.checkpointer.db_name][platform.checkpointer.collections.writes]
+    paths = {d["task_path"] for d in writes.find({"thread_id": "t"})}
+    assert paths == {"~__pregel_pull, __start__"}  # the input's writes only: none of the stalled node's
+
+
+def stuck_renewals(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """Every renewal waits ``seconds`` before it sends its command: a server that does not answer in time."""
+    original = RunLocks._renew_plan
+
+    def slow(self: RunLocks, holding: Any) -> Any:
+        yield Sleep(seconds)
+        return (yield from original(self, holding))
+
+    monkeypatch.setattr(RunLocks, "_renew_plan", slow)
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_a_renewal_stuck_behind_a_slow_server_starts_no_effect_after_its_lease(
+    make_platform: Any, monkeypatch: pytest.MonkeyPatch, face: str
+) -> None:
+    platform, paid = make_platform(run_lease_seconds=LEASE), []
+    stuck_renewals(monkeypatch, 3 * LEASE)
+    if face == "sync":  # the node waits without blocking anything: the renewer thread is what is stuck
+        graph = stalled_graph(platform, paid, lambda: time.sleep(2 * LEASE), sync=True)
+        with pytest.raises(RunLockLostError, match="'t'"):
+            graph.invoke({"notes": []}, config("t"))
+    else:  # the node awaits: the event loop runs, the renewal task is what is stuck
+        graph = stalled_graph(platform, paid, lambda: asyncio.sleep(2 * LEASE))
+        with pytest.raises(RunLockLostError, match="'t'"):
+            await graph.ainvoke({"notes": []}, config("t"))
+    assert paid == []
+    assert max(stored_steps(platform)) <= 0
+
+
+CHILD = textwrap.dedent(
+    """
+    import json, sys, time
+    from pymongo import MongoClient
+    from langgraph.graph import START, StateGraph
+    from langgraph_durable_mongodb.journal import effect
+    from langgraph_durable_mongodb.platform import DurablePlatform
+    from tests.test_run_lock import State
+
+    uri, db_name, out = sys.argv[1:4]
+    platform = DurablePlatform(MongoClient(uri), db_name=db_name, run_lease_seconds=float(sys.argv[4]))
+
+    @effect(kind="payment", name="charge")
+    def charge(cents):
+        with open(out + ".charged", "a") as f:
+            f.write("1")
+        return "charged"
+
+    @effect(kind="tool", name="lookup")
+    def lookup(ref):
+        return ref
+
+    def node(state):
+        lookup("warm")  # the node's position and entries are known now: the charge below sends nothing first
+        open(out + ".ready", "w").close()
+        last = time.monotonic()
+        while time.monotonic() - last < 1.0:  # until a stall of a second (the SIGSTOP)
+            last = time.monotonic()
+            time.sleep(0.005)
+        return {"notes": [charge(100)]}
+
+    builder = StateGraph(State)
+    builder.add_node("n", node)
+    builder.add_edge(START, "n")
+    try:
+        platform.compile(builder).invoke({"notes": []}, {"configurable": {"thread_id": "t"}})
+        result = "finished"
+    except Exception as exc:
+        result = type(exc).__name__
+    with open(out, "w") as f:
+        json.dump(result, f)
+    """
+)
+
+
+def test_a_process_frozen_past_its_lease_starts_no_effect_when_it_wakes(
+    mongo_java_server_uri: str, tmp_path: Path
+) -> None:
+    from pymongo import MongoClient
+
+    db_name, out = f"t_sigstop_{os.getpid()}", tmp_path / "result.json"
+    root = Path(__file__).resolve().parents[1]
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, mongo_java_server_uri, db_name, str(out), str(LEASE)],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
+    )
+    client = MongoClient(mongo_java_server_uri)
+    try:
+        deadline = time.monotonic() + 60
+        while not Path(str(out) + ".ready").exists():
+            assert child.poll() is None and time.monotonic() < deadline, "the child never reached its node"
+            time.sleep(0.02)
+        child.send_signal(signal.SIGSTOP)
+        time.sleep(LEASE + 0.5)
+        with RunLocks(client, db_name=db_name, lease_seconds=60, wait_seconds=5).hold(["t"]) as held:
+            assert held.thread_ids == ["t"]  # the lease expired: another worker took the lock (fence 2)
+            child.send_signal(signal.SIGCONT)
+            assert child.wait(60) == 0
+        assert json.loads(out.read_text()) == "RunLockLostError"
+        assert not Path(str(out) + ".charged").exists()  # the charge never started after the thaw
+        steps = [d["metadata"]["step"] for d in client[db_name]["checkpoints"].find({"thread_id": "t"})]
+        assert sorted(steps) == [-1, 0]
+    finally:
+        if child.poll() is None:
+            child.send_signal(signal.SIGCONT)
+            child.kill()
+        client.drop_database(db_name)
+        client.close()
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_a_lapsed_holder_writes_no_checkpoint_and_no_pending_writes(make_platform: Any, face: str) -> None:
+    """The saver's own guard, without a graph: under a holding whose lease lapsed by its clock, nothing is sent."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    platform = make_platform()
+    saver = platform.checkpointer
+    holding = Holding("t", "me", 1, LEASE, since=time.monotonic() - 2 * LEASE)
+    held = Held(platform.run_locks)
+    held.holdings.append(holding)
+    conf = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    with held.mark():
+        with pytest.raises(RunLockLostError):
+            if face == "sync":
+                saver.put(conf, empty_checkpoint(), {}, {})
+            else:
+                await saver.aput(conf, empty_checkpoint(), {}, {})
+        with pytest.raises(RunLockLostError):
+            written = {"configurable": {**conf["configurable"], "checkpoint_id": "c1"}}
+            if face == "sync":
+                saver.put_writes(written, [("notes", 1)], "task")
+            else:
+                await saver.aput_writes(written, [("notes", 1)], "task")
+    db = saver.client[saver.db_name]
+    assert db[saver.collections.checkpoints].count_documents({}) == 0
+    assert db[saver.collections.writes].count_documents({}) == 0
+    saver.put(conf, empty_checkpoint(), {}, {})  # outside the run that held it: written
+    assert db[saver.collections.checkpoints].count_documents({}) == 1
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_an_effect_whose_claim_outlived_the_lease_does_not_start_and_runs_on_resume(
+    make_platform: Any, monkeypatch: pytest.MonkeyPatch, face: str
+) -> None:
+    """The stall falls between the effect's first check and its start (its claim answered late): the effect does
+    not start, and its claim is freed as one that never ran, so the resume runs it, at_most_once as it is."""
+    platform, paid = make_platform(run_lease_seconds=LEASE), []
+    stuck_renewals(monkeypatch, 3 * LEASE)
+    original = JournalPlans._claim
+
+    def slow_claim(self: Any, call: Any, where: Any) -> Any:
+        claimed = yield from original(self, call, where)
+        if call.name == "charge" and not paid:
+            yield Sleep(2 * LEASE)  # the claim's reply comes back after the lease ended
+        return claimed
+
+    monkeypatch.setattr(JournalPlans, "_claim", slow_claim)
+
+    @effect(kind="payment", name="charge", at_most_once=True)
+    def charge(cents: int) -> str:
+        paid.append(cents)
+        return "charged"
+
+    @effect(kind="payment", name="charge", at_most_once=True)
+    async def acharge(cents: int) -> str:
+        paid.append(cents)
+        return "charged"
+
+    def node(s: State) -> State:
+        return {"notes": [charge(100)]}
+
+    async def anode(s: State) -> State:
+        return {"notes": [await acharge(100)]}
+
+    builder = StateGraph(State)
+    builder.add_node("n", node if face == "sync" else anode)
+    builder.add_edge(START, "n")
+    with pytest.raises(RunLockLostError, match="'t'"):
+        if face == "sync":
+            platform.compile(builder).invoke({"notes": []}, config("t"))
+        else:
+            await platform.compile(builder).ainvoke({"notes": []}, config("t"))
+    assert paid == []
+    [entry] = platform.journal.entries("t")
+    assert (entry["status"], entry["not_run"]) == ("started", True)
+    monkeypatch.undo()
+    graph = make_platform(run_lease_seconds=30).compile(builder)
+    result = graph.invoke(None, config("t")) if face == "sync" else await graph.ainvoke(None, config("t"))
+    assert result["notes"] == ["charged"] and paid == [100]  # run once, not EffectOutcomeUnknownError
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_a_run_longer_than_its_lease_whose_renewals_succeed_goes_on(make_platform: Any, face: str) -> None:
+    platform, paid = make_platform(run_lease_seconds=1.5), []
+    if face == "sync":
+        result = stalled_graph(platform, paid, lambda: time.sleep(4.0), sync=True).invoke({"notes": []}, config("t"))
+    else:
+        result = await stalled_graph(platform, paid, lambda: asyncio.sleep(4.0)).ainvoke({"notes": []}, config("t"))
+    assert result["notes"] == ["charged"] and paid == [100]
+    assert max(stored_steps(platform)) == 1
