@@ -4,7 +4,7 @@
 Run it with ``scripts/bench`` (which prepares .venv and builds the servers); directly::
 
     .venv/bin/python scripts/bench.py [--quick] [--server both|ferretdb|mongo_java_server] [--json out.json]
-                                      [--markdown out.md] [--only chat,async,steps,journal,resolver]
+                                      [--markdown out.md] [--only chat,async,steps,journal,resolver,rtt]
 
 Both savers run on the same server, in the same process, interleaved call by call
 (ours, reference, reference, ours, ...) so drift hits both alike. The server is
@@ -27,6 +27,9 @@ Sections:
              the chat section, the modelled MongoDB time per operation (commands x RTT + client CPU).
 ``journal``  the activity journal's cost per effect.
 ``resolver`` the resolver's cost per effect.
+``rtt``      issue 20: a ReAct turn through toxiproxy at 1 ms per round trip, ours against LangGraph's
+             ``@task`` and ``MongoDBSaver``, and a plain chat turn; client CPU of a durable turn, async
+             (scripts/bench_rtt.py).
 
 Ratios are ours / reference, measured in the same run: below 1.0 means ours is faster
 or smaller. Absolute times depend on the server and the machine; on FerretDB's SQLite
@@ -762,6 +765,13 @@ def bench_journal(uri: str, s: Settings, log: Callable[[str], None]) -> dict[str
     return run_journal_bench(journal, uri, s, log)
 
 
+def bench_rtt(uri: str, s: Settings, server: ServerCPU, log: Callable[[str], None], cpu_line: bool) -> dict[str, Any]:
+    """Issue 20's ReAct turn at a 1 ms round trip (toxiproxy), ours against ``@task``: scripts/bench_rtt.py."""
+    import bench_rtt
+
+    return bench_rtt.bench_rtt(uri, s, server, log, cpu_line=cpu_line)
+
+
 def bench_resolver(uri: str, s: Settings, log: Callable[[str], None]) -> dict[str, Any]:
     """Resolver cost per effect (microbenchmark)."""
     from langgraph_durable_mongodb import resolver
@@ -1162,6 +1172,10 @@ def render_server(results: dict[str, Any]) -> str:
                   f"| {rr['resolve_us']:.1f} | {rr['first_position_ms']:.2f} ({rr['first_position_commands']}) "
                   f"| {rr['cached_position_us']:.1f} ({rr['cached_position_commands']}) "
                   f"| {rr['per_effect_us_cached']:.1f} | {rr['per_effect_us_first']:.0f} |", ""]
+    if results.get("rtt") is not None:
+        from bench_rtt import render_rtt
+
+        lines += render_rtt(results["rtt"])
     return "\n".join(lines)
 
 
@@ -1169,7 +1183,7 @@ def render_server(results: dict[str, Any]) -> str:
 # main
 
 
-SECTIONS = ("chat", "async", "steps", "journal", "resolver")
+SECTIONS = ("chat", "async", "steps", "journal", "resolver", "rtt")
 SERVERS = ("ferretdb", "mongo_java_server")
 
 
@@ -1244,6 +1258,8 @@ def main(argv: list[str] | None = None) -> int:
                 "journal": lambda: bench_journal(uri, s, log),
                 "resolver": lambda: bench_resolver(uri, s, log),
                 "steps": lambda: bench_steps(uri, s, cpu, log),
+                # the CPU line is measured on mongo-java-server (or MONGODB_URI) only: FerretDB's scans would swamp it
+                "rtt": lambda: bench_rtt(uri, s, cpu, log, cpu_line=server != "ferretdb"),
             }
             for number, name in enumerate(SECTIONS, 1):
                 if name not in only:
