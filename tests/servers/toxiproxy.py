@@ -128,7 +128,7 @@ class Toxiproxy:
         if latency_ms:
             self.call("POST", f"/proxies/{name}/toxics", {
                 "name": "latency", "type": "latency", "stream": "downstream", "toxicity": 1.0,
-                "attributes": {"latency": int(latency_ms), "jitter": 0},
+                "attributes": {"latency": latency_ms, "jitter": 0},
             })
         return "127.0.0.1", port
 
