@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmarks of issues 8 and 14: our MongoDBCheckpointer against langgraph-checkpoint-mongodb's MongoDBSaver.
+"""Benchmarks of issues 8, 14 and 20: our MongoDBCheckpointer against langgraph-checkpoint-mongodb's MongoDBSaver.
 
 Run it with ``scripts/bench`` (which prepares .venv and builds the servers); directly::
 
