@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Benchmarks of issues 8 and 14: our MongoDBCheckpointer against langgraph-checkpoint-mongodb's MongoDBSaver.
+"""Benchmarks of issues 8, 14 and 20: our MongoDBCheckpointer against langgraph-checkpoint-mongodb's MongoDBSaver.
 
 Run it with ``scripts/bench`` (which prepares .venv and builds the servers); directly::
 
     .venv/bin/python scripts/bench.py [--quick] [--server both|ferretdb|mongo_java_server] [--json out.json]
-                                      [--markdown out.md] [--only chat,async,steps,journal,resolver,wide]
+                                      [--markdown out.md] [--only chat,async,steps,journal,resolver,wide,rtt]
 
 Both savers run on the same server, in the same process, interleaved call by call
 (ours, reference, reference, ours, ...) so drift hits both alike. The server is
@@ -30,6 +30,9 @@ Sections:
 ``wide``     one node calling 1,000 and 10,000 journaled effects (``--wide-sizes``) under ``platform.compile``,
              then crashing once; the next ``invoke`` replays them: seconds and µs per effect, first run and
              replay. Linear replay keeps µs per effect flat as the node grows (issue 25 item 6).
+``rtt``      issue 20: a ReAct turn through toxiproxy at 1 ms per round trip, ours against LangGraph's
+             ``@task`` and ``MongoDBSaver``, and a plain chat turn; client CPU of a durable turn, async
+             (scripts/bench_rtt.py).
 
 Ratios are ours / reference, measured in the same run: below 1.0 means ours is faster
 or smaller. Absolute times depend on the server and the machine; on FerretDB's SQLite
@@ -766,6 +769,13 @@ def bench_journal(uri: str, s: Settings, log: Callable[[str], None]) -> dict[str
     return run_journal_bench(journal, uri, s, log)
 
 
+def bench_rtt(uri: str, s: Settings, server: ServerCPU, log: Callable[[str], None], cpu_line: bool) -> dict[str, Any]:
+    """Issue 20's ReAct turn at a 1 ms round trip (toxiproxy), ours against ``@task``: scripts/bench_rtt.py."""
+    import bench_rtt
+
+    return bench_rtt.bench_rtt(uri, s, server, log, cpu_line=cpu_line)
+
+
 def bench_resolver(uri: str, s: Settings, log: Callable[[str], None]) -> dict[str, Any]:
     """Resolver cost per effect (microbenchmark)."""
     from langgraph_durable_mongodb import resolver
@@ -1238,6 +1248,10 @@ def render_server(results: dict[str, Any]) -> str:
             lines.append(f"| {pt['effects']:,} | {pt['first_s']:.2f} | {pt['replay_s']:.2f} "
                          f"| {pt['first_us_per_effect']:.0f} | {pt['replay_us_per_effect']:.0f} |")
         lines.append("")
+    if results.get("rtt") is not None:
+        from bench_rtt import render_rtt
+
+        lines += render_rtt(results["rtt"])
     return "\n".join(lines)
 
 
@@ -1245,7 +1259,7 @@ def render_server(results: dict[str, Any]) -> str:
 # main
 
 
-SECTIONS = ("chat", "async", "steps", "journal", "resolver", "wide")
+SECTIONS = ("chat", "async", "steps", "journal", "resolver", "wide", "rtt")
 SERVERS = ("ferretdb", "mongo_java_server")
 
 
@@ -1324,6 +1338,8 @@ def main(argv: list[str] | None = None) -> int:
                 "resolver": lambda: bench_resolver(uri, s, log),
                 "wide": lambda: bench_wide(uri, s, log),
                 "steps": lambda: bench_steps(uri, s, cpu, log),
+                # the CPU line is measured on mongo-java-server (or MONGODB_URI) only: FerretDB's scans would swamp it
+                "rtt": lambda: bench_rtt(uri, s, cpu, log, cpu_line=server != "ferretdb"),
             }
             for number, name in enumerate(SECTIONS, 1):
                 if name not in only:

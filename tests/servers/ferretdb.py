@@ -29,7 +29,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import socket
 import struct
 import subprocess
@@ -40,6 +39,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from .common import cache_dir as common_cache_dir
+from .common import free_port, go_build
+from .common import log_tail as _log_tail
+from .common import terminate as _terminate
+
 VERSION = "v1.24.2"
 MODULE = "github.com/FerretDB/FerretDB"
 
@@ -49,8 +53,7 @@ class FerretDBError(RuntimeError):
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "langgraph-durable-mongodb" / f"ferretdb-{VERSION}"
+    return common_cache_dir(f"ferretdb-{VERSION}")
 
 
 def binary_path() -> Path:
@@ -79,53 +82,24 @@ def install(verbose: bool = True) -> Path:
         return target
     if os.environ.get("FERRETDB_BIN"):
         raise FerretDBError(f"FERRETDB_BIN={target} is not a working FerretDB {VERSION} binary")
-    go = shutil.which("go")
-    if go is None:
+    if shutil.which("go") is None:
         raise FerretDBError(
             f"FerretDB {VERSION} is not cached at {target} and `go` is not on PATH to build it. "
             "Install Go (https://go.dev/dl/), or set MONGODB_URI to an existing MongoDB server."
         )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ)
-    # The copied source is not a VCS checkout; keep any GOFLAGS the user set.
-    env["GOFLAGS"] = (env.get("GOFLAGS", "") + " -buildvcs=false").strip()
-    env.pop("GOBIN", None)  # unused: we `go build -o`
-    log = sys.stderr if verbose else subprocess.DEVNULL
     started = time.monotonic()
     if verbose:
         print(f"building FerretDB {VERSION} into {target} (about 2 min on a cold machine)...", file=sys.stderr)
-    with tempfile.TemporaryDirectory(prefix="ferretdb-src-") as tmp:
-        dl = subprocess.run(
-            [go, "mod", "download", "-json", f"{MODULE}@{VERSION}"], env=env, cwd=tmp,
-            capture_output=True, text=True,
-        )
-        if dl.returncode != 0:
-            raise FerretDBError(f"`go mod download {MODULE}@{VERSION}` failed:\n{dl.stdout}{dl.stderr}")
-        src = Path(tmp) / "src"
-        shutil.copytree(json.loads(dl.stdout)["Dir"], src)
-        for p in src.rglob("*"):  # the module cache is read-only
-            p.chmod(p.stat().st_mode | 0o200)
+
+    def write_version(src: Path) -> None:
         (src / "build" / "version" / "version.txt").write_text(VERSION + "\n")
-        partial = target.with_name(f"ferretdb.{os.getpid()}.tmp")
-        build = subprocess.run(
-            [go, "build", "-trimpath", "-o", str(partial), "./cmd/ferretdb"],
-            env=env, cwd=src, stdout=log, stderr=log,
-        )
-        if build.returncode != 0:
-            partial.unlink(missing_ok=True)
-            raise FerretDBError(f"`go build` of FerretDB {VERSION} failed (exit {build.returncode})")
-        partial.replace(target)  # atomic: concurrent installs never see a half-written binary
+
+    go_build(MODULE, VERSION, "./cmd/ferretdb", target, FerretDBError, prepare=write_version, verbose=verbose)
     if not _binary_works(target):
         raise FerretDBError(f"built {target} but `{target} --version` does not report {VERSION}")
     if verbose:
         print(f"built {target} in {time.monotonic() - started:.0f}s", file=sys.stderr)
     return target
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _bson(doc: dict[str, int | str]) -> bytes:
@@ -170,13 +144,6 @@ class Server:
         return self.state_dir / "ferretdb.log"
 
 
-def _log_tail(path: Path, lines: int = 20) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
-
-
 def start(
     binary: Path | None = None,
     timeout: float = 60.0,
@@ -215,18 +182,6 @@ def start(
             raise FerretDBError(f"FerretDB {why} ({' '.join(cmd)}). Last log lines:\n{tail}")
         time.sleep(0.1)
     return server
-
-
-def _terminate(pid: int, alive, wait: float = 10.0) -> None:
-    """SIGTERM, then SIGKILL after `wait` seconds."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, sig)
-        deadline = time.monotonic() + wait
-        while alive() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if not alive():
-            return
 
 
 def stop(server: Server, keep_state: bool = False) -> None:

@@ -39,6 +39,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from .common import cache_dir as common_cache_dir
+from .common import log_tail as _log_tail
+from .common import terminate as _terminate
+
 VERSION = "1.47.0"
 SOURCES = Path(__file__).resolve().parent / "mongo_java_server_launcher"
 SOURCE_FILES = ("pom.xml", "src/main/java/MongoJavaServerLauncher.java")
@@ -49,8 +53,7 @@ class MongoJavaServerError(RuntimeError):
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "langgraph-durable-mongodb" / f"mongo-java-server-{VERSION}"
+    return common_cache_dir(f"mongo-java-server-{VERSION}")
 
 
 def source_hash() -> str:
@@ -121,13 +124,6 @@ class Server:
         return self.state_dir / "server.log"
 
 
-def _log_tail(path: Path, lines: int = 20) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
-
-
 def start(jar: Path | None = None, timeout: float = 60.0, detach: bool = False, port: int = 0) -> Server:
     """Start the server on 127.0.0.1 (``port`` 0: a free one); return once it listens.
 
@@ -151,18 +147,6 @@ def start(jar: Path | None = None, timeout: float = 60.0, detach: bool = False, 
             raise MongoJavaServerError(f"mongo-java-server {why} ({' '.join(cmd)}). Last log lines:\n{tail}")
         time.sleep(0.05)
     return Server(proc, (state / "uri").read_text().strip(), state)
-
-
-def _terminate(pid: int, alive, wait: float = 10.0) -> None:
-    """SIGTERM (the launcher closes its clients and exits), then SIGKILL after `wait` seconds."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, sig)
-        deadline = time.monotonic() + wait
-        while alive() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if not alive():
-            return
 
 
 def stop(server: Server) -> None:

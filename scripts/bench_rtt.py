@@ -1,0 +1,420 @@
+"""scripts/bench's ``rtt`` section (issue 20): a ReAct turn at a 1 ms round trip, ours against LangGraph's ``@task``.
+
+toxiproxy (tests/servers/toxiproxy.py) stands between the client and the server and delays every reply by
+1 ms, about a same-region Atlas round trip. On 4 conversation threads, one turn after another, sync, each
+variant runs the same turn in turn (the order rotates every round, so drift hits all alike):
+
+- ``saver``:   a hand-built ReAct graph (agent node, ``ToolNode``) on langgraph-checkpoint-mongodb's ``MongoDBSaver``;
+- ``task``:    the same, the model and tool calls wrapped in LangGraph's ``@task`` inside the nodes (the 1.00
+               reference: LangGraph's own durable execution);
+- ``compile``: ours, ``platform.compile(builder)`` with ``SecureLLM`` and ``SecureTool`` (run lock on);
+- ``plain``:   ours, ``builder.compile(checkpointer=platform.checkpointer)``, ``exclusive_runs=False``;
+- ``chat_ours`` / ``chat_saver``: a plain ``add_messages`` chat turn, our ``MongoDBCheckpointer`` against
+               ``MongoDBSaver`` (its reference).
+
+A turn: the user asks, the model asks for the tool, the tool runs, the model answers (a scripted chat model,
+no network). Reported: commands per turn (pymongo command monitoring, by collection and command name),
+median wall time per turn, its ratio to the reference. Also, without the proxy: client CPU per turn of a
+durable turn against the ``@task`` variant, async at 32 concurrent (the async section's ``_throughput``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import bench as core
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
+from pymongo import AsyncMongoClient, MongoClient
+
+REACT = ("saver", "task", "compile", "plain")
+CHAT = ("chat_ours", "chat_saver")
+REFERENCE = {"saver": "task", "task": "task", "compile": "task", "plain": "task",
+             "chat_ours": "chat_saver", "chat_saver": "chat_saver"}
+LABELS = {
+    "saver": "`MongoDBSaver`, plain model and tool",
+    "task": "`MongoDBSaver`, the LLM and tool calls wrapped in `@task`",
+    "compile": "ours: `platform.compile`, `SecureLLM`, `SecureTool`",
+    "plain": "ours, plain form: `builder.compile(checkpointer=platform.checkpointer)`, `exclusive_runs=False`",
+    "chat_ours": "plain `add_messages` chat turn, ours (`MongoDBCheckpointer`)",
+    "chat_saver": "plain `add_messages` chat turn, `MongoDBSaver`",
+}
+
+
+@dataclass
+class RttSettings:
+    threads: int = 4
+    turns: int = 10  # per thread
+    latency_ms: int = 1  # toxiproxy takes whole milliseconds
+    cpu_concurrency: int = 32
+    cpu_steps: int = 96
+    cpu_reps: int = 3
+
+    @classmethod
+    def quick(cls) -> RttSettings:
+        return cls(turns=3, cpu_steps=64, cpu_reps=2)
+
+
+# --------------------------------------------------------------------------------------------
+# the ReAct turn: a scripted model and a tool
+
+
+class ScriptedModel(BaseChatModel):
+    """Asks for ``lookup`` when the last message is the user's, answers once the tool replied."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        last = messages[-1]
+        if isinstance(last, ToolMessage):
+            message = AIMessage(content=f"The answer is {last.content}.")
+        else:
+            call_id = f"call_{uuid.uuid4().hex[:12]}"
+            message = AIMessage(content="", tool_calls=[{"name": "lookup", "args": {"query": str(last.content)[:40]},
+                                                         "id": call_id, "type": "tool_call"}])
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        return self.bind(tool_names=[getattr(t, "name", str(t)) for t in tools], **kwargs)
+
+
+@tool
+def lookup(query: str) -> str:
+    """Look up a policy."""
+    return f"policy for {query}: covered"
+
+
+def react_builder(call: Callable[[list], Any], acall: Callable[[list], Any], tools: Any) -> Any:
+    """agent -> tools -> agent, ``tools_condition`` deciding.
+
+    ``call`` / ``acall`` ask the model (sync / async: ``ainvoke`` runs the async one, so the CPU line measures
+    the async path); ``tools`` is the tools node (a ``ToolNode``, or a runnable).
+    """
+    from langchain_core.runnables import RunnableLambda
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import tools_condition
+
+    def agent(state: dict) -> dict:
+        return {"messages": [call(state["messages"])]}
+
+    async def aagent(state: dict) -> dict:
+        return {"messages": [await acall(state["messages"])]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("agent", RunnableLambda(agent, afunc=aagent, name="agent"))
+    g.add_node("tools", tools)
+    g.add_edge(START, "agent")
+    g.add_conditional_edges("agent", tools_condition)
+    g.add_edge("tools", "agent")
+    return g
+
+
+def task_builder() -> Any:
+    """The ReAct graph with the model and tool calls as LangGraph ``@task`` s inside the nodes."""
+    from langchain_core.runnables import RunnableLambda
+    from langgraph.func import task
+
+    model = ScriptedModel().bind_tools([lookup])
+
+    @task
+    def call_model(messages: list[BaseMessage]) -> BaseMessage:
+        return model.invoke(messages)
+
+    @task
+    async def acall_model(messages: list[BaseMessage]) -> BaseMessage:
+        return await model.ainvoke(messages)
+
+    @task
+    def call_tool(call: dict) -> ToolMessage:
+        return lookup.invoke(call)
+
+    @task
+    async def acall_tool(call: dict) -> ToolMessage:
+        return await lookup.ainvoke(call)
+
+    def tools(state: dict) -> dict:
+        futures = [call_tool(c) for c in state["messages"][-1].tool_calls]
+        return {"messages": [f.result() for f in futures]}
+
+    async def atools(state: dict) -> dict:
+        return {"messages": list(await asyncio.gather(*(acall_tool(c) for c in state["messages"][-1].tool_calls)))}
+
+    async def ask(messages: list[BaseMessage]) -> BaseMessage:
+        return await acall_model(messages)
+
+    return react_builder(lambda m: call_model(m).result(), ask, RunnableLambda(tools, afunc=atools, name="tools"))
+
+
+def secure_builder() -> Any:
+    from langgraph.prebuilt import ToolNode
+
+    from langgraph_durable_mongodb import SecureLLM, SecureTool
+
+    model = SecureLLM(ScriptedModel()).bind_tools([lookup])
+    return react_builder(model.invoke, model.ainvoke, ToolNode([SecureTool(lookup)]))
+
+
+def plain_builder() -> Any:
+    from langgraph.prebuilt import ToolNode
+
+    model = ScriptedModel().bind_tools([lookup])
+    return react_builder(model.invoke, model.ainvoke, ToolNode([lookup]))
+
+
+# --------------------------------------------------------------------------------------------
+# the variants, each with its own client, counter and database
+
+
+@dataclass
+class Variant:
+    name: str
+    client: MongoClient
+    counter: core.CollectionCounter
+    db_name: str
+    graph: Any
+    inputs: Callable[[int], dict[str, Any]]
+    closers: list[Callable[[], None]] = field(default_factory=list)
+    walls: list[float] = field(default_factory=list)
+    commands: list[int] = field(default_factory=list)
+    first_turn_commands: list[int] = field(default_factory=list)  # a thread's first turn reads no earlier writes
+    targets: Counter = field(default_factory=Counter)
+
+    def turn(self, thread: str, turn: int, measured: bool) -> None:
+        config = {"configurable": {"thread_id": thread}}
+        with self.counter.window() as seen:
+            t0 = time.perf_counter()
+            out = self.graph.invoke(self.inputs(turn), config)
+            wall = time.perf_counter() - t0
+        if not isinstance(out["messages"][-1], AIMessage) or out["messages"][-1].tool_calls:
+            raise RuntimeError(f"{self.name}: the turn did not end with the model's answer: {out['messages'][-1]!r}")
+        if measured:
+            self.walls.append(wall)
+            (self.first_turn_commands if turn == 0 else self.commands).append(seen["commands"])
+            self.targets.update(f"{collection} {command}" for command, collection in seen["targets"])
+
+    def close(self) -> None:
+        for close in self.closers:
+            close()
+        self.client.drop_database(self.db_name)
+        self.client.close()
+
+
+def react_inputs(turn: int) -> dict[str, Any]:
+    return {"messages": [HumanMessage(content=f"is claim {turn} covered?", id=f"u{turn}")]}
+
+
+def make_variant(name: str, uri: str, s: core.Settings) -> Variant:
+    """One variant on a fresh database of ``uri``."""
+    from langgraph.checkpoint.mongodb import MongoDBSaver
+
+    from langgraph_durable_mongodb import DurablePlatform, MongoDBCheckpointer
+
+    counter = core.CollectionCounter()
+    client: MongoClient = MongoClient(uri, event_listeners=[counter])
+    db_name = f"{core.DB_PREFIX}rtt_{name}_{uuid.uuid4().hex[:8]}"
+    closers: list[Callable[[], None]] = []
+    inputs: Callable[[int], dict[str, Any]] = react_inputs
+    if name in ("saver", "task", "chat_saver"):
+        saver: Any = MongoDBSaver(client, db_name=db_name)
+        builder = {"saver": plain_builder, "task": task_builder}.get(name, lambda: core.chat_builder("add_messages", s))()
+        graph = builder.compile(checkpointer=saver)
+    elif name == "chat_ours":
+        saver = MongoDBCheckpointer(client, db_name=db_name)
+        saver.setup()
+        closers.append(saver.close)
+        graph = core.chat_builder("add_messages", s).compile(checkpointer=saver)
+    else:
+        platform = DurablePlatform(client, db_name=db_name, exclusive_runs=name == "compile")
+        platform.setup()
+        closers.append(platform.close)
+        graph = platform.compile(secure_builder()) if name == "compile" else secure_builder().compile(
+            checkpointer=platform.checkpointer)
+    if name.startswith("chat"):
+        inputs = core.TurnInputs(s)
+    return Variant(name, client, counter, db_name, graph, inputs, closers)
+
+
+def run_turns(uri: str, names: Sequence[str], s: core.Settings, rs: RttSettings,
+              log: Callable[[str], None]) -> dict[str, Variant]:
+    """Every variant runs ``rs.turns`` turns on ``rs.threads`` threads, interleaved turn by turn.
+
+    A warm-up thread of 2 turns per variant comes first (imports, pools, indexes), unmeasured.
+    """
+    variants = {n: make_variant(n, uri, s) for n in names}
+    try:
+        for v in variants.values():
+            for turn in range(2):
+                v.turn("warm-up", turn, measured=False)
+        order = list(names)
+        for turn in range(rs.turns):
+            for thread in range(rs.threads):
+                order = order[1:] + order[:1]  # rotate: no variant always runs first or last
+                for name in order:
+                    variants[name].turn(f"thread-{thread}", turn, measured=True)
+            log(f"  rtt turn {turn + 1}/{rs.turns}: " + ", ".join(
+                f"{n} {statistics.median(v.walls) * 1000:.0f} ms" for n, v in variants.items()))
+    finally:
+        for v in variants.values():
+            v.close()
+    return variants
+
+
+def summarize(variants: dict[str, Variant]) -> dict[str, Any]:
+    rows: dict[str, Any] = {}
+    for name, v in variants.items():
+        turns = len(v.walls)
+        rows[name] = {
+            "turns": turns,
+            "commands_per_turn": sum(v.commands + v.first_turn_commands) / turns,
+            "commands_later_turns": statistics.mean(v.commands) if v.commands else None,
+            "commands_later_min_max": [min(v.commands), max(v.commands)] if v.commands else None,
+            "commands_first_turn": statistics.mean(v.first_turn_commands),
+            "wall_ms_median": statistics.median(v.walls) * 1000,
+            "wall_ms_quartiles": [q * 1000 for q in statistics.quantiles(v.walls, n=4)] if turns > 1 else None,
+            "by_target": {k: c / turns for k, c in sorted(v.targets.items())},
+        }
+    for name, row in rows.items():
+        ref = rows.get(REFERENCE[name])
+        row["ratio"] = core.ratio(row["wall_ms_median"], ref["wall_ms_median"]) if ref else None
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# client CPU, async, without the proxy
+
+
+async def _cpu_line(uri: str, rs: RttSettings, server: core.ServerCPU, log: Callable[[str], None]) -> dict[str, Any]:
+    """Client CPU per turn: a durable ReAct turn (``platform.compile``) against the ``@task`` variant, async."""
+    from langgraph.checkpoint.mongodb import MongoDBSaver
+
+    from langgraph_durable_mongodb import DurablePlatform
+
+    async_client: AsyncMongoClient = AsyncMongoClient(uri)
+    sync_client: MongoClient = MongoClient(uri)
+    throughput_settings = core.Settings(turns_per_thread=2)
+
+    async def run(name: str, level: int, steps: int) -> dict[str, Any]:
+        db_name = f"{core.DB_PREFIX}rtt_cpu_{name}_{uuid.uuid4().hex[:8]}"
+        platform = None
+        if name == "compile":
+            platform = DurablePlatform(async_client=async_client, db_name=db_name)
+            await platform.asetup()
+            graph = platform.compile(secure_builder())
+        else:
+            graph = task_builder().compile(checkpointer=MongoDBSaver(sync_client, db_name=db_name))
+        try:
+            return await core._throughput(graph, level, steps, throughput_settings, react_inputs, server)
+        finally:
+            if platform is not None:
+                await platform.aclose()
+            sync_client.drop_database(db_name)
+
+    runs: dict[str, list[dict[str, Any]]] = {"compile": [], "task": []}
+    try:
+        for name in runs:  # warm-up
+            await run(name, 2, 4)
+        for rep in range(rs.cpu_reps):
+            for name in (("compile", "task") if rep % 2 == 0 else ("task", "compile")):
+                runs[name].append(await run(name, rs.cpu_concurrency, rs.cpu_steps))
+            log(f"  rtt cpu rep {rep + 1}: " + ", ".join(
+                f"{n} {runs[n][-1]['client_cpu_ms_per_step']:.1f} ms CPU/turn" for n in runs))
+    finally:
+        sync_client.close()
+        await async_client.close()
+    sides = {n: {k: statistics.median(r[k] for r in rs_) for k in ("client_cpu_ms_per_step", "steps_per_second")}
+             | {"errors": sum(r["errors"] for r in rs_), "first_error": next((r["first_error"] for r in rs_ if r["first_error"]), None)}
+             for n, rs_ in runs.items()}
+    return {"concurrency": rs.cpu_concurrency, "steps": rs.cpu_steps, "reps": rs.cpu_reps, "sides": sides,
+            "ratio": core.ratio(sides["compile"]["client_cpu_ms_per_step"], sides["task"]["client_cpu_ms_per_step"])}
+
+
+# --------------------------------------------------------------------------------------------
+# the section
+
+
+def host_port(uri: str) -> tuple[str, int]:
+    """The single ``host:port`` of a ``mongodb://`` URI (toxiproxy proxies one address).
+
+    Raises:
+        ValueError: a ``mongodb+srv://`` URI or one naming several hosts.
+    """
+    parts = urlsplit(uri)
+    if parts.scheme != "mongodb" or "," in parts.netloc:
+        raise ValueError(f"the rtt section proxies one mongodb://host:port server, not {uri!r}")
+    return parts.hostname or "127.0.0.1", parts.port or 27017
+
+
+def proxied_uri(uri: str, host: str, port: int) -> str:
+    parts = urlsplit(uri)
+    auth = parts.netloc.rsplit("@", 1)[0] + "@" if "@" in parts.netloc else ""
+    return parts._replace(netloc=f"{auth}{host}:{port}").geturl()
+
+
+def bench_rtt(uri: str, s: core.Settings, server: core.ServerCPU, log: Callable[[str], None],
+              cpu_line: bool = True) -> dict[str, Any]:
+    """The rtt section on the server at ``uri``: the variants through a 1 ms toxiproxy, then the CPU line direct."""
+    from tests.servers import toxiproxy
+
+    rs = RttSettings.quick() if s.quick_mode else RttSettings()
+    with toxiproxy.latency_proxy(*host_port(uri), latency_ms=rs.latency_ms) as (host, port):
+        variants = run_turns(proxied_uri(uri, host, port), (*REACT, *CHAT), s, rs, log)
+    out: dict[str, Any] = {"settings": {"threads": rs.threads, "turns": rs.turns, "latency_ms": rs.latency_ms},
+                           "variants": summarize(variants)}
+    if cpu_line:
+        out["cpu"] = asyncio.run(_cpu_line(uri, rs, server, log))
+    return out
+
+
+def render_rtt(rtt: dict[str, Any]) -> list[str]:
+    st = rtt["settings"]
+    rows = rtt["variants"]
+    lines = ["## 7. Round trips at 1 ms (issue 20)", "",
+             f"toxiproxy in front of the server delays every reply by {st['latency_ms']:g} ms. Sync, {st['threads']} "
+             f"threads x {st['turns']} turns per variant, one turn after another, the variants interleaved turn by turn. "
+             "A ReAct turn: the model asks for the tool, the tool runs, the model answers. wall = median per turn "
+             "(quartiles) over all turns; ratio = wall / the reference's (ReAct: the `@task` variant; chat: "
+             "`MongoDBSaver`). commands: a thread's later turns (min–max), and its first turn, which has no earlier "
+             "writes to read; the breakdown below is the mean over all turns.", "",
+             "| per turn, 1 ms round trip | commands, later turns (min–max) | first turn | wall ms (quartiles) | ratio |",
+             "|---|---|---|---|---|"]
+    for name in (*REACT, *CHAT):
+        r = rows[name]
+        q = r["wall_ms_quartiles"]
+        quart = f" ({q[0]:.0f}–{q[2]:.0f})" if q else ""
+        later = (f"{r['commands_later_turns']:.1f} ({r['commands_later_min_max'][0]}–{r['commands_later_min_max'][1]})"
+                 if r["commands_later_turns"] is not None else "")
+        lines.append(f"| {LABELS[name]} | {later} | {r['commands_first_turn']:.1f} | {r['wall_ms_median']:.1f}{quart} "
+                     f"| **{core._f(r['ratio'])}** |")
+    lines += ["", "Commands per turn by collection and command:", ""]
+    names = [n for n in (*REACT, *CHAT) if n in rows]
+    keys = sorted({k for n in names for k in rows[n]["by_target"]})
+    lines += ["| collection command | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for k in keys:
+        lines.append(f"| {k} | " + " | ".join(f"{rows[n]['by_target'].get(k, 0):.2f}".rstrip("0").rstrip(".")
+                                              for n in names) + " |")
+    lines.append("")
+    cpu = rtt.get("cpu")
+    if cpu:
+        c, t = cpu["sides"]["compile"], cpu["sides"]["task"]
+        lines += [f"Client CPU, without the proxy: async, {cpu['concurrency']} concurrent, {cpu['steps']} ReAct turns per run "
+                  f"(threads of 2 turns), median of {cpu['reps']} interleaved runs; process CPU time per turn.", "",
+                  "| variant | client CPU ms/turn | turns/s | failed turns |", "|---|---|---|---|",
+                  f"| {LABELS['compile']} | {c['client_cpu_ms_per_step']:.2f} | {c['steps_per_second']:.1f} | {c['errors']} |",
+                  f"| {LABELS['task']} | {t['client_cpu_ms_per_step']:.2f} | {t['steps_per_second']:.1f} | {t['errors']} |",
+                  f"| **ratio** | **{core._f(cpu['ratio'])}** | | |", ""]
+        errs = [f"{n}: {d['first_error']}" for n, d in cpu["sides"].items() if d.get("first_error")]
+        if errs:
+            lines += ["Failed turns: " + "; ".join(errs), ""]
+    return lines

@@ -1,0 +1,124 @@
+"""The rtt bench section's own machinery (scripts/bench_rtt.py, tests/servers/toxiproxy.py), on the server tier.
+
+No timing is asserted but toxiproxy's floor: a reply delayed by the latency toxic cannot arrive sooner.
+What the numbers are is the bench's business (``scripts/bench --only rtt``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pymongo import MongoClient, monitoring
+
+from tests.servers import toxiproxy
+
+from .conftest import in_ci
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import bench  # noqa: E402  (scripts/bench.py)
+import bench_rtt  # noqa: E402  (scripts/bench_rtt.py)
+
+
+@pytest.fixture(scope="module")
+def toxiproxy_server() -> Iterator[toxiproxy.Toxiproxy]:
+    """A toxiproxy-server (built with Go when not cached); skipped without Go, except under CI=true."""
+    if not toxiproxy.is_available():
+        reason = f"no `go` on PATH and no cached toxiproxy at {toxiproxy.binary_path()}; install Go"
+        if in_ci(os.environ):
+            pytest.fail(reason + " [CI=true: the rtt bench's test must run]", pytrace=False)
+        pytest.skip(reason)
+    server = toxiproxy.start()
+    try:
+        yield server
+    finally:
+        toxiproxy.stop(server)
+
+
+class Durations(monitoring.CommandListener):
+    def __init__(self) -> None:
+        self.micros: dict[str, list[int]] = {}
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        pass
+
+    def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
+        self.micros.setdefault(event.command_name, []).append(event.duration_micros)
+
+    def failed(self, event: monitoring.CommandFailedEvent) -> None:
+        pass
+
+
+def test_toxiproxy_delays_every_reply_by_its_latency(mongodb_uri: str, toxiproxy_server: toxiproxy.Toxiproxy) -> None:
+    name = f"rtt_{uuid.uuid4().hex[:8]}"
+    host, port = toxiproxy_server.proxy(*bench_rtt.host_port(mongodb_uri), latency_ms=2, name=name)
+    toxics = toxiproxy_server.call("GET", f"/proxies/{name}/toxics")
+    assert [(t["type"], t["stream"], t["attributes"]["latency"]) for t in toxics] == [("latency", "downstream", 2)]
+    db_name = f"rtt_{uuid.uuid4().hex[:8]}"
+    durations = Durations()
+    with MongoClient(mongodb_uri) as direct, MongoClient(bench_rtt.proxied_uri(mongodb_uri, host, port),
+                                                         event_listeners=[durations]) as proxied:
+        direct[db_name].docs.insert_one({"_id": "seen", "through": "direct"})
+        try:
+            # the proxy forwards to the same server: what was written directly is read through it
+            assert proxied[db_name].docs.find_one({"_id": "seen"}) == {"_id": "seen", "through": "direct"}
+            for _ in range(5):
+                proxied.admin.command("ping")
+        finally:
+            direct.drop_database(db_name)
+    assert len(durations.micros["ping"]) == 5
+    # each reply waits for the toxic: 2 ms is a floor, whatever the machine's load
+    assert min(durations.micros["ping"] + durations.micros["find"]) >= 2000, durations.micros
+
+
+def test_rtt_variants_run_their_turns_and_count_by_collection(mongodb_uri: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    executed: list[str] = []
+    original = bench_rtt.lookup.func
+
+    def counted(query: str) -> str:
+        executed.append(query)
+        return original(query)
+
+    monkeypatch.setattr(bench_rtt.lookup, "func", counted)
+    names = (*bench_rtt.REACT, *bench_rtt.CHAT)
+    variants = bench_rtt.run_turns(mongodb_uri, names, bench.Settings(), bench_rtt.RttSettings(threads=2, turns=2),
+                                   lambda _: None)
+    # every ReAct variant ran its tool once per turn: 2 warm-up turns, then 2 threads x 2 turns
+    assert len(executed) == len(bench_rtt.REACT) * (2 + 2 * 2)
+    rows = bench_rtt.summarize(variants)
+    for name in names:
+        v = variants[name]
+        assert len(v.walls) == 4 and len(v.first_turn_commands) == 2 and len(v.commands) == 2
+        # the breakdown accounts for every command counted
+        assert sum(v.targets.values()) == sum(v.commands) + sum(v.first_turn_commands) > 0
+        assert rows[name]["by_target"] and rows[name]["ratio"] is not None
+    assert rows["task"]["ratio"] == rows["chat_saver"]["ratio"] == 1.0
+
+    def journal(name: str) -> int:
+        return sum(c for k, c in variants[name].targets.items() if k.startswith("activity_journal "))
+
+    assert journal("compile") > 0 and journal("plain") > 0
+    assert journal("saver") == journal("task") == 0
+
+    def writes(name: str) -> int:
+        return sum(c for k, c in variants[name].targets.items() if k == "checkpoint_writes update")
+
+    # @task saves each call's result as a pending write: the task variant is durable, the plain one is not
+    assert writes("task") > writes("saver")
+    assert "## 6. Round trips at 1 ms" in "\n".join(bench_rtt.render_rtt({"settings": {"threads": 2, "turns": 2, "latency_ms": 1},
+                                                                           "variants": rows}))
+
+
+def test_rtt_cpu_line_runs_both_variants_async(mongodb_uri: str) -> None:
+    rs = bench_rtt.RttSettings(cpu_concurrency=2, cpu_steps=4, cpu_reps=1)
+    cpu = asyncio.run(bench_rtt._cpu_line(mongodb_uri, rs, bench.ServerCPU(None), lambda _: None))
+    for side in cpu["sides"].values():
+        assert side["errors"] == 0, side["first_error"]
+        assert side["client_cpu_ms_per_step"] > 0
+    assert cpu["ratio"] == pytest.approx(cpu["sides"]["compile"]["client_cpu_ms_per_step"]
+                                         / cpu["sides"]["task"]["client_cpu_ms_per_step"])
