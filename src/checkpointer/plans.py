@@ -331,7 +331,9 @@ class CheckpointPlans:
         """
         key = checkpoint_key(thread_id, "", checkpoint_id)
         deadline = time.monotonic() + timeout
-        pause, recheck_at = lease.Backoff(0.001, 0.05), time.monotonic() + STORED_FIRST_CHECK_SECONDS
+        recheck_at = first_check = time.monotonic() + STORED_FIRST_CHECK_SECONDS
+        # The registry is polled every millisecond or two while this process's own store is likely in flight.
+        quick, slow = lease.Backoff(0.0005, 0.002), lease.Backoff(0.002, 0.05)
         while True:
             if time.monotonic() >= recheck_at:
                 if found := (yield Find(self.collections.checkpoints, key, ORIGIN_FIELDS, limit=1)):
@@ -345,7 +347,7 @@ class CheckpointPlans:
                     "effects do not start before the checkpoint their position derives from is stored; check the "
                     'server, or run with durability="sync"'
                 )
-            yield Sleep(pause.next(remaining))
+            yield Sleep((quick if time.monotonic() < first_check else slow).next(remaining))
             if self._stored.origin(thread_id, checkpoint_id) is not None:
                 return
 
