@@ -700,6 +700,28 @@ MUTANTS: tuple[Mutant, ...] = (
         "        super().close()",
         ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "closing_the_platform and sync"),
     ),
+    # issue 25: nothing secret printed or stored in clear, nothing lost in silence
+    Mutant(
+        "issue 25: a URI's password printed (user info not masked)",
+        "src/_plans/clients.py",
+        "        tail = f\"***@{tail.rpartition('@')[2]}\"",
+        "        pass",
+        ("tests/test_cli_credentials.py", "-m", "not server"),
+    ),
+    Mutant(
+        "issue 25: a secret URI option printed",
+        "src/_plans/clients.py",
+        "    return prefix + _SECRET_OPTION.sub(r\"\\1\\2=<redacted>\", tail)",
+        "    return prefix + tail",
+        ("tests/test_cli_credentials.py", "-m", "not server"),
+    ),
+    Mutant(
+        "issue 25: a refused login reported as another failure",
+        "src/cli/main.py",
+        "    if isinstance(error, OperationFailure) and error.code in AUTH_CODES:",
+        "    if False:",
+        ("tests/test_cli_credentials.py",),
+    ),
 )
 
 
