@@ -722,6 +722,48 @@ MUTANTS: tuple[Mutant, ...] = (
         "    if False:",
         ("tests/test_cli_credentials.py",),
     ),
+    Mutant(
+        "issue 25: control characters written raw to the terminal",
+        "src/cli/terminal.py",
+        "    if text.isprintable():\n        return text",
+        "    if True:\n        return text",
+        ("tests/test_cli_terminal.py", "-m", "not server"),
+    ),
+    Mutant(
+        "issue 25: threads writes stored thread ids raw",
+        "src/cli/threads.py",
+        "    rows = escaped(rows)\n",
+        "",
+        ("tests/test_cli_terminal.py", "-m", "not server", "-k", "threads_and_maintenance"),
+    ),
+    Mutant(
+        "issue 25: inspect writes stored text raw",
+        "src/cli/threads.py",
+        "    report = escaped(report)\n",
+        "",
+        ("tests/test_cli_terminal.py", "-m", "not server", "-k", "inspect"),
+    ),
+    Mutant(
+        "issue 25: delete and prune write stored thread ids raw",
+        "src/cli/maintenance.py",
+        "    report = escaped(report)\n",
+        "",
+        ("tests/test_cli_terminal.py", "-m", "not server", "-k", "threads_and_maintenance"),
+    ),
+    Mutant(
+        "issue 25: doctor writes the server's strings raw",
+        "src/cli/doctor.py",
+        "    report = escaped(report)\n",
+        "",
+        ("tests/test_cli_terminal.py", "-m", "not server", "-k", "doctor"),
+    ),
+    Mutant(
+        "issue 25: error messages written raw to stderr",
+        "src/cli/main.py",
+        'print(f"error: {printable(str(error))}", file=sys.stderr)',
+        'print(f"error: {error}", file=sys.stderr)',
+        ("tests/test_cli_terminal.py", "-m", "not server", "-k", "errors_and"),
+    ),
 )
 
 

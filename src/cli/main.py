@@ -21,6 +21,7 @@ from .exits import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_U
 from .journal import discard, journal_documents, parse_outcome, parse_position, resolve
 from .maintenance import confirm, delete, prune, render_maintenance, sweep
 from .parser import parser
+from .terminal import escaped, printable
 from .threads import databases_with_threads, inspect_thread, render_inspect, render_threads, threads
 
 #: What a MongoDB URI starts with.
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace, client: Any, out: TextIO, stdin: TextIO) -> in
         if as_json:
             _dump(settled, out)
         else:
-            out.write(f"{settled['now']} {settled['kind']} {settled['name']!r} at {pos} (was {settled['was']})\n")
+            out.write(printable(f"{settled['now']} {settled['kind']} {settled['name']!r} at {pos} (was {settled['was']})") + "\n")
         return EXIT_OK
     if args.command in ("delete", "prune", "sweep"):
         saver = MongoDBCheckpointer(client, db_name=args.db, collections=names, auto_setup=False)
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace, client: Any, out: TextIO, stdin: TextIO) -> in
             imported = mongodbsaver_import.command(client, args, sys.stderr)
         except InvalidInputError as error:
             raise CliError(str(error), EXIT_USAGE) from None
-        _dump(imported.as_dict(), out) if as_json else mongodbsaver_import.render(imported, out)
+        _dump(imported.as_dict(), out) if as_json else mongodbsaver_import.render(escaped(imported), out)
         if not imported.ok:
             return EXIT_PROBLEM
         return EXIT_UNKNOWN_THREAD if imported.unknown_threads else EXIT_OK
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace, client: Any, out: TextIO, stdin: TextIO) -> in
 def _say_where_threads_are(client: Any, db_name: str, names: CollectionNames) -> None:
     elsewhere = [name for name in databases_with_threads(client, names) if name != db_name]
     where = f"threads are in {', '.join(elsewhere)}: pass --db NAME" if elsewhere else "nor in any other database"
-    print(f"no threads in database {db_name!r}; {where}", file=sys.stderr)
+    print(printable(f"no threads in database {db_name!r}; {where}"), file=sys.stderr)
 
 
 def server_error(error: PyMongoError, uri: str | None) -> CliError:
@@ -142,5 +143,5 @@ def main(
         except PyMongoError as error:
             raise server_error(error, args.uri) from None
     except CliError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {printable(str(error))}", file=sys.stderr)
         return error.code

@@ -10,6 +10,7 @@ from .._langgraph import NS_END, NS_SEP
 from .._plans import quirks as server_quirks
 from ..schema import CollectionNames
 from .exits import EXIT_UNKNOWN_THREAD, CliError
+from .terminal import escaped
 
 
 def _namespace_label(ns: str) -> str:
@@ -75,7 +76,8 @@ def _latest(coll: Any, thread_id: str) -> dict[str, Any]:
 
 
 def render_threads(rows: list[dict[str, Any]], more: bool, out: TextIO) -> None:
-    """The thread table, and how to ask for the next page when there is one."""
+    """The thread table, and how to ask for the next page when there is one (stored text escaped)."""
+    rows = escaped(rows)
     if not rows:
         out.write("no threads\n")
         return
@@ -181,6 +183,8 @@ def sibling_key(label: str) -> tuple[str, tuple[tuple[int, int, str], ...], str]
 
 
 def render_inspect(report: dict[str, Any], out: TextIO) -> None:
+    """The thread's namespaces and its operation tree (stored text escaped)."""
+    report = escaped(report)
     out.write(f"thread {report['thread_id']}\n\ncheckpoints\n")
     width = max([len(n["namespace"]) for n in report["namespaces"]] + [9])
     for ns in report["namespaces"]:
