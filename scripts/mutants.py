@@ -764,6 +764,34 @@ MUTANTS: tuple[Mutant, ...] = (
         'print(f"error: {error}", file=sys.stderr)',
         ("tests/test_cli_terminal.py", "-m", "not server", "-k", "errors_and"),
     ),
+    Mutant(
+        "issue 25: a TTL or interval above 100 years accepted",
+        "src/checkpointer/ttl.py",
+        "    if value > largest:",
+        "    if False:",
+        ("tests/test_ttl_strategies.py", "tests/test_agent_server_factory.py", "-m", "not server", "-k", "bad_ttl"),
+    ),
+    Mutant(
+        "issue 25: a sweeper thread that dies says nothing",
+        "src/checkpointer/sweeper.py",
+        "        except BaseException:  # the thread ends here either way: say so\n            logger.exception(_DIED)",
+        "        except BaseException:  # the thread ends here either way: say so\n            pass",
+        ("tests/test_ttl_strategies.py", "-k", "dies or overflows"),
+    ),
+    Mutant(
+        "issue 25: a sweeper task that dies says nothing",
+        "src/checkpointer/sweeper.py",
+        "        except BaseException:\n            logger.exception(_DIED)",
+        "        except BaseException:\n            pass",
+        ("tests/test_ttl_strategies.py", "-k", "dies"),
+    ),
+    Mutant(
+        "issue 25: a bare ttl in LANGGRAPH_CHECKPOINTER read as seconds",
+        "src/server.py",
+        "            return _minutes(ttl) if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) else ttl",
+        "            return ttl",
+        ("tests/test_agent_server_factory.py", "-m", "not server", "-k", "reads_the_ttl"),
+    ),
 )
 
 
