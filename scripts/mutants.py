@@ -792,6 +792,48 @@ MUTANTS: tuple[Mutant, ...] = (
         "            return ttl",
         ("tests/test_agent_server_factory.py", "-m", "not server", "-k", "reads_the_ttl"),
     ),
+    Mutant(
+        "issue 25: JSON text not parsed before redaction",
+        "src/journal/redaction.py",
+        "    parsed = _json_in(text)\n",
+        "    parsed = None\n",
+        ("tests/test_journal_redaction.py",),
+    ),
+    Mutant(
+        "issue 25: (name, value) credential pairs kept in clear",
+        "src/journal/redaction.py",
+        "        if _is_credential_pair(value):\n            return [value[0], REDACTED]\n",
+        "",
+        ("tests/test_journal_redaction.py",),
+    ),
+    Mutant(
+        "issue 25: provider keys in text kept in clear",
+        "src/journal/redaction.py",
+        "    text = KEY_PATTERNS.sub(REDACTED, text)\n",
+        "",
+        ("tests/test_journal_redaction.py",),
+    ),
+    Mutant(
+        "issue 25: credential URL query parameters kept in clear",
+        "src/journal/redaction.py",
+        "if m[3] and is_credential_key(m[2]) else m[0]",
+        "if False else m[0]",
+        ("tests/test_journal_redaction.py",),
+    ),
+    Mutant(
+        "issue 25: an echoed secret escaped by JSON or repr survives scrubbing",
+        "src/journal/redaction.py",
+        "(secret, json.dumps(secret)[1:-1], repr(secret)[1:-1])",
+        "(secret,)",
+        ("tests/test_journal_redaction.py",),
+    ),
+    Mutant(
+        "issue 25: a message's text not redacted in readable()",
+        "src/journal/redaction.py",
+        "    content = redact_text(message.content) if isinstance",
+        "    content = message.content if isinstance",
+        ("tests/test_journal_redaction.py",),
+    ),
 )
 
 
