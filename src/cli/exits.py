@@ -2,7 +2,8 @@
 
 - ``EXIT_OK`` (0): done.
 - ``EXIT_PROBLEM`` (1): ``doctor`` found a problem, ``import-mongodbsaver`` a mismatch, the library refused an
-  operation (the message says why), or the server refused a command for another reason than credentials.
+  operation (the message says why), a stored document could not be read (``threads`` and ``inspect`` show the
+  rest and name each such document), or the server refused a command for another reason than credentials.
 - ``EXIT_USAGE`` (2): bad usage or URI, or a deletion nobody confirmed.
 - ``EXIT_UNKNOWN_THREAD`` (3): unknown thread or journal position.
 - ``EXIT_UNREACHABLE`` (4): the server cannot be reached.

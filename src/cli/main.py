@@ -43,15 +43,15 @@ def run(args: argparse.Namespace, client: Any, out: TextIO, stdin: TextIO) -> in
     db = client[args.db]
     as_json = args.json or getattr(args, "json_sub", False)
     if args.command == "threads":
-        rows, more = threads(db, names, args.limit, args.after)
+        rows, more, problems = threads(db, names, args.limit, args.after)
         _dump(rows, out) if as_json else render_threads(rows, more, out)
-        if not rows and args.after is None:
+        if not rows and not problems and args.after is None:
             _say_where_threads_are(client, args.db, names)
-        return EXIT_OK
+        return _report(problems)
     if args.command == "inspect":
         report = inspect_thread(db, names, args.thread)
         _dump(report, out) if as_json else render_inspect(report, out)
-        return EXIT_OK
+        return _report(report["problems"])
     if args.command == "journal":
         _dump(journal_documents(db, names, args.thread, args.with_outcomes), out)
         return EXIT_OK
@@ -89,6 +89,13 @@ def run(args: argparse.Namespace, client: Any, out: TextIO, stdin: TextIO) -> in
     report = doctor(client, db, names, args.fix)
     _dump(report, out) if as_json else render_doctor(report, out)
     return EXIT_OK if report["ok"] else EXIT_PROBLEM
+
+
+def _report(problems: list[str]) -> int:
+    """Print the documents that could not be read (the rest was shown): ``EXIT_PROBLEM`` if any."""
+    for problem in problems:
+        print(f"error: {printable(problem)}", file=sys.stderr)
+    return EXIT_PROBLEM if problems else EXIT_OK
 
 
 def _say_where_threads_are(client: Any, db_name: str, names: CollectionNames) -> None:
