@@ -162,3 +162,13 @@ def test_credentials_on_a_server_without_authentication_are_never_printed(
     assert run(None, "--uri", uri, "threads")[0] == EXIT_PROBLEM
     err = _no_secret(capsys.readouterr().err)
     assert "refused the command: no such command: 'saslStart'" in err and "mongodb://***@127.0.0.1:" in err
+
+
+def test_the_demo_prints_where_it_stores_without_the_password() -> None:
+    from langgraph_durable_mongodb import demo
+
+    client, platform, where = demo.open_platform(f"mongodb://admin:{SECRET}@127.0.0.1:1/?serverSelectionTimeoutMS=1", "demo")
+    try:
+        assert _no_secret(where) == "mongodb://***@127.0.0.1:1/?serverSelectionTimeoutMS=1"
+    finally:
+        client.close()

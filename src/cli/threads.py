@@ -35,7 +35,9 @@ ENTRY_FIELDS = {
 }
 
 
-def readable_documents(collection: str, docs: Iterable[dict[str, Any]], fields: dict[str, tuple[type, ...]]) -> tuple[list[dict[str, Any]], list[str]]:
+def readable_documents(
+    collection: str, docs: Iterable[dict[str, Any]], fields: dict[str, tuple[type, ...]]
+) -> tuple[list[dict[str, Any]], list[str]]:
     """``docs`` split into those holding ``fields`` as written and the problems of the others (each naming the
     collection, the ``_id`` and the field: ``_bson.document_problem``)."""
     good, problems = [], []
@@ -178,7 +180,8 @@ def inspect_thread(db: Any, names: CollectionNames, thread_id: str) -> dict[str,
         entry["occurrences"].add(doc["checkpoint_ns"])
         entry.update(latest_id=doc["checkpoint_id"], latest_step=(doc.get("metadata") or {}).get("step"), updated=doc.get("ts"))
     namespaces = [{**e, "occurrences": len(e["occurrences"])} for e in sorted(per_ns.values(), key=lambda e: e["namespace"])]
-    return {"thread_id": thread_id, "namespaces": namespaces, "operations": operation_tree(journal), "problems": problems + more}
+    operations = operation_tree(journal)
+    return {"thread_id": thread_id, "namespaces": namespaces, "operations": operations, "problems": problems + more}
 
 
 def operation_tree(journal: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
