@@ -904,6 +904,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "",
         ("tests/test_stored_integrity.py", "-m", "not server", "-k", "checksum"),
     ),
+    Mutant(
+        "issue 25: threads names a bad thread id with an operator query",
+        "src/cli/threads.py",
+        'coll.find_one({"thread_id": {"$eq": found["_id"]}})',
+        'coll.find_one({"thread_id": found["_id"]})',
+        ("tests/test_cli_corrupt.py", "-m", "not server", "-k", "threads"),
+    ),
 )
 
 

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+from pymongo.errors import WriteError
 
 from langgraph_durable_mongodb import MongoDBCheckpointer
 from langgraph_durable_mongodb.cli import EXIT_PROBLEM
@@ -24,13 +25,22 @@ def test_threads_lists_the_readable_threads_and_names_a_non_string_thread_id(
     write_thread(saver, "a", 2)
     write_thread(saver, "b", 1)
     db = mongo_client[db_name]
+    write_thread(saver, "c", 1)
     db.checkpoints.update_one({"thread_id": "b"}, {"$set": {"thread_id": 42}})
+    try:  # a document that reads like an operator must not become one (FerretDB refuses to store it)
+        weird: dict = {"$gt": ""}
+        db.checkpoints.update_one({"thread_id": "c"}, {"$set": {"thread_id": weird}})
+    except WriteError:
+        weird = {"id": "c"}
+        db.checkpoints.update_one({"thread_id": "c"}, {"$set": {"thread_id": weird}})
     bad = db.checkpoints.find_one({"thread_id": 42})
+    operator_like = db.checkpoints.find_one({"thread_id": {"$eq": weird}})
     code, out = run(mongo_client, "--db", db_name, "threads")
     assert code == EXIT_PROBLEM
     assert [line.split()[0] for line in out.splitlines()] == ["THREAD", "a"]
     err = capsys.readouterr().err
     assert f"error: checkpoints document {bad['_id']!r}: field 'thread_id' is int 42, not a string" in err
+    assert f"error: checkpoints document {operator_like['_id']!r}: field 'thread_id' is dict" in err
 
 
 def entry(path: Any, node: str, key: str, **fields: Any) -> dict:

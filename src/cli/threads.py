@@ -82,7 +82,8 @@ def threads(
     rows, problems = [], []
     for found in grouped[:limit]:
         if not isinstance(found["_id"], str):
-            doc = coll.find_one({"thread_id": found["_id"]}) or {"thread_id": found["_id"]}
+            # $eq: a thread_id stored as a document such as {"$gt": ""} must not become an operator here
+            doc = coll.find_one({"thread_id": {"$eq": found["_id"]}}) or {"thread_id": found["_id"]}
             problems.append(str(document_problem(names.checkpoints, doc, {"thread_id": (str,)})))
             continue
         if not quirks.group_first_max:
