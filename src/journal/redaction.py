@@ -10,8 +10,8 @@ httpx and requests take headers) and in text that is JSON (a tool's result as
 ``ToolNode`` stores it); in any text, ``redact_text`` also replaces well-known
 provider keys (``KEY_PATTERNS``) and the values of URL query parameters with a
 credential-looking name (``?api_key=``, ``&token=``). ``scrub`` removes an
-input's credential values from stored text that echoes them (as written, or
-escaped as JSON or ``repr`` escape them), then applies ``redact_text``.
+input's credential values from stored text that echoes them (as written, or as
+JSON or ``repr`` escape them), then applies ``redact_text``.
 
 Example::
 
