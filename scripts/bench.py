@@ -53,6 +53,7 @@ import statistics
 import sys
 import time
 import uuid
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -701,6 +702,31 @@ def bench_async(uri: str, s: Settings, server: ServerCPU, log: Callable[[str], N
     return asyncio.run(_bench_async(uri, s, server, log))
 
 
+class ChecksumClock:
+    """Time spent computing the CRC-32 checksums kept with values (issue 25), in the module that computes them:
+    ``checkpointer.documents.checksum`` calls ``zlib.crc32`` through this object while it is installed."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def crc32(self, data: bytes, value: int = 0) -> int:
+        t0 = time.perf_counter()
+        try:
+            return zlib.crc32(data, value)
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+    @contextmanager
+    def installed(self) -> Iterator["ChecksumClock"]:
+        from langgraph_durable_mongodb.checkpointer import documents
+
+        documents.zlib, self.seconds = self, 0.0  # type: ignore[assignment]
+        try:
+            yield self
+        finally:
+            documents.zlib = zlib
+
+
 def bench_steps(uri: str, s: Settings, server: ServerCPU, log: Callable[[str], None]) -> dict[str, Any]:
     """Sync ``invoke`` steps one after another (the sync face): client CPU and wall time per step.
 
@@ -722,17 +748,20 @@ def bench_steps(uri: str, s: Settings, server: ServerCPU, log: Callable[[str], N
             saver.setup()
         graph = chat_builder("add_messages", s).compile(checkpointer=saver)
         try:
-            cpu0, srv0, t0 = time.process_time(), server.seconds(), time.perf_counter()
-            for _ in range(max(1, steps // s.turns_per_thread)):
-                config = {"configurable": {"thread_id": uuid.uuid4().hex}}
-                for turn in range(s.turns_per_thread):
-                    graph.invoke(inputs(turn), config)
-            done = max(1, steps // s.turns_per_thread) * s.turns_per_thread
-            elapsed, cpu, srv1 = time.perf_counter() - t0, time.process_time() - cpu0, server.seconds()
+            with ChecksumClock().installed() as checksums:
+                cpu0, srv0, t0 = time.process_time(), server.seconds(), time.perf_counter()
+                for _ in range(max(1, steps // s.turns_per_thread)):
+                    config = {"configurable": {"thread_id": uuid.uuid4().hex}}
+                    for turn in range(s.turns_per_thread):
+                        graph.invoke(inputs(turn), config)
+                done = max(1, steps // s.turns_per_thread) * s.turns_per_thread
+                elapsed, cpu, srv1 = time.perf_counter() - t0, time.process_time() - cpu0, server.seconds()
             return {
                 "steps_per_second": done / elapsed,
                 "client_cpu_ms_per_step": cpu / done * 1000,
                 "server_cpu_ms_per_step": (srv1 - srv0) / done * 1000 if srv0 is not None and srv1 is not None else None,
+                # ours only: the CPU of the checksums kept with values (their share of a step: under 3% is the target)
+                "checksum_cpu_ms_per_step": checksums.seconds / done * 1000 if name == "ours" else None,
             }
         finally:
             client.drop_database(db_name)
@@ -744,17 +773,20 @@ def bench_steps(uri: str, s: Settings, server: ServerCPU, log: Callable[[str], N
         for rep_ in range(s.async_reps):
             for name in (("ours", "reference") if rep_ % 2 == 0 else ("reference", "ours")):
                 runs[name].append(run(name, s.async_steps))
-            log(f"  steps rep {rep_ + 1}: " + ", ".join(f"{n} {runs[n][-1]['client_cpu_ms_per_step']:.2f} ms CPU/step" for n in runs))
+            log(f"  steps rep {rep_ + 1}: " + ", ".join(f"{n} {runs[n][-1]['client_cpu_ms_per_step']:.2f} ms CPU/step" for n in runs)
+                + f" (checksums {runs['ours'][-1]['checksum_cpu_ms_per_step']:.4f} ms)")
     finally:
         client.close()
     sides = {
         name: {k: (statistics.median([r[k] for r in rs]) if rs[0][k] is not None else None)
-               for k in ("steps_per_second", "client_cpu_ms_per_step", "server_cpu_ms_per_step")}
+               for k in ("steps_per_second", "client_cpu_ms_per_step", "server_cpu_ms_per_step", "checksum_cpu_ms_per_step")}
         for name, rs in runs.items()
     }
     o, r = sides["ours"], sides["reference"]
+    share = o["checksum_cpu_ms_per_step"] / o["client_cpu_ms_per_step"]
+    log(f"  value checksums: {o['checksum_cpu_ms_per_step']:.4f} ms of {o['client_cpu_ms_per_step']:.2f} ms CPU per step ({share:.2%})")
     return {"settings": {"steps": s.async_steps, "reps": s.async_reps, "turns_per_thread": s.turns_per_thread},
-            "sides": sides, "runs": runs,
+            "sides": sides, "runs": runs, "checksum_share_of_client_cpu": share,
             "ratios": {k: ratio(o[k], r[k]) for k in ("steps_per_second", "client_cpu_ms_per_step", "server_cpu_ms_per_step")}}
 
 

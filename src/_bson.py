@@ -14,12 +14,65 @@ from typing import Any
 
 from bson import Binary
 
-from .errors import InvalidInputError
+from .errors import CorruptDocumentError, InvalidInputError
 
 #: Bytes of serialized value per document; keeps each document well under 16 MiB.
 DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024
 
 _ESCAPES = {"%": "%25", ".": "%2E", "$": "%24", "\x00": "%00"}
+
+
+#: Field types a stored document is checked against (``document_problem``): ``OPTIONAL`` allows absent or null.
+OPTIONAL = type(None)
+_TYPE_NAMES = {str: "a string", bytes: "bytes", int: "an int", float: "a number", dict: "a document", list: "an array"}
+
+
+def document_problem(collection: str, doc: Mapping[str, Any], fields: Mapping[str, tuple[type, ...]]) -> CorruptDocumentError | None:
+    """The first of ``fields`` that ``doc`` lacks or holds with another type, as an error naming the collection,
+    the document's ``_id`` and the field; None when every field is as written.
+
+    Args:
+        collection: the collection ``doc`` was read from.
+        doc: the document, as read.
+        fields: field name (dotted to reach into a sub-document or an array item) -> the types it may have; ``OPTIONAL`` among
+            them lets it be absent or null. ``bool`` is never taken for ``int``.
+
+    Returns:
+        A ``CorruptDocumentError`` to raise or report, or None.
+    """
+    for field, types in fields.items():
+        value: Any = doc
+        for part in field.split("."):
+            if isinstance(value, list) and part.isdigit():
+                value = value[int(part)] if int(part) < len(value) else None
+            else:
+                value = value.get(part) if isinstance(value, Mapping) else None
+        if value is None and OPTIONAL in types:
+            continue
+        if isinstance(value, types) and not (isinstance(value, bool) and bool not in types):
+            continue
+        wanted = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types if t is not OPTIONAL)
+        found = "missing" if value is None else f"{type(value).__name__} {value!r:.40}"
+        return CorruptDocumentError(
+            f"{collection} document {doc.get('_id')!r}: field {field!r} is {found}, not {wanted}: the document was "
+            "edited by hand or damaged, and nothing was run from it; restore it from a backup, or delete it "
+            "(or its thread)",
+            collection=collection,
+            document_id=doc.get("_id"),
+            field=field,
+        )
+    return None
+
+
+def require_fields(collection: str, docs: Iterable[Mapping[str, Any]], fields: Mapping[str, tuple[type, ...]]) -> None:
+    """Raise ``document_problem``'s error for the first of ``docs`` that has one.
+
+    Raises:
+        CorruptDocumentError: a document lacks one of ``fields`` or holds it with another type.
+    """
+    for doc in docs:
+        if (problem := document_problem(collection, doc, fields)) is not None:
+            raise problem
 
 
 def require_db_name(db_name: Any) -> str:

@@ -28,7 +28,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.graph import START, StateGraph
 
-from ._plans.clients import DRIVER_INFO
+from ._plans.clients import DRIVER_INFO, masked_uri
 from .journal import SecureLLM, SecureTool
 from .platform import DurablePlatform
 
@@ -103,7 +103,8 @@ def open_platform(uri: str | None, db_name: str) -> tuple[Any, DurablePlatform, 
     from pymongo import AsyncMongoClient, MongoClient
 
     client = MongoClient(uri, serverSelectionTimeoutMS=5000, driver=DRIVER_INFO)
-    return client, DurablePlatform(client, async_client=AsyncMongoClient(uri, driver=DRIVER_INFO), db_name=db_name), uri
+    platform = DurablePlatform(client, async_client=AsyncMongoClient(uri, driver=DRIVER_INFO), db_name=db_name)
+    return client, platform, masked_uri(uri)  # printed: never the password
 
 
 def show_journal(platform: DurablePlatform, thread_id: str) -> None:

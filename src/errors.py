@@ -159,3 +159,32 @@ class IncompatibleStorageError(DurableMongoError, RuntimeError):
     def __init__(self, message: str, *, db_name: str | None = None, found: str | None = None) -> None:
         super().__init__(message)
         self.db_name, self.found = db_name, found
+
+
+class CorruptDocumentError(DurableMongoError, RuntimeError):
+    """A stored document lacks a field it must have, or holds one of the wrong type (edited by hand, or damaged).
+
+    Raised when it is read, before anything runs from it: a resume never goes on from a document it could not
+    read. Restore the document from a backup, or delete it (a checkpoint: the thread then resumes from its
+    parent) or the thread. Attributes: ``collection``, ``document_id`` (its ``_id``) and ``field``.
+    """
+
+    def __init__(self, message: str, *, collection: str = "", document_id: object = None, field: str = "") -> None:
+        super().__init__(message)
+        self.collection, self.document_id, self.field = collection, document_id, field
+
+
+class MissingValueError(DurableMongoError, RuntimeError):
+    """A checkpoint references a channel value that cannot be loaded: its blob, or one of its chunks, is gone.
+
+    Raised when the checkpoint is read, before anything runs from it (LangGraph's own savers return the state
+    without that channel, and a resume then saves the loss for good). Restore the value's documents from a
+    backup, or go back to an earlier checkpoint (``get_state_history``) that does not reference it.
+    Attributes: ``thread_id``, ``checkpoint_ns``, ``checkpoint_id`` and ``channel``.
+    """
+
+    def __init__(
+        self, message: str, *, thread_id: str = "", checkpoint_ns: str = "", checkpoint_id: str = "", channel: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.thread_id, self.checkpoint_ns, self.checkpoint_id, self.channel = thread_id, checkpoint_ns, checkpoint_id, channel

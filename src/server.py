@@ -71,8 +71,9 @@ def ttl_of(environ: Mapping[str, str] | None = None) -> Any:
 
     langgraph-api reads them in that order: ``LANGGRAPH_THREAD_TTL`` (minutes, or a JSON block), then the
     ``"ttl"`` of the ``LANGGRAPH_CHECKPOINTER`` JSON that ``langgraph dev`` and ``langgraph build`` set from
-    ``langgraph.json``. A bare number of minutes means what it means to langgraph-api: delete, swept
-    every 5.1 minutes.
+    ``langgraph.json``. A bare number, in either, is minutes, as ``LANGGRAPH_THREAD_TTL`` is to langgraph-api:
+    delete, swept every 5.1 minutes. (langgraph-api takes the checkpointer's ``"ttl"`` as its thread TTL
+    block, whose numbers are all minutes; it parses no bare number there.)
 
     Args:
         environ: the environment (``os.environ`` by default).
@@ -86,14 +87,18 @@ def ttl_of(environ: Mapping[str, str] | None = None) -> Any:
     environ = os.environ if environ is None else environ
     try:
         if raw := environ.get("LANGGRAPH_THREAD_TTL", "").strip():
-            if raw.startswith("{"):
-                return json.loads(raw)
-            return {"strategy": "delete", "default_ttl": float(raw), "sweep_interval_minutes": 5.1}
+            return json.loads(raw) if raw.startswith("{") else _minutes(float(raw))
         if raw := environ.get("LANGGRAPH_CHECKPOINTER", "").strip():
-            return json.loads(raw).get("ttl")
+            ttl = json.loads(raw).get("ttl")
+            return _minutes(ttl) if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) else ttl
     except (ValueError, AttributeError) as exc:
         raise InvalidInputError(f"LANGGRAPH_THREAD_TTL or LANGGRAPH_CHECKPOINTER is not a TTL langgraph-api reads: {exc}") from exc
     return None
+
+
+def _minutes(ttl: float) -> dict[str, Any]:
+    """A bare number of minutes, as langgraph-api reads ``LANGGRAPH_THREAD_TTL=60``."""
+    return {"strategy": "delete", "default_ttl": ttl, "sweep_interval_minutes": 5.1}
 
 
 @asynccontextmanager

@@ -201,6 +201,8 @@ KEEP_LATEST = {"strategy": "keep_latest", "default_ttl": 1440, "sweep_interval_m
             KEEP_LATEST,
         ),
         ({"LANGGRAPH_THREAD_TTL": "90"}, {"strategy": "delete", "default_ttl": 90.0, "sweep_interval_minutes": 5.1}),
+        # a bare number in the checkpointer's block is minutes too (langgraph-api's thread TTL numbers all are)
+        ({"LANGGRAPH_CHECKPOINTER": '{"ttl": 60}'}, {"strategy": "delete", "default_ttl": 60, "sweep_interval_minutes": 5.1}),
         ({"LANGGRAPH_CHECKPOINTER": '{"path": "x.y"}'}, None),
     ],
 )
@@ -219,6 +221,17 @@ async def test_a_bad_ttl_block_fails_the_factory_before_any_query(monkeypatch: p
     with pytest.raises(InvalidInputError, match="LANGGRAPH_CHECKPOINTER"):
         async with checkpointer():
             pass
+    # about 9,500 years: every write would fail with OverflowError; refused at startup, naming the largest
+    monkeypatch.setenv("LANGGRAPH_THREAD_TTL", "5000000000")
+    with pytest.raises(InvalidInputError, match="default_ttl must be at most 52596000 minutes"):
+        async with checkpointer():
+            pass
+
+
+async def test_a_bare_ttl_in_the_checkpointer_block_is_minutes(served_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LANGGRAPH_CHECKPOINTER", json.dumps({"path": "x.y", "ttl": 60}))
+    async with checkpointer() as saver:
+        assert saver.ttl == 3600 and saver.ttl_config.sweep_interval_minutes == 5.1
 
 
 async def test_the_factory_runs_the_sweeper_of_the_ttl_block_for_the_servers_lifetime(

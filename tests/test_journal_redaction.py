@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import json
+from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from langgraph_durable_mongodb.journal import digest, preview, redact
-from langgraph_durable_mongodb.journal.redaction import REDACTED, is_credential_key
+from langgraph_durable_mongodb.journal.redaction import REDACTED, credential_values, is_credential_key, readable, scrub
 
 
 @pytest.mark.parametrize("module", ["position", "redaction"])
@@ -87,3 +89,86 @@ def test_the_digest_is_the_sha256_of_the_ordered_canonical_json_whatever_the_inp
     }
     ordered = json.dumps(redaction.canonical(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert redaction.digest(value) == "sha256:" + hashlib.sha256(ordered.encode()).hexdigest()
+
+
+# --- issue 25: the common shapes key-based redaction missed -------------------------------------------------
+
+TOKEN = "tok-live-9f8e7d6c5b"
+PROVIDER_KEYS = (
+    "sk-AbCdEfGhIjKlMnOpQrStUvWx0123",  # OpenAI (legacy)
+    "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56",  # OpenAI project key
+    "sk-ant-api03-Ab12Cd34Ef56Gh78Ij90",  # Anthropic
+    "AKIAIOSFODNN7EXAMPLE",  # AWS access key id
+    "ghp_0123456789abcdefghijABCDEFGHIJ012345",  # GitHub
+    "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",  # GitHub fine-grained
+    "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOp",  # Slack bot
+)
+
+
+def test_json_text_is_parsed_and_redacted_by_key() -> None:
+    text = json.dumps({"access_token": TOKEN, "expires_in": 3600, "nested": [{"client_secret": TOKEN}]})
+    assert TOKEN not in preview(text) and "3600" in preview(text)
+    assert redact(text) == json.dumps({"access_token": REDACTED, "expires_in": 3600, "nested": [{"client_secret": REDACTED}]})
+    assert redact('{"query": "weather"}') == '{"query": "weather"}'  # nothing to redact: the text is kept as it is
+    assert redact("{not json, api_key: x}") == "{not json, api_key: x}"
+
+
+def test_a_tool_message_holding_json_is_redacted_in_readable_text() -> None:
+    message = ToolMessage(json.dumps({"access_token": TOKEN}), tool_call_id="c1")
+    assert readable(message) == 'tool: {"access_token": "[REDACTED]"}'
+    blocks = HumanMessage([{"type": "text", "text": f"use {PROVIDER_KEYS[1]}"}])
+    assert PROVIDER_KEYS[1] not in readable(blocks)
+    assert TOKEN not in preview([HumanMessage("look it up"), message])  # an LLM call's input
+
+
+@pytest.mark.parametrize(
+    "pairs",
+    [
+        [("Authorization", f"Bearer {TOKEN}")],
+        [("Accept", "application/json"), ("X-Api-Key", TOKEN)],
+        (("cookie", TOKEN),),
+        {"headers": [["Proxy-Authorization", TOKEN]]},
+    ],
+)
+def test_name_value_pairs_are_redacted(pairs: Any) -> None:
+    assert TOKEN not in preview(pairs)
+    assert TOKEN in credential_values(pairs) or f"Bearer {TOKEN}" in credential_values(pairs)
+    assert preview([("Accept", "application/json")]) == '[["Accept", "application/json"]]'
+
+
+@pytest.mark.parametrize("secret", ['pa"ss-word', "pa\\ss-word", "it's-a-\"mix\\"])
+def test_an_echoed_secret_with_quotes_or_backslashes_is_scrubbed(secret: str) -> None:
+    secrets = credential_values({"password": secret})
+    assert secret not in preview({"echo": secret}, secrets=secrets)
+    assert json.dumps(secret)[1:-1] not in preview({"echo": secret}, secrets=secrets)
+    assert preview({"echo": secret}, secrets=secrets) == '{"echo": "[REDACTED]"}'
+    for message in (f"bad login {json.dumps({'pw': secret})}", f"bad login {secret!r}", f"bad login {secret}"):
+        assert scrub(message, secrets).count(REDACTED) == 1, scrub(message, secrets)
+
+
+@pytest.mark.parametrize("key", PROVIDER_KEYS)
+def test_well_known_provider_keys_are_redacted_in_any_text(key: str) -> None:
+    said = f"my key is {key}, thanks"
+    assert redact(said) == f"my key is {REDACTED}, thanks"
+    assert preview([HumanMessage(said)]) == f"[\"human: my key is {REDACTED}, thanks\"]"
+    assert scrub(f"401: invalid key {key}") == f"401: invalid key {REDACTED}"
+
+
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        (f"https://api.example/v1?api_key={TOKEN}", f"https://api.example/v1?api_key={REDACTED}"),
+        (f"https://api.example/v1?user=al&token={TOKEN}#top", f"https://api.example/v1?user=al&token={REDACTED}#top"),
+        (f"https://s3.example/o?X-Amz-Signature={TOKEN}&X-Amz-Expires=60", f"https://s3.example/o?X-Amz-Signature={REDACTED}&X-Amz-Expires=60"),
+        (f"https://api.example/v1?access_token={TOKEN}&max_tokens=5", f"https://api.example/v1?access_token={REDACTED}&max_tokens=5"),
+        ("https://api.example/v1?q=weather&page=2", "https://api.example/v1?q=weather&page=2"),
+    ],
+)
+def test_credential_query_parameters_in_urls_are_redacted(url: str, shown: str) -> None:
+    assert redact({"url": url}) == {"url": shown}
+    assert scrub(f"GET {url} failed") == f"GET {shown} failed"
+
+
+@pytest.mark.parametrize("text", ["task-management-tool-abcdefgh", "risk-assessment-results-2026", "AKIA", "ghp_short"])
+def test_ordinary_text_is_left_alone(text: str) -> None:
+    assert redact(text) == text

@@ -15,13 +15,18 @@ from typing import Annotated, Any, TypedDict
 import bson
 import pytest
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.tools import tool
 from langgraph.graph import START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.prebuilt import ToolNode, tools_condition
 from pymongo import monitoring
 
-from langgraph_durable_mongodb.journal import digest, effect
+from langgraph_durable_mongodb.journal import SecureLLM, SecureTool, digest, effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
 from .clients import on_servers, tier_uri
+from .journal_helpers import scripted
 from .workers import durable_worker
 
 PLATFORMS = ["embedded", *on_servers("server")]
@@ -304,3 +309,74 @@ def test_with_encryption_input_digests_are_keyed_so_a_short_secret_cannot_be_gue
     )
     assert pin_graph(same, runs, crash=False).invoke(None, config) == {"out": [True]}
     assert runs == ["4821"]
+
+
+# --- issue 25: the shapes key-based redaction missed, as stored --------------------------------------------
+
+TOKEN = "tok-live-9f8e7d6c5b"
+PASTED = ("sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56", "AKIAIOSFODNN7EXAMPLE", "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+          "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOp", "qp-secret-77aa")
+ECHOED = 'pa"ss\\word-1'
+
+
+class Chat(TypedDict, total=False):
+    messages: Annotated[list, add_messages]
+
+
+def shapes_graph(platform: DurablePlatform, mode: str) -> Any:
+    """An agent whose tool (through ToolNode) returns a token, then a call with headers as (name, value) pairs
+    and an echoed password; the model is called again with the tool's result in its input."""
+
+    @tool
+    def issue_token(user: str) -> dict:
+        """Issue a token."""
+        return {"access_token": TOKEN, "user": user}
+
+    @effect(kind="tool", name="call_api")
+    def call_api(url: str, headers: list, password: str) -> dict:
+        return {"status": 200, "echo": password}
+
+    calls = [{"name": "issue_token", "args": {"user": "ann"}, "id": "c1"}]
+    llm = SecureLLM(scripted(AIMessage("", tool_calls=calls), AIMessage("done"))).bind_tools([issue_token])
+
+    def agent(state: Chat) -> Chat:
+        return {"messages": [llm.invoke(state["messages"])]}
+
+    async def aagent(state: Chat) -> Chat:
+        return {"messages": [await llm.ainvoke(state["messages"])]}
+
+    def after(state: Chat) -> Chat:
+        call_api(f"https://api.example/v1?api_key={TOKEN}", [("Authorization", f"Bearer {TOKEN}")], ECHOED)
+        return {}
+
+    g = StateGraph(Chat)
+    g.add_node("agent", aagent if mode == "async" else agent)
+    g.add_node("tools", ToolNode([SecureTool(issue_token)]))
+    g.add_node("after", after)
+    g.add_edge(START, "agent")
+    g.add_conditional_edges("agent", tools_condition, {"tools": "tools", "__end__": "after"})
+    g.add_edge("tools", "agent")
+    return platform.compile(g)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_the_common_shapes_of_a_secret_are_redacted_as_stored(make_platform: Any, mode: str) -> None:
+    platform = make_platform()
+    graph = shapes_graph(platform, mode)
+    said = "use " + " and ".join(PASTED[:4]) + f" on https://x.example/?user=ann&token={PASTED[4]}"
+    config = {"configurable": {"thread_id": "shapes"}}
+    inputs = {"messages": [HumanMessage(said)]}
+    await graph.ainvoke(inputs, config) if mode == "async" else graph.invoke(inputs, config)
+    entries = [e for e in raw_documents(platform)["activity_journal"] if e.get("chunk") == 0]
+    llm_calls = sorted((e for e in entries if e["kind"] == "llm"), key=lambda e: e["occurrence"])
+    assert len(llm_calls) == 2
+    for entry in llm_calls:  # inputs are digested and previewed only: no secret anywhere in the entry
+        for secret in (*PASTED, TOKEN):
+            assert not in_clear(secret, entry), (secret, entry["input"]["preview"])
+    assert '"access_token": "[REDACTED]"' in llm_calls[1]["input"]["preview"]  # the tool's result, in the next call
+    [issued] = [e for e in entries if e["name"] == "issue_token"]
+    assert TOKEN not in issued["outcome"]["preview"] and "ann" in issued["outcome"]["preview"]
+    [api] = [e for e in entries if e["name"] == "call_api"]
+    assert TOKEN not in api["input"]["preview"] and "Authorization" in api["input"]["preview"]
+    assert ECHOED not in api["outcome"]["preview"] and json.dumps(ECHOED)[1:-1] not in api["outcome"]["preview"]
+    assert api["outcome"]["preview"] == '{"echo": "[REDACTED]", "status": 200}'

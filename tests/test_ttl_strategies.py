@@ -21,6 +21,7 @@ from pymongo import AsyncMongoClient, MongoClient, monitoring
 from langgraph_durable_mongodb import InvalidInputError, MongoDBCheckpointer
 from langgraph_durable_mongodb._plans import lease
 from langgraph_durable_mongodb.checkpointer.sweeper import AsyncSweeper, Sweeper
+from langgraph_durable_mongodb.checkpointer.ttl import MAX_MINUTES, MAX_SECONDS
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
@@ -442,6 +443,12 @@ async def test_a_sweeper_needs_an_interval(make_platform: Any, mode: str) -> Non
         ({"default_ttl": 60, "refresh_on_read": "yes"}, "refresh_on_read"),
         (-3, "positive number of seconds"),
         ("3600", "positive number of seconds"),
+        # longer than 100 years: an expiry past year 9999, or a wait threading cannot do; the largest is named
+        ({"default_ttl": 5_000_000_000}, "default_ttl must be at most 52596000 minutes"),
+        ({"default_ttl": 52_596_001}, "default_ttl must be at most 52596000 minutes"),
+        ({"default_ttl": 60, "sweep_interval_minutes": 200 * 525_960}, "sweep_interval_minutes must be at most 52596000"),
+        (3_155_760_001, "ttl must be at most 3155760000 seconds"),
+        (float("inf"), "ttl must be at most 3155760000 seconds"),
     ],
 )
 def test_a_bad_ttl_is_refused_before_any_query(ttl: Any, match: str) -> None:
@@ -493,3 +500,63 @@ async def test_a_failed_sweep_is_logged_and_the_next_one_runs(mode: str, caplog:
         threaded.stop()
     assert len(calls) >= 2
     assert "TTL sweep failed" in caplog.text and "server down" in caplog.text
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_the_longest_ttl_and_interval_accepted_are_honoured(make_platform: Any, mode: str) -> None:
+    # 100 years each: every write stores an expiry, and the sweeper sweeps at once, then waits without dying
+    platform = make_platform(ttl={"default_ttl": MAX_MINUTES, "sweep_interval_minutes": MAX_MINUTES})
+    graph = platform.compile(_one_node())
+    await invoke(graph, mode, {"notes": []}, "long")
+    await invoke(graph, mode, {"notes": []}, "long")
+    [expiry] = {d["expire_at"] for d in raw(platform, "checkpoints", "long")}
+    assert timedelta(days=36524) < expiry - lease.utcnow() < timedelta(days=1.1 * 36525 + 1)
+    expire(platform, "long")
+    saver = platform.checkpointer
+    if mode == "async":
+        await saver.astart_sweeper()
+        await asyncio.sleep(0.2)
+        [task] = [t for t in asyncio.all_tasks() if t.get_name() == SWEEPER_TASK]
+        assert not task.done()
+        await saver.astop_sweepers()
+    else:
+        sweeper = saver.start_sweeper()
+        await asyncio.sleep(0.2)
+        assert sweeper._thread.is_alive()
+        saver.stop_sweepers()
+    assert raw(platform, "checkpoints", "long") == []  # swept once, at start (strategy delete)
+    assert MongoDBCheckpointer(saver.client, ttl=MAX_SECONDS).ttl == MAX_SECONDS
+
+
+class Fatal(BaseException):
+    """What no sweep loop can go on after (as ``Event.wait`` overflowing once did)."""
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_sweeper_that_dies_says_so_at_error_level(mode: str, caplog: pytest.LogCaptureFixture) -> None:
+    def die() -> list[str]:
+        raise Fatal("the loop cannot go on")
+
+    async def adie() -> list[str]:
+        return die()
+
+    if mode == "async":
+        sweeper = AsyncSweeper(adie, 60)
+        await asyncio.wait_for(asyncio.shield(sweeper._task), 10)
+        await sweeper.astop()
+    else:
+        threaded = Sweeper(die, 60)
+        threaded._thread.join(10)
+        assert not threaded._thread.is_alive()
+        threaded.stop()
+    [record] = [r for r in caplog.records if "TTL sweeper died" in r.getMessage()]
+    assert record.levelname == "ERROR" and isinstance(record.exc_info[1], Fatal)
+
+
+def test_a_sweeper_thread_whose_wait_overflows_says_so_at_error_level(caplog: pytest.LogCaptureFixture) -> None:
+    # what ttl= now refuses (an interval above threading.TIMEOUT_MAX), given to the sweeper directly
+    threaded = Sweeper(lambda: [], threading.TIMEOUT_MAX * 2)
+    threaded._thread.join(10)
+    assert not threaded._thread.is_alive()
+    [record] = [r for r in caplog.records if "TTL sweeper died" in r.getMessage()]
+    assert record.levelname == "ERROR" and isinstance(record.exc_info[1], OverflowError)

@@ -13,6 +13,7 @@ with the sync ``MongoClient``, and ``ConnectionScope`` is what
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import weakref
 from collections.abc import AsyncIterator, Callable
@@ -28,6 +29,36 @@ DRIVER_INFO = DriverInfo(name="langgraph-durable-mongodb", version=version("lang
 
 #: How long a sync ``close()`` waits for a loop running in another thread to close its client.
 CLOSE_TIMEOUT_SECONDS = 10.0
+
+
+#: URI options whose values are secrets: the URI options spec's sensitive options (pymongo's client repr shows
+#: them as ``<redacted>``) and ``authMechanismProperties`` (which may carry ``AWS_SESSION_TOKEN``).
+_SECRET_OPTION = re.compile(
+    r"([?&;])(proxyUsername|proxyPassword|tlsCertificateKeyFilePassword|authMechanismProperties)=[^&;]*", re.IGNORECASE
+)
+
+
+def masked_uri(uri: str) -> str:
+    """``uri`` fit to print or log: never its password, nor the values of secret options.
+
+    pymongo never shows a URI's user info (a client's repr lists the hosts) and masks a proxy URL's as
+    ``scheme://***@host``: everything between the scheme and the last ``@`` goes, since a malformed URI may
+    hold its credentials anywhere before it. The same rule applies here (a URI without a scheme too), and
+    the values of the options pymongo's repr redacts become ``<redacted>``.
+
+    Args:
+        uri: a MongoDB URI, well-formed or not.
+
+    Returns:
+        The URI with ``***`` for its user info and ``<redacted>`` for secret option values.
+    """
+    scheme, sep, tail = uri.partition("://")
+    if not sep:
+        scheme, sep, tail = uri.partition(":") if ":" in uri else ("", "", uri)
+    prefix = f"{scheme}{sep}"
+    if "@" in tail:
+        tail = f"***@{tail.rpartition('@')[2]}"
+    return prefix + _SECRET_OPTION.sub(r"\1\2=<redacted>", tail)
 
 
 def announce(client: Any) -> None:

@@ -44,9 +44,22 @@ from .._bson import (
 from .. import _langgraph
 from .._plans import lease
 from .._plans.requests import Aggregate, CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, Sleep, UpdateMany, Upsert
-from ..errors import DeltaChainError, DurableMongoError, InvalidInputError, ThreadExistsError
+from ..errors import DeltaChainError, DurableMongoError, InvalidInputError, MissingValueError, ThreadExistsError
 from ..schema import BLOB_KEY, EXPIRY_INDEX, INDEXES, TTL_INDEX, WRITE_KEY, CollectionNames
-from .documents import CHECKPOINT_KEY, checkpoint_key, key_id, stored_channels
+from .documents import (
+    BLOB_FIELDS,
+    CHECKPOINT_KEY,
+    WRITE_FIELDS,
+    check_assembled,
+    check_checkpoints,
+    check_checksum,
+    check_values,
+    checksum,
+    with_checksum,
+    checkpoint_key,
+    key_id,
+    stored_channels,
+)
 from .memory import LARGE, Location, StoredCheckpoints, ThreadExpiries, ValueLocations
 from .ttl import TTLConfig
 
@@ -84,7 +97,7 @@ _CHAIN_FIELDS = {
 
 #: What is read of a checkpoint that holds values another checkpoint references.
 _HOLDER_FIELDS = {"_id": 0, "thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": 1, "values": 1}
-_VALUE_FIELDS = {"_id": 0, "expire_at": 0}
+_VALUE_FIELDS = None  # every field: the _id names a document that cannot be read (mongo-java-server refuses {expire_at: 0})
 
 #: What the stored-checkpoint registry reads of a checkpoint: its id, the checkpoint it continues and the nodes
 #: whose interrupted task the edit that wrote it completed.
@@ -162,6 +175,18 @@ def _delta_dependencies(docs_by_id: Mapping[str, Mapping[str, Any]], checkpoint_
     return needed
 
 
+def _missing_value(doc: Mapping[str, Any], entry: Mapping[str, Any]) -> MissingValueError:
+    where = {f: doc[f] for f in CHECKPOINT_KEY}
+    return MissingValueError(
+        f"thread {where['thread_id']!r} checkpoint {where['checkpoint_id']!r} (namespace {where['checkpoint_ns']!r}) "
+        f"references channel {entry['c']!r} version {entry['v']!r}, which cannot be loaded: its document in "
+        "checkpoint_blobs, or one of its chunks, is gone. Nothing was run from this checkpoint: restore the value "
+        "from a backup, or resume from an earlier checkpoint (get_state_history) that does not reference it",
+        thread_id=where["thread_id"], checkpoint_ns=where["checkpoint_ns"], checkpoint_id=where["checkpoint_id"],
+        channel=entry["c"],
+    )
+
+
 def _finished_root_checkpoints(root: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The root checkpoints whose tasks finished: all but the latest and the one it continues (``origin``).
 
@@ -174,14 +199,16 @@ def _finished_root_checkpoints(root: Mapping[str, Mapping[str, Any]]) -> list[st
     return sorted(set(root) - {latest["checkpoint_id"], latest.get("origin")})
 
 
-def _inline_values(docs: list[dict[str, Any]]) -> dict[tuple, tuple[str, bytes]]:
-    """The values held inline by checkpoint documents, by (thread, namespace, channel, version)."""
-    return {
-        (d["thread_id"], d["checkpoint_ns"], e["c"], e["v"]): (e["t"], bytes(e["d"]))
-        for d in docs
-        for e in d.get("values", ())
-        if "t" in e
-    }
+def _inline_values(collection: str, docs: list[dict[str, Any]]) -> dict[tuple, tuple[str, bytes]]:
+    """The values held inline by checkpoint documents, by (thread, namespace, channel, version), each checked
+    against its checksum."""
+    out = {}
+    for d in docs:
+        for i, e in enumerate(d.get("values", ())):
+            if "t" in e:
+                check_checksum(collection, d, f"values.{i}.d", bytes(e["d"]), e.get("h"))
+                out[(d["thread_id"], d["checkpoint_ns"], e["c"], e["v"])] = (e["t"], bytes(e["d"]))
+    return out
 
 
 def _locations_of(doc: Mapping[str, Any]) -> dict[str, Location]:
@@ -380,6 +407,7 @@ class CheckpointPlans:
         ]
         writes_query = Find(self.collections.writes, branches[0] if len(branches) == 1 else {"$or": branches}, _VALUE_FIELDS)
         found_writes, values = yield from self._values_with(writes_query, docs)
+        check_values(self.collections.writes, found_writes, WRITE_FIELDS)
         writes = self._group_writes(found_writes)
         for d in docs:
             self._stored.note(d["thread_id"], d["checkpoint_ns"], [d])
@@ -415,14 +443,14 @@ class CheckpointPlans:
             requests.append(self._blobs_query(in_blobs))
         results = list((yield Gather(tuple(requests))) if len(requests) > 1 else [(yield requests[0])] if requests else [])
         first_result = results.pop(0) if first is not None else None
-        values = _inline_values(docs)
+        values = _inline_values(self.collections.checkpoints, docs)
         if held:
-            values.update(_inline_values(results.pop(0)))
+            values.update(_inline_values(self.collections.checkpoints, results.pop(0)))
         if in_blobs:
-            values.update(assemble_values(results.pop(0), BLOB_KEY))
+            values.update(self._blob_values(results.pop(0)))
         missing = {ref for refs in held.values() for ref in refs if ref not in values}
         if missing:
-            values.update(assemble_values((yield self._blobs_query(missing)), BLOB_KEY))
+            values.update(self._blob_values((yield self._blobs_query(missing))))
         return first_result, values
 
     def _blob_upserts(self, ref: tuple, typed: tuple[str, bytes], expiry: Mapping[str, Any]) -> list[UpdateOne]:
@@ -432,10 +460,16 @@ class CheckpointPlans:
         """
         key = dict(zip(BLOB_KEY, ref))
         ops = []
-        for doc in value_documents(key, typed, self.chunk_bytes):
+        for doc in with_checksum(value_documents(key, typed, self.chunk_bytes), typed[1]):
             rest = {k: v for k, v in doc.items() if k not in BLOB_KEY}
             ops.append(UpdateOne({"_id": key_id(*ref, doc["chunk"])}, {"$setOnInsert": {**key, **rest, **expiry}}, upsert=True))
         return ops
+
+    def _blob_values(self, docs: list[dict[str, Any]]) -> dict[tuple, tuple[str, bytes]]:
+        check_values(self.collections.blobs, docs, BLOB_FIELDS)
+        values = assemble_values(docs, BLOB_KEY)
+        check_assembled(self.collections.blobs, docs, BLOB_KEY, values)
+        return values
 
     def _blobs_query(self, refs: set[tuple]) -> Find:
         return Find(self.collections.blobs, {"$or": [dict(zip(BLOB_KEY, ref)) for ref in sorted(refs, key=repr)]}, _VALUE_FIELDS)
@@ -444,6 +478,7 @@ class CheckpointPlans:
         """Pending writes per checkpoint, in ``writes_sort_key`` order."""
         heads = {tuple(d[f] for f in WRITE_KEY): d for d in docs if d.get("chunk", 0) == 0}
         values = assemble_values(docs, WRITE_KEY)
+        check_assembled(self.collections.writes, docs, WRITE_KEY, values)
         out: dict[tuple, list[tuple[str, str, str, int, Any]]] = defaultdict(list)
         for key, typed in values.items():
             head = heads[key]
@@ -462,8 +497,9 @@ class CheckpointPlans:
         channel_values: dict[str, Any] = {}
         for entry in doc.get("values", ()):
             typed = values.get((thread_id, checkpoint_ns, entry["c"], entry["v"]))
-            if typed is not None:
-                channel_values[entry["c"]] = self.serde.loads_typed(typed)
+            if typed is None:
+                raise _missing_value(doc, entry)
+            channel_values[entry["c"]] = self.serde.loads_typed(typed)
         return CheckpointTuple(
             config={"configurable": checkpoint_key(thread_id, checkpoint_ns, doc["checkpoint_id"])},
             checkpoint={**checkpoint, "channel_values": channel_values},
@@ -477,7 +513,8 @@ class CheckpointPlans:
         query: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
         if checkpoint_id:
             query["checkpoint_id"] = checkpoint_id
-        docs = yield Find(self.collections.checkpoints, query, {"_id": 0}, [("checkpoint_id", -1)], 1)
+        docs = yield Find(self.collections.checkpoints, query, None, [("checkpoint_id", -1)], 1)
+        check_checkpoints(self.collections.checkpoints, docs)
         docs = [d for d in docs if not self._expired(d)]
         if self._carried is not None and not checkpoint_ns and not checkpoint_id:
             self._carried.learn(thread_id, docs[0].get(self._carried.field) if docs else None, fresh=not docs)
@@ -542,7 +579,8 @@ class CheckpointPlans:
             # One document more than the page tells whether another page exists.
             wanted = page_size + 1 if remaining is None or remaining > page_size else page_size
             page_query = query if after is None else {"$and": [query, after]}
-            docs = yield Find(self.collections.checkpoints, page_query, {"_id": 0}, sort, wanted)
+            docs = yield Find(self.collections.checkpoints, page_query, None, sort, wanted)
+            check_checkpoints(self.collections.checkpoints, docs)
             more, docs = len(docs) > page_size, docs[:page_size]
             live = [d for d in docs if not self._expired(d)]
             tuples = yield from self._load_tuples(live)
@@ -599,7 +637,7 @@ class CheckpointPlans:
                 size = len(typed[1])
                 if size <= self.inline_value_bytes and size <= room:
                     room -= size
-                    entry["t"], entry["d"] = typed
+                    entry["t"], entry["d"], entry["h"] = typed[0], typed[1], checksum(typed[1])
                     located[channel] = (version, checkpoint_id, size)
                 else:
                     blob_ops += self._blob_upserts((thread_id, checkpoint_ns, channel, version), typed, expiry)
@@ -661,7 +699,8 @@ class CheckpointPlans:
             require_str("write channel", channel)
             write_idx = WRITES_IDX_MAP.get(channel, idx)
             key = dict(zip(WRITE_KEY, (thread_id, checkpoint_ns, checkpoint_id, task_id, write_idx)))
-            for doc in value_documents(key, self.serde.dumps_typed(value), self.chunk_bytes):
+            typed = self.serde.dumps_typed(value)
+            for doc in with_checksum(value_documents(key, typed, self.chunk_bytes), typed[1]):
                 ident = {"_id": key_id(thread_id, checkpoint_ns, checkpoint_id, task_id, write_idx, doc["chunk"])}
                 full = {**doc, "channel": channel, "task_path": task_path, **expiry}
                 if write_idx < 0:
@@ -799,7 +838,8 @@ class CheckpointPlans:
         wanted = {(e["c"], e["v"]) for cid in referencing for e in docs[cid]["values"] if e.get("k") in doomed}
         expiry = self._write_expiry(thread_id)
         ops: list[UpdateOne] = []
-        for (_, _, channel, version), typed in _inline_values([d for d in found if d["checkpoint_id"] in holders]).items():
+        inline = _inline_values(self.collections.checkpoints, [d for d in found if d["checkpoint_id"] in holders])
+        for (_, _, channel, version), typed in inline.items():
             if (channel, version) in wanted:
                 wanted.discard((channel, version))
                 ops += self._blob_upserts((thread_id, ns, channel, version), typed, expiry)

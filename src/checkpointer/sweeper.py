@@ -1,7 +1,8 @@
 """Sweepers: ``sweep_expired`` at once and then every interval, until stopped.
 
 A sweeper is owned by whoever started it (``MongoDBCheckpointer.start_sweeper``): nothing runs after its
-``stop()`` / ``astop()`` returns. A sweep that fails is logged and the next one runs on time.
+``stop()`` / ``astop()`` returns. A sweep that fails is logged and the next one runs on time; a sweeper that
+dies (an error its loop cannot go on after) says so at ERROR level, since no sweep runs after it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import threading
 from collections.abc import Awaitable, Callable
 
 logger = logging.getLogger(__name__)
+_DIED = "TTL sweeper died: expired threads are no longer swept until a sweeper is started again"
 
 
 class Sweeper:
@@ -24,6 +26,12 @@ class Sweeper:
         self._thread.start()
 
     def _loop(self) -> None:
+        try:
+            self._sweeps()
+        except BaseException:  # the thread ends here either way: say so
+            logger.exception(_DIED)
+
+    def _sweeps(self) -> None:
         while True:
             try:
                 self._sweep()
@@ -47,6 +55,14 @@ class AsyncSweeper:
         self._task = asyncio.get_running_loop().create_task(self._loop(), name="durable-mongodb-ttl-sweeper")
 
     async def _loop(self) -> None:
+        try:
+            await self._sweeps()
+        except asyncio.CancelledError:  # cancelled, not dead: its loop is closing
+            raise
+        except BaseException:
+            logger.exception(_DIED)
+
+    async def _sweeps(self) -> None:
         while True:
             try:
                 await self._sweep()

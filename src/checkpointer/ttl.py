@@ -18,6 +18,11 @@ STRATEGIES = ("delete", "keep_latest")
 #: Threads one sweep handles under the block when it names no ``sweep_limit`` (Agent Server's default).
 DEFAULT_SWEEP_LIMIT = 10_000
 _KEYS = ("strategy", "default_ttl", "sweep_interval_minutes", "sweep_limit", "refresh_on_read")
+#: The longest TTL and sweep interval accepted: 100 years (of 365.25 days). Anything longer cannot be honoured
+#: everywhere: an expiry past year 9999 fails every write (``OverflowError: date value out of range``) and a
+#: thread cannot wait more than ``threading.TIMEOUT_MAX`` (about 292 years) between sweeps.
+MAX_SECONDS = 36525 * 86400
+MAX_MINUTES = MAX_SECONDS // 60
 
 
 @dataclass(frozen=True)
@@ -49,14 +54,15 @@ class TTLConfig:
             The config, or None without a TTL.
 
         Raises:
-            InvalidInputError: an unknown key, a value of the wrong type, a number that is not positive,
-                or an unknown strategy.
+            InvalidInputError: an unknown key, a value of the wrong type, a number that is not positive or is
+                above 100 years (``MAX_SECONDS``, ``MAX_MINUTES``: the error names the largest accepted), or
+                an unknown strategy.
         """
         if ttl is None or isinstance(ttl, TTLConfig):
             return ttl
         if isinstance(ttl, Mapping):
             return cls._from_block(ttl)
-        return cls(seconds=_positive("ttl", ttl, "a positive number of seconds, or the checkpointer.ttl block"))
+        return cls(seconds=_length("ttl", ttl, "seconds", MAX_SECONDS, ", or the checkpointer.ttl block"))
 
     @classmethod
     def _from_block(cls, block: Mapping[str, Any]) -> TTLConfig:
@@ -68,10 +74,10 @@ class TTLConfig:
             raise InvalidInputError(f'ttl block: strategy must be "delete" or "keep_latest", got {strategy!r}')
         if "default_ttl" not in block:
             raise InvalidInputError('ttl block: "default_ttl" (minutes) is required, e.g. {"default_ttl": 1440}')
-        minutes = _positive("default_ttl", block["default_ttl"], "a positive number of minutes")
+        minutes = _length("default_ttl", block["default_ttl"], "minutes", MAX_MINUTES)
         interval = block.get("sweep_interval_minutes")
         if interval is not None:
-            interval = _positive("sweep_interval_minutes", interval, "a positive number of minutes or null")
+            interval = _length("sweep_interval_minutes", interval, "minutes", MAX_MINUTES, " or null")
         limit = block.get("sweep_limit", DEFAULT_SWEEP_LIMIT)
         if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
             raise InvalidInputError(f"ttl block: sweep_limit must be a positive int (threads per sweep), got {limit!r}")
@@ -81,7 +87,13 @@ class TTLConfig:
         return cls(minutes * 60, strategy, interval, limit, refresh)
 
 
-def _positive(name: str, value: Any, expected: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value == float("inf"):
-        raise InvalidInputError(f"{name} must be {expected}, got {value!r}")
+def _length(name: str, value: Any, unit: str, largest: int, alternative: str = "") -> float:
+    """``value``, a positive number of ``unit`` up to ``largest``; else InvalidInputError naming the largest."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise InvalidInputError(f"{name} must be a positive number of {unit}{alternative}, got {value!r}")
+    if value > largest:
+        raise InvalidInputError(
+            f"{name} must be at most {largest} {unit} (100 years: a longer one cannot be stored as an expiry "
+            f"or waited for), got {value!r}"
+        )
     return value

@@ -10,6 +10,7 @@ from .._plans import quirks as server_quirks
 from .._plans.interpreters import SyncInterpreter
 from ..schema import CollectionNames, indexes_by_collection
 from ..storage_format import FORMAT_VERSION, read_format_plan
+from .terminal import escaped
 
 
 def server_identity(client: Any) -> tuple[dict[str, Any], server_quirks.ServerQuirks]:
@@ -75,6 +76,8 @@ def doctor(client: Any, db: Any, names: CollectionNames, fix: bool) -> dict[str,
 
 
 def render_doctor(report: dict[str, Any], out: TextIO) -> None:
+    """The report, one line per check (the server's strings escaped)."""
+    report = escaped(report)
     server = report["server"]
     if server["ferretdb"]:
         kind = f"FerretDB {server['ferretdb']} (MongoDB {server['version']} wire protocol)"

@@ -9,22 +9,29 @@ from typing import Any, TextIO
 
 from bson import json_util
 from pymongo import MongoClient
-from pymongo.errors import ConfigurationError, InvalidURI, PyMongoError
+from pymongo.errors import ConfigurationError, ConnectionFailure, InvalidURI, OperationFailure, PyMongoError
 
 from .. import mongodbsaver_import
-from .._plans.clients import DRIVER_INFO
+from .._plans.clients import DRIVER_INFO, masked_uri
 from ..checkpointer import MongoDBCheckpointer
 from ..errors import DurableMongoError, InvalidInputError
 from ..schema import CollectionNames
 from .doctor import doctor, render_doctor
-from .exits import EXIT_OK, EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_USAGE, CliError
+from .exits import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_USAGE, CliError
 from .journal import discard, journal_documents, parse_outcome, parse_position, resolve
 from .maintenance import confirm, delete, prune, render_maintenance, sweep
 from .parser import parser
+from .terminal import escaped, printable
 from .threads import databases_with_threads, inspect_thread, render_inspect, render_threads, threads
 
 #: What a MongoDB URI starts with.
 URI_SCHEMES = ("mongodb://", "mongodb+srv://")
+#: MongoDB's codes for a refused login or right (UserNotFound, Unauthorized, AuthenticationFailed), and what to fix.
+AUTH_CODES = {
+    11: "the user does not exist: check the user name and authSource",
+    13: "the user lacks a role this command needs: grant readWrite on the database (dbAdmin for doctor --fix)",
+    18: "authentication failed: check the user name, the password, authSource and authMechanism",
+}
 
 
 def _dump(value: Any, out: TextIO) -> None:
@@ -36,15 +43,15 @@ def run(args: argparse.Namespace, client: Any, out: TextIO, stdin: TextIO) -> in
     db = client[args.db]
     as_json = args.json or getattr(args, "json_sub", False)
     if args.command == "threads":
-        rows, more = threads(db, names, args.limit, args.after)
+        rows, more, problems = threads(db, names, args.limit, args.after)
         _dump(rows, out) if as_json else render_threads(rows, more, out)
-        if not rows and args.after is None:
+        if not rows and not problems and args.after is None:
             _say_where_threads_are(client, args.db, names)
-        return EXIT_OK
+        return _report(problems)
     if args.command == "inspect":
         report = inspect_thread(db, names, args.thread)
         _dump(report, out) if as_json else render_inspect(report, out)
-        return EXIT_OK
+        return _report(report["problems"])
     if args.command == "journal":
         _dump(journal_documents(db, names, args.thread, args.with_outcomes), out)
         return EXIT_OK
@@ -57,7 +64,7 @@ def run(args: argparse.Namespace, client: Any, out: TextIO, stdin: TextIO) -> in
         if as_json:
             _dump(settled, out)
         else:
-            out.write(f"{settled['now']} {settled['kind']} {settled['name']!r} at {pos} (was {settled['was']})\n")
+            out.write(printable(f"{settled['now']} {settled['kind']} {settled['name']!r} at {pos} (was {settled['was']})") + "\n")
         return EXIT_OK
     if args.command in ("delete", "prune", "sweep"):
         saver = MongoDBCheckpointer(client, db_name=args.db, collections=names, auto_setup=False)
@@ -75,7 +82,7 @@ def run(args: argparse.Namespace, client: Any, out: TextIO, stdin: TextIO) -> in
             imported = mongodbsaver_import.command(client, args, sys.stderr)
         except InvalidInputError as error:
             raise CliError(str(error), EXIT_USAGE) from None
-        _dump(imported.as_dict(), out) if as_json else mongodbsaver_import.render(imported, out)
+        _dump(imported.as_dict(), out) if as_json else mongodbsaver_import.render(escaped(imported), out)
         if not imported.ok:
             return EXIT_PROBLEM
         return EXIT_UNKNOWN_THREAD if imported.unknown_threads else EXIT_OK
@@ -84,10 +91,36 @@ def run(args: argparse.Namespace, client: Any, out: TextIO, stdin: TextIO) -> in
     return EXIT_OK if report["ok"] else EXIT_PROBLEM
 
 
+def _report(problems: list[str]) -> int:
+    """Print the documents that could not be read (the rest was shown): ``EXIT_PROBLEM`` if any."""
+    for problem in problems:
+        print(f"error: {printable(problem)}", file=sys.stderr)
+    return EXIT_PROBLEM if problems else EXIT_OK
+
+
 def _say_where_threads_are(client: Any, db_name: str, names: CollectionNames) -> None:
     elsewhere = [name for name in databases_with_threads(client, names) if name != db_name]
     where = f"threads are in {', '.join(elsewhere)}: pass --db NAME" if elsewhere else "nor in any other database"
-    print(f"no threads in database {db_name!r}; {where}", file=sys.stderr)
+    print(printable(f"no threads in database {db_name!r}; {where}"), file=sys.stderr)
+
+
+def server_error(error: PyMongoError, uri: str | None) -> CliError:
+    """What the CLI says about a server's failure, and its exit code; the URI is masked (``masked_uri``).
+
+    Args:
+        error: what pymongo raised (its messages carry hosts, never credentials).
+        uri: the URI connected to (None for a client passed in).
+
+    Returns:
+        ``EXIT_AUTH`` for a refused login or right (``AUTH_CODES``), ``EXIT_UNREACHABLE`` for a connection
+        failure, ``EXIT_PROBLEM`` for any other refused command.
+    """
+    where = f"MongoDB at {masked_uri(uri)}" if uri else "MongoDB"
+    if isinstance(error, OperationFailure) and error.code in AUTH_CODES:
+        return CliError(f"{where} refused: {AUTH_CODES[error.code]} ({error})", EXIT_AUTH)
+    if isinstance(error, ConnectionFailure):
+        return CliError(f"cannot reach {where}: {error}", EXIT_UNREACHABLE)
+    return CliError(f"{where} refused the command: {error}", EXIT_PROBLEM)
 
 
 def main(
@@ -100,12 +133,14 @@ def main(
             if not args.uri:
                 raise CliError("no server given: pass --uri mongodb://host:27017 or set MONGODB_URI", EXIT_USAGE)
             if not args.uri.startswith(URI_SCHEMES):  # pymongo would take it for a host name and time out
-                raise CliError(f"bad MongoDB URI {args.uri!r}: it must start with mongodb:// or mongodb+srv://", EXIT_USAGE)
+                raise CliError(
+                    f"bad MongoDB URI {masked_uri(args.uri)!r}: it must start with mongodb:// or mongodb+srv://", EXIT_USAGE
+                )
             try:
                 timeout = {} if "serverselectiontimeoutms" in args.uri.lower() else {"serverSelectionTimeoutMS": 5000}
                 client = MongoClient(args.uri, driver=DRIVER_INFO, **timeout)
             except (InvalidURI, ConfigurationError, ValueError) as error:
-                raise CliError(f"bad MongoDB URI {args.uri!r}: {error}", EXIT_USAGE) from None
+                raise CliError(f"bad MongoDB URI {masked_uri(args.uri)!r}: {error}", EXIT_USAGE) from None
         try:
             return run(args, client, out, stdin)
         except CliError:
@@ -113,7 +148,7 @@ def main(
         except DurableMongoError as error:  # the library refused, saying why
             raise CliError(str(error), EXIT_PROBLEM) from None
         except PyMongoError as error:
-            raise CliError(f"cannot reach MongoDB at {args.uri}: {error}", EXIT_UNREACHABLE) from None
+            raise server_error(error, args.uri) from None
     except CliError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {printable(str(error))}", file=sys.stderr)
         return error.code

@@ -8,6 +8,7 @@ from typing import Any, TextIO
 from ..checkpointer import MongoDBCheckpointer
 from ..schema import CollectionNames
 from .exits import EXIT_USAGE, CliError
+from .terminal import escaped
 from .threads import require_thread
 
 
@@ -113,7 +114,8 @@ def _threads(thread_ids: list[str]) -> str:
 
 
 def render_maintenance(report: dict[str, Any], out: TextIO) -> None:
-    """``delete``/``sweep``: the threads deleted; ``prune``: each thread's checkpoints before and after."""
+    """``delete``/``sweep``: the threads deleted; ``prune``: each thread's checkpoints before and after (escaped)."""
+    report = escaped(report)
     if "pruned" in report:
         pruned = [f"pruned {t}: {report['checkpoints'][t]['before']} -> {report['checkpoints'][t]['after']} checkpoints\n"
                   for t in report["pruned"]]

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any, TextIO
 
+from .._bson import OPTIONAL, document_problem
 from .._langgraph import NS_END, NS_SEP
 from .._plans import quirks as server_quirks
 from ..schema import CollectionNames
 from .exits import EXIT_UNKNOWN_THREAD, CliError
+from .terminal import escaped
 
 
 def _namespace_label(ns: str) -> str:
@@ -21,9 +24,32 @@ def _namespace_label(ns: str) -> str:
 INDEX_ORDER = {"thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": -1}
 #: Databases of the server itself, never holding threads.
 SYSTEM_DATABASES = frozenset({"admin", "local", "config"})
+#: What ``inspect`` reads of a checkpoint, and of a journal entry for the operation tree.
+CHECKPOINT_FIELDS = {
+    "checkpoint_ns": (str,), "checkpoint_id": (str,), "metadata": (dict, OPTIONAL), "ts": (str, datetime, OPTIONAL)
+}
+ENTRY_FIELDS = {
+    "path": (str,), "node": (str,), "kind": (str,), "name": (str,), "status": (str,), "occurrence": (str, int, OPTIONAL),
+    "effect_key": (str, OPTIONAL), "attempts": (int, OPTIONAL), "replays": (int, OPTIONAL),
+    "duration_ms": (int, float, OPTIONAL), "started_at": (datetime, OPTIONAL), "error": (dict, str, OPTIONAL),
+}
 
 
-def threads(db: Any, names: CollectionNames, limit: int, after: str | None = None) -> tuple[list[dict[str, Any]], bool]:
+def readable_documents(
+    collection: str, docs: Iterable[dict[str, Any]], fields: dict[str, tuple[type, ...]]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """``docs`` split into those holding ``fields`` as written and the problems of the others (each naming the
+    collection, the ``_id`` and the field: ``_bson.document_problem``)."""
+    good, problems = [], []
+    for doc in docs:
+        problem = document_problem(collection, doc, fields)
+        good.append(doc) if problem is None else problems.append(str(problem))
+    return good, problems
+
+
+def threads(
+    db: Any, names: CollectionNames, limit: int, after: str | None = None
+) -> tuple[list[dict[str, Any]], bool, list[str]]:
     """One page of threads in ``thread_id`` order, grouped on the server: never every checkpoint to the client.
 
     One ``aggregate`` in the order of the ``thread_ns_checkpoint`` index whose reply holds only the page's rows;
@@ -38,7 +64,8 @@ def threads(db: Any, names: CollectionNames, limit: int, after: str | None = Non
 
     Returns:
         The rows (``thread_id``, ``checkpoints`` in every namespace, ``latest_step`` of the root namespace's
-        latest checkpoint, ``updated``: the latest checkpoint time) and whether more threads follow.
+        latest checkpoint, ``updated``: the latest checkpoint time), whether more threads follow, and the
+        problems of checkpoints whose ``thread_id`` is not a string (one named per such value; no row).
     """
     coll = db[names.checkpoints]
     match = {"thread_id": {"$gt": after}} if after is not None else {}
@@ -52,8 +79,13 @@ def threads(db: Any, names: CollectionNames, limit: int, after: str | None = Non
         stages = [{"$match": match}, {"$group": {"_id": "$thread_id", "checkpoints": {"$sum": 1}}}]
     pipeline = [*stages, {"$sort": {"_id": 1}}, {"$limit": limit + 1}]
     grouped = list(coll.aggregate(pipeline, batchSize=limit + 1))
-    rows = []
+    rows, problems = [], []
     for found in grouped[:limit]:
+        if not isinstance(found["_id"], str):
+            # $eq: a thread_id stored as a document such as {"$gt": ""} must not become an operator here
+            doc = coll.find_one({"thread_id": {"$eq": found["_id"]}}) or {"thread_id": found["_id"]}
+            problems.append(str(document_problem(names.checkpoints, doc, {"thread_id": (str,)})))
+            continue
         if not quirks.group_first_max:
             found.update(_latest(coll, found["_id"]))
         rows.append({
@@ -62,7 +94,7 @@ def threads(db: Any, names: CollectionNames, limit: int, after: str | None = Non
             "latest_step": found.get("first_step") if found.get("first_ns") == "" else None,
             "updated": found.get("updated") or "",
         })
-    return rows, len(grouped) > limit
+    return rows, len(grouped) > limit, problems
 
 
 def _latest(coll: Any, thread_id: str) -> dict[str, Any]:
@@ -75,7 +107,8 @@ def _latest(coll: Any, thread_id: str) -> dict[str, Any]:
 
 
 def render_threads(rows: list[dict[str, Any]], more: bool, out: TextIO) -> None:
-    """The thread table, and how to ask for the next page when there is one."""
+    """The thread table, and how to ask for the next page when there is one (stored text escaped)."""
+    rows = escaped(rows)
     if not rows:
         out.write("no threads\n")
         return
@@ -115,15 +148,31 @@ def unknown_thread(thread_id: str) -> CliError:
 
 
 def inspect_thread(db: Any, names: CollectionNames, thread_id: str) -> dict[str, Any]:
+    """The thread's checkpoints per namespace and its operation tree.
+
+    Args:
+        db: the database.
+        names: its collection names.
+        thread_id: the thread.
+
+    Returns:
+        ``{"thread_id", "namespaces", "operations", "problems"}``: ``problems`` names each document that could
+        not be read (collection, ``_id``, field); the rest is built from the others.
+
+    Raises:
+        CliError: the thread has no checkpoints and no journal entries (``EXIT_UNKNOWN_THREAD``).
+    """
     docs = list(
         db[names.checkpoints].find(
             {"thread_id": thread_id},
-            {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "ts": 1, "metadata.step": 1, "metadata.source": 1},
+            {"checkpoint_ns": 1, "checkpoint_id": 1, "ts": 1, "metadata.step": 1, "metadata.source": 1},
         )
     )
-    journal = list(db[names.journal].find({"thread_id": thread_id, "chunk": 0}, {"_id": 0, "outcome.data": 0}))
+    journal = list(db[names.journal].find({"thread_id": thread_id, "chunk": 0}, {"outcome.data": 0}))
     if not docs and not journal:
         raise unknown_thread(thread_id)
+    docs, problems = readable_documents(names.checkpoints, docs, CHECKPOINT_FIELDS)
+    journal, more = readable_documents(names.journal, journal, ENTRY_FIELDS)
     per_ns: dict[str, dict[str, Any]] = {}
     for doc in sorted(docs, key=lambda d: d["checkpoint_id"]):
         label = _namespace_label(doc["checkpoint_ns"])
@@ -132,13 +181,15 @@ def inspect_thread(db: Any, names: CollectionNames, thread_id: str) -> dict[str,
         entry["occurrences"].add(doc["checkpoint_ns"])
         entry.update(latest_id=doc["checkpoint_id"], latest_step=(doc.get("metadata") or {}).get("step"), updated=doc.get("ts"))
     namespaces = [{**e, "occurrences": len(e["occurrences"])} for e in sorted(per_ns.values(), key=lambda e: e["namespace"])]
-    return {"thread_id": thread_id, "namespaces": namespaces, "operations": operation_tree(journal)}
+    operations = operation_tree(journal)
+    return {"thread_id": thread_id, "namespaces": namespaces, "operations": operations, "problems": problems + more}
 
 
 def operation_tree(journal: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Journal entries grouped by path, then node occurrence, both in ordinal order; effects in the order they started."""
     by_path: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
-    for doc in sorted(journal, key=lambda d: d.get("started_at") or 0):
+    # entries without started_at (written before it existed) first
+    for doc in sorted(journal, key=lambda d: (d.get("started_at") is not None, d.get("started_at") or datetime.min)):
         node = f"{doc.get('node')}#{doc.get('occurrence', 1)}"
         by_path[doc.get("path", "?")][node].append(
             {
@@ -181,6 +232,8 @@ def sibling_key(label: str) -> tuple[str, tuple[tuple[int, int, str], ...], str]
 
 
 def render_inspect(report: dict[str, Any], out: TextIO) -> None:
+    """The thread's namespaces and its operation tree (stored text escaped)."""
+    report = escaped(report)
     out.write(f"thread {report['thread_id']}\n\ncheckpoints\n")
     width = max([len(n["namespace"]) for n in report["namespaces"]] + [9])
     for ns in report["namespaces"]:

@@ -5,6 +5,14 @@ can tell whether it calls an effect with the same input). ``preview`` renders
 a value as short readable text after ``redact`` has replaced every value whose
 key looks like a credential, so secrets never reach the journal in clear.
 
+``redact`` finds credentials by key in mappings, in ``(name, value)`` pairs (as
+httpx and requests take headers) and in text that is JSON (a tool's result as
+``ToolNode`` stores it); in any text, ``redact_text`` also replaces well-known
+provider keys (``KEY_PATTERNS``) and the values of URL query parameters with a
+credential-looking name (``?api_key=``, ``&token=``). ``scrub`` removes an
+input's credential values from stored text that echoes them (as written, or as
+JSON or ``repr`` escape them), then applies ``redact_text``.
+
 Example::
 
     >>> redact({"query": "weather", "api_key": "sk-123"})
@@ -40,6 +48,19 @@ CREDENTIAL_KEY = re.compile(
     re.IGNORECASE,
 )
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+#: Well-known provider keys, found in any text: OpenAI and Anthropic (``sk-``, ``sk-proj-``, ``sk-ant-``),
+#: AWS access key ids (``AKIA``, ``ASIA``), GitHub tokens (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``,
+#: ``github_pat_``) and Slack tokens (``xoxb-``, ``xoxa-``, ``xoxp-``, ``xoxr-``, ``xoxs-``).
+KEY_PATTERNS = re.compile(
+    r"\bsk-[A-Za-z0-9_-]{16,}"
+    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
+    r"|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}"
+    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}"
+)
+#: A URL query parameter (``?name=value`` or ``&name=value``): its value is redacted when its name is a
+#: credential key (``api_key``, ``token``, ``access_token``, ``X-Amz-Signature``, ...).
+_QUERY_PARAMETER = re.compile(r"([?&;])([^=&#\s\"'?]+)=([^&#\s\"']*)")
 
 
 def is_credential_key(key: Any) -> bool:
@@ -107,15 +128,56 @@ def digest(value: Any, key: bytes | None = None) -> str:
     return "hmac-sha256:" + hmac.new(key, text, hashlib.sha256).hexdigest()
 
 
+def _json_in(text: str) -> Any:
+    """The object or array ``text`` holds as JSON, else None."""
+    if not text.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, (dict, list)) else None
+
+
+def _is_credential_pair(value: list[Any] | tuple[Any, ...]) -> bool:
+    """``("Authorization", "Bearer ...")``: a header or parameter as a ``(name, value)`` pair."""
+    return len(value) == 2 and is_credential_key(value[0])
+
+
+def redact_text(text: str) -> str:
+    """``text`` with its credentials replaced by ``REDACTED``: by key when it is JSON, and everywhere the
+    well-known provider keys (``KEY_PATTERNS``) and credential-named URL query parameters.
+
+    >>> redact_text('{"access_token": "tok-1", "user": "al"}')
+    '{"access_token": "[REDACTED]", "user": "al"}'
+    >>> redact_text("GET https://x.example/v1?user=al&api_key=abc123 with sk-proj-AbCdEf0123456789xyz")
+    'GET https://x.example/v1?user=al&api_key=[REDACTED] with [REDACTED]'
+    """
+    parsed = _json_in(text)
+    if parsed is not None:
+        safe = redact(parsed)
+        if safe != parsed:
+            text = json.dumps(canonical(safe), ensure_ascii=False)
+    text = KEY_PATTERNS.sub(REDACTED, text)
+    return _QUERY_PARAMETER.sub(
+        lambda m: f"{m[1]}{m[2]}={REDACTED}" if m[3] and is_credential_key(m[2]) else m[0], text
+    )
+
+
 def redact(value: Any) -> Any:
     """``value`` with every credential-looking key's value replaced by ``REDACTED``.
 
-    Mappings, sequences, pydantic models and dataclasses are walked; messages
+    Mappings, sequences, pydantic models and dataclasses are walked; a ``(name, value)`` pair with a
+    credential-looking name has its value redacted; text goes through ``redact_text``; messages
     become their readable text (see ``readable``).
     """
+    if isinstance(value, str):
+        return redact_text(value)
     if isinstance(value, Mapping):
         return {k: REDACTED if is_credential_key(k) else redact(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
+        if _is_credential_pair(value):
+            return [value[0], REDACTED]
         return [redact(v) for v in value]
     if isinstance(value, BaseMessage):
         return readable(value)
@@ -132,9 +194,14 @@ def credential_values(value: Any, *, under_credential: bool = False) -> frozense
     ['1234', 'sk-123']
     """
     found: set[str] = set()
-    if isinstance(value, Mapping):
+    parsed = _json_in(value) if isinstance(value, str) and not under_credential else None
+    if parsed is not None:
+        found |= credential_values(parsed)
+    elif isinstance(value, Mapping):
         for k, v in value.items():
             found |= credential_values(v, under_credential=under_credential or is_credential_key(k))
+    elif isinstance(value, (list, tuple)) and _is_credential_pair(value):
+        found |= credential_values(value[1], under_credential=True)
     elif isinstance(value, (list, tuple, set, frozenset)):
         for v in value:
             found |= credential_values(v, under_credential=under_credential)
@@ -149,14 +216,18 @@ def credential_values(value: Any, *, under_credential: bool = False) -> frozense
 
 
 def scrub(text: str, secrets: frozenset[str] | set[str] = frozenset()) -> str:
-    """``text`` with every occurrence of each of ``secrets`` replaced by ``REDACTED`` (longest first).
+    """``text`` with every occurrence of each of ``secrets`` replaced by ``REDACTED`` (longest first), as
+    written or escaped as JSON or ``repr`` write it (a ``"`` or ``\\`` in a secret), then ``redact_text``.
 
-    >>> scrub("401 for https://x?api_key=sk-123", {"sk-123"})
-    '401 for https://x?api_key=[REDACTED]'
+    >>> scrub("401 for https://x/?user=sk-123", {"sk-123"})
+    '401 for https://x/?user=[REDACTED]'
+    >>> scrub('{"echo": "pa\\\\"ss"}', {'pa"ss'})
+    '{"echo": "[REDACTED]"}'
     """
-    for secret in sorted(secrets, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    return text
+    forms = {form for secret in secrets for form in (secret, json.dumps(secret)[1:-1], repr(secret)[1:-1])}
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, REDACTED)
+    return redact_text(text)
 
 
 def readable(message: BaseMessage) -> str:
@@ -166,7 +237,9 @@ def readable(message: BaseMessage) -> str:
     >>> readable(AIMessage("On it.", tool_calls=[{"name": "login", "args": {"user": "al", "password": "x"}, "id": "c1"}]))
     'ai: On it. [login({"password": "[REDACTED]", "user": "al"})]'
     """
-    content = message.content if isinstance(message.content, str) else json.dumps(message.content, default=str)
+    content = redact_text(message.content) if isinstance(message.content, str) else json.dumps(
+        canonical(redact(message.content)), ensure_ascii=False, default=str
+    )
     calls = "".join(
         f" [{c['name']}({json.dumps(canonical(redact(c['args'])), ensure_ascii=False)})]"
         for c in getattr(message, "tool_calls", None) or []

@@ -150,12 +150,14 @@ def start(
     detach: bool = False,
     state_dir: Path | None = None,
     port: int | None = None,
+    user: tuple[str, str] | None = None,
 ) -> Server:
     """Start FerretDB on a loopback port with a state dir; wait until it answers ping.
 
     By default the port is a free one and the state dir a fresh temporary one. Pass
     ``state_dir`` and ``port`` to restart a server stopped with ``stop(server, keep_state=True)``
-    on the same address with its data.
+    on the same address with its data. ``user=(name, password)`` enforces authentication (FerretDB's
+    ``--test-enable-new-auth``, SCRAM): that user, in ``admin``, is the only one that can log in.
     """
     binary = binary or install()
     state = Path(state_dir) if state_dir is not None else Path(tempfile.mkdtemp(prefix="ferretdb-state-"))
@@ -170,6 +172,8 @@ def start(
         "--debug-addr=-",  # no metrics/pprof HTTP listener
         "--telemetry=disable",
     ]
+    if user is not None:
+        cmd += ["--test-enable-new-auth", "--setup-database=admin", f"--setup-username={user[0]}", f"--setup-password={user[1]}"]
     with open(state / "ferretdb.log", "ab") as log:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=detach)
     server = Server(proc, f"mongodb://127.0.0.1:{port}/", state)
