@@ -758,6 +758,20 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_run_lock_fence.py", "-m", "not server", "-k", "two_runs_taking_one_free_lock"),
     ),
     Mutant(
+        "a run on another saver is taken for a run without a checkpointer (its effects would run unjournaled)",
+        "src/journal/unjournaled.py",
+        "    return _langgraph.task_writer(configurable) is not None and _langgraph.run_checkpointer(configurable) is None",
+        "    return _langgraph.task_writer(configurable) is not None",
+        ("tests/test_stateless_runs.py", "-k", "still_refused"),
+    ),
+    Mutant(
+        "every run without a checkpointer is logged, not the first of its graph",
+        "src/journal/unjournaled.py",
+        "        if graph in _logged:\n            return\n",
+        "",
+        ("tests/test_stateless_runs.py", "-k", "says_so_once"),
+    ),
+    Mutant(
         "nothing is known beneath an occurrence just allocated",
         "src/resolver/allocator.py",
         "        if under_new:\n            return 1",
