@@ -772,6 +772,13 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_stateless_runs.py", "-k", "says_so_once"),
     ),
     Mutant(
+        "a sync effect on the event loop waits for the store that loop has to run",
+        "src/checkpointer/saver.py",
+        "if self._stored.origin(thread_id, checkpoint_id) is None and not _on_event_loop():",
+        "if self._stored.origin(thread_id, checkpoint_id) is None:",
+        ("tests/test_platform_replay.py", "-k", "does_not_wait_on_the_loop and mongo_java_server"),
+    ),
+    Mutant(
         "nothing is known beneath an occurrence just allocated",
         "src/resolver/allocator.py",
         "        if under_new:\n            return 1",
