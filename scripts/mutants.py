@@ -758,6 +758,27 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_run_lock_fence.py", "-m", "not server", "-k", "two_runs_taking_one_free_lock"),
     ),
     Mutant(
+        "a run on another saver is taken for a run without a checkpointer (its effects would run unjournaled)",
+        "src/journal/unjournaled.py",
+        "    return _langgraph.task_writer(configurable) is not None and _langgraph.run_checkpointer(configurable) is None",
+        "    return _langgraph.task_writer(configurable) is not None",
+        ("tests/test_stateless_runs.py", "-k", "still_refused"),
+    ),
+    Mutant(
+        "every run without a checkpointer is logged, not the first of its graph",
+        "src/journal/unjournaled.py",
+        "        if graph in _logged:\n            return\n",
+        "",
+        ("tests/test_stateless_runs.py", "-k", "says_so_once"),
+    ),
+    Mutant(
+        "a sync effect on the event loop waits for the store that loop has to run",
+        "src/checkpointer/saver.py",
+        "if self._stored.origin(thread_id, checkpoint_id) is None and not _on_event_loop():",
+        "if self._stored.origin(thread_id, checkpoint_id) is None:",
+        ("tests/test_platform_replay.py", "-k", "does_not_wait_on_the_loop and mongo_java_server"),
+    ),
+    Mutant(
         "nothing is known beneath an occurrence just allocated",
         "src/resolver/allocator.py",
         "        if under_new:\n            return 1",

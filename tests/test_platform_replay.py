@@ -515,3 +515,27 @@ def test_attach_adopts_a_graph_without_saver_and_refuses_one_with(make_platform:
     assert platform.checkpointer.get_tuple(config()) is not None
     with pytest.raises(TopologyError, match="own saver"):
         platform.attach(builder.compile(checkpointer=InMemorySaver()))
+
+
+async def test_a_sync_effect_in_an_async_node_does_not_wait_on_the_loop_that_stores_its_checkpoint(
+    platform: DurablePlatform,
+) -> None:
+    """LangGraph stores the checkpoint in the background on the run's event loop (``durability="async"``, its
+    default): a sync effect called on that loop cannot wait for the store without blocking it, so it does not."""
+    runs = Counter()
+
+    @effect(kind="tool", name="lookup")
+    def lookup(ref: str) -> str:
+        runs()
+        return f"found {ref}"
+
+    async def node(state: State) -> State:
+        return {"notes": [lookup("P-7")]}
+
+    graph = StateGraph(State)
+    graph.add_node("n", node)
+    graph.add_edge(START, "n")
+    compiled = platform.compile(graph)
+    assert (await compiled.ainvoke({"notes": []}, config()))["notes"] == ["found P-7"]
+    assert (await compiled.ainvoke(None, config()))["notes"] == ["found P-7"]
+    assert runs.n == 1

@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Protocol
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 
 from ..errors import NoDurableScopeError
@@ -32,6 +34,7 @@ from .attempt import Attempt, current_attempt
 from .documents import EffectCall
 from .locator import NodeLocator, check_node
 from .position import EffectPosition
+from .unjournaled import note_unjournaled_run, runs_without_checkpointer, unjournaled_position
 
 
 class Journal(Protocol):
@@ -129,12 +132,18 @@ def activate_effect_scope(scope: EffectScope, thread_id: str) -> None:
 def current_effect_scope() -> EffectScope:
     """The effect scope of the running node's thread (or of every thread).
 
+    A node of a graph that runs with no checkpointer at all (Agent Server's stateless runs) gets the
+    ``Unjournaled`` scope: its effects run for real, unrecorded (``unjournaled.py``).
+
     Raises:
         NoDurableScopeError: none is bound; the message says how to bind one.
     """
     scopes = _scopes.get()
     scope = scopes.get(_running_thread()) if scopes else None
     scope = scope or scopes.get(None)
+    if scope is None and (config := _node_config()) is not None and runs_without_checkpointer(config):
+        note_unjournaled_run(config)
+        return _UNJOURNALED
     if scope is None:
         raise NoDurableScopeError(
             "a journaled effect (SecureLLM, SecureTool, @effect) ran outside a durable scope. If your node "
@@ -147,13 +156,45 @@ def current_effect_scope() -> EffectScope:
     return scope
 
 
-def _running_thread() -> str | None:
-    """The thread of the running node (as LangGraph stores it: ``str(thread_id)``), or None outside a node."""
+def _node_config() -> RunnableConfig | None:
     try:
-        thread_id = get_config().get("configurable", {}).get("thread_id")
+        return get_config()
     except RuntimeError:
         return None
+
+
+def _running_thread() -> str | None:
+    """The thread of the running node (as LangGraph stores it: ``str(thread_id)``), or None outside a node."""
+    config = _node_config()
+    thread_id = None if config is None else config.get("configurable", {}).get("thread_id")
     return None if thread_id is None else str(thread_id)
+
+
+class Unjournaled:
+    """The journal of a run without a checkpointer: every effect runs, once, and nothing is recorded."""
+
+    def run(self, call: EffectCall, fn: Callable[[], Any], *, replay: Callable[[Any], Any] | None = None) -> Any:
+        with running(EffectInfo(unjournaled_position(call), call.kind, call.name, 1, call.at_most_once)):
+            return fn()
+
+    async def arun(self, call: EffectCall, fn: Callable[[], Any], *, replay: Callable[[Any], Any] | None = None) -> Any:
+        with running(EffectInfo(unjournaled_position(call), call.kind, call.name, 1, call.at_most_once)):
+            result = fn()
+            return await result if inspect.isawaitable(result) else result
+
+    def run_stream(
+        self, call: EffectCall, open_stream: Callable[[], Any], merge: Callable[[list[Any]], Any], replay: Callable[[Any], Iterable[Any]]
+    ) -> Iterator[Any]:
+        return iter(open_stream())
+
+    async def arun_stream(
+        self, call: EffectCall, open_stream: Callable[[], Any], merge: Callable[[list[Any]], Any], replay: Callable[[Any], Iterable[Any]]
+    ) -> AsyncIterator[Any]:
+        async for item in open_stream():
+            yield item
+
+
+_UNJOURNALED = EffectScope(Unjournaled(), None)  # type: ignore[arg-type] - nothing to locate
 
 
 def current_effect() -> EffectInfo | None:

@@ -1,0 +1,89 @@
+"""A graph that runs with no checkpointer at all (Agent Server's stateless runs): its effects run for real,
+unjournaled, and a graph on a saver that is not the platform's is still refused (issue 22 item 2)."""
+
+from __future__ import annotations
+
+import logging
+import operator
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
+
+from langgraph_durable_mongodb import NoDurableScopeError
+from langgraph_durable_mongodb.journal import SecureLLM, SecureTool, current_effect, effect, unjournaled
+
+from .journal_helpers import Counter, scripted
+
+
+class State(TypedDict, total=False):
+    notes: Annotated[list, operator.add]
+
+
+def effects_graph(
+    charges: Counter, lookups: Counter, model: Any, keys: list[str], saver: Any = None, use_async: bool = False
+) -> Any:
+    @effect(kind="payment", name="charge", at_most_once=True)
+    def charge(cents: int) -> str:
+        charges()
+        keys.append(current_effect().idempotency_key)
+        return f"charged {cents}"
+
+    @tool
+    def lookup(ref: str) -> str:
+        """Look a reference up."""
+        lookups()
+        return f"found {ref}"
+
+    llm, secure_lookup = SecureLLM(model), SecureTool(lookup)
+
+    def work(state: State) -> State:
+        return {"notes": [charge(100), secure_lookup.invoke({"ref": "P-7"}), llm.invoke("assess").content]}
+
+    async def awork(state: State) -> State:
+        reply = await llm.ainvoke("assess")
+        return {"notes": [charge(100), await secure_lookup.ainvoke({"ref": "P-7"}), reply.content]}
+
+    graph = StateGraph(State)
+    graph.add_node("work", awork if use_async else work)
+    graph.add_edge(START, "work")
+    return graph.compile(checkpointer=saver, name="stateless-agent")
+
+
+def test_a_run_without_a_checkpointer_runs_its_effects_for_real_and_says_so_once(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(unjournaled, "_logged", set())  # what earlier tests of this process logged
+    charges, lookups, model, keys = Counter(), Counter(), scripted(AIMessage("fine")), []
+    graph = effects_graph(charges, lookups, model, keys)
+    with caplog.at_level(logging.INFO, logger="langgraph_durable_mongodb"):
+        for _ in range(2):
+            assert graph.invoke({"notes": []})["notes"] == ["charged 100", "found P-7", "fine"]
+    assert (charges.n, lookups.n, len(model.calls)) == (2, 2, 2)  # every call ran: nothing to replay
+    assert len(set(keys)) == 2  # each call its own idempotency key
+    said = [r for r in caplog.records if "without a checkpointer" in r.getMessage()]
+    assert len(said) == 1 and said[0].levelno == logging.INFO and "'work'" in said[0].getMessage()
+
+
+async def test_an_async_run_without_a_checkpointer_runs_its_effects_for_real() -> None:
+    charges, lookups, model, keys = Counter(), Counter(), scripted(AIMessage("fine")), []
+    graph = effects_graph(charges, lookups, model, keys, use_async=True)
+    for _ in range(2):
+        assert (await graph.ainvoke({"notes": []}))["notes"] == ["charged 100", "found P-7", "fine"]
+    assert (charges.n, lookups.n, len(model.calls), len(set(keys))) == (2, 2, 2, 2)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_run_on_a_saver_that_is_not_the_platform_s_is_still_refused(mode: str) -> None:
+    charges, lookups, model, keys = Counter(), Counter(), scripted(AIMessage("fine")), []
+    graph = effects_graph(charges, lookups, model, keys, saver=InMemorySaver(), use_async=mode == "async")
+    config = {"configurable": {"thread_id": "elsewhere"}}
+    with pytest.raises(NoDurableScopeError):
+        if mode == "sync":
+            graph.invoke({"notes": []}, config)
+        else:
+            await graph.ainvoke({"notes": []}, config)
+    assert (charges.n, lookups.n) == (0, 0)
