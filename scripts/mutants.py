@@ -779,6 +779,13 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_platform_replay.py", "-k", "does_not_wait_on_the_loop and mongo_java_server"),
     ),
     Mutant(
+        "a run lock that cannot be released replaces the run's own error",
+        "src/run_lock.py",
+        "            try:\n                self._finish()\n            except Exception as error:  # noqa: BLE001 - the run's own outcome is what the caller gets\n                _release_failed(self._thread_ids, error)\n            raise",
+        "            self._finish()\n            raise",
+        ("tests/test_self_fencing.py", "-k", "real_proxy and sync"),
+    ),
+    Mutant(
         "nothing is known beneath an occurrence just allocated",
         "src/resolver/allocator.py",
         "        if under_new:\n            return 1",

@@ -563,6 +563,15 @@ def _busy(thread_id: str, holder: dict[str, Any], waited: float) -> ThreadBusyEr
     )
 
 
+def _release_failed(thread_ids: list[str], error: Exception) -> None:
+    """A run ended (returned or raised) but its lock could not be released: say so, and let the run's own outcome
+    stand; the lock expires after its lease."""
+    logger.warning(
+        "could not release the run lock of %s after the run ended (%s: %s); it frees itself when its lease expires",
+        ", ".join(repr(t) for t in thread_ids), type(error).__name__, error,
+    )
+
+
 class LockedIterator(Iterator[Any]):
     """``iterable`` with the run locks held from the first ``next()`` to exhaustion, an error or ``close()``."""
 
@@ -584,7 +593,10 @@ class LockedIterator(Iterator[Any]):
             with self._held.mark():
                 return next(self._iterator)
         except BaseException:
-            self._finish()
+            try:
+                self._finish()
+            except Exception as error:  # noqa: BLE001 - the run's own outcome is what the caller gets
+                _release_failed(self._thread_ids, error)
             raise
 
     def _finish(self) -> None:
@@ -629,7 +641,10 @@ class LockedAsyncIterator(AsyncIterator[Any]):
             with self._held.mark():
                 return await self._iterator.__anext__()
         except BaseException:
-            await self._finish()
+            try:
+                await self._finish()
+            except Exception as error:  # noqa: BLE001 - the run's own outcome is what the caller gets
+                _release_failed(self._thread_ids, error)
             raise
 
     async def _finish(self) -> None:

@@ -321,3 +321,71 @@ async def test_a_run_longer_than_its_lease_whose_renewals_succeed_goes_on(make_p
         result = await stalled_graph(platform, paid, lambda: asyncio.sleep(4.0)).ainvoke({"notes": []}, config("t"))
     assert result["notes"] == ["charged"] and paid == [100]
     assert max(stored_steps(platform)) == 1
+
+
+@pytest.fixture(scope="module")
+def toxiproxy_server() -> Any:
+    """A toxiproxy-server (built with Go when not cached); skipped without Go, except under CI=true."""
+    from tests.servers import toxiproxy
+
+    from .conftest import in_ci
+
+    if not toxiproxy.is_available():
+        reason = f"no `go` on PATH and no cached toxiproxy at {toxiproxy.binary_path()}; install Go"
+        if in_ci(os.environ):
+            pytest.fail(reason + " [CI=true: the stalled-renewal test must run]", pytrace=False)
+        pytest.skip(reason)
+    server = toxiproxy.start()
+    yield server
+    toxiproxy.stop(server)
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_a_renewal_stalled_by_a_real_proxy_starts_no_effect_after_its_lease(
+    mongo_java_server_uri: str, toxiproxy_server: Any, face: str
+) -> None:
+    """The run lock talks to mongo-java-server through toxiproxy; once the run holds the lock, a ``timeout`` toxic
+    swallows every byte on that connection (no reply, no close): the renewals hang, the holder's own clock runs
+    out, and the charge after the stall never starts."""
+    import uuid
+    from urllib.parse import urlparse
+
+    from pymongo import AsyncMongoClient, MongoClient
+
+    from langgraph_durable_mongodb.platform import DurablePlatform
+
+    upstream = urlparse(mongo_java_server_uri)
+    name = f"lock_{uuid.uuid4().hex[:8]}"
+    host, port = toxiproxy_server.proxy(upstream.hostname, upstream.port, name=name)
+    db_name = f"t_{uuid.uuid4().hex[:10]}"
+    client, async_client = MongoClient(mongo_java_server_uri), AsyncMongoClient(mongo_java_server_uri)
+    proxied = dict(serverSelectionTimeoutMS=60_000, socketTimeoutMS=3_000)  # the release at the end gives up then
+    lock_client, lock_async = MongoClient(f"mongodb://{host}:{port}", **proxied), AsyncMongoClient(f"mongodb://{host}:{port}", **proxied)
+    platform = DurablePlatform(client, async_client=async_client, db_name=db_name, run_lease_seconds=LEASE)
+    platform.run_locks = RunLocks(lock_client, async_client=lock_async, db_name=db_name, lease_seconds=LEASE)
+    paid: list[int] = []
+
+    def stall_the_lock_connection() -> None:
+        toxiproxy_server.call("POST", f"/proxies/{name}/toxics", {
+            "name": "stall", "type": "timeout", "stream": "downstream", "toxicity": 1.0, "attributes": {"timeout": 0},
+        })
+        time.sleep(2.5 * LEASE)  # the node itself goes on; only the lock's replies are gone
+
+    async def astall() -> None:
+        await asyncio.to_thread(stall_the_lock_connection)
+
+    try:
+        with pytest.raises(RunLockLostError, match="'t'"):
+            if face == "sync":
+                stalled_graph(platform, paid, stall_the_lock_connection, sync=True).invoke({"notes": []}, config("t"))
+            else:
+                await stalled_graph(platform, paid, astall).ainvoke({"notes": []}, config("t"))
+        assert paid == []
+        assert max(stored_steps(platform)) <= 0
+    finally:
+        toxiproxy_server.call("DELETE", f"/proxies/{name}")
+        client.drop_database(db_name)
+        for c in (client, lock_client):
+            c.close()
+        for c in (async_client, lock_async):
+            await c.close()
