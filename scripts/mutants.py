@@ -280,7 +280,7 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_journal_fences.py",),
     ),
     Mutant(
-        "SecureLLM's own callback run reports the usage the wrapped model's run reported",
+        "a replayed call's callback run reports the usage the real call used",
         "src/journal/llm.py",
         'shown = message.model_copy(update={"usage_metadata": None})',
         "shown = message",
@@ -699,6 +699,35 @@ MUTANTS: tuple[Mutant, ...] = (
         "        self.checkpointer.stop_sweepers()\n        super().close()",
         "        super().close()",
         ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "closing_the_platform and sync"),
+    ),
+    # issue 22: SecureLLM streams when the wrapped model would, and runs it inside its own callback run
+    Mutant(
+        "SecureLLM streams though the wrapped model cannot",
+        "src/journal/llm.py",
+        "        if not isinstance(model, BaseChatModel):\n            return super()._should_stream(",
+        "        if True:\n            return super()._should_stream(",
+        ("tests/test_journal_streaming.py",),
+    ),
+    Mutant(
+        "SecureLLM nests the wrapped model's run under its own",
+        "src/journal/llm.py",
+        "        return (model, bound) if isinstance(model, BaseChatModel) else None",
+        "        return None",
+        ("tests/test_journal_streaming.py", "tests/test_journal_callbacks.py"),
+    ),
+    Mutant(
+        "SecureLLM runs a binding with a config inside its own run",
+        "src/journal/llm.py",
+        "        if type(model) is RunnableBinding and not model.config and not model.config_factories:",
+        "        if isinstance(model, RunnableBinding):",
+        ("tests/test_journal_streaming.py",),
+    ),
+    Mutant(
+        "SecureLLM's one run of a real call hides the tokens it used",
+        "src/journal/llm.py",
+        "        if self.recorded is None or not usage:",
+        "        if not usage:",
+        ("tests/test_journal_callbacks.py", "-k", "counts_its_tokens_once or says_where_it_is"),
     ),
 )
 
