@@ -729,6 +729,20 @@ MUTANTS: tuple[Mutant, ...] = (
         "        if not usage:",
         ("tests/test_journal_callbacks.py", "-k", "counts_its_tokens_once or says_where_it_is"),
     ),
+    Mutant(
+        "a URI passed as a client is taken for one",
+        "src/_plans/faces.py",
+        "    if isinstance(client, str) or isinstance(async_client, str):",
+        "    if False:",
+        ("tests/test_database_naming.py", "-k", "refused"),
+    ),
+    Mutant(
+        "db_name= loses to the URI's path",
+        "src/_plans/clients.py",
+        "    if db_name:\n        return db_name\n",
+        "",
+        ("tests/test_database_naming.py",),
+    ),
 )
 
 

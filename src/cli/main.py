@@ -12,7 +12,7 @@ from pymongo import MongoClient
 from pymongo.errors import ConfigurationError, InvalidURI, PyMongoError
 
 from .. import mongodbsaver_import
-from .._plans.clients import DRIVER_INFO
+from .._plans.clients import DRIVER_INFO, database_name
 from ..checkpointer import MongoDBCheckpointer
 from ..errors import DurableMongoError, InvalidInputError
 from ..schema import CollectionNames
@@ -106,6 +106,7 @@ def main(
                 client = MongoClient(args.uri, driver=DRIVER_INFO, **timeout)
             except (InvalidURI, ConfigurationError, ValueError) as error:
                 raise CliError(f"bad MongoDB URI {args.uri!r}: {error}", EXIT_USAGE) from None
+        args.db = database_name(args.uri, args.db)  # the one rule: --db, the URI's path, $MONGODB_DB, langgraph
         try:
             return run(args, client, out, stdin)
         except CliError:
