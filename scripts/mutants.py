@@ -743,6 +743,34 @@ MUTANTS: tuple[Mutant, ...] = (
         "",
         ("tests/test_database_naming.py",),
     ),
+    Mutant(
+        "doctor expects a run lock index where no run lock is ever taken",
+        "src/cli/doctor.py",
+        "    no_run_locks = names.checkpoints in collections and names.runs not in collections",
+        "    no_run_locks = False",
+        ("tests/test_cli_deployments.py", "-k", "agent_server"),
+    ),
+    Mutant(
+        "doctor takes a database without checkpoints for one without run locks",
+        "src/cli/doctor.py",
+        "    no_run_locks = names.checkpoints in collections and names.runs not in collections",
+        "    no_run_locks = names.runs not in collections",
+        ("tests/test_cli_deployments.py", "-k", "empty_database"),
+    ),
+    Mutant(
+        "threads reads a foreign database as its own",
+        "src/cli/threads.py",
+        "    if stored.foreign is not None:\n        message",
+        "    if False:\n        message",
+        ("tests/test_cli_deployments.py", "-k", "mongodbsaver"),
+    ),
+    Mutant(
+        "import-mongodbsaver draws its bar into logs and pipes",
+        "src/mongodbsaver_import.py",
+        '    if not getattr(err, "isatty", lambda: False)():',
+        "    if False:",
+        ("tests/test_mongodbsaver_import.py", "-k", "progress_bar"),
+    ),
 )
 
 

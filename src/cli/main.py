@@ -79,7 +79,7 @@ def run(args: argparse.Namespace, client: Any, out: TextIO, stdin: TextIO) -> in
         if not imported.ok:
             return EXIT_PROBLEM
         return EXIT_UNKNOWN_THREAD if imported.unknown_threads else EXIT_OK
-    report = doctor(client, db, names, args.fix)
+    report = doctor(client, db, names, args.fix, uri=args.uri)
     _dump(report, out) if as_json else render_doctor(report, out)
     return EXIT_OK if report["ok"] else EXIT_PROBLEM
 

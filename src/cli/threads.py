@@ -8,7 +8,10 @@ from typing import Any, TextIO
 
 from .._langgraph import NS_END, NS_SEP
 from .._plans import quirks as server_quirks
+from .._plans.interpreters import SyncInterpreter
+from ..errors import IncompatibleStorageError
 from ..schema import CollectionNames
+from ..storage_format import StorageFormat, read_format_plan
 from .exits import EXIT_UNKNOWN_THREAD, CliError
 
 
@@ -21,6 +24,19 @@ def _namespace_label(ns: str) -> str:
 INDEX_ORDER = {"thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": -1}
 #: Databases of the server itself, never holding threads.
 SYSTEM_DATABASES = frozenset({"admin", "local", "config"})
+
+
+def require_our_format(db: Any, names: CollectionNames) -> None:
+    """Refuse a database of a foreign format before reading it (MongoDBSaver's steps would print as msgpack).
+
+    Raises:
+        IncompatibleStorageError: the database holds a foreign format; the message names the fix
+            (``import-mongodbsaver`` for MongoDBSaver's), as ``doctor`` and the library do.
+    """
+    stored = SyncInterpreter(db).run(read_format_plan(names))
+    if stored.foreign is not None:
+        message = StorageFormat(db.name, names).foreign_message(stored).replace("nothing was written. ", "")
+        raise IncompatibleStorageError(message, db_name=db.name, found=stored.describe())
 
 
 def threads(db: Any, names: CollectionNames, limit: int, after: str | None = None) -> tuple[list[dict[str, Any]], bool]:
@@ -40,6 +56,7 @@ def threads(db: Any, names: CollectionNames, limit: int, after: str | None = Non
         The rows (``thread_id``, ``checkpoints`` in every namespace, ``latest_step`` of the root namespace's
         latest checkpoint, ``updated``: the latest checkpoint time) and whether more threads follow.
     """
+    require_our_format(db, names)
     coll = db[names.checkpoints]
     match = {"thread_id": {"$gt": after}} if after is not None else {}
     quirks = server_quirks.of_client(db) or server_quirks.identify(db.client.admin.command("buildInfo"))
@@ -115,6 +132,7 @@ def unknown_thread(thread_id: str) -> CliError:
 
 
 def inspect_thread(db: Any, names: CollectionNames, thread_id: str) -> dict[str, Any]:
+    require_our_format(db, names)
     docs = list(
         db[names.checkpoints].find(
             {"thread_id": thread_id},
