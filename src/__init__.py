@@ -9,6 +9,9 @@ Example::
         graph.invoke(inputs, {"configurable": {"thread_id": "case-42"}})
 """
 
+import logging
+from importlib.metadata import version as _version
+
 from .checkpointer import CollectionNames, MongoDBCheckpointer
 from .errors import (
     ClientConfigurationError,
@@ -35,7 +38,15 @@ from .journal import ActivityJournal, SecureLLM, SecureTool, current_effect, eff
 from .platform import DurableGraph, DurablePlatform
 from .resolver import DurableSubgraphResolver, OrdinalAllocator
 
+#: The installed distribution's version (its package metadata).
+__version__ = _version("langgraph-durable-mongodb")
+
+# Silent unless the application configures logging, like LangGraph's savers: DEBUG for every replay, INFO for
+# take-overs, WARNING for a lost lock and an outcome that cannot be known (README, "Logging").
+logging.getLogger("langgraph_durable_mongodb").addHandler(logging.NullHandler())
+
 __all__ = [
+    "__version__",
     "ActivityJournal",
     "ClientConfigurationError",
     "CollectionNames",

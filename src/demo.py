@@ -112,11 +112,30 @@ def show_journal(platform: DurablePlatform, thread_id: str) -> None:
         print(f"    {doc['kind']:<5} {doc['name']:<14} status {doc['status']}, executed {doc['attempts']}x")
 
 
+#: The journal table's columns: fields of an entry (the outcome: its preview).
+COLUMNS = ("path", "node", "kind", "name", "status", "attempts", "idempotency_key", "outcome")
+
+
+def show_table(docs: list[dict[str, Any]]) -> None:
+    """The journal entries as a compact table, one row per entry."""
+    rows = [[str(doc.get(field, "")) for field in COLUMNS[:-1]] + [_outcome(doc)] for doc in docs]
+    widths = [max(len(cell) for cell in column) for column in zip(COLUMNS, *rows)]
+    for cells in (COLUMNS, *rows):
+        print("    " + "  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip())
+
+
+def _outcome(doc: dict[str, Any], width: int = 40) -> str:
+    """An entry's outcome preview, cut to ``width`` characters."""
+    preview = str((doc.get("outcome") or {}).get("preview", ""))
+    return preview if len(preview) <= width else preview[: width - 1] + "…"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--thread", default="case-42", help="thread id (default: case-42)")
     parser.add_argument("--db", default="durable_demo", help="database name (default: durable_demo)")
     parser.add_argument("--crash", action="store_true", help="SIGKILL the process after the tool ran (needs MONGODB_URI)")
+    parser.add_argument("--raw", action="store_true", help="also print the journal's documents as stored")
     args = parser.parse_args(argv)
     uri = os.environ.get("MONGODB_URI")
     if args.crash and not uri:
@@ -149,10 +168,12 @@ def main(argv: list[str] | None = None) -> int:
     print("  journal after the resume:")
     show_journal(platform, args.thread)
     print(f"\nfinal state: {json.dumps(final)}")
-    print("\njournal documents as stored:")
     db = (platform.checkpointer.client or client)[args.db]
     docs = list(db[platform.checkpointer.collections.journal].find({"thread_id": args.thread}, {"_id": 0}))
-    print(json_util.dumps(docs, indent=2, json_options=json_util.RELAXED_JSON_OPTIONS))
+    print("\njournal of the thread, as stored (--raw: the documents themselves):")
+    show_table(docs)
+    if args.raw:
+        print(json_util.dumps(docs, indent=2, json_options=json_util.RELAXED_JSON_OPTIONS))
     if client is not None:
         client.close()
     return 0

@@ -464,21 +464,33 @@ def add_arguments(parser: Any) -> None:
 
 
 class ProgressBar:
-    """``progress(done, total)`` drawn as one plain-text line, redrawn in place (``\\r``)."""
+    """``progress(done, total)`` drawn by tqdm on ``out``: only on a terminal (see ``progress_bar``)."""
 
-    def __init__(self, out: Any, width: int = 30) -> None:
-        self.out, self.width = out, width
+    def __init__(self, out: Any) -> None:
+        from tqdm import tqdm
+
+        self._bar = tqdm(desc="importing", unit="checkpoint", file=out, total=0, leave=True)
 
     def __call__(self, done: int, total: int) -> None:
-        filled = self.width * done // total if total else self.width
-        self.out.write(f"\rimporting [{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} checkpoints")
-        if done == total:
-            self.out.write("\n")
-        self.out.flush()
+        self._bar.total = total
+        self._bar.update(done - self._bar.n)
+        if done >= total:
+            self._bar.close()
+
+
+def progress_bar(err: Any) -> ProgressBar | None:
+    """A bar on ``err`` when it is a terminal and tqdm is installed (the ``cli`` extra); None otherwise, so
+    logs, pipes and ``--json`` get no redrawn line."""
+    if not getattr(err, "isatty", lambda: False)():
+        return None
+    try:
+        return ProgressBar(err)
+    except ImportError:
+        return None
 
 
 def command(client: Any, args: Any, err: Any) -> ImportReport:
-    """Run ``import-mongodbsaver`` as parsed: from ``args.source_db`` into ``args.db``, the bar on ``err``."""
+    """Run ``import-mongodbsaver`` as parsed: from ``args.source_db`` into ``args.db``, a bar on ``err`` if a terminal."""
     saver = MongoDBCheckpointer(client, db_name=args.db)
     return import_mongodbsaver(
         client[require_db_name(args.source_db)],
@@ -487,7 +499,7 @@ def command(client: Any, args: Any, err: Any) -> ImportReport:
         writes_collection=args.writes_collection,
         thread_ids=args.threads,
         batch_size=args.batch_size,
-        progress=ProgressBar(err),
+        progress=progress_bar(err),
     )
 
 

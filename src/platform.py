@@ -27,16 +27,19 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, ClassVar
 
 from langchain_core.runnables.config import get_config_list
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.pregel import Pregel
 
-from ._plans.clients import ConnectionScope, OwnsClients
+from ._bson import DEFAULT_CHUNK_BYTES, require_db_name
+from ._plans.clients import ConnectionScope, OwnsClients, database_name
 from .checkpointer import MongoDBCheckpointer
 from .errors import InvalidInputError, TopologyError
+from .schema import CollectionNames
 from .journal import ActivityJournal, EffectScope, ResolverLocator
 from . import _langgraph
 from ._langgraph import StartingRun
@@ -157,14 +160,28 @@ class DurablePlatform(OwnsClients):
         return cls(client, async_client=AsyncMongoMockClient(mock_mongo_client=client), **options)
 
     @classmethod
-    def from_conn_string(cls, uri: str, **options: Any) -> ConnectionScope[DurablePlatform]:
+    def from_conn_string(
+        cls,
+        uri: str,
+        *,
+        db_name: str | None = None,
+        journal_options: dict[str, Any] | None = None,
+        exclusive_runs: bool = True,
+        run_lease_seconds: float = 30.0,
+        run_wait_seconds: float = 30.0,
+        serde: SerializerProtocol | None = None,
+        ttl: float | Mapping[str, Any] | None = None,
+        collections: CollectionNames | None = None,
+        chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+        auto_setup: bool = True,
+    ) -> ConnectionScope[DurablePlatform]:
         """A platform with a sync and an async client for ``uri``, closed at the end of the block.
 
         Use it with ``with`` or ``async with``. Its async client is one ``AsyncMongoClient`` per event loop,
         so the platform serves several ``asyncio.run`` calls; each loop's client is closed when that loop
         ends or at the end of the block. Example::
 
-            with DurablePlatform.from_conn_string("mongodb://localhost:27017", db_name="agents") as platform:
+            with DurablePlatform.from_conn_string("mongodb://localhost:27017/agents") as platform:
                 platform.compile(builder).invoke(inputs, config)
 
             async with DurablePlatform.from_conn_string(uri, db_name="agents") as platform:
@@ -172,16 +189,33 @@ class DurablePlatform(OwnsClients):
 
         Args:
             uri: a MongoDB URI.
-            **options: the other ``DurablePlatform`` arguments (``db_name``, ``journal_options``, ``ttl``, ...).
+            db_name: the database; by default the URI's path (``agents`` above), else ``MONGODB_DB``, else
+                ``langgraph`` (the rule of the server factory and the CLI too).
+            journal_options, exclusive_runs, run_lease_seconds, run_wait_seconds: as for ``DurablePlatform``.
+            serde, ttl, collections, chunk_bytes, auto_setup: as for ``MongoDBCheckpointer``.
 
         Returns:
             A context manager (``with`` or ``async with``) yielding the platform and closing its clients.
 
         Raises:
-            InvalidInputError: ``uri`` is not a non-empty string (other bad options raise on entering the block).
+            InvalidInputError: ``uri`` is not a non-empty string, or ``db_name`` no database name (other bad
+                options raise on entering the block).
+            pymongo.errors.InvalidURI: ``uri`` is not a MongoDB URI.
         """
         if not isinstance(uri, str) or not uri:
             raise InvalidInputError(f"uri must be a MongoDB URI string, got {uri!r}")
+        options = {
+            "db_name": require_db_name(database_name(uri, db_name)),
+            "journal_options": journal_options,
+            "exclusive_runs": exclusive_runs,
+            "run_lease_seconds": run_lease_seconds,
+            "run_wait_seconds": run_wait_seconds,
+            "serde": serde,
+            "ttl": ttl,
+            "collections": collections,
+            "chunk_bytes": chunk_bytes,
+            "auto_setup": auto_setup,
+        }
         return ConnectionScope(uri, lambda client, async_client: cls(client, async_client=async_client, **options))
 
     def compile(self, builder: Any, **compile_kwargs: Any) -> DurableGraph:

@@ -50,8 +50,8 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from contextlib import asynccontextmanager
 
-from pymongo import uri_parser
 
+from ._plans.clients import database_name
 from ._plans.owner import identity
 from .checkpointer import MongoDBCheckpointer
 from .errors import ClientConfigurationError, InvalidInputError
@@ -60,10 +60,12 @@ from .platform import DurablePlatform
 __all__ = ["checkpointer", "database_of", "ttl_of"]
 
 
-def database_of(uri: str, environ: dict[str, str] | None = None) -> str:
-    """The database a server platform uses: the URI's path, else ``MONGODB_DB``, else ``langgraph``."""
-    environ = dict(os.environ) if environ is None else environ
-    return uri_parser.parse_uri(uri).get("database") or environ.get("MONGODB_DB") or "langgraph"
+def database_of(uri: str, environ: Mapping[str, str] | None = None) -> str:
+    """The database a server platform uses: the URI's path, else ``MONGODB_DB``, else ``langgraph``.
+
+    The rule of ``from_conn_string`` and the CLI too (``_plans.clients.database_name``).
+    """
+    return database_name(uri, None, environ)
 
 
 def ttl_of(environ: Mapping[str, str] | None = None) -> Any:

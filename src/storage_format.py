@@ -95,7 +95,7 @@ class StorageFormat:
             return
         stored = yield from read_format_plan(self.collections)
         if stored.foreign is not None:
-            raise IncompatibleStorageError(self._foreign_message(stored), db_name=self.db_name, found=stored.describe())
+            raise IncompatibleStorageError(self.foreign_message(stored), db_name=self.db_name, found=stored.describe())
         if stored.version is None:
             yield InsertOne(self.collections.metadata, format_document())
         elif stored.version > FORMAT_VERSION:
@@ -108,7 +108,9 @@ class StorageFormat:
             )
         self._checked = True
 
-    def _foreign_message(self, stored: StoredFormat) -> str:
+    def foreign_message(self, stored: StoredFormat) -> str:
+        """What to say of a database holding ``stored``, a foreign format: what it is, and what to do
+        (for MongoDBSaver's, ``import-mongodbsaver``)."""
         where = f"database {self.db_name!r} (collection {self.collections.checkpoints!r})"
         if stored.foreign == MONGODBSAVER:
             return (

@@ -12,6 +12,7 @@ official client (``langgraph_sdk``), counts real LLM and tool executions from th
 | a second run (new input) waits after its effects; the server's process group is SIGKILLed; the dev store's files are gone; a new server starts on the same project | the thread is re-created from its id (its checkpoints are in MongoDB) and ``runs.wait(..., input=None)`` completes it; every effect completed before the kill executed once, in the killed server; the final state is complete |
 
 | a run waits after its effects until the dev store has saved it; the server is SIGKILLed and restarted | the new server finds the run pending and runs it again by itself; it continues from its checkpoint: its effects replay, none executes again |
+| a run streamed with `stream_mode=["messages-tuple", "updates", "events"]` (what chat UIs use), subgraphs included; the example model implements only `_generate` | no `error` event; the model's message streamed once; `events`: one `on_chat_model_start`, with the durable metadata; each effect executed once |
 
 The dev store (``.langgraph_api/``) saves thread and run records only every 10 s, so a kill
 before that save loses them: the first test deletes them after the kill, which makes that case
@@ -278,3 +279,30 @@ async def test_a_run_the_dev_store_saved_is_run_again_by_the_restarted_server_an
     assert executions(project.effects) == before_restart  # nothing executed again
     for entry in journal(project.db, thread_id).values():
         assert (entry["path"], entry["status"], entry["attempts"], entry.get("replays")) == (PATH_1, "completed", 1, 1), entry
+
+
+async def test_a_chat_ui_streams_the_journaled_model_s_message_in_messages_tuple_mode(project: Project) -> None:
+    # The example's model implements only _generate: SecureLLM must stream what the bare model would (its message).
+    server = project.start_server()
+    client = get_client(url=server.url)
+    thread_id = (await client.threads.create(graph_id="agent"))["thread_id"]
+    parts = [
+        part
+        async for part in client.runs.stream(
+            thread_id,
+            "agent",
+            input={"case": "claim 7733", "findings": []},
+            stream_mode=["messages-tuple", "updates", "events"],
+            stream_subgraphs=True,  # the model is called two subgraphs down
+        )
+    ]
+    assert "error" not in {part.event for part in parts}, (parts, server.tail())
+    said = [part.data[0]["content"] for part in parts if part.event.split("|")[0] == "messages"]
+    assert said == ["Review the policy for claim 7733: it concerns policy P-7; check its water damage cover."], parts
+    events = [part.data for part in parts if part.event.split("|")[0] == "events"]
+    [start] = [e for e in events if e["event"] == "on_chat_model_start"]  # one run for the call, not two
+    assert start["metadata"]["durable"]["replayed"] is False and start["metadata"]["durable"]["node"] == "review_policy"
+    assert [e for e in events if e["event"] == "on_chat_model_stream"] == []  # the model cannot stream: none, as bare
+    assert Counter(e["name"] for e in executions(project.effects)) == {"CaseModel": 1, "lookup_policy": 1}
+    state = await client.threads.get_state(thread_id)
+    assert state["values"]["decision"] == "claim 7733: approved after 3 findings", state

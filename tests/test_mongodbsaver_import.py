@@ -32,6 +32,8 @@ from langgraph_durable_mongodb.mongodbsaver_import import (
     import_mongodbsaver,
 )
 
+from .cli_helpers import Terminal
+
 #: Node executions per (thread, node): a node finished before the interrupt does not run again on resume.
 RUNS: Counter = Counter()
 
@@ -213,18 +215,25 @@ def run_cli(client: Any, *argv: str) -> tuple[int, str]:
     return main(list(argv), client=client, out=out), out.getvalue()
 
 
-def test_the_cli_imports_with_a_progress_bar_and_exits_1_on_a_mismatch(dbs: tuple, capsys: pytest.CaptureFixture) -> None:
+def test_the_cli_imports_with_a_progress_bar_and_exits_1_on_a_mismatch(
+    dbs: tuple, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     client, source, dest, _ = dbs
     n = client[source].checkpoints.count_documents({})
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)  # a person watching: tqdm's bar
     code, out = run_cli(client, "--db", dest, "import-mongodbsaver", "--source-db", source, "--thread", "t1")
+    monkeypatch.undo()
     assert code == EXIT_OK, out
     t1 = client[source].checkpoints.count_documents({"thread_id": "t1"})
     assert f"checkpoints {t1} imported, 0 already present" in out
     assert f"verified    {t1} checkpoints against MongoDBSaver" in out
-    assert f"] {t1}/{t1} checkpoints\n" in capsys.readouterr().err
+    assert "importing: 100%" in terminal.getvalue() and f"| {t1}/{t1} " in terminal.getvalue()
+    assert "importing" not in out
     assert client[dest].checkpoints.distinct("thread_id") == ["t1"]
 
     code, out = run_cli(client, "--db", dest, "import-mongodbsaver", "--source-db", source, "--json")
+    assert "importing" not in capsys.readouterr().err  # not a terminal (logs, pipes): no bar
     report = json.loads(out)
     assert code == EXIT_OK and report["ok"] and report["checkpoints_imported"] == n - t1 and report["threads"] == 2
 

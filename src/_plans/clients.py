@@ -13,19 +13,45 @@ with the sync ``MongoClient``, and ``ConnectionScope`` is what
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import threading
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from importlib.metadata import version
 from typing import Any, Generic, TypeVar
 
-from pymongo import AsyncMongoClient, MongoClient
+from pymongo import AsyncMongoClient, MongoClient, uri_parser
 from pymongo.driver_info import DriverInfo
 from pymongo.errors import InvalidOperation
 
 #: What every client of this package tells the server in its handshake (``hello``'s ``client.driver``).
 DRIVER_INFO = DriverInfo(name="langgraph-durable-mongodb", version=version("langgraph-durable-mongodb"))
+
+#: The database used when nothing names one.
+DEFAULT_DB_NAME = "langgraph"
+
+
+def database_name(uri: str | None, db_name: str | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """The one rule naming the database, everywhere (``from_conn_string``, the server factory, the CLI).
+
+    Args:
+        uri: the MongoDB URI (None: no URI, as for a CLI that has none yet).
+        db_name: the name given explicitly (``db_name=``, ``--db``): it wins.
+        environ: the environment (``os.environ`` by default), for ``MONGODB_DB``.
+
+    Returns:
+        ``db_name``, else the URI's path (``mongodb://host/agents``), else ``MONGODB_DB``, else ``langgraph``.
+
+    Raises:
+        pymongo.errors.InvalidURI: ``uri`` is not a MongoDB URI (when no ``db_name`` was given).
+    """
+    if db_name:
+        return db_name
+    environ = os.environ if environ is None else environ
+    from_uri = uri_parser.parse_uri(uri).get("database") if uri else None
+    return from_uri or environ.get("MONGODB_DB") or DEFAULT_DB_NAME
+
 
 #: How long a sync ``close()`` waits for a loop running in another thread to close its client.
 CLOSE_TIMEOUT_SECONDS = 10.0

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import ClientConfigurationError
+from ..errors import ClientConfigurationError, InvalidInputError
 from .clients import LoopBound, LoopClients, announce
 from .interpreters import AsyncInterpreter, SyncInterpreter
 from .requests import Plan
@@ -31,8 +31,14 @@ def split_clients(client: Any, async_client: Any, owner: str, alternative: str =
     """Sort the clients a storage class was given into (sync, async); either may be None, not both.
 
     A lone async client passed as ``client`` is accepted as the async one. A pymongo client gets
-    ``DRIVER_INFO`` appended to its handshake metadata (``announce``).
+    ``DRIVER_INFO`` appended to its handshake metadata (``announce``). A URI string is refused
+    (``InvalidInputError``), its text left out of the message: it may hold a password.
     """
+    if isinstance(client, str) or isinstance(async_client, str):
+        raise InvalidInputError(
+            f"{owner} takes clients, not a URI: open one with DurablePlatform.from_conn_string(uri) or "
+            "MongoDBCheckpointer.from_conn_string(uri) (with or async with), or pass client=MongoClient(uri)"
+        )
     if client is not None and is_async_client(client):
         if async_client is not None:
             raise ClientConfigurationError(

@@ -20,7 +20,7 @@ from langgraph.checkpoint.base import (
 from .. import _langgraph
 from .._langgraph import StartingRun
 from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
-from .._plans.clients import ConnectionScope, OwnsClients
+from .._plans.clients import ConnectionScope, OwnsClients, database_name
 from .._plans.faces import TwoFaces, split_clients, started
 from ..errors import InvalidInputError
 from ..schema import CollectionNames
@@ -212,33 +212,51 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
                 observer(run, config, self)
 
     @classmethod
-    def from_conn_string(cls, conn_string: str, **kwargs: Any) -> ConnectionScope[MongoDBCheckpointer]:
+    def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        db_name: str | None = None,
+        serde: SerializerProtocol | None = None,
+        ttl: float | Mapping[str, Any] | None = None,
+        collections: CollectionNames | None = None,
+        chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+        auto_setup: bool = True,
+    ) -> ConnectionScope[MongoDBCheckpointer]:
         """Create a sync and an async client for ``conn_string``; close both at the end.
 
         Works with ``with`` and with ``async with``, and across event loops: the async client is one
         ``AsyncMongoClient`` per loop (``LoopClients``), so the saver can serve several ``asyncio.run``
         calls. Example::
 
-            with MongoDBCheckpointer.from_conn_string("mongodb://localhost:27017") as saver:
+            with MongoDBCheckpointer.from_conn_string("mongodb://localhost:27017/agents") as saver:
                 graph = builder.compile(checkpointer=saver)
                 graph.invoke(inputs, config)
 
-            async with MongoDBCheckpointer.from_conn_string(uri) as saver:
+            async with MongoDBCheckpointer.from_conn_string(uri, db_name="agents") as saver:
                 await builder.compile(checkpointer=saver).ainvoke(inputs, config)
 
         Args:
-            conn_string: a MongoDB URI, e.g. ``mongodb://localhost:27017``.
-            **kwargs: passed to ``MongoDBCheckpointer`` (``db_name``, ``serde``, ``ttl``, ...).
+            conn_string: a MongoDB URI, e.g. ``mongodb://localhost:27017/agents``.
+            db_name: the database; by default the URI's path (``agents`` above), else ``MONGODB_DB``, else
+                ``langgraph`` (the rule of the server factory and the CLI too).
+            serde, ttl, collections, chunk_bytes, auto_setup: as for ``MongoDBCheckpointer``.
 
         Returns:
             A context manager (``with`` or ``async with``) that yields the saver and closes both clients.
 
         Raises:
-            InvalidInputError: ``conn_string`` is not a non-empty string (other bad options raise on entering).
+            InvalidInputError: ``conn_string`` is not a non-empty string, or ``db_name`` no database name
+                (other bad options raise on entering).
+            pymongo.errors.InvalidURI: ``conn_string`` is not a MongoDB URI.
         """
         if not isinstance(conn_string, str) or not conn_string:
             raise InvalidInputError(f"conn_string must be a MongoDB URI string, got {conn_string!r}")
-        return ConnectionScope(conn_string, lambda client, async_client: cls(client, async_client=async_client, **kwargs))
+        options = {"serde": serde, "ttl": ttl, "collections": collections, "chunk_bytes": chunk_bytes, "auto_setup": auto_setup}
+        name = require_db_name(database_name(conn_string, db_name))
+        return ConnectionScope(
+            conn_string, lambda client, async_client: cls(client, async_client=async_client, db_name=name, **options)
+        )
 
     # -- the saver contract: sync ---------------------------------------------------
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import re
+import shlex
 from typing import Any, TextIO
 
 from pymongo.errors import OperationFailure
@@ -47,7 +50,16 @@ def handshake(client: Any, quirks: server_quirks.ServerQuirks) -> tuple[str, dic
     return "isMaster", client.admin.command("isMaster")
 
 
-def doctor(client: Any, db: Any, names: CollectionNames, fix: bool) -> dict[str, Any]:
+def fix_command(uri: str | None, db_name: str) -> str:
+    """The ``doctor --fix`` command for this database: ``--db``, and ``--uri`` unless ``MONGODB_URI`` gives it
+    (its password left out: the command is printed)."""
+    words = ["langgraph-durable-mongodb"]
+    if uri and uri != os.environ.get("MONGODB_URI"):
+        words += ["--uri", shlex.quote(re.sub(r"(://[^/@:]*:)[^@/]*@", r"\1<password>@", uri))]
+    return " ".join([*words, "--db", shlex.quote(db_name), "doctor", "--fix"])
+
+
+def doctor(client: Any, db: Any, names: CollectionNames, fix: bool, uri: str | None = None) -> dict[str, Any]:
     server, quirks = server_identity(client)
     command, hello = handshake(client, quirks)
     report: dict[str, Any] = {"server": {**server, "handshake": command}, "features": {}, "indexes": []}
@@ -59,19 +71,25 @@ def doctor(client: Any, db: Any, names: CollectionNames, fix: bool) -> dict[str,
     # A database of another format (MongoDBSaver's, or a newer one) is not ours to fix: --fix creates nothing there.
     ours = stored.foreign is None and (stored.version is None or stored.version <= FORMAT_VERSION)
     fix = fix and ours
+    # Checkpoints and no run lock ever taken: a deployment with exclusive_runs=False (the Agent Server factory's).
+    collections = set(db.list_collection_names())
+    no_run_locks = names.checkpoints in collections and names.runs not in collections
     for coll, indexes in indexes_by_collection(names).items():
         present = {ix["name"] for ix in db[coll].list_indexes()}
         for index in indexes:
             name = index.document["name"]
             row = {"collection": coll, "index": name, "present": name in present}
-            if not row["present"] and fix:
+            if not row["present"] and coll == names.runs and no_run_locks:
+                row["unused"] = True
+            elif not row["present"] and fix:
                 try:
                     db[coll].create_indexes([index])
                     row["created"] = True
                 except OperationFailure as error:
                     row["error"] = str(error)
             report["indexes"].append(row)
-    report["ok"] = ours and all(r["present"] or r.get("created") for r in report["indexes"])
+    report["ok"] = ours and all(r["present"] or r.get("created") or r.get("unused") for r in report["indexes"])
+    report["fix_command"] = fix_command(uri, db.name)
     return report
 
 
@@ -93,6 +111,8 @@ def render_doctor(report: dict[str, Any], out: TextIO) -> None:
     width = max(map(len, labels), default=0)
     for label, row in zip(labels, report["indexes"]):
         state = "present" if row["present"] else ("created" if row.get("created") else "MISSING")
+        if row.get("unused"):
+            state = "not used (no run lock taken: exclusive_runs=False, as on Agent Server)"
         out.write(f"index       {label:<{width}}  {state}\n")
     if not report["ok"]:
-        out.write("\nsome indexes are missing: run `langgraph-durable-mongodb doctor --fix`\n")
+        out.write(f"\nsome indexes are missing: run `{report['fix_command']}`\n")

@@ -12,7 +12,7 @@ from pymongo import MongoClient
 from pymongo.errors import ConfigurationError, ConnectionFailure, InvalidURI, OperationFailure, PyMongoError
 
 from .. import mongodbsaver_import
-from .._plans.clients import DRIVER_INFO, masked_uri
+from .._plans.clients import DRIVER_INFO, database_name, masked_uri
 from ..checkpointer import MongoDBCheckpointer
 from ..errors import DurableMongoError, InvalidInputError
 from ..schema import CollectionNames
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace, client: Any, out: TextIO, stdin: TextIO) -> in
         if not imported.ok:
             return EXIT_PROBLEM
         return EXIT_UNKNOWN_THREAD if imported.unknown_threads else EXIT_OK
-    report = doctor(client, db, names, args.fix)
+    report = doctor(client, db, names, args.fix, uri=args.uri)
     _dump(report, out) if as_json else render_doctor(report, out)
     return EXIT_OK if report["ok"] else EXIT_PROBLEM
 
@@ -141,6 +141,7 @@ def main(
                 client = MongoClient(args.uri, driver=DRIVER_INFO, **timeout)
             except (InvalidURI, ConfigurationError, ValueError) as error:
                 raise CliError(f"bad MongoDB URI {masked_uri(args.uri)!r}: {error}", EXIT_USAGE) from None
+        args.db = database_name(args.uri, args.db)  # the one rule: --db, the URI's path, $MONGODB_DB, langgraph
         try:
             return run(args, client, out, stdin)
         except CliError:

@@ -11,8 +11,7 @@ from . import __doc__ as USAGE
 
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="langgraph-durable-mongodb", description=USAGE.split("\n\n")[0])
-    parser.add_argument("--uri", default=os.environ.get("MONGODB_URI"), help="MongoDB URI (default: $MONGODB_URI)")
-    parser.add_argument("--db", default="langgraph", help="database name (default: langgraph)")
+    _where(parser, os.environ.get("MONGODB_URI"), None)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     sub = parser.add_subparsers(dest="command", required=True)
     p = _command(sub, "threads", "threads in id order with their latest step, checkpoint count and last update")
@@ -45,8 +44,17 @@ def parser() -> argparse.ArgumentParser:
 
 def _command(sub: argparse._SubParsersAction, name: str, help: str) -> argparse.ArgumentParser:
     command = sub.add_parser(name, help=help)
+    _where(command, argparse.SUPPRESS, argparse.SUPPRESS)  # after the command too: given there, they win
     command.add_argument("--json", action="store_true", dest="json_sub", help="machine-readable output")
     return command
+
+
+def _where(parser: argparse.ArgumentParser, uri: str | None, db: str | None) -> None:
+    """``--uri`` and ``--db``, with these defaults."""
+    parser.add_argument("--uri", default=uri, help="MongoDB URI (default: $MONGODB_URI)")
+    parser.add_argument(
+        "--db", default=db, help="database name (default: the URI's path, else $MONGODB_DB, else langgraph)"
+    )
 
 
 def _positive(text: str) -> int:

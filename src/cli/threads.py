@@ -10,7 +10,10 @@ from typing import Any, TextIO
 from .._bson import OPTIONAL, document_problem
 from .._langgraph import NS_END, NS_SEP
 from .._plans import quirks as server_quirks
+from .._plans.interpreters import SyncInterpreter
+from ..errors import IncompatibleStorageError
 from ..schema import CollectionNames
+from ..storage_format import StorageFormat, read_format_plan
 from .exits import EXIT_UNKNOWN_THREAD, CliError
 from .terminal import escaped
 
@@ -33,6 +36,19 @@ ENTRY_FIELDS = {
     "effect_key": (str, OPTIONAL), "attempts": (int, OPTIONAL), "replays": (int, OPTIONAL),
     "duration_ms": (int, float, OPTIONAL), "started_at": (datetime, OPTIONAL), "error": (dict, str, OPTIONAL),
 }
+
+
+def require_our_format(db: Any, names: CollectionNames) -> None:
+    """Refuse a database of a foreign format before reading it (MongoDBSaver's steps would print as msgpack).
+
+    Raises:
+        IncompatibleStorageError: the database holds a foreign format; the message names the fix
+            (``import-mongodbsaver`` for MongoDBSaver's), as ``doctor`` and the library do.
+    """
+    stored = SyncInterpreter(db).run(read_format_plan(names))
+    if stored.foreign is not None:
+        message = StorageFormat(db.name, names).foreign_message(stored).replace("nothing was written. ", "")
+        raise IncompatibleStorageError(message, db_name=db.name, found=stored.describe())
 
 
 def readable_documents(
@@ -67,6 +83,7 @@ def threads(
         latest checkpoint, ``updated``: the latest checkpoint time), whether more threads follow, and the
         problems of checkpoints whose ``thread_id`` is not a string (one named per such value; no row).
     """
+    require_our_format(db, names)
     coll = db[names.checkpoints]
     match = {"thread_id": {"$gt": after}} if after is not None else {}
     quirks = server_quirks.of_client(db) or server_quirks.identify(db.client.admin.command("buildInfo"))
@@ -162,6 +179,7 @@ def inspect_thread(db: Any, names: CollectionNames, thread_id: str) -> dict[str,
     Raises:
         CliError: the thread has no checkpoints and no journal entries (``EXIT_UNKNOWN_THREAD``).
     """
+    require_our_format(db, names)
     docs = list(
         db[names.checkpoints].find(
             {"thread_id": thread_id},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -36,9 +37,17 @@ def _merge(chunks: list[AIMessageChunk]) -> BaseMessage:
     return message_chunk_to_message(merged)
 
 
-async def _aiter(items: list[AIMessageChunk]) -> AsyncIterator[AIMessageChunk]:
-    for item in items:
-        yield item
+def _as_chunks(message: BaseMessage) -> list[AIMessageChunk]:
+    """What a wrapped runnable's ``stream`` yielded, as chunks: a model that cannot stream yields its message."""
+    return [message] if isinstance(message, AIMessageChunk) else _replay(message)
+
+
+async def _limited(model: BaseChatModel, chunks: AsyncIterator[ChatGenerationChunk]) -> AsyncIterator[ChatGenerationChunk]:
+    """``chunks``, pulled once ``model``'s rate limiter lets the call through."""
+    if model.rate_limiter:
+        await model.rate_limiter.aacquire(blocking=True)
+    async for chunk in chunks:
+        yield chunk
 
 
 def _replay(message: BaseMessage) -> list[AIMessageChunk]:
@@ -64,10 +73,11 @@ def _replay(message: BaseMessage) -> list[AIMessageChunk]:
 
 @dataclass
 class _Turn:
-    """One journaled call of a ``SecureLLM``, as its own callback run shows it.
+    """One journaled call of a ``SecureLLM``, as its callback run shows it.
 
-    That run's callbacks see each message without ``usage_metadata``: the wrapped model's run reports what a
-    real call used, and a replay used nothing. The caller gets the message with it (``restore``).
+    A real call shows each message as the wrapped model returned it, ``usage_metadata`` included: that run is
+    the only one, so usage counts once. A replay used nothing: its run shows the recorded message without
+    ``usage_metadata``, and the caller gets it back with it (``restore``).
     """
 
     recorded: BaseMessage | None = None  # a replay: the outcome to show instead of calling the model
@@ -77,7 +87,7 @@ class _Turn:
     def show(self, message: M) -> M:
         """``message`` as callbacks see it."""
         usage = getattr(message, "usage_metadata", None)
-        if not usage:
+        if self.recorded is None or not usage:
             return message
         shown = message.model_copy(update={"usage_metadata": None})
         self._usage[id(shown)] = (shown, usage)
@@ -142,11 +152,15 @@ class SecureLLM(BaseChatModel):
     (``create_agent``, the prebuilt ReAct agent). The ids of a recorded
     response's tool calls then key the ``SecureTool`` effects they trigger.
 
-    Each call opens one callback run of its own, after the journal said whether it replays: its metadata
-    ``durable`` holds ``replayed``, ``path``, ``node``, ``effect_key`` and ``idempotency_key``, and a replay is
-    tagged ``durable:replayed``. A real call nests the wrapped model's run under it, which reports the
-    tokens used; this run's output leaves ``usage_metadata`` out, so usage counts once per real call and
-    a replay counts none. The message returned keeps it.
+    Each call opens one callback run, after the journal said whether it replays: its metadata ``durable``
+    holds ``replayed``, ``path``, ``node``, ``effect_key`` and ``idempotency_key``, and a replay is tagged
+    ``durable:replayed``. A wrapped chat model runs inside that run (its ``_generate``/``_stream``, not its
+    ``invoke``), so callbacks, ``astream_events`` and ``stream_mode="messages"`` see each real call once, with
+    the tokens and usage the bare model shows; it streams exactly when the bare model would. A replay
+    shows the recorded message without ``usage_metadata`` (it used nothing); the message returned keeps it.
+    The wrapped model's own cache is not consulted (the journal is this model's cache); its rate limiter is.
+    Any other runnable (a chat model bound with a config, say) runs through ``invoke``/``stream`` in a run
+    nested under ours.
 
     Example::
 
@@ -198,19 +212,6 @@ class SecureLLM(BaseChatModel):
         return EffectCall(
             "llm", self._name, input={"messages": messages, "stop": stop, **args}, preview=messages[-1] if messages else ""
         )
-
-    @staticmethod
-    def _config(run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None) -> RunnableConfig:
-        """The wrapped model's run nests under ours, tagged so LangGraph streams our tokens, not both (without our
-        run, as in ``stream``, it says where the call is itself)."""
-        if run_manager is None:
-            return observed_config({"tags": [TAG_NOSTREAM]})
-        child = CallbackManager(handlers=[], parent_run_id=run_manager.run_id)
-        child.set_handlers(run_manager.inheritable_handlers)
-        child.add_tags(run_manager.inheritable_tags)
-        child.add_metadata(run_manager.inheritable_metadata)
-        child.add_tags([TAG_NOSTREAM], inherit=False)
-        return {"callbacks": child}
 
     # -- the entry points: read the journal, then open the callback run ---------------
 
@@ -341,6 +342,44 @@ class SecureLLM(BaseChatModel):
 
     # -- the chat model contract: inside the run, the model's reply or the recorded one ---
 
+    def _direct(self) -> tuple[BaseChatModel, dict[str, Any]] | None:
+        """The wrapped chat model and the call kwargs bound to it, when its ``_generate``/``_stream`` can run inside
+        our callback run (so each call shows as one run); ``None`` for any other runnable."""
+        model, bound = self.model, {}
+        if type(model) is RunnableBinding and not model.config and not model.config_factories:
+            model, bound = model.bound, model.kwargs
+        return (model, bound) if isinstance(model, BaseChatModel) else None
+
+    def _should_stream(self, *, async_api: bool, run_manager: Any = None, **kwargs: Any) -> bool:
+        """Stream when, and only when, the wrapped chat model would: a model with only ``_generate`` is invoked."""
+        model, bound = self._direct() or (self._chat_model, {})
+        if not isinstance(model, BaseChatModel):
+            return super()._should_stream(async_api=async_api, run_manager=run_manager, **kwargs)
+        return model._should_stream(async_api=async_api, run_manager=run_manager, **{**bound, **kwargs})
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> Any:
+        """The wrapped model's tracing parameters (provider, model name): our run is the one tracers see."""
+        direct = self._direct()
+        return direct[0]._get_ls_params(stop=stop, **kwargs) if direct else super()._get_ls_params(stop=stop, **kwargs)
+
+    @staticmethod
+    def _config(run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None) -> RunnableConfig:
+        """For a wrapped runnable that is no chat model: its run nests under ours, tagged so LangGraph streams our
+        tokens, not both (without our run, as in ``stream``, it says where the call is itself)."""
+        if run_manager is None:
+            return observed_config({"tags": [TAG_NOSTREAM]})
+        child = CallbackManager(handlers=[], parent_run_id=run_manager.run_id)
+        child.set_handlers(run_manager.inheritable_handlers)
+        child.add_tags(run_manager.inheritable_tags)
+        child.add_metadata(run_manager.inheritable_metadata)
+        child.add_tags([TAG_NOSTREAM], inherit=False)
+        return {"callbacks": child}
+
+    @staticmethod
+    def _manager(method: Callable[..., Any], run_manager: Any) -> dict[str, Any]:
+        """``run_manager=`` for a model's ``_generate`` that takes it (as ``BaseChatModel`` decides)."""
+        return {"run_manager": run_manager} if "run_manager" in inspect.signature(method).parameters else {}
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -349,8 +388,15 @@ class SecureLLM(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         turn = _current_turn()
-        message = turn.recorded
-        if message is None:
+        message, direct = turn.recorded, self._direct()
+        if message is None and direct is not None:
+            model, bound = direct
+            if model.rate_limiter:
+                model.rate_limiter.acquire(blocking=True)
+            generate = model._generate
+            result = generate(messages, stop=stop, **self._manager(generate, run_manager), **{**bound, **kwargs})
+            message = turn.message = result.generations[0].message
+        elif message is None:
             message = turn.message = self.model.invoke(messages, self._config(run_manager), stop=stop, **kwargs)
         return ChatResult(generations=[ChatGeneration(message=turn.show(message))])
 
@@ -362,10 +408,41 @@ class SecureLLM(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         turn = _current_turn()
-        message = turn.recorded
-        if message is None:
+        message, direct = turn.recorded, self._direct()
+        if message is None and direct is not None:
+            model, bound = direct
+            if model.rate_limiter:
+                await model.rate_limiter.aacquire(blocking=True)
+            generate = model._agenerate
+            result = await generate(messages, stop=stop, **self._manager(generate, run_manager), **{**bound, **kwargs})
+            message = turn.message = result.generations[0].message
+        elif message is None:
             message = turn.message = await self.model.ainvoke(messages, self._config(run_manager), stop=stop, **kwargs)
         return ChatResult(generations=[ChatGeneration(message=turn.show(message))])
+
+    def _chunks(
+        self, messages: list[BaseMessage], stop: list[str] | None, run_manager: Any, kwargs: dict[str, Any]
+    ) -> Iterator[ChatGenerationChunk]:
+        """A real call's chunks: the wrapped chat model's own ``_stream`` in our run, else its ``stream``."""
+        direct = self._direct()
+        if direct is not None:
+            model, bound = direct
+            if model.rate_limiter:
+                model.rate_limiter.acquire(blocking=True)
+            return model._stream(messages, stop=stop, run_manager=run_manager, **{**bound, **kwargs})
+        streamed = self.model.stream(messages, self._config(run_manager), stop=stop, **kwargs)
+        return (ChatGenerationChunk(message=chunk) for message in streamed for chunk in _as_chunks(message))
+
+    def _achunks(
+        self, messages: list[BaseMessage], stop: list[str] | None, run_manager: Any, kwargs: dict[str, Any]
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        """Async ``_chunks``."""
+        direct = self._direct()
+        if direct is not None:
+            model, bound = direct
+            return _limited(model, model._astream(messages, stop=stop, run_manager=run_manager, **{**bound, **kwargs}))
+        streamed = self.model.astream(messages, self._config(run_manager), stop=stop, **kwargs)
+        return (ChatGenerationChunk(message=chunk) async for message in streamed for chunk in _as_chunks(message))
 
     def _stream(
         self,
@@ -376,18 +453,13 @@ class SecureLLM(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         turn = _current_turn()
         if turn.recorded is not None:
-            chunks: Iterator[AIMessageChunk] = iter(_replay(turn.recorded))
-        else:
-            chunks = self.model.stream(messages, self._config(run_manager), stop=stop, **kwargs)
+            yield from (ChatGenerationChunk(message=turn.show(chunk)) for chunk in _replay(turn.recorded))
+            return
         streamed = []
-        for chunk in chunks:
-            streamed.append(chunk)
-            generation = ChatGenerationChunk(message=turn.show(chunk))
-            if run_manager:
-                run_manager.on_llm_new_token(chunk.text, chunk=generation)
+        for generation in self._chunks(messages, stop, run_manager, kwargs):
+            streamed.append(generation.message)
             yield generation
-        if turn.recorded is None:
-            turn.message = _merge(streamed)
+        turn.message = _merge(streamed)
 
     async def _astream(
         self,
@@ -398,18 +470,14 @@ class SecureLLM(BaseChatModel):
     ) -> AsyncIterator[ChatGenerationChunk]:
         turn = _current_turn()
         if turn.recorded is not None:
-            chunks: AsyncIterator[AIMessageChunk] = _aiter(_replay(turn.recorded))
-        else:
-            chunks = self.model.astream(messages, self._config(run_manager), stop=stop, **kwargs)
+            for chunk in _replay(turn.recorded):
+                yield ChatGenerationChunk(message=turn.show(chunk))
+            return
         streamed = []
-        async for chunk in chunks:
-            streamed.append(chunk)
-            generation = ChatGenerationChunk(message=turn.show(chunk))
-            if run_manager:
-                await run_manager.on_llm_new_token(chunk.text, chunk=generation)
+        async for generation in self._achunks(messages, stop, run_manager, kwargs):
+            streamed.append(generation.message)
             yield generation
-        if turn.recorded is None:
-            turn.message = _merge(streamed)
+        turn.message = _merge(streamed)
 
     def bind_tools(
         self,

@@ -452,6 +452,7 @@ class JournalPlans:
             if action == "raise":
                 raise self._recorded_error(entry, pos)
             if action == "replay":
+                logger.debug("replaying %s %r at %s (idempotency key %s)", call.kind, call.name, pos, pos.idempotency_key)
                 return pos, _Recorded((yield from self._load_outcome(entry, pos)))
             if action == "wait":
                 remaining = deadline - time.monotonic()
@@ -526,6 +527,10 @@ class JournalPlans:
             else f"whose process ({entry.get('owner_pid')} on {entry.get('owner_host')}) exited"
         )
         if (call.at_most_once or entry.get("at_most_once")) and entry.get("not_run") is not True:
+            logger.warning(
+                "%s %r at %s: outcome unknown (at_most_once, started by a worker %s); idempotency key %s",
+                call.kind, call.name, pos, died, pos.idempotency_key,
+            )
             raise EffectOutcomeUnknownError(
                 f"{call.kind} {call.name!r} at {pos} is at_most_once and was started by a worker {died} before "
                 f"it recorded an outcome, so it may or may not have happened. Look up idempotency key "

@@ -1,0 +1,116 @@
+"""The CLI on databases of other deployments' shapes, on the tier's servers.
+
+| database | command | expected |
+|---|---|---|
+| written by the Agent Server factory (``server.checkpointer``, ``exclusive_runs=False``: no run lock ever taken) | ``doctor`` | exit 0; ``thread_runs.thread_run_lock`` "not used", not MISSING |
+| written by ``DurablePlatform`` (run locks taken) | ``doctor`` | the run-lock index present |
+| an index missing | ``doctor`` | the ``--fix`` hint keeps ``--uri`` (password left out) and ``--db`` |
+| written by ``MongoDBSaver`` | ``threads``, ``inspect`` | exit 1: the format is foreign, ``import-mongodbsaver`` named; no msgpack printed |
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import operator
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from langgraph.checkpoint.mongodb import MongoDBSaver
+from langgraph.graph import START, StateGraph
+from pymongo import MongoClient
+
+from langgraph_durable_mongodb import DurablePlatform
+from langgraph_durable_mongodb.cli import EXIT_OK, EXIT_PROBLEM
+from langgraph_durable_mongodb.server import checkpointer
+
+from .cli_helpers import run
+from .test_agent_server import with_database
+
+
+class State(TypedDict, total=False):
+    notes: Annotated[list, operator.add]
+
+
+def builder() -> StateGraph:
+    graph = StateGraph(State)
+    graph.add_node("note", lambda state: {"notes": ["seen"]})
+    graph.add_edge(START, "note")
+    return graph
+
+
+def lock_row(out: str) -> dict[str, Any]:
+    [row] = [r for r in json.loads(out)["indexes"] if r["collection"] == "thread_runs"]
+    return row
+
+
+async def test_doctor_on_an_agent_server_database_expects_no_run_lock(
+    mongodb_uri: str, server_db_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MONGODB_URI", with_database(mongodb_uri, server_db_name))
+    async with checkpointer() as saver:  # what langgraph-api opens
+        await builder().compile(checkpointer=saver).ainvoke({"notes": []}, {"configurable": {"thread_id": "served"}})
+    code, out = run(None, "--json", "doctor")  # MONGODB_URI names the database
+    assert code == EXIT_OK, out
+    assert lock_row(out) == {"collection": "thread_runs", "index": "thread_run_lock", "present": False, "unused": True}
+    code, out = run(None, "doctor")
+    assert code == EXIT_OK and re.search(r"thread_runs.thread_run_lock +not used", out) and "MISSING" not in out
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["invoke", "ainvoke"])
+async def test_doctor_on_a_platform_database_finds_its_run_lock_index(
+    mongodb_uri: str, server_db_name: str, is_async: bool
+) -> None:
+    config = {"configurable": {"thread_id": "locked"}}
+    if is_async:
+        async with DurablePlatform.from_conn_string(mongodb_uri, db_name=server_db_name) as platform:
+            await platform.compile(builder()).ainvoke({"notes": []}, config)
+    else:
+        with DurablePlatform.from_conn_string(mongodb_uri, db_name=server_db_name) as platform:
+            platform.compile(builder()).invoke({"notes": []}, config)
+    code, out = run(None, "--uri", mongodb_uri, "--db", server_db_name, "--json", "doctor")
+    assert lock_row(out)["present"] is True, out
+
+
+def test_the_fix_hint_keeps_the_uri_and_the_database(
+    mongodb_uri: str, server_db_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with DurablePlatform.from_conn_string(mongodb_uri, db_name=server_db_name) as platform:
+        platform.compile(builder()).invoke({"notes": []}, {"configurable": {"thread_id": "t"}})
+    with MongoClient(mongodb_uri) as client:
+        client[server_db_name]["checkpoint_writes"].drop_index("thread_ns_checkpoint_task_idx")
+    monkeypatch.delenv("MONGODB_URI", raising=False)
+    code, out = run(None, "--uri", mongodb_uri, "doctor", "--db", server_db_name)
+    assert code == EXIT_PROBLEM
+    assert f"run `langgraph-durable-mongodb --uri {mongodb_uri} --db {server_db_name} doctor --fix`" in out, out
+    monkeypatch.setenv("MONGODB_URI", mongodb_uri)  # the environment gives the URI: the hint needs no --uri
+    code, out = run(None, "--db", server_db_name, "doctor")
+    assert f"run `langgraph-durable-mongodb --db {server_db_name} doctor --fix`" in out, out
+
+
+def test_the_fix_hint_leaves_the_password_out() -> None:
+    from langgraph_durable_mongodb.cli.doctor import fix_command
+
+    hint = fix_command("mongodb://admin:s3cret@db.example:27017/?tls=true", "agents")
+    assert "s3cret" not in hint and "admin:<password>@db.example" in hint and "--db agents doctor --fix" in hint
+
+
+def test_threads_on_a_mongodbsaver_database_names_the_import(
+    mongodb_uri: str, server_db_name: str, capsys: pytest.CaptureFixture
+) -> None:
+    with MongoClient(mongodb_uri) as client:
+        graph = builder().compile(checkpointer=MongoDBSaver(client, db_name=server_db_name))
+        graph.invoke({"notes": []}, {"configurable": {"thread_id": "theirs"}})
+    for command in (["threads"], ["inspect", "theirs"]):
+        code, out = run(None, "--uri", mongodb_uri, "--db", server_db_name, *command)
+        err = capsys.readouterr().err
+        assert code == EXIT_PROBLEM and out == ""
+        assert "MongoDBSaver" in err and f"import-mongodbsaver --source-db {server_db_name}" in err, err
+
+
+def test_doctor_on_an_empty_database_still_wants_the_run_lock_index(mongodb_uri: str, server_db_name: str) -> None:
+    # Nothing written yet: nothing says run locks are not used, so --fix creates their index with the rest.
+    code, out = run(None, "--uri", mongodb_uri, "--db", server_db_name, "--json", "doctor")
+    assert code == EXIT_PROBLEM and lock_row(out) == {"collection": "thread_runs", "index": "thread_run_lock", "present": False}
+    code, out = run(None, "--uri", mongodb_uri, "--db", server_db_name, "--json", "doctor", "--fix")
+    assert code == EXIT_OK and lock_row(out)["created"] is True

@@ -1,0 +1,64 @@
+"""What the ``langgraph_durable_mongodb`` logger says, silent unless the application configures logging.
+
+DEBUG for every replay (position, idempotency key); INFO for a take-over of an effect a dead worker started;
+WARNING for an outcome that cannot be known (``at_most_once``). Sync and async journal faces (offline: the
+dead owner is a process of this host). The lost run lock's WARNING is tested in tests/test_run_lock_fence.py.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+import pytest
+
+import langgraph_durable_mongodb
+from langgraph_durable_mongodb.errors import EffectOutcomeUnknownError
+
+from .journal_helpers import JournalFace
+from .test_journal_lease import POS, SEARCH, dead_pid, linux_only, offline, owned_entry  # noqa: F401 (a fixture)
+
+LOGGER = "langgraph_durable_mongodb"
+
+
+def test_silent_by_default_and_versioned() -> None:
+    handlers = logging.getLogger(LOGGER).handlers
+    assert any(isinstance(h, logging.NullHandler) for h in handlers)  # no "No handlers could be found", no lastResort
+    from importlib.metadata import version
+
+    assert langgraph_durable_mongodb.__version__ == version("langgraph-durable-mongodb")
+
+
+@offline
+async def test_every_replay_is_logged_at_debug_with_its_position_and_key(
+    jface: JournalFace, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert await jface.run(SEARCH, lambda: "sunny", POS) == "sunny"
+    with caplog.at_level(logging.DEBUG, logger=LOGGER):
+        for _ in range(2):
+            assert await jface.run(SEARCH, lambda: "ran again", POS) == "sunny"
+    replays = [r for r in caplog.records if r.levelno == logging.DEBUG and "replaying" in r.getMessage()]
+    assert len(replays) == 2 and all(r.name.startswith(LOGGER) for r in replays)
+    assert str(POS) in replays[0].getMessage() and POS.idempotency_key in replays[0].getMessage()
+
+
+@linux_only
+@offline
+async def test_a_take_over_is_logged_at_info(jface: JournalFace, dead_pid: int, caplog: pytest.LogCaptureFixture) -> None:  # noqa: F811
+    await jface.raw_insert(owned_entry(owner_pid=dead_pid))
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        assert await jface.variant(wait_seconds=30).run(SEARCH, lambda: "ran again", POS) == "ran again"
+    [record] = [r for r in caplog.records if "running it again" in r.getMessage()]
+    assert record.levelno == logging.INFO and str(POS) in record.getMessage() and str(dead_pid) in record.getMessage()
+
+
+@linux_only
+@offline
+async def test_an_outcome_that_cannot_be_known_is_logged_at_warning(
+    jface: JournalFace, dead_pid: int, caplog: pytest.LogCaptureFixture  # noqa: F811
+) -> None:
+    await jface.raw_insert(owned_entry(owner_pid=dead_pid))
+    with caplog.at_level(logging.WARNING, logger=LOGGER), pytest.raises(EffectOutcomeUnknownError):
+        await jface.variant(wait_seconds=30).run(replace(SEARCH, at_most_once=True), lambda: "never", POS)
+    [record] = [r for r in caplog.records if "outcome unknown" in r.getMessage()]
+    assert record.levelno == logging.WARNING and POS.idempotency_key in record.getMessage()
