@@ -773,9 +773,9 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "a sync effect on the event loop waits for the store that loop has to run",
-        "src/checkpointer/saver.py",
-        "if self._stored.origin(thread_id, checkpoint_id) is None and not _on_event_loop():",
-        "if self._stored.origin(thread_id, checkpoint_id) is None:",
+        "src/journal/locator.py",
+        "            if unstored and not _on_event_loop():",
+        "            if unstored:",
         ("tests/test_platform_replay.py", "-k", "does_not_wait_on_the_loop and mongo_java_server"),
     ),
     Mutant(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -30,15 +29,6 @@ from .plans import CheckpointPlans, RootCarry, next_version
 from .sweeper import AsyncSweeper, Sweeper
 from .ttl import TTLConfig
 
-
-
-def _on_event_loop() -> bool:
-    """Whether this thread is running an asyncio event loop (a sync call made from a coroutine)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 #: The fields of a checkpoint document the saver itself writes (``documents.py``).
 _OWN_FIELDS = frozenset(
@@ -618,11 +608,6 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         bounded in-memory registry); any other is looked up by its key, then and
         every ``STORED_RECHECK_SECONDS`` while waiting.
 
-        Called on a thread that runs an event loop (a sync effect inside an async node), it does not wait:
-        an async run stores its checkpoints on that very loop, which a blocking wait would stall until the
-        timeout. Such an effect runs at once, as without a wait; make it async (``await_stored`` waits
-        without blocking) or run with ``durability="sync"`` to close that window.
-
         Args:
             thread_id: the thread.
             checkpoint_id: the root-namespace checkpoint the running tasks were prepared from.
@@ -632,7 +617,7 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
             DurableMongoError: not stored within ``timeout``; the message says what to check.
             ClientConfigurationError: a database lookup was needed and this saver has no sync client.
         """
-        if self._stored.origin(thread_id, checkpoint_id) is None and not _on_event_loop():
+        if self._stored.origin(thread_id, checkpoint_id) is None:
             self._run(self._wait_stored_plan(thread_id, checkpoint_id, timeout))
 
     def origin_of(self, thread_id: str, checkpoint_id: str, node: str | None = None) -> str:

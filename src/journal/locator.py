@@ -15,6 +15,7 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
@@ -73,6 +74,15 @@ def langgraph_task(config: RunnableConfig) -> tuple[Any, int]:
     return task, _langgraph.node_attempt(configurable)
 
 
+def _on_event_loop() -> bool:
+    """Whether this thread is running an asyncio event loop (a sync call made from a coroutine)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 def _root_task_name(ns: Any) -> str:
     """The node of the root-level task a namespace starts with (``agent:T|...`` -> ``agent``)."""
     return str(ns or "").split(_langgraph.NS_SEP, 1)[0].partition(_langgraph.NS_END)[0]
@@ -121,10 +131,17 @@ class ResolverLocator:
         return config, thread_id, root, unstored, _root_task_name(configurable.get("checkpoint_ns"))
 
     def node(self) -> NodePosition:
+        """Where the running node is, for a sync effect.
+
+        A sync effect called on an event loop (inside an async node) does not wait for its root checkpoint:
+        the async run stores it on that very loop, which a blocking wait would stall until it timed out. It
+        runs at once, as without a wait; make the effect async (``anode`` waits without blocking) or run with
+        ``durability="sync"`` to close that window.
+        """
         config, thread_id, root, unstored, root_task = self._task()
         origin = None
         if root is not None:
-            if unstored:
+            if unstored and not _on_event_loop():
                 self.saver.wait_stored(thread_id, root)
             origin = self.saver.origin_of(thread_id, root, root_task)
         resolved = current_durable_scope(thread_id).resolve_current(config, origin)
