@@ -110,7 +110,7 @@ def test_rtt_variants_run_their_turns_and_count_by_collection(mongodb_uri: str, 
 
     # @task saves each call's result as a pending write: the task variant is durable, the plain one is not
     assert writes("task") > writes("saver")
-    assert "## 6. Round trips at 1 ms" in "\n".join(bench_rtt.render_rtt({"settings": {"threads": 2, "turns": 2, "latency_ms": 1},
+    assert "## 7. Round trips at 1 ms" in "\n".join(bench_rtt.render_rtt({"settings": {"threads": 2, "turns": 2, "latency_ms": 1},
                                                                            "variants": rows}))
 
 
