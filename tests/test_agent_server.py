@@ -306,3 +306,21 @@ async def test_a_chat_ui_streams_the_journaled_model_s_message_in_messages_tuple
     assert Counter(e["name"] for e in executions(project.effects)) == {"CaseModel": 1, "lookup_policy": 1}
     state = await client.threads.get_state(thread_id)
     assert state["values"]["decision"] == "claim 7733: approved after 3 findings", state
+
+
+async def test_a_stateless_run_runs_its_effects_for_real_unjournaled(project: Project) -> None:
+    """``runs.stream(None, ...)``: langgraph-api runs the graph with no checkpointer, so nothing can be resumed; the
+    effects run for real, once each, nothing is written to the journal, and the server says so once per graph."""
+    server = project.start_server()
+    client = get_client(url=server.url)
+    for case in ("claim 7734", "claim 7735"):
+        parts = [
+            part
+            async for part in client.runs.stream(None, "agent", input={"case": case, "findings": []}, stream_mode="values")
+        ]
+        assert "error" not in {part.event for part in parts}, (parts, server.tail())
+        assert parts[-1].data["decision"] == f"{case}: approved after 3 findings", parts
+    assert Counter(e["name"] for e in executions(project.effects)) == {"CaseModel": 2, "lookup_policy": 2}
+    assert project.db["activity_journal"].count_documents({}) == 0
+    await wait_for(lambda: "runs without a checkpointer" in server.tail(), "the stateless-run log line", server)
+    assert server.tail().count("runs without a checkpointer") == 1, server.tail()
