@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pymongo import monitoring
 
 from langgraph_durable_mongodb import MongoDBCheckpointer
 from tests.conftest import server_ids, uri_of
@@ -173,3 +174,50 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         m.name == "parametrize" and "client_kind" in m.args[0] for m in metafunc.definition.iter_markers()
     ):
         metafunc.parametrize("client_kind", ALL_CLIENTS, indirect=True)
+
+
+#: The wire command each plan request becomes (offline counts name requests as the servers name commands).
+WIRE = {
+    "Find": "find", "FindOneAndUpdate": "findAndModify", "FencedUpdate": "update", "InsertOne": "insert",
+    "InsertMany": "insert", "CreateIndexes": "createIndexes", "DeleteMany": "delete",
+}
+
+
+class CollectionCommands(monitoring.CommandListener):
+    """The names of the commands sent to one collection of one database (pymongo command monitoring)."""
+
+    def __init__(self, db_name: str, collection: str) -> None:
+        self.db_name, self.collection, self.names = db_name, collection, []
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        if event.database_name == self.db_name and event.command.get(event.command_name) == self.collection:
+            self.names.append(event.command_name)
+
+    def succeeded(self, event: Any) -> None:
+        pass
+
+    def failed(self, event: Any) -> None:
+        pass
+
+
+def count_requests(faces: Any, collection: str, names: list[str]) -> None:
+    """Offline: append to ``names`` the wire name of every request ``faces`` (a storage class's two interpreters)
+    executes on ``collection``."""
+    for io in (faces._sync_io, faces._async_io):  # noqa: SLF001
+        inner = io.execute
+        if io is faces._async_io:  # noqa: SLF001
+
+            async def aexecute(request: Any, inner: Any = inner) -> Any:
+                if getattr(request, "collection", None) == collection:
+                    names.append(WIRE[type(request).__name__])
+                return await inner(request)
+
+            io.execute = aexecute
+        else:
+
+            def execute(request: Any, inner: Any = inner) -> Any:
+                if getattr(request, "collection", None) == collection:
+                    names.append(WIRE[type(request).__name__])
+                return inner(request)
+
+            io.execute = execute

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 import pytest
 from pymongo import MongoClient
@@ -157,3 +158,30 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # Client-parametrized fixtures (mongomock, mongomock_motor, pymongo, AsyncMongoClient, motor), and the
 # journal tests' ``jface`` (an ActivityJournal on those clients).
 pytest_plugins = ["tests.clients", "tests.journal_helpers"]
+
+
+@pytest.fixture(scope="session")
+def toxiproxy_server() -> Iterator[Any]:
+    """A toxiproxy-server (tests/servers/toxiproxy.py, built with Go when not cached) for tests that delay or stall
+    a real server's replies; skipped without Go, except under CI=true where it must run."""
+    from tests.servers import toxiproxy
+
+    if not toxiproxy.is_available():
+        reason = f"no `go` on PATH and no cached toxiproxy at {toxiproxy.binary_path()}; install Go"
+        if in_ci(os.environ):
+            pytest.fail(reason + " [CI=true: the toxiproxy tests must run]", pytrace=False)
+        pytest.skip(reason)
+    server = toxiproxy.start()
+    yield server
+    toxiproxy.stop(server)
+
+
+@pytest.fixture(scope="session")
+def dead_pid() -> int:
+    """The pid of a process of this host that has exited (and been reaped)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", ""])
+    proc.wait()
+    return proc.pid

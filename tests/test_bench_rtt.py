@@ -7,10 +7,8 @@ What the numbers are is the bench's business (``scripts/bench --only rtt``).
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,26 +16,9 @@ from pymongo import MongoClient, monitoring
 
 from tests.servers import toxiproxy
 
-from .conftest import in_ci
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import bench  # noqa: E402  (scripts/bench.py)
 import bench_rtt  # noqa: E402  (scripts/bench_rtt.py)
-
-
-@pytest.fixture(scope="module")
-def toxiproxy_server() -> Iterator[toxiproxy.Toxiproxy]:
-    """A toxiproxy-server (built with Go when not cached); skipped without Go, except under CI=true."""
-    if not toxiproxy.is_available():
-        reason = f"no `go` on PATH and no cached toxiproxy at {toxiproxy.binary_path()}; install Go"
-        if in_ci(os.environ):
-            pytest.fail(reason + " [CI=true: the rtt bench's test must run]", pytrace=False)
-        pytest.skip(reason)
-    server = toxiproxy.start()
-    try:
-        yield server
-    finally:
-        toxiproxy.stop(server)
 
 
 class Durations(monitoring.CommandListener):

@@ -115,14 +115,6 @@ def owned_entry(pos: EffectPosition = POS, *, lease_seconds: float = 3600, **fie
     return entry
 
 
-@pytest.fixture(scope="module")
-def dead_pid() -> int:
-    """The pid of a process of this host that has exited (and been reaped)."""
-    proc = subprocess.Popen([sys.executable, "-c", ""])
-    proc.wait()
-    return proc.pid
-
-
 # -- scenarios, shared by the offline and the real-server tests ------------------------
 
 

@@ -16,7 +16,7 @@ import langgraph_durable_mongodb
 from langgraph_durable_mongodb.errors import EffectOutcomeUnknownError
 
 from .journal_helpers import JournalFace
-from .test_journal_lease import POS, SEARCH, dead_pid, linux_only, offline, owned_entry  # noqa: F401 (a fixture)
+from .test_journal_lease import POS, SEARCH, linux_only, offline, owned_entry
 
 LOGGER = "langgraph_durable_mongodb"
 

@@ -19,56 +19,19 @@ from typing import Annotated, Any, TypedDict
 import pytest
 from langgraph.graph import START, StateGraph
 from langgraph.types import Command, interrupt
-from pymongo import AsyncMongoClient, MongoClient, monitoring
+from pymongo import AsyncMongoClient, MongoClient
 
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
-from .clients import on_servers, tier_uri
+from .clients import CollectionCommands, count_requests, on_servers, tier_uri
 
 ORDINALS = "operation_ordinals"
-WIRE = {"Find": "find", "InsertOne": "insert", "InsertMany": "insert", "CreateIndexes": "createIndexes", "DeleteMany": "delete"}
 
 
 class State(TypedDict, total=False):
     notes: Annotated[list, operator.add]
     turns: int
-
-
-class OrdinalCommands(monitoring.CommandListener):
-    def __init__(self, db_name: str) -> None:
-        self.db_name, self.names = db_name, []
-
-    def started(self, event: monitoring.CommandStartedEvent) -> None:
-        if event.database_name == self.db_name and event.command.get(event.command_name) == ORDINALS:
-            self.names.append(event.command_name)
-
-    def succeeded(self, event: Any) -> None:
-        pass
-
-    def failed(self, event: Any) -> None:
-        pass
-
-
-def count_offline(platform: DurablePlatform, names: list[str]) -> None:
-    for io in (platform.allocator._sync_io, platform.allocator._async_io):  # noqa: SLF001
-        inner = io.execute
-        if io is platform.allocator._async_io:  # noqa: SLF001
-
-            async def aexecute(request: Any, inner: Any = inner) -> Any:
-                if getattr(request, "collection", None) == ORDINALS:
-                    names.append(WIRE[type(request).__name__])
-                return await inner(request)
-
-            io.execute = aexecute
-        else:
-
-            def execute(request: Any, inner: Any = inner) -> Any:
-                if getattr(request, "collection", None) == ORDINALS:
-                    names.append(WIRE[type(request).__name__])
-                return inner(request)
-
-            io.execute = execute
 
 
 @pytest.fixture(params=["embedded", *on_servers("server")])
@@ -87,10 +50,10 @@ def counted(request: pytest.FixtureRequest) -> Any:
                 shared["costs"] = (platform.checkpointer.client, platform.checkpointer.async_client)
             platform.setup()
             names: list[str] = []
-            count_offline(platform, names)
+            count_requests(platform.allocator, ORDINALS, names)
             return platform, names
         uri, db_name = tier_uri(request), db or f"t_{uuid.uuid4().hex[:12]}"
-        listener = OrdinalCommands(db_name)
+        listener = CollectionCommands(db_name, ORDINALS)
         client, async_client = MongoClient(uri, event_listeners=[listener]), AsyncMongoClient(uri, event_listeners=[listener])
         platform = DurablePlatform(client, async_client=async_client, db_name=db_name)
         platform.setup()

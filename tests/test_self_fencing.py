@@ -323,23 +323,6 @@ async def test_a_run_longer_than_its_lease_whose_renewals_succeed_goes_on(make_p
     assert max(stored_steps(platform)) == 1
 
 
-@pytest.fixture(scope="module")
-def toxiproxy_server() -> Any:
-    """A toxiproxy-server (built with Go when not cached); skipped without Go, except under CI=true."""
-    from tests.servers import toxiproxy
-
-    from .conftest import in_ci
-
-    if not toxiproxy.is_available():
-        reason = f"no `go` on PATH and no cached toxiproxy at {toxiproxy.binary_path()}; install Go"
-        if in_ci(os.environ):
-            pytest.fail(reason + " [CI=true: the stalled-renewal test must run]", pytrace=False)
-        pytest.skip(reason)
-    server = toxiproxy.start()
-    yield server
-    toxiproxy.stop(server)
-
-
 @pytest.mark.parametrize("face", ["sync", "async"])
 async def test_a_renewal_stalled_by_a_real_proxy_starts_no_effect_after_its_lease(
     mongo_java_server_uri: str, toxiproxy_server: Any, face: str

@@ -11,7 +11,7 @@ is written as it is.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 
