@@ -8,7 +8,8 @@ text must occur exactly once, so a mutant that no longer applies fails loudly
 instead of testing nothing), and runs the tests named for it against the copy.
 A mutant is *killed* when those tests fail; it *survives* when they pass.
 Before the mutants, the same test selections run on the unmutated copy and
-must pass, or every mutant would look killed.
+must pass, or every mutant would look killed. ``--jobs`` mutants (one per core
+by default) run at once, each in a copy of the tree of its own.
 
     scripts/mutants                  # all mutants; exit 1 if one survives or cannot be applied
     scripts/mutants -k renewal       # those whose name contains "renewal"
@@ -22,14 +23,18 @@ Server-tier tests among the selections use ``MONGODB_URI`` when it is set.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import queue
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -1169,6 +1174,35 @@ MUTANTS: tuple[Mutant, ...] = (
 )
 
 
+def _in_a_copy(copies: queue.Queue, run: Any, what: Any) -> Any:
+    """``run(copy, alias, what)`` in a copy no other job is using."""
+    copy, alias = copies.get()
+    try:
+        return run(copy, alias, what)
+    finally:
+        copies.put((copy, alias))
+
+
+def _mutant(copy: Path, alias: Path, m: Mutant) -> tuple[str, bool]:
+    """Apply ``m`` to the copy, run its tests, restore the file: the verdict line and whether a test killed it."""
+    target = copy / m.path
+    original = target.read_text()
+    found = original.count(m.old)
+    if found != 1:
+        return f"NOT APPLIED  {m.name}: its text occurs {found} times in {m.path}", False
+    target.write_text(original.replace(m.old, m.new))
+    started = time.monotonic()
+    try:
+        code, last = _pytest(copy, alias, m.tests)
+    finally:
+        target.write_text(original)
+    seconds = time.monotonic() - started
+    if code == 1:
+        return f"killed    {m.name} ({seconds:.0f} s): {last}", True
+    verdict = "SURVIVED" if code == 0 else f"ERROR rc={code}"
+    return f"{verdict}  {m.name} ({seconds:.0f} s): {last}", False
+
+
 def _copy_tree(target: Path) -> Path:
     """The repository's files as they are now (tracked and new, not ignored), plus an import alias."""
     listed = subprocess.run(
@@ -1217,6 +1251,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-k", default="", help="run only mutants whose name contains this text")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="mutants run at once, each in a copy of its own")
     args = parser.parse_args(argv)
     chosen = [m for m in MUTANTS if args.k.lower() in m.name.lower()]
     if args.list:
@@ -1227,40 +1262,28 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no mutant matches {args.k!r}", file=sys.stderr)
         return 2
 
-    failures = 0
-    with tempfile.TemporaryDirectory(prefix="mutants-") as tmp:
-        copy = Path(tmp) / "tree"
-        copy.mkdir()
-        alias = _copy_tree(copy)
-        if not _imports_the_copy(copy, alias):
-            print("the copy does not import its own src/ first; nothing can be proven", file=sys.stderr)
-            return 2
-        for tests in sorted({m.tests for m in chosen}):
-            code, last = _pytest(copy, alias, tests)
-            if code != 0:
-                print(f"BASELINE FAILS  {' '.join(tests)}: {last}")
-                return 1
-        for m in chosen:
-            target = copy / m.path
-            original = target.read_text()
-            found = original.count(m.old)
-            if found != 1:
-                print(f"NOT APPLIED  {m.name}: its text occurs {found} times in {m.path}")
-                failures += 1
-                continue
-            target.write_text(original.replace(m.old, m.new))
-            started = time.monotonic()
-            try:
-                code, last = _pytest(copy, alias, m.tests)
-            finally:
-                target.write_text(original)
-            seconds = time.monotonic() - started
-            if code == 1:
-                print(f"killed    {m.name} ({seconds:.0f} s): {last}")
-            else:
-                verdict = "SURVIVED" if code == 0 else f"ERROR rc={code}"
-                print(f"{verdict}  {m.name} ({seconds:.0f} s): {last}")
-                failures += 1
+    jobs = max(1, min(args.jobs, len(chosen)))
+    with contextlib.ExitStack() as stack:
+        copies: queue.Queue[tuple[Path, Path]] = queue.Queue()
+        for _ in range(jobs):  # one copy per job: a mutant is applied to its copy alone
+            copy = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mutants-"))) / "tree"
+            copy.mkdir()
+            alias = _copy_tree(copy)
+            if not _imports_the_copy(copy, alias):
+                print("the copy does not import its own src/ first; nothing can be proven", file=sys.stderr)
+                return 2
+            copies.put((copy, alias))
+        with ThreadPoolExecutor(jobs) as pool:
+            for tests, (code, last) in pool.map(lambda t: (t, _in_a_copy(copies, _pytest, t)), sorted({m.tests for m in chosen})):
+                if code != 0:
+                    print(f"BASELINE FAILS  {' '.join(tests)}: {last}")
+                    return 1
+            verdicts = [pool.submit(_in_a_copy, copies, _mutant, m) for m in chosen]
+            failures = 0
+            for verdict in verdicts:
+                line, killed = verdict.result()
+                print(line, flush=True)
+                failures += not killed
     print(f"{len(chosen) - failures} of {len(chosen)} mutants killed")
     return 1 if failures else 0
 
