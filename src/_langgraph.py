@@ -20,8 +20,8 @@ else needs reading.
   (``CONFIG_KEY_CHECKPOINT_MAP``) and the run's durability (``CONFIG_KEY_DURABILITY``).
 - A pending write's ``task_path`` is ``task_path_str`` of the task's path: ``~__pregel_pull, NAME`` for an
   edge-triggered task; ``update_state(..., as_node=X)`` saves X's writes on the edited checkpoint under the
-  task id LangGraph prepared for X there, with the path ``~__interrupt__, 0000000000``
-  (``nodes_completed_by_edit``).
+  task id LangGraph prepared for X there, with another path (``~__interrupt__, 0000000000``; none before
+  LangGraph 1.2.x passed it) (``nodes_completed_by_edit``).
 - Under ``LANGGRAPH_STRICT_MSGPACK=true`` a compiled graph keeps the msgpack allowlist ``compile()`` derived
   from its schemas in ``_serde_allowlist``, which ``Pregel.__init__`` (and so ``copy``) resets
   (``keep_allowlist``).
@@ -38,7 +38,6 @@ from langgraph.pregel._loop import PregelLoop
 
 from langgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINT_MAP,
-    INTERRUPT,
     CONFIG_KEY_CHECKPOINTER,
     CONFIG_KEY_DURABILITY,
     CONFIG_KEY_RUNTIME,
@@ -136,22 +135,21 @@ def starting_run() -> StartingRun | None:
 
 
 _PULL_PATH = f"~{PULL}, "
-_EDIT_PATH = f"~{INTERRUPT}, "
 
 
 def nodes_completed_by_edit(writes: list[dict[str, Any]]) -> list[str]:
     """The nodes whose edge-triggered task at a checkpoint an ``update_state`` completed, from the checkpoint's
     pending writes (``task_id``, ``channel``, ``task_path`` of each): a task the loop prepared there
-    (``~__pregel_pull, NAME``) that also holds writes the edit saved as that node (``~__interrupt__, …``)."""
+    (``~__pregel_pull, NAME``, its interrupt) that also holds writes the edit saved as that node, under the same
+    task id and another path (``~__interrupt__, …``, or none from older LangGraph versions)."""
     pulled: dict[str, str] = {}
     edited: set[str] = set()
     for write in writes:
         path = write.get("task_path")
-        if not isinstance(path, str):
-            continue
+        path = path if isinstance(path, str) else ""
         if path.startswith(_PULL_PATH):
             pulled[write["task_id"]] = path[len(_PULL_PATH):]
-        elif path.startswith(_EDIT_PATH):
+        else:
             edited.add(write["task_id"])
     return sorted({pulled[task] for task in edited if task in pulled})
 
