@@ -82,8 +82,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "journal digest matching (an effect takes the entry at its ordinal whatever it recorded)",
         "src/journal/attempt.py",
-        "            elif same := sorted((k for k in free if recorded[k] == wanted), key=_ordinal_order):\n"
-        "                key = same[0]\n",
+        "            elif (same := self._first_free(matching, wanted)) is not None:\n"
+        "                key = same\n",
         "",
         ("tests/test_journal_matching.py", "-m", "not server"),
     ),
