@@ -209,17 +209,17 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "the run lock's guard is gone: effects are neither stopped by it nor journaled as the run's alone",
         "src/platform.py",
-        "guard = check_held if self.run_locks is not None else None",
-        "guard = None",
+        "check_held if self.run_locks is not None else None)",
+        "None)",
         # the journal's own self-fence stops the effect too (issue 21): the claim it no longer skips shows it
         ("tests/test_journal_costs.py", "-m", "not server", "-k", "under_the_run_lock_an_effect_costs_one"),
     ),
     Mutant(
-        "an effect of a graph on another checkpointer takes a stale scope",
+        "a scope bound with the platform's locator journals a graph on another checkpointer",
         "src/journal/locator.py",
         '        if self.saver is not None and getattr(running, "base_saver", running) is not self.saver:',
         "        if False:",
-        ("tests/test_platform_forms.py", "-m", "not server", "-k", "another_checkpointer"),
+        ("tests/test_platform_forms.py", "-m", "not server", "-k", "platform_locator_refuses"),
     ),
     Mutant(
         "prune deletes a checkpoint holding a value a kept one references, without moving it to blobs",
@@ -250,11 +250,25 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "stale_value"),
     ),
     Mutant(
-        "a run is not bound again in a task that pulls a later step",
-        "src/run_binding.py",
-        "        self.scope.activate(self.thread_id)\n        activate_effect_scope(self.effects, self.thread_id)\n        self.scope.trace",
-        "        return\n        self.scope.trace",
-        ("tests/test_agent_server_factory.py", "-m", "not server", "-k", "plain_form"),
+        "a retried function node's subgraph runs keep LangGraph's counter, which goes on across attempts",
+        "src/resolver/running.py",
+        "        run = observed\n",
+        "        run = segment.counter\n",
+        ("tests/test_platform_replay.py", "-m", "not server", "-k", "retr"),
+    ),
+    Mutant(
+        "a node of a strict msgpack run finds no effect scope (its saver is a clone of the platform's)",
+        "src/journal/context.py",
+        '        return _served.get(getattr(saver, "base_saver", saver))',
+        "        return _served.get(saver)",
+        ("tests/test_journal_serde_modes.py", "-m", "not server", "-k", "plain"),
+    ),
+    Mutant(
+        "a child compiled with checkpointer=True is resolved as if its occurrences could be told apart",
+        "src/resolver/running.py",
+        "    _refuse_own_history(ns)\n",
+        "",
+        ("tests/test_platform_replay.py", "-m", "not server", "-k", "cannot_identify"),
     ),
     Mutant(
         "effects skip their claim in a run that does not hold the run lock",

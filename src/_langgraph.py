@@ -9,9 +9,14 @@ else needs reading.
   (``NS_SEP``, ``NS_END``).
 - A task's ``langgraph_path`` starts with ``__pregel_pull`` for an edge-triggered
   task and ``__pregel_push`` for a ``Send`` (``PULL``, ``PUSH``).
-- A run starts when ``Pregel.stream``/``astream`` enters its ``PregelLoop``, which
-  reads the latest checkpoint (``starting_run``); the loop's ``manager`` is the
-  run's callback manager, from which every task's callbacks derive.
+- A compiled child's run starts when its ``PregelLoop`` reads its namespace's latest
+  checkpoint, with the config of the task that runs it: its ``metadata`` still
+  describes that task (``langgraph_checkpoint_ns``, ``langgraph_step``,
+  ``langgraph_path``), its ``checkpoint_ns`` is the task's namespace followed by
+  the task's subgraph counter when not 0, and its runtime holds the task's attempt
+  (``child_run_start``). A child compiled with ``checkpointer=False`` reads
+  nothing; one compiled with its own saver reads and saves with the saver its
+  parent lends it (``Pregel._resolve_checkpointer``).
 - Inside a node, the config's ``configurable`` holds the checkpointer
   (``CONFIG_KEY_CHECKPOINTER``; Agent Server's adapter keeps ours as ``_inner``),
   the task's write callable
@@ -29,12 +34,10 @@ else needs reading.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Any
 
 from langgraph.pregel import Pregel
-from langgraph.pregel._loop import PregelLoop
 
 from langgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINT_MAP,
@@ -56,15 +59,15 @@ __all__ = [
     "CONFIG_KEY_SEND",
     "NS_END",
     "NS_SEP",
-    "StartingRun",
     "PULL",
     "PUSH",
+    "ChildRunStart",
+    "child_run_start",
     "node_attempt",
     "nodes_completed_by_edit",
     "root_checkpoint",
     "run_checkpointer",
     "runs_durably_async",
-    "starting_run",
     "task_writer",
 ]
 
@@ -93,18 +96,47 @@ def run_checkpointer(configurable: dict[str, Any]) -> Any:
 
 
 @dataclass(frozen=True)
-class StartingRun:
-    """A run of ``graph`` that is starting: its loop is entering."""
+class ChildRunStart:
+    """A compiled child's run starting inside a task: what the task's config tells of that task.
 
-    graph: Pregel
-    loop: PregelLoop
+    Attributes:
+        task_ns: the namespace of the task that runs the child (``caller:T``).
+        counter: the task's subgraph counter of this run (0 for its first, then one more per run, across
+            retry attempts).
+        step: the task's step within the run of the graph that scheduled it.
+        path: the task's ``langgraph_path`` (``PULL``/``PUSH`` tuple).
+        attempt: the task's attempt (``node_attempt``).
+    """
 
-    def add_callback_handler(self, handler: Any) -> None:
-        """Give every task of the run ``handler`` (LangGraph derives each task's callbacks from the run's
-        manager, and a compiled child reuses its task's callbacks without configuring new ones)."""
-        manager = self.loop.manager
-        if manager is not None and not any(h is handler for h in manager.inheritable_handlers):
-            manager.inheritable_handlers.append(handler)
+    task_ns: str
+    counter: int
+    step: int
+    path: Any
+    attempt: int
+
+
+def child_run_start(config: Any) -> ChildRunStart | None:
+    """The child run a checkpoint read starts, from the read's config; None for any other read.
+
+    LangGraph's loop reads the latest checkpoint of the namespace it enters with the config of the task that
+    runs it (``PregelLoop.__enter__``): the task's metadata, and a ``checkpoint_ns`` that is the task's own, or
+    the task's followed by ``|N`` for its N-th subgraph run. A root run's read, ``get_state`` and other reads
+    carry no such metadata, and a child compiled with ``checkpointer=True`` reads under a namespace without the
+    task id: None for each.
+    """
+    if not isinstance(config, dict):
+        return None
+    configurable, metadata = config.get("configurable") or {}, config.get("metadata") or {}
+    ns, task_ns, step = configurable.get("checkpoint_ns"), metadata.get("langgraph_checkpoint_ns"), metadata.get("langgraph_step")
+    if not ns or not isinstance(ns, str) or not isinstance(task_ns, str) or not isinstance(step, int):
+        return None
+    if ns == task_ns:
+        counter = 0
+    elif ns.startswith(task_ns + NS_SEP) and ns[len(task_ns) + 1:].isdigit():
+        counter = int(ns[len(task_ns) + 1:])
+    else:
+        return None
+    return ChildRunStart(task_ns, counter, step, metadata.get("langgraph_path"), node_attempt(configurable))
 
 
 def keep_allowlist(source: Pregel, copied: Pregel) -> Pregel:
@@ -112,26 +144,6 @@ def keep_allowlist(source: Pregel, copied: Pregel) -> Pregel:
     without it a run's saver reads the types of the graph's own schemas back as dicts."""
     copied._serde_allowlist = getattr(source, "_serde_allowlist", None)  # noqa: SLF001
     return copied
-
-
-def starting_run() -> StartingRun | None:
-    """The run that is starting, when called (at any depth) from its checkpointer's first read.
-
-    LangGraph reads the latest checkpoint in ``PregelLoop.__enter__``/``__aenter__``, called from
-    ``Pregel.stream``/``astream`` (``invoke``, ``batch`` and their async twins go through them); the
-    loop and the graph are the ``self`` of frames above the checkpointer. Anything else reading a
-    checkpoint (``get_state``, ``update_state``, another caller) starts no run: None.
-    """
-    frame = sys._getframe(1)  # noqa: SLF001 - the one way to see who is calling the checkpointer
-    loop = None
-    while frame is not None:
-        owner = frame.f_locals.get("self")
-        if isinstance(owner, PregelLoop) and frame.f_code.co_name in ("__enter__", "__aenter__"):
-            loop = owner
-        elif isinstance(owner, Pregel):
-            return StartingRun(owner, loop) if loop is not None and frame.f_code.co_name in ("stream", "astream") else None
-        frame = frame.f_back
-    return None
 
 
 _PULL_PATH = f"~{PULL}, "

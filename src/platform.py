@@ -1,13 +1,16 @@
 """``DurablePlatform``: the checkpointer, the journal and the allocator, bound to your graphs.
 
 Compile a root graph with the platform checkpointer, and its runs are durable:
-compiled children inherit the checkpointer (``checkpointer=None``), and every
-run binds, when it starts, the durable scope in which ``SecureLLM``,
-``SecureTool`` and ``@effect`` record and replay. The topology is discovered
-and validated once per compiled graph (``TopologyError``), at its first run.
-``compile``/``attach`` do the same and validate at once, and return a
-``DurableGraph``: a real compiled graph whose runs also take the thread's run
-lock.
+compiled children inherit the checkpointer (``checkpointer=None``), and in
+every node of a run that saves with it, ``SecureLLM``, ``SecureTool`` and
+``@effect`` record and replay: the node's own config names the checkpointer,
+and so the platform's journal (``journal.context.serve_effects``), and its
+position is resolved from that config and the facts the checkpointer's reads
+recorded of the tasks enclosing it (``resolver/running.py``). ``compile`` and
+``attach`` also discover and validate the graph's topology (``TopologyError``)
+and return a ``DurableGraph``: a real compiled graph whose runs also take the
+thread's run lock. A graph compiled with ``builder.compile(checkpointer=...)``
+meets a child the platform cannot identify at its first effect there.
 
 Example (``uri`` a MongoDB URI, ``builder`` your ``StateGraph``)::
 
@@ -41,10 +44,9 @@ from .checkpointer import MongoDBCheckpointer
 from .errors import InvalidInputError, TopologyError
 from .schema import CollectionNames
 from .journal import ActivityJournal, EffectScope, ResolverLocator
+from .journal.context import serve_effects
 from . import _langgraph
-from ._langgraph import StartingRun
-from .resolver import DurableScope, DurableSubgraphResolver, OrdinalAllocator
-from .run_binding import bind_run
+from .resolver import DurableSubgraphResolver, OrdinalAllocator, TaskTrace
 from .run_lock import (
     LockedAsyncIterator,
     LockedIterator,
@@ -57,6 +59,8 @@ from .run_lock import (
 
 #: Compiled graphs whose discovered topology a platform remembers.
 RESOLVERS_REMEMBERED = 256
+#: Tasks running compiled children whose facts a platform remembers (``TaskTrace``), the least recent forgotten.
+TASKS_REMEMBERED = 65536
 
 
 class DurablePlatform(OwnsClients):
@@ -107,14 +111,15 @@ class DurablePlatform(OwnsClients):
             expiry=self.checkpointer.expiry_fields if self.checkpointer.ttl is not None else None,
             storage_format=self.checkpointer.storage_format,
         )
-        self.locator = ResolverLocator(self.allocator, self.checkpointer)
+        self.tasks = TaskTrace(capacity=TASKS_REMEMBERED)
+        self.locator = ResolverLocator(self.allocator, self.checkpointer, self.tasks)
         self._lock = threading.Lock()
         self._resolvers: OrderedDict[tuple[int, ...], tuple[Any, DurableSubgraphResolver]] = OrderedDict()
         self._classes: dict[type, type] = {}
         self.checkpointer.carry_in_root_checkpoints(
             "ordinals", self.allocator.root_high_water, self.allocator.learn_root_high_water
         )
-        self.checkpointer.observe_runs(self._run_starts)
+        self.checkpointer.observe_child_runs(self.tasks.note_child_run)
         self.checkpointer.observe_sweep_prunes(self._forget_finished)
         self.run_locks: RunLocks | None = None
         if exclusive_runs:
@@ -127,6 +132,8 @@ class DurablePlatform(OwnsClients):
                 wait_seconds=run_wait_seconds,
                 storage_format=self.checkpointer.storage_format,
             )
+        self._effects = EffectScope(self.journal, self.locator, check_held if self.run_locks is not None else None)
+        serve_effects(self.checkpointer, self._effects_for)
 
     def close(self) -> None:
         """Stop the checkpointer's thread sweepers, then close the clients ``from_conn_string`` opened;
@@ -316,17 +323,12 @@ class DurablePlatform(OwnsClients):
         if positions is not None:
             yield from self.journal.forget_entries_plan(thread_id, positions)
 
-    def _run_starts(self, run: StartingRun, config: Any, saver: MongoDBCheckpointer) -> None:
-        """A run on the platform checkpointer starts (``MongoDBCheckpointer.observe_runs``): bind its durable
-        scope and effect scope for its thread, in the run's context, before any step, and again in any task
-        that starts a later step without them (``run_binding``). Its effects record and replay with the
-        serde of the saver it saves with, so a strict msgpack allowlist applies to both alike."""
-        thread_id = (config.get("configurable") or {}).get("thread_id")
-        if thread_id is None:
-            return  # LangGraph refuses the run itself
-        guard = check_held if self.run_locks is not None else None
-        effects = EffectScope(self.journal.with_serde(saver.serde), self.locator, guard)
-        bind_run(run, str(thread_id), DurableScope(self._resolver(run.graph)), effects)
+    def _effects_for(self, saver: MongoDBCheckpointer) -> EffectScope:
+        """The effect scope of a node whose run saves with ``saver``: the platform checkpointer, or its clone with
+        a graph's strict msgpack allowlist, whose serde then records and replays the node's effects too."""
+        if saver is self.checkpointer:
+            return self._effects
+        return EffectScope(self.journal.with_serde(saver.serde), self.locator, self._effects.guard)
 
     def setup(self) -> None:
         """Create every index (checkpointer, journal, ordinals, run locks) on the sync client; idempotent.

@@ -37,8 +37,9 @@ Server already runs one run per thread at a time (its run queue), and a second
 lock could only add a wait.
 
 Agent Server pulls each step of a run's stream in an asyncio task of its own
-(``langgraph_api.asyncio.wait_if_not_done``); the platform re-binds a run's scope
-in each such task (see ``DurablePlatform._run_starts``).
+(``langgraph_api.asyncio.wait_if_not_done``): nothing needs binding there, since
+a node finds the platform from its own config (the checkpointer Agent Server
+lends it wraps ours, ``_langgraph.run_checkpointer``).
 """
 
 from __future__ import annotations

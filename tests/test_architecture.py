@@ -132,3 +132,15 @@ def test_every_package_of_the_source_is_packaged() -> None:
     listed = set(tomllib.loads((SRC.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     packages = {module_name(init) for init in SRC.rglob("__init__.py")}
     assert packages == listed
+
+
+def test_a_run_is_found_from_its_nodes_configs_not_from_the_call_stack() -> None:
+    """No frame walking, and no handler appended to a run's callback manager (issue 20): a node's durable context
+    comes from its own config, and a bound scope reaches callbacks through LangChain's configure hook only."""
+    offending = sorted(
+        (module, word)
+        for module, path in MODULES.items()
+        for word in ("_getframe", "f_back", "inheritable_handlers.append", "add_handler(")
+        if word in path.read_text()
+    )
+    assert offending == []

@@ -12,7 +12,6 @@ from typing import Annotated, Any, TypedDict
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.config import get_config
 from langgraph.graph import START, StateGraph
-from langgraph.pregel._loop import PregelLoop
 from langgraph.types import RetryPolicy, Send
 
 from langgraph_durable_mongodb import _langgraph
@@ -100,51 +99,79 @@ def test_a_run_without_a_durability_stores_in_the_background() -> None:
 
 
 class Watching(InMemorySaver):
-    """Records ``starting_run()`` at each read of a checkpoint, as ``MongoDBCheckpointer`` asks it."""
+    """Records ``child_run_start(config)`` at each read of a checkpoint, as the platform's trace asks it."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.runs: list[Any] = []
+        self.starts: list[Any] = []
 
     def get_tuple(self, config: Any) -> Any:
-        self.runs.append(_langgraph.starting_run())
+        self.starts.append(_langgraph.child_run_start(config))
         return super().get_tuple(config)
 
     async def aget_tuple(self, config: Any) -> Any:
-        self.runs.append(_langgraph.starting_run())
+        self.starts.append(_langgraph.child_run_start(config))
         return InMemorySaver.get_tuple(self, config)  # InMemorySaver's own aget_tuple calls get_tuple
 
 
-def one_step_graph(saver: InMemorySaver) -> Any:
+def graph_running_children(saver: InMemorySaver, fails: list[int]) -> Any:
+    """``caller`` (a Send from START) runs ``child`` twice per attempt and fails its first attempt; ``direct``
+    (an edge) is ``child`` itself."""
+    from langgraph.types import RetryPolicy, Send
+
+    inner = StateGraph(State)
+    inner.add_node("leaf", lambda state: {"seen": ["leaf"]})
+    inner.add_edge(START, "leaf")
+    child = inner.compile()
+
+    def caller(state: State) -> State:
+        child.invoke({"seen": []})
+        child.invoke({"seen": []})
+        if not fails:
+            fails.append(1)
+            raise KeyError("retry me")
+        return {"seen": ["caller"]}
+
     graph = StateGraph(State)
-    graph.add_node("step", lambda state: {"seen": ["step"]})
-    graph.add_edge(START, "step")
+    graph.add_node("caller", caller, retry_policy=RetryPolicy(retry_on=KeyError, initial_interval=0.001, jitter=False))
+    graph.add_node("direct", child)
+    graph.add_conditional_edges(START, lambda s: [Send("caller", s), "direct"])
     return graph.compile(checkpointer=saver)
 
 
-def test_a_run_starts_where_pregel_enters_its_loop() -> None:
-    """``starting_run`` finds ``Pregel.stream`` and ``PregelLoop.__enter__`` above the first read, and the
-    loop's callback ``manager``; ``get_state`` starts no run."""
+def check_child_run_starts(saver: Watching) -> None:
+    by_task: dict[str, list[Any]] = {}
+    for start in saver.starts[1:]:
+        assert start is not None  # each read after the root's starts a child run
+        by_task.setdefault(start.task_ns.partition(":")[0], []).append(start)
+    assert saver.starts[0] is None  # the root run's read is no child's
+    caller, direct = by_task["caller"], by_task["direct"]
+    # the counter goes on across attempts (0, 1, then 2, 3) and the attempt is the task's own
+    assert [(s.counter, s.attempt) for s in caller] == [(0, 1), (1, 1), (2, 2), (3, 2)]
+    assert {s.step for s in caller} == {1} and _langgraph.PUSH == caller[0].path[0] and caller[0].path[1] == 0
+    assert [(s.counter, s.attempt, s.path) for s in direct] == [(0, 1, (_langgraph.PULL, "direct"))]
+
+
+def test_a_child_run_starts_with_a_read_under_the_config_of_the_task_running_it() -> None:
+    """``child_run_start``: a child loop reads its namespace with the config of the task that runs it (its metadata,
+    counter and attempt); the root's read and ``get_state`` are no child run's."""
     saver = Watching()
-    compiled = one_step_graph(saver)
+    compiled = graph_running_children(saver, [])
     compiled.invoke({"seen": []}, {"configurable": {"thread_id": "t"}})
-    started = [run for run in saver.runs if run is not None]
-    assert len(started) == 1 and started[0].graph is compiled
-    assert isinstance(started[0].loop, PregelLoop) and isinstance(started[0].loop.manager.inheritable_handlers, list)
-    saver.runs.clear()
+    check_child_run_starts(saver)
+    saver.starts.clear()
     compiled.get_state({"configurable": {"thread_id": "t"}})
-    assert saver.runs == [None]
+    assert saver.starts == [None]
 
 
-async def test_an_async_run_starts_where_pregel_enters_its_loop() -> None:
+async def test_an_async_child_run_starts_with_a_read_under_the_config_of_the_task_running_it() -> None:
     saver = Watching()
-    compiled = one_step_graph(saver)
+    compiled = graph_running_children(saver, [])
     await compiled.ainvoke({"seen": []}, {"configurable": {"thread_id": "t"}})
-    started = [run for run in saver.runs if run is not None]
-    assert len(started) == 1 and started[0].graph is compiled and isinstance(started[0].loop, PregelLoop)
-    saver.runs.clear()
+    check_child_run_starts(saver)
+    saver.starts.clear()
     await compiled.aget_state({"configurable": {"thread_id": "t"}})
-    assert saver.runs == [None]
+    assert saver.starts == [None]
 
 
 def test_an_edit_as_the_interrupted_node_saves_its_writes_under_that_task_on_the_edited_checkpoint() -> None:

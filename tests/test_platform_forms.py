@@ -107,12 +107,14 @@ def test_the_topology_is_discovered_once_per_compiled_graph(platform: DurablePla
         return original(compiled, root_saver)
 
     monkeypatch.setattr(durable_subgraphs, "discover_topology", counting)
-    graph = reviewing(Calls(), []).compile(checkpointer=platform.checkpointer)
-    assert discovered == []  # nothing before the first run
-    graph.invoke({"notes": []}, config("a"))
+    plain = reviewing(Calls(), []).compile(checkpointer=platform.checkpointer)
+    plain.invoke({"notes": []}, config("a"))
+    assert discovered == []  # a run resolves its nodes from their configs: the plain form discovers nothing
+    graph = platform.compile(reviewing(Calls(), []))
+    assert len(discovered) == 1
     graph.invoke({"notes": []}, config("b"))
     graph.with_config(tags=["copy"]).invoke({"notes": []}, config("c"))  # a copy shares the compiled nodes
-    assert len(discovered) == 1
+    assert len(discovered) == 1 and graph.with_config(tags=["copy"]).resolver is graph.resolver
 
 
 @pytest.mark.parametrize("face", ["sync", "async"])
@@ -121,7 +123,7 @@ async def test_an_effect_of_a_graph_on_another_checkpointer_finds_no_scope(platf
     other_calls = Calls()
     other = reviewing(other_calls, []).compile(checkpointer=InMemorySaver())
     if face == "sync":
-        durable.invoke({"notes": []}, config())  # leaves this context's scope for "t1" behind
+        durable.invoke({"notes": []}, config())  # a run of the thread on the platform before it
         with pytest.raises(NoDurableScopeError, match="runs on InMemorySaver, not on the platform's checkpointer"):
             other.invoke({"notes": []}, config())
     else:
@@ -129,6 +131,25 @@ async def test_an_effect_of_a_graph_on_another_checkpointer_finds_no_scope(platf
         with pytest.raises(NoDurableScopeError, match="runs on InMemorySaver, not on the platform's checkpointer"):
             await other.ainvoke({"notes": []}, config())
     assert other_calls.n == 0
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_a_scope_bound_with_the_platform_locator_refuses_a_graph_on_another_checkpointer(
+    platform: DurablePlatform, face: str
+) -> None:
+    """``effect_scope(journal, platform.locator)`` binds the platform's journal whatever saver a graph runs on: its
+    locator still refuses a node whose checkpoints live elsewhere, since its effects would be keyed by them."""
+    from langgraph_durable_mongodb.journal import effect_scope
+
+    calls = Calls()
+    other = reviewing(calls, []).compile(checkpointer=InMemorySaver())
+    with effect_scope(platform.journal, platform.locator):
+        with pytest.raises(NoDurableScopeError, match="runs on InMemorySaver, not on the platform's checkpointer"):
+            if face == "sync":
+                other.invoke({"notes": []}, config())
+            else:
+                await other.ainvoke({"notes": []}, config())
+    assert calls.n == 0 and platform.journal.entries("t1") == []
 
 
 def test_only_durable_graphs_take_the_run_lock(make_platform: Any) -> None:

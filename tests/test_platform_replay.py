@@ -486,22 +486,89 @@ def test_idempotency_key_is_stable_across_re_executions(platform: DurablePlatfor
 
 
 def test_compile_refuses_children_with_their_own_saver(platform: DurablePlatform) -> None:
+    """``compile`` refuses a child with a saver of its own, which LangGraph would leave unused. The plain form has
+    nothing to check before a node runs, and needs nothing: LangGraph lends a child the root's saver
+    (``Pregel._resolve_checkpointer``), so the child's effects are journaled as any other, and its saver stays empty."""
     from langgraph.checkpoint.memory import InMemorySaver
 
+    runs, own, crashed = Counter(), InMemorySaver(), []
+
+    @effect(kind="tool", name="lookup")
+    def lookup() -> str:
+        runs()
+        return "found"
+
+    def x(state: State) -> State:
+        found = lookup()
+        if not crashed:
+            crashed.append(1)
+            raise ConnectionError("worker lost")
+        return {"notes": [found]}
+
     inner = StateGraph(State)
-    inner.add_node("x", lambda s: {})
+    inner.add_node("x", x)
     inner.add_edge(START, "x")
     root = StateGraph(State)
-    root.add_node("child", inner.compile(checkpointer=InMemorySaver()))
+    root.add_node("child", inner.compile(checkpointer=own))
     root.add_edge(START, "child")
-    if isinstance(platform, PlainCompile):  # nothing to validate before the first run: it fails at its start
-        graph = platform.compile(root)
+    if not isinstance(platform, PlainCompile):
         with pytest.raises(TopologyError, match="child 'child' was compiled with its own saver"):
-            graph.invoke({"notes": []}, config())
-        assert platform.checkpointer.get_tuple(config()) is None  # refused before any step
+            platform.compile(root)
         return
-    with pytest.raises(TopologyError, match="child 'child' was compiled with its own saver"):
-        platform.compile(root)
+    graph = platform.compile(root)
+    with pytest.raises(ConnectionError):
+        graph.invoke({"notes": []}, config())
+    assert graph.invoke(None, config())["notes"] == ["found"]
+    assert runs.n == 1 and positions(platform) == [("agent/1/child/1", "x", "1", "1", "tool", "lookup")]
+    assert list(own.list(None)) == []
+
+
+def child_compiled_with(checkpointer: Any, node: Any) -> StateGraph:
+    inner = StateGraph(State)
+    inner.add_node("x", node)
+    inner.add_edge(START, "x")
+    root = StateGraph(State)
+    root.add_node("child", inner.compile(checkpointer=checkpointer))
+    root.add_edge(START, "child")
+    return root
+
+
+@pytest.mark.parametrize("checkpointer", [True, False])
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_a_child_the_platform_cannot_identify_is_refused_at_its_first_effect(
+    platform: DurablePlatform, checkpointer: bool, face: str
+) -> None:
+    """The plain form discovers no topology: a child compiled with ``checkpointer=True`` (one history for every
+    occurrence) or ``False`` (runs never saved) is refused where its first effect would start, before it runs."""
+    runs = Counter()
+
+    @effect(kind="tool", name="lookup")
+    def lookup() -> str:
+        runs()
+        return "found"
+
+    @effect(kind="tool", name="lookup")
+    async def alookup() -> str:
+        runs()
+        return "found"
+
+    async def ax(state: State) -> State:
+        return {"notes": [await alookup()]}
+
+    node = (lambda s: {"notes": [lookup()]}) if face == "sync" else ax
+    builder = child_compiled_with(checkpointer, node)
+    if not isinstance(platform, PlainCompile):
+        with pytest.raises(TopologyError, match=f"child 'child' was compiled with checkpointer={checkpointer}"):
+            platform.compile(builder)
+        return
+    graph = platform.compile(builder)
+    fix = "Compile it with checkpointer=None so it inherits the root's saver"
+    with pytest.raises(TopologyError, match=f"child 'child'.*checkpointer={checkpointer}.*{fix}"):
+        if face == "sync":
+            graph.invoke({"notes": []}, config())
+        else:
+            await graph.ainvoke({"notes": []}, config())
+    assert runs.n == 0 and entries(platform) == []
 
 
 def test_attach_adopts_a_graph_without_saver_and_refuses_one_with(make_platform: Any) -> None:

@@ -16,8 +16,6 @@ from langgraph.checkpoint.base import (
     SerializerProtocol,
 )
 
-from .. import _langgraph
-from .._langgraph import StartingRun
 from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
 from .._plans.clients import ConnectionScope, OwnsClients, database_name
 from .._plans.faces import TwoFaces, split_clients, started
@@ -126,7 +124,7 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         self._expiries = ThreadExpiries()
         self._stored = StoredCheckpoints()
         self._locations = ValueLocations()
-        self._run_observers: list[Callable[[StartingRun, RunnableConfig, MongoDBCheckpointer], None]] = []
+        self._child_run_observers: list[Callable[[str, RunnableConfig], None]] = []
         # LangGraph's strict msgpack mode clones a saver with copy.copy (``with_allowlist``): this stays the original.
         self._base_saver = self
         self._prune_observers: list[Callable[[str, list[str]], Any]] = []
@@ -162,20 +160,18 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
             raise InvalidInputError(f"carry_in_root_checkpoints needs a free plain field name, got {field!r}")
         self._carried = RootCarry(field, stamp, learn)
 
-    def observe_runs(self, observer: Callable[[StartingRun, RunnableConfig, MongoDBCheckpointer], None]) -> None:
-        """Call ``observer(run, config, saver)`` when a run of a root graph saving with this checkpointer starts.
+    def observe_child_runs(self, observer: Callable[[str, RunnableConfig], None]) -> None:
+        """Call ``observer(thread_id, config)`` at each read that may start a compiled child's run.
 
-        A run starts when LangGraph reads its thread's latest checkpoint (``get_tuple``) as it enters the
-        run's loop; subgraph levels, ``get_state`` and other reads start none. The observer runs in the
-        run's own context, before any step: ``DurablePlatform`` binds the run's durable scope there, and
-        an error it raises (a ``TopologyError``) fails the run before it does anything.
+        LangGraph reads the latest checkpoint of a child's namespace as the child's run starts, with the config
+        of the task that runs it (``_langgraph.child_run_start``): every read whose config carries a task's
+        metadata is passed on, in the reading thread or task, before the read's query. ``DurablePlatform``
+        records there what its journal needs of the tasks enclosing a node (``TaskTrace.note_child_run``).
 
         Args:
-            observer: called with the starting run (``run.graph`` is the root graph, a ``Pregel``), the
-                config of the run's first read, and the saver the run saves with: this one, or its clone
-                (``base_saver``) whose serde reads the run's values.
+            observer: called with the read's thread id (as LangGraph stores it: a string) and config.
         """
-        self._run_observers.append(observer)
+        self._child_run_observers.append(observer)
 
     def observe_sweep_prunes(self, forget: Callable[[str, list[str]], Any]) -> None:
         """Let ``forget(thread_id, finished)`` drop what a thread's finished tasks left, in a ``keep_latest`` sweep.
@@ -191,15 +187,15 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         """
         self._prune_observers.append(forget)
 
-    def _notice_run(self, config: Any) -> None:
-        if not self._run_observers or not isinstance(config, dict):
+    def _notice_child_run(self, config: Any) -> None:
+        if not self._child_run_observers or not isinstance(config, dict):
             return
-        if (config.get("configurable") or {}).get("checkpoint_ns"):
-            return  # a subgraph level: its root's run started already
-        run = _langgraph.starting_run()
-        if run is not None:
-            for observer in self._run_observers:
-                observer(run, config, self)
+        if not (config.get("metadata") or {}).get("langgraph_checkpoint_ns"):
+            return  # a root run's read, or one outside any task
+        thread_id = (config.get("configurable") or {}).get("thread_id")
+        if thread_id is not None:
+            for observer in self._child_run_observers:
+                observer(str(thread_id), config)
 
     @classmethod
     def from_conn_string(
@@ -265,7 +261,7 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
             InvalidInputError: ``config`` has no ``configurable`` dict or no ``thread_id``, or an id is not a string.
             ClientConfigurationError: this saver has only an async client.
         """
-        self._notice_run(config)
+        self._notice_child_run(config)
         return self._run(self._get_tuple_plan(config))
 
     def list(
@@ -525,7 +521,7 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Async ``get_tuple`` on the async client: same arguments, return and errors (``ClientConfigurationError``
         when this saver has only a sync client)."""
-        self._notice_run(config)
+        self._notice_child_run(config)
         return await self._arun(self._get_tuple_plan(config))
 
     async def alist(

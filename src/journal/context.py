@@ -1,8 +1,10 @@
 """The context an effect runs in: which journal and node locator, and which effect is running.
 
-An effect scope installs a journal and a node locator for everything run
-inside it (the platform does it for its graphs). The wrappers find both here,
-so a graph's code does not change.
+An effect scope names a journal and a node locator. The wrappers find the one
+of the running node here, so a graph's code does not change: a platform serves
+one for every run that saves with its checkpointer, found from the node's own
+config (``serve_effects``), and ``effect_scope`` binds one around a block
+whatever saver its graphs use.
 
 Example::
 
@@ -18,16 +20,17 @@ from __future__ import annotations
 
 import inspect
 import itertools
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
 from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 
+from .. import _langgraph
 from ..errors import NoDurableScopeError
 from ..resolver.position import NodePosition
 from .attempt import Attempt, current_attempt
@@ -94,66 +97,82 @@ class EffectInfo:
         return self.position.idempotency_key
 
 
-#: The effect scopes bound in this context, by the thread they serve (None: every thread).
-_scopes: ContextVar[Mapping[str | None, EffectScope]] = ContextVar(
-    "langgraph_durable_mongodb_effect_scopes", default=MappingProxyType({})
-)
+#: The effect scope bound in this context (``effect_scope``).
+_bound: ContextVar[EffectScope | None] = ContextVar("langgraph_durable_mongodb_effect_scope", default=None)
 _effect: ContextVar[EffectInfo | None] = ContextVar("langgraph_durable_mongodb_effect", default=None)
-#: Threads whose run-start scopes one context keeps (a context that runs many threads forgets the oldest).
-ACTIVATED_THREADS = 64
+#: Who gives effect scopes to the runs saving with a checkpointer (``serve_effects``), by checkpointer.
+_served: weakref.WeakKeyDictionary[Any, Callable[[Any], EffectScope]] = weakref.WeakKeyDictionary()
 
 
 @contextmanager
 def effect_scope(
     journal: Journal, locator: NodeLocator, guard: Callable[[str], bool] | None = None
 ) -> Iterator[EffectScope]:
-    """Run the block's effects, on every thread, on ``journal`` at the nodes ``locator`` reports (see ``EffectScope``);
-    scopes runs activated before the block are hidden in it."""
+    """Run the block's effects on ``journal`` at the nodes ``locator`` reports (see ``EffectScope``), whatever
+    saver their graphs run on."""
     scope = EffectScope(journal, locator, guard)
-    token = _scopes.set(MappingProxyType({None: scope}))
+    token = _bound.set(scope)
     try:
         yield scope
     finally:
-        _scopes.reset(token)
+        _bound.reset(token)
 
 
-def activate_effect_scope(scope: EffectScope, thread_id: str) -> None:
-    """Make ``scope`` the effect scope of ``thread_id`` in this context, until a later run of the thread starts.
+def serve_effects(checkpointer: Any, scope_for: Callable[[Any], EffectScope]) -> None:
+    """Give every node of a run that saves with ``checkpointer`` the effect scope ``scope_for(saver)``.
 
-    What a run does when it starts (``DurablePlatform``, from the checkpointer's first read): the tasks
-    LangGraph schedules copy this context, so every node of the run finds it.
+    A node finds it from its own config, which names the saver LangGraph runs it with: ``checkpointer``, or
+    a clone of it (``base_saver``, the strict msgpack clone LangGraph makes with a graph's allowlist), passed
+    as ``saver``. ``DurablePlatform`` serves its checkpointer so.
     """
-    scopes = {k: v for k, v in _scopes.get().items() if k != thread_id}
-    while len(scopes) >= ACTIVATED_THREADS:
-        scopes.pop(next(k for k in scopes if k is not None))
-    _scopes.set(MappingProxyType({**scopes, thread_id: scope}))
+    _served[checkpointer] = scope_for
 
 
 def current_effect_scope() -> EffectScope:
-    """The effect scope of the running node's thread (or of every thread).
+    """The effect scope of the running node: the one bound here (``effect_scope``), else the one served for the
+    checkpointer its graph saves with (``serve_effects``).
 
     A node of a graph that runs with no checkpointer at all (Agent Server's stateless runs) gets the
     ``Unjournaled`` scope: its effects run for real, unrecorded (``unjournaled.py``).
 
     Raises:
-        NoDurableScopeError: none is bound; the message says how to bind one.
+        NoDurableScopeError: none is bound or served; the message says how to get one.
     """
-    scopes = _scopes.get()
-    scope = scopes.get(_running_thread()) if scopes else None
-    scope = scope or scopes.get(None)
-    if scope is None and (config := _node_config()) is not None and runs_without_checkpointer(config):
-        note_unjournaled_run(config)
-        return _UNJOURNALED
-    if scope is None:
-        raise NoDurableScopeError(
-            "a journaled effect (SecureLLM, SecureTool, @effect) ran outside a durable scope. If your node "
-            "started it from a thread of its own (a ThreadPoolExecutor, threading.Thread), that thread did not get "
-            "the node's contextvars: submit it as pool.submit(contextvars.copy_context().run, fn, *args), or use "
-            "langchain_core.runnables.config.ContextThreadPoolExecutor. Otherwise compile the graph with a "
-            "DurablePlatform's checkpointer (builder.compile(checkpointer=platform.checkpointer) or "
-            "platform.compile(builder)), or run it inside `with effect_scope(journal, locator):`"
-        )
-    return scope
+    scope = _bound.get()
+    if scope is not None:
+        return scope
+    config = _node_config()
+    if config is not None:
+        saver = _langgraph.run_checkpointer(config.get("configurable") or {})
+        scope_for = _serving(saver)
+        if scope_for is not None:
+            return scope_for(saver)
+        if runs_without_checkpointer(config):
+            note_unjournaled_run(config)
+            return _UNJOURNALED
+        if saver is not None:
+            raise NoDurableScopeError(
+                f"this effect's graph runs on {type(saver).__name__}, not on the platform's checkpointer: the "
+                "journal keys effects by the platform's checkpoints. Compile the root graph with "
+                "checkpointer=platform.checkpointer (its children with checkpointer=None)"
+            )
+    raise NoDurableScopeError(
+        "a journaled effect (SecureLLM, SecureTool, @effect) ran outside a durable scope. If your node "
+        "started it from a thread of its own (a ThreadPoolExecutor, threading.Thread), that thread did not get "
+        "the node's contextvars: submit it as pool.submit(contextvars.copy_context().run, fn, *args), or use "
+        "langchain_core.runnables.config.ContextThreadPoolExecutor. Otherwise compile the graph with a "
+        "DurablePlatform's checkpointer (builder.compile(checkpointer=platform.checkpointer) or "
+        "platform.compile(builder)), or run it inside `with effect_scope(journal, locator):`"
+    )
+
+
+def _serving(saver: Any) -> Callable[[Any], EffectScope] | None:
+    if saver is None:
+        return None
+    try:
+        return _served.get(getattr(saver, "base_saver", saver))
+    except TypeError:  # a saver that cannot be a weak dictionary key is served by nobody
+        return None
 
 
 def _node_config() -> RunnableConfig | None:
@@ -161,13 +180,6 @@ def _node_config() -> RunnableConfig | None:
         return get_config()
     except RuntimeError:
         return None
-
-
-def _running_thread() -> str | None:
-    """The thread of the running node (as LangGraph stores it: ``str(thread_id)``), or None outside a node."""
-    config = _node_config()
-    thread_id = None if config is None else config.get("configurable", {}).get("thread_id")
-    return None if thread_id is None else str(thread_id)
 
 
 class Unjournaled:

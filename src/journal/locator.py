@@ -3,12 +3,14 @@
 A *node locator* answers two questions: ``task()``, which task attempt runs now
 (cheap, no I/O; its effects share one ordinal counter), and ``node()`` /
 ``anode()``, where that node is (a ``NodePosition``; may do I/O, asked once per
-attempt). ``ResolverLocator`` answers with the resolver's durable scope and the
-ordinal allocator; tests and other platforms may bring their own.
+attempt). ``ResolverLocator`` answers with the ordinal allocator, from the node's
+config and a ``TaskTrace`` (the platform's), or from the durable scope bound
+around the graph call; tests and other platforms may bring their own.
 
 Example::
 
-    locator = ResolverLocator(allocator, saver)          # inside durable_scope(resolver)
+    locator = ResolverLocator(allocator, saver, trace)   # what DurablePlatform serves
+    locator = ResolverLocator(allocator)                 # inside durable_scope(resolver)
     with effect_scope(journal, locator):
         graph.invoke(inputs, config)
 """
@@ -24,8 +26,9 @@ from langgraph.config import get_config
 from .. import _langgraph
 from .._bson import require_str
 from ..errors import NoDurableScopeError
-from ..resolver import OrdinalAllocator, current_durable_scope
+from ..resolver import OrdinalAllocator, ResolvedNamespace, TaskTrace, current_durable_scope
 from ..resolver.position import NodePosition
+from ..resolver.running import resolve_task
 
 
 class NodeLocator(Protocol):
@@ -91,12 +94,12 @@ def _root_task_name(ns: Any) -> str:
 class ResolverLocator:
     """Node positions from the resolver: stable operation paths and occurrence ordinals.
 
-    Needs the resolver's durable scope bound around the graph call, and an
-    ``OrdinalAllocator`` with a sync database for sync effects, an async one
-    for async effects (or both). With ``saver``, a node's first effect waits
-    until the root checkpoint its task was prepared from is stored (under
-    ``durability="async"`` LangGraph stores it in the background) and learns
-    which checkpoint an edit continues (``MongoDBCheckpointer.origin_of``).
+    Needs an ``OrdinalAllocator`` with a sync database for sync effects, an async one for async effects (or
+    both). With ``trace``, a node resolves from its config and the trace's facts of the tasks enclosing it
+    (``running.resolve_task``); without, from the durable scope bound around the graph call. With ``saver``,
+    a node's first effect waits until the root checkpoint its task was prepared from is stored (under
+    ``durability="async"`` LangGraph stores it in the background) and learns which checkpoint an edit
+    continues (``MongoDBCheckpointer.origin_of``).
 
     Example::
 
@@ -105,9 +108,10 @@ class ResolverLocator:
             graph.invoke(inputs, config)
     """
 
-    def __init__(self, allocator: OrdinalAllocator, saver: Any = None) -> None:
+    def __init__(self, allocator: OrdinalAllocator, saver: Any = None, trace: TaskTrace | None = None) -> None:
         self.allocator = allocator
         self.saver = saver
+        self.trace = trace
 
     def task(self) -> tuple[Any, int]:
         return langgraph_task(node_config())
@@ -130,6 +134,11 @@ class ResolverLocator:
         unstored = root is not None and _langgraph.runs_durably_async(configurable)
         return config, thread_id, root, unstored, _root_task_name(configurable.get("checkpoint_ns"))
 
+    def _resolve(self, config: RunnableConfig, origin: str | None) -> ResolvedNamespace:
+        if self.trace is not None:
+            return resolve_task(config, self.trace, origin)
+        return current_durable_scope().resolve_current(config, origin)
+
     def node(self) -> NodePosition:
         """Where the running node is, for a sync effect.
 
@@ -144,7 +153,7 @@ class ResolverLocator:
             if unstored and not _on_event_loop():
                 self.saver.wait_stored(thread_id, root)
             origin = self.saver.origin_of(thread_id, root, root_task)
-        resolved = current_durable_scope(thread_id).resolve_current(config, origin)
+        resolved = self._resolve(config, origin)
         return self.allocator.position(thread_id, resolved, continued=origin not in (None, root))
 
     async def anode(self) -> NodePosition:
@@ -154,5 +163,5 @@ class ResolverLocator:
             if unstored:
                 await self.saver.await_stored(thread_id, root)
             origin = await self.saver.aorigin_of(thread_id, root, root_task)
-        resolved = current_durable_scope(thread_id).resolve_current(config, origin)
+        resolved = self._resolve(config, origin)
         return await self.allocator.aposition(thread_id, resolved, continued=origin not in (None, root))

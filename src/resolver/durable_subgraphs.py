@@ -47,15 +47,9 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 
-from .. import _langgraph
 from ..errors import NamespaceError, NoDurableScopeError, TopologyError
-from .namespace import (
-    ChildOperationBoundary,
-    NamespaceSegment,
-    ResolvedNamespace,
-    SendOrigin,
-    parse_namespace,
-)
+from .namespace import ChildOperationBoundary, NamespaceSegment, ResolvedNamespace, parse_namespace
+from .running import Level, resolve_levels
 from .topology import (
     GraphTopology,
     NodeKind,
@@ -64,7 +58,7 @@ from .topology import (
     TopologyIssue,
     discover_topology,
 )
-from .trace import TaskTrace, is_pull, send_index_of
+from .trace import TaskTrace
 
 __all__ = ["DurableSubgraphResolver"]
 
@@ -148,65 +142,20 @@ class DurableSubgraphResolver:
         return ResolvedNamespace(boundaries, node.name, node.task_id)
 
     def resolve_config(self, config: RunnableConfig, trace: TaskTrace, origin: str | None = None) -> ResolvedNamespace:
-        """Resolve the task whose config is ``config`` (a node's ``get_config()``).
+        """Resolve the task whose config is ``config`` (a node's ``get_config()``), walking this topology.
 
-        Adds what only the run knows: for every task, whether it came from
-        ``Send`` (and its index) and, inside a compiled child, its step within the
-        child's run; for function nodes, the position of each subgraph run within
-        its retry attempt. Facts about enclosing tasks come from ``trace``, those of
-        the running node from its config metadata. Raises ``NoDurableScopeError``
-        when ``trace`` did not see an enclosing task start.
+        Adds what only the run knows: for every task, whether it came from ``Send`` (and its index) and, inside
+        a compiled child, its step within the child's run; for function nodes, the position of each subgraph
+        run within its retry attempt. Facts about enclosing tasks come from ``trace``, those of the running node
+        from its config metadata; the keys are those of ``running.resolve_levels``.
 
-        A root-level node triggered by an edge is keyed by the root checkpoint its
-        task was prepared from, not by its task id: ``origin`` when given (the
-        checkpoint an edit of the latest checkpoint continues, see
-        ``MongoDBCheckpointer.origin_of``), else the task's own. A ``Send`` task at
-        the root is grouped by the same checkpoint.
+        Raises:
+            NoDurableScopeError: ``trace`` did not see an enclosing task start (the scope was bound too late).
+            NamespaceError: the namespace does not come from this graph, or ``config`` is not a node's own.
         """
-        configurable = config.get("configurable") or {}
-        ns = configurable.get("checkpoint_ns")
-        levels = self._walk(ns)
-        root = origin if origin is not None else _langgraph.root_checkpoint(configurable)
-        boundaries = []
-        for level in levels[:-1]:
-            segment = level.segment
-            if not trace.seen(segment.task_ns):
-                raise NoDurableScopeError(
-                    f"the durable scope did not see task '{level.path}' ({segment.task_ns}) start, so "
-                    f"its step, Send index and retry attempt are unknown; {_BIND_FIX}"
-                )
-            run = 0
-            if level.kind is NodeKind.CALLER and segment.counter:
-                observed = trace.subgraph_run(segment.task_ns, segment.counter)
-                if observed is None:
-                    raise NoDurableScopeError(
-                        f"the durable scope did not see subgraph run {segment.counter} of function node "
-                        f"'{level.path}' start; {_BIND_FIX}"
-                    )
-                run = observed
-            child_step = trace.step(segment.task_ns) if segment.parent_ns else None
-            send = _send_origin(trace.send_index(segment.task_ns), segment, child_step, root, level.path)
-            key = _task_key(segment, trace.pulled(segment.task_ns), root)
-            boundaries.append(ChildOperationBoundary(segment.name, key, run, send, child_step))
-        node = levels[-1]
-        metadata = config.get("metadata") or {}
-        if metadata.get("langgraph_checkpoint_ns", ns) != ns:
-            raise NamespaceError(
-                f"config metadata describes task {metadata['langgraph_checkpoint_ns']!r}, not the running "
-                f"task {ns!r}; pass the node's own config (langgraph.config.get_config())"
-            )
-        node_step = None
-        if node.segment.parent_ns:
-            node_step = metadata.get("langgraph_step")
-            if not isinstance(node_step, int):
-                raise NamespaceError(
-                    f"config metadata of task {ns!r} has no langgraph_step; pass the node's own config "
-                    "(langgraph.config.get_config())"
-                )
-        task_path = metadata.get("langgraph_path")
-        node_send = _send_origin(send_index_of(task_path), node.segment, node_step, root, node.path)
-        node_key = _task_key(node.segment, is_pull(task_path), root)
-        return ResolvedNamespace(tuple(boundaries), node.segment.name, node_key, node_send, node_step)
+        ns = (config.get("configurable") or {}).get("checkpoint_ns")
+        levels = [Level(level.segment, level.path, level.kind is NodeKind.CHILD) for level in self._walk(ns)]
+        return resolve_levels(config, trace, levels, origin, _unbound)
 
     def _walk(self, ns: Any) -> tuple[_Level, ...]:
         if not isinstance(ns, str):
@@ -258,20 +207,7 @@ def _lookup(graphs: tuple[GraphTopology, ...], segment: NamespaceSegment, ns: st
     return NodeTopology(segment.name, matches[0].kind, subgraphs)
 
 
-def _task_key(segment: NamespaceSegment, pull: bool, root: Any) -> str:
-    """A root-level edge-triggered task: the root checkpoint it was prepared from; any other: its task id."""
-    return root if pull and not segment.parent_ns and isinstance(root, str) and root else segment.task_id
-
-
-def _send_origin(index: int | None, segment: NamespaceSegment, step: int | None, root: Any, path: str) -> SendOrigin | None:
-    """The Send group is the step the task belongs to: ``step:N`` inside a child run, else the root checkpoint."""
-    if index is None:
-        return None
-    if step is not None:
-        return SendOrigin(f"step:{step}", index)
-    if not isinstance(root, str):
-        raise NamespaceError(
-            f"Send task '{path}' has no checkpoint_map entry for {segment.parent_ns!r}; "
-            "resolve it from the node's own config (langgraph.config.get_config())"
-        )
-    return SendOrigin(root, index)
+def _unbound(level: Level, what: str) -> Exception:
+    return NoDurableScopeError(
+        f"the durable scope did not see {what}, so its step, Send index and retry attempt are unknown; {_BIND_FIX}"
+    )

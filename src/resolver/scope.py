@@ -34,10 +34,9 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
-from types import MappingProxyType
 from typing import Any, Generic, Protocol, TypeVar
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -59,42 +58,22 @@ __all__ = [
     "maybe_durable_scope",
     "scoped_aiter",
     "scoped_iter",
-    "task_trace_handler",
 ]
 
 T = TypeVar("T")
 
-#: The scopes bound in this context, by the thread they serve (None: every thread).
-_SCOPES: ContextVar[Mapping[str | None, DurableScope]] = ContextVar(
-    "langgraph_durable_mongodb_scopes", default=MappingProxyType({})
-)
-#: Threads whose run-start scopes one context keeps (a context that runs many threads forgets the oldest).
-ACTIVATED_THREADS = 64
+#: The scope bound in this context. LangChain adds the handler this variable holds to every callback manager
+#: it configures (``langchain_core/callbacks/manager.py``, ``_configure``), inheritable by child runs.
+_SCOPE: ContextVar[DurableScope | None] = ContextVar("langgraph_durable_mongodb_scope", default=None)
+register_configure_hook(_SCOPE, inheritable=True)
 
 
-class _TraceRouter(BaseCallbackHandler):
-    """Hands each task start to the trace of its thread's scope (LangGraph puts ``thread_id`` in the metadata)."""
-
-    run_inline = True  # called in the emitting thread/task, so it sees that context's scopes
-
-    def on_chain_start(self, serialized: Any, inputs: Any, *, metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        thread_id = (metadata or {}).get("thread_id")
-        scope = maybe_durable_scope(None if thread_id is None else str(thread_id))
-        if scope is not None:
-            scope.trace.on_chain_start(serialized, inputs, metadata=metadata, **kwargs)
-
-
-_ROUTER = _TraceRouter()
-_ROUTING: ContextVar[_TraceRouter | None] = ContextVar("langgraph_durable_mongodb_trace_router", default=None)
-# LangChain adds the handler held by this variable to every callback manager it configures
-# (langchain_core/callbacks/manager.py, _configure), inheritable by child runs.
-register_configure_hook(_ROUTING, inheritable=True)
-
-
-class DurableScope:
+class DurableScope(BaseCallbackHandler):
     """Resolver and task trace of one graph run.
 
-    Creating a scope validates the resolver's topology (``TopologyError``).
+    Creating a scope validates the resolver's topology (``TopologyError``). While it is bound, LangChain's
+    configure hook gives it to every callback manager LangGraph configures for the run, and it hands each
+    task start to its trace.
 
     Example::
 
@@ -105,6 +84,8 @@ class DurableScope:
             ...
     """
 
+    run_inline = True  # called in the emitting thread/task, also by async callback managers
+
     def __init__(self, resolver: DurableSubgraphResolver) -> None:
         resolver.validate()
         self.resolver = resolver
@@ -112,27 +93,15 @@ class DurableScope:
 
     @contextmanager
     def bind(self) -> Iterator[DurableScope]:
-        """Make this scope current for every thread run in the block (and its trace active); scopes runs
-        activated before the block are hidden in it."""
-        token = _SCOPES.set(MappingProxyType({None: self}))
-        routing = _ROUTING.set(_ROUTER)
+        """Make this scope current for the block (its trace records the task starts of what runs in it)."""
+        token = _SCOPE.set(self)
         try:
             yield self
         finally:
-            _ROUTING.reset(routing)
-            _SCOPES.reset(token)
+            _SCOPE.reset(token)
 
-    def activate(self, thread_id: str) -> None:
-        """Make this scope current for ``thread_id`` in this context, until a later run of the thread starts.
-
-        What a run does when it starts (the platform, from the checkpointer's first read): the tasks
-        LangGraph schedules copy this context, so every node of the run, at any depth, finds it.
-        """
-        scopes = {k: v for k, v in _SCOPES.get().items() if k != thread_id}
-        while len(scopes) >= ACTIVATED_THREADS:
-            scopes.pop(next(k for k in scopes if k is not None))
-        _SCOPES.set(MappingProxyType({**scopes, thread_id: self}))
-        _ROUTING.set(_ROUTER)
+    def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+        self.trace.on_chain_start(serialized, inputs, **kwargs)
 
     def resolve_current(self, config: RunnableConfig | None = None, origin: str | None = None) -> ResolvedNamespace:
         """Resolve the running node: its config defaults to ``langgraph.config.get_config()``.
@@ -157,27 +126,21 @@ def durable_scope(resolver: DurableSubgraphResolver) -> Iterator[DurableScope]:
         yield scope
 
 
-def current_durable_scope(thread_id: str | None = None) -> DurableScope:
-    """The scope bound for ``thread_id`` (or for every thread); raises ``NoDurableScopeError`` outside any scope."""
-    scope = maybe_durable_scope(thread_id)
+def current_durable_scope() -> DurableScope:
+    """The scope bound here; raises ``NoDurableScopeError`` outside any scope."""
+    scope = _SCOPE.get()
     if scope is None:
         raise NoDurableScopeError(
-            "no durable scope is bound: compile the graph with the platform checkpointer (the run binds it "
-            "when it starts), or run it inside durable_scope(resolver)"
+            "no durable scope is bound: compile the graph with the platform checkpointer, or run it inside "
+            "durable_scope(resolver)"
         )
     return scope
 
 
-def task_trace_handler() -> BaseCallbackHandler:
-    """The callback handler that hands each task start to the trace of its thread's scope: give it to a run
-    whose callback manager was configured before its scope was activated."""
-    return _ROUTER
+def maybe_durable_scope() -> DurableScope | None:
+    """The scope bound here, or None."""
+    return _SCOPE.get()
 
-
-def maybe_durable_scope(thread_id: str | None = None) -> DurableScope | None:
-    """The scope bound for ``thread_id`` (or for every thread), or None."""
-    scopes = _SCOPES.get()
-    return (scopes.get(thread_id) if thread_id is not None else None) or scopes.get(None)
 
 
 class SupportsBind(Protocol):

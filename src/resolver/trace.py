@@ -2,8 +2,7 @@
 
 Inside a node, ``get_config()`` describes only the innermost task: its
 ``metadata`` (``langgraph_step``, ``langgraph_path``) is overwritten at every
-nesting level. Three facts about *enclosing* tasks are needed for stable identities
-and are visible only when those tasks start:
+nesting level. Three facts about *enclosing* tasks are needed for stable identities:
 
 * the step of an enclosing task within its graph run (``langgraph_step``);
 * whether an enclosing task came from ``Send``, and its PUSH index
@@ -13,34 +12,48 @@ and are visible only when those tasks start:
   first subgraph run of attempt 2 of a function node that runs two subgraphs is
   numbered 2, not 0.
 
-``TaskTrace`` is a LangChain callback handler that records those facts. While a
-durable scope is bound, LangChain's configure hook puts a router on every
-callback manager LangGraph configures for the run (at any depth, in any thread
-or asyncio task), which hands each task start to the trace of its thread's
-scope (``scope.py``). A task start is recognised by its run: its
-name is the node name and it carries the non-inheritable tag
-``graph:step:<langgraph_step>`` LangGraph gives each task's callback manager.
+``TaskTrace`` records them, keyed by thread and raw task namespace, from one of two sources:
+
+* the platform checkpointer: a compiled child's run reads its first checkpoint
+  with the config of the task that runs it, which still tells all three
+  (``note_child_run``, from ``MongoDBCheckpointer.observe_child_runs``). One
+  trace serves every run of a platform, bounded to the most recent tasks;
+* callbacks, for a scope bound around a graph on any saver (``durable_scope``):
+  LangChain's configure hook puts the scope's trace on every callback manager
+  LangGraph configures for the run, and each task start (a chain run named
+  after the node, tagged ``graph:step:<langgraph_step>``) is recorded
+  (``on_chain_start``).
 
 Example::
 
-    with durable_scope(resolver) as scope:     # routes task starts to scope.trace (scope.py)
+    with durable_scope(resolver) as scope:     # records task starts in scope.trace (scope.py)
         graph.invoke(inputs, config)
-    scope.trace.send_index("worker:T1")         # its Send index, or None for an edge-triggered task
+    scope.trace.send_index("t1", "worker:T1")   # its Send index, or None for an edge-triggered task
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 
-from .._langgraph import NS_SEP, PULL, PUSH
+from .._langgraph import NS_SEP, PULL, PUSH, child_run_start
 
-__all__ = ["TaskTrace", "is_pull", "send_index_of"]
+__all__ = ["TaskFacts", "TaskTrace", "is_pull", "send_index_of"]
 
+
+@dataclass(frozen=True)
+class TaskFacts:
+    """A task's step within its graph run, its ``Send`` index (None when an edge triggered it), and whether an
+    edge triggered it (a PULL task)."""
+
+    step: int
+    send_index: int | None
+    pulled: bool
 
 
 @dataclass
@@ -48,19 +61,38 @@ class _TaskRecord:
     step: int
     send_index: int | None
     pull: bool
-    attempts: int = 0
-    attempt_of_run: dict[int, int] = field(default_factory=dict)  # subgraph counter -> attempt
-    first_run_of_attempt: dict[int, int] = field(default_factory=dict)  # attempt -> lowest counter
+    attempts: int = 0  # starts seen (callbacks)
+    attempt_of_run: dict[int, int] = field(default_factory=dict)  # subgraph counter -> attempt that started it
 
 
 class TaskTrace(BaseCallbackHandler):
-    """Records task starts of one graph run, keyed by the task's raw checkpoint namespace."""
+    """Facts about the tasks of graph runs, keyed by thread id and the task's raw checkpoint namespace.
+
+    Args:
+        capacity: how many tasks it remembers, the least recently used forgotten first (None: all, for the
+            trace of one run).
+    """
 
     run_inline = True  # called in the emitting thread/task, also by async callback managers
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: int | None = None) -> None:
         self._lock = threading.Lock()
-        self._tasks: dict[str, _TaskRecord] = {}
+        self._tasks: OrderedDict[tuple[str, str], _TaskRecord] = OrderedDict()
+        self._capacity = capacity
+
+    def note_child_run(self, thread_id: str, config: Any) -> None:
+        """A checkpoint read of ``thread_id`` with ``config``: record the task that starts a child run with it.
+
+        A task resumed in a later run (after an interrupt or a crash) numbers its subgraph runs from 0 again, one
+        after the other, so each run it starts overwrites what the earlier run recorded under that number before
+        its position is asked.
+        """
+        start = child_run_start(config)
+        if start is None:
+            return
+        with self._lock:
+            record = self._record(thread_id, start.task_ns, start.step, start.path)
+            record.attempt_of_run[start.counter] = start.attempt
 
     def on_chain_start(
         self,
@@ -83,45 +115,46 @@ class TaskTrace(BaseCallbackHandler):
             or f"graph:step:{step}" not in (tags or ())
         ):
             return
-        send_index = send_index_of(metadata.get("langgraph_path"))
+        thread_id = str(metadata.get("thread_id", ""))
         parent_ns, counter = _enclosing_task(task_ns)
         with self._lock:
-            record = self._tasks.setdefault(task_ns, _TaskRecord(step, send_index, is_pull(metadata.get("langgraph_path"))))
-            record.attempts += 1
-            parent = self._tasks.get(parent_ns) if parent_ns else None
+            self._record(thread_id, task_ns, step, metadata.get("langgraph_path")).attempts += 1
+            parent = self._tasks.get((thread_id, parent_ns)) if parent_ns else None
             if parent is not None and counter not in parent.attempt_of_run:
-                attempt = parent.attempts
-                parent.attempt_of_run[counter] = attempt
-                lowest = parent.first_run_of_attempt.get(attempt, counter)
-                parent.first_run_of_attempt[attempt] = min(lowest, counter)
+                parent.attempt_of_run[counter] = parent.attempts
 
-    def seen(self, task_ns: str) -> bool:
-        """Whether the task with this raw namespace started while the trace was installed."""
-        return task_ns in self._tasks
+    def _record(self, thread_id: str, task_ns: str, step: int, path: Any) -> _TaskRecord:
+        key = (thread_id, task_ns)
+        record = self._tasks.get(key)
+        if record is None:
+            record = self._tasks[key] = _TaskRecord(step, send_index_of(path), is_pull(path))
+            if self._capacity is not None and len(self._tasks) > self._capacity:
+                self._tasks.popitem(last=False)
+        else:
+            self._tasks.move_to_end(key)
+        return record
 
-    def step(self, task_ns: str) -> int:
-        """The task's ``langgraph_step`` (its step within its graph run). The task must have been seen."""
-        return self._tasks[task_ns].step
+    def task(self, thread_id: str, task_ns: str) -> TaskFacts | None:
+        """What was recorded of the task with this raw namespace: its step, Send index and trigger; None when
+        it was not."""
+        with self._lock:
+            record = self._tasks.get((thread_id, task_ns))
+            if record is None:
+                return None
+            self._tasks.move_to_end((thread_id, task_ns))
+            return TaskFacts(record.step, record.send_index, record.pull)
 
-    def send_index(self, task_ns: str) -> int | None:
-        """The task's ``Send`` index, or None when an edge triggered it. The task must have been seen."""
-        return self._tasks[task_ns].send_index
-
-    def pulled(self, task_ns: str) -> bool:
-        """Whether an edge triggered the task (a PULL task). The task must have been seen."""
-        return self._tasks[task_ns].pull
-
-    def subgraph_run(self, task_ns: str, counter: int) -> int | None:
+    def subgraph_run(self, thread_id: str, task_ns: str, counter: int) -> int | None:
         """Position, within its retry attempt, of the task's subgraph run numbered ``counter``.
 
-        None when no task of that run was seen.
+        None when that run's start was not recorded.
         """
         with self._lock:
-            record = self._tasks.get(task_ns)
+            record = self._tasks.get((thread_id, task_ns))
             attempt = record.attempt_of_run.get(counter) if record else None
             if record is None or attempt is None:
                 return None
-            return counter - record.first_run_of_attempt[attempt]
+            return counter - min(c for c, a in record.attempt_of_run.items() if a == attempt)
 
 
 def send_index_of(task_path: Any) -> int | None:
