@@ -731,8 +731,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "a node's first effect queries for its root checkpoint while this process is still storing it",
         "src/checkpointer/plans.py",
-        "        recheck_at = first_check = time.monotonic() + STORED_FIRST_CHECK_SECONDS",
-        "        recheck_at = first_check = 0.0",
+        "        recheck_at = time.monotonic() + STORED_FIRST_CHECK_SECONDS",
+        "        recheck_at = 0.0",
+        ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "own_background_store"),
+    ),
+    Mutant(
+        "a node's first effect is not woken by the store it waits for, and polls for it instead",
+        "src/checkpointer/memory.py",
+        "        for wake in woken:\n            wake()\n",
+        "",
         ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "own_background_store"),
     ),
     Mutant(

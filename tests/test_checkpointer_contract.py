@@ -13,7 +13,7 @@ from langgraph.checkpoint.base import ERROR, INTERRUPT, empty_checkpoint
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # noqa: F401 - used by DeltaChannel tests
 
 from langgraph_durable_mongodb import DurableMongoError, InvalidInputError, MongoDBCheckpointer, ThreadExistsError
-from langgraph_durable_mongodb._plans.requests import Find, Gather
+from langgraph_durable_mongodb._plans.requests import Find, Gather, Upsert
 
 from .clients import Face
 
@@ -522,12 +522,19 @@ async def test_wait_stored_returns_for_a_stored_checkpoint_waits_for_a_later_one
         await wait_stored(face, "t1", "never-stored", 0.05)
 
 
-async def test_wait_stored_waits_for_this_saver_s_own_background_store_without_a_query(face: Face) -> None:
-    """durability="async": the node's first effect waits for the put LangGraph runs in the background."""
+async def test_wait_stored_waits_for_this_saver_s_own_background_store_without_a_query(
+    face: Face, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """durability="async": the node's first effect waits for the put LangGraph runs in the background, woken by it
+    (the registry's grace before a query is made long here: a waiter left to sleep it out would fail the test)."""
+    from langgraph_durable_mongodb.checkpointer import plans as base
+
+    monkeypatch.setattr(base, "STORED_FIRST_CHECK_SECONDS", 10.0)
     first, cp1 = await put(face, cfg(), {"n": 1})
     cp, versions = make_checkpoint(face.saver, {"n": 2}, cp1)
     args = (first, cp, {"source": "loop", "step": 1}, versions)
     requests = counted_requests(face)
+    started = time.monotonic()
     if face.is_async:
 
         async def store_soon() -> None:
@@ -535,14 +542,17 @@ async def test_wait_stored_waits_for_this_saver_s_own_background_store_without_a
             await face.saver.aput(*args)
 
         later = asyncio.ensure_future(store_soon())
-        await face.saver.await_stored("t1", cp["id"], 5)
+        await face.saver.await_stored("t1", cp["id"], 30)
         await later
     else:
         timer = threading.Timer(0.005, face.saver.put, args)
         timer.start()
-        face.saver.wait_stored("t1", cp["id"], 5)
+        face.saver.wait_stored("t1", cp["id"], 30)
         timer.join()
+    assert time.monotonic() - started < 5  # woken by the store, not by the end of the grace
     assert [r for r in requests if isinstance(r, Find)] == []  # the registry answered: only the put's own write
+    # one wait, which the store's note ended: no polling
+    assert [type(r).__name__ for r in requests if not isinstance(r, Upsert)] == ["WaitNotice"]
 
 
 async def test_wait_stored_finds_a_checkpoint_the_registry_forgot(face: Face, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -48,6 +49,7 @@ from .requests import (
     Returned,
     Sleep,
     Try,
+    WaitNotice,
     UpdateMany,
     Upsert,
 )
@@ -227,6 +229,14 @@ class SyncInterpreter(_Collections):
     def _sleep(self, request: Sleep) -> None:
         time.sleep(request.seconds)
 
+    def _wait_notice(self, request: WaitNotice) -> None:
+        woken = threading.Event()
+        unsubscribe = request.subscribe(woken.set)
+        try:
+            woken.wait(request.seconds)
+        finally:
+            unsubscribe()
+
     def _heartbeat(self, request: Heartbeat) -> Beat:
         if request.every <= 0:
             return Beat()
@@ -374,6 +384,22 @@ class AsyncInterpreter(_Collections):
 
     async def _sleep(self, request: Sleep) -> None:
         await asyncio.sleep(request.seconds)
+
+    async def _wait_notice(self, request: WaitNotice) -> None:
+        loop = asyncio.get_running_loop()
+        woken = loop.create_future()
+
+        def wake() -> None:  # from any thread: the store may run on another loop's thread or in a pool
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
+                loop.call_soon_threadsafe(lambda: woken.done() or woken.set_result(None))
+
+        unsubscribe = request.subscribe(wake)
+        try:
+            await asyncio.wait_for(woken, request.seconds)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            unsubscribe()
 
     async def _heartbeat(self, request: Heartbeat) -> Beat:
         return Beat() if request.every <= 0 else TaskBeat(asyncio.create_task(self._beat(request)))

@@ -6,7 +6,8 @@ async interpreter (``interpreters.py``) execute the requests, each with one
 method named by the request's ``op``. Most requests are MongoDB operations on a
 collection of the interpreter's database; the rest are not I/O: ``Gather``
 (independent requests), ``Emit`` (an item for the caller of an iterating plan),
-``Sleep``, ``Heartbeat`` (renew a lease while the plan waits), and ``Invoke`` /
+``Sleep``, ``WaitNotice`` (sleep until something in memory calls back),
+``Heartbeat`` (renew a lease while the plan waits), and ``Invoke`` /
 ``Next`` (call the caller's function, or pull its iterator, inside a context the
 caller names).
 
@@ -188,6 +189,19 @@ class Sleep:
 
     op: ClassVar[str] = "sleep"
     seconds: float
+
+
+@dataclass(frozen=True)
+class WaitNotice:
+    """Pause the plan until the callback handed to ``subscribe`` is called, or for ``seconds`` at most.
+
+    ``subscribe(wake)`` registers ``wake`` (called once, from any thread) and returns a function that
+    unregisters it; it may call ``wake`` at once. The plan checks what it waited for afterwards.
+    """
+
+    op: ClassVar[str] = "wait_notice"
+    seconds: float
+    subscribe: Callable[[Callable[[], None]], Callable[[], None]]
 
 
 @dataclass(frozen=True)

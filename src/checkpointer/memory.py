@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -59,17 +59,47 @@ class StoredCheckpoints:
 
     def __init__(self) -> None:
         self._origins: OrderedDict[tuple[str, str, str], tuple[str, frozenset[str]]] = OrderedDict()
+        self._waiting: dict[tuple[str, str, str], list[Callable[[], None]]] = {}
         self._lock = threading.Lock()
 
     def note(self, thread_id: str, checkpoint_ns: str, docs: Sequence[Mapping[str, Any]]) -> None:
-        """Remember checkpoint documents (or ``{checkpoint_id, origin?, completed?}``) of one namespace."""
+        """Remember checkpoint documents (or ``{checkpoint_id, origin?, completed?}``) of one namespace, and wake
+        whoever waits for one of them (``subscribe``)."""
+        woken: list[Callable[[], None]] = []
         with self._lock:
             for doc in docs:
                 key = (thread_id, checkpoint_ns, doc["checkpoint_id"])
                 self._origins[key] = (doc.get("origin") or doc["checkpoint_id"], frozenset(doc.get("completed") or ()))
                 self._origins.move_to_end(key)
+                woken += self._waiting.pop(key, ())
             while len(self._origins) > STORED_REMEMBERED:
                 self._origins.popitem(last=False)
+        for wake in woken:
+            wake()
+
+    def subscribe(self, thread_id: str, checkpoint_id: str, wake: Callable[[], None]) -> Callable[[], None]:
+        """Call ``wake`` once the root checkpoint is noted (at once when it is remembered already).
+
+        Returns:
+            A function that cancels the subscription.
+        """
+        key = (thread_id, "", checkpoint_id)
+        with self._lock:
+            known = key in self._origins
+            if not known:
+                self._waiting.setdefault(key, []).append(wake)
+        if known:
+            wake()
+
+        def cancel() -> None:
+            with self._lock:
+                waiters = self._waiting.get(key)
+                if waiters is not None and wake in waiters:
+                    waiters.remove(wake)
+                    if not waiters:
+                        del self._waiting[key]
+
+        return cancel
 
     def origin(self, thread_id: str, checkpoint_id: str, node: str | None = None) -> str | None:
         """The origin of a remembered root checkpoint, or None when it is not remembered.

@@ -43,7 +43,7 @@ from .._bson import (
 )
 from .. import _langgraph
 from .._plans import lease
-from .._plans.requests import Aggregate, CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, Sleep, UpdateMany, Upsert
+from .._plans.requests import Aggregate, CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, UpdateMany, Upsert, WaitNotice
 from ..errors import DeltaChainError, DurableMongoError, InvalidInputError, MissingValueError, ThreadExistsError
 from ..schema import BLOB_KEY, EXPIRY_INDEX, INDEXES, TTL_INDEX, WRITE_KEY, CollectionNames
 from .documents import (
@@ -349,18 +349,16 @@ class CheckpointPlans:
     def _wait_stored_plan(self, thread_id: str, checkpoint_id: str, timeout: float) -> Plan:
         """Return once the root checkpoint is in the database; see ``MongoDBCheckpointer.wait_stored``.
 
-        For a checkpoint the registry does not hold (not stored yet, or forgotten): the registry alone for
-        ``STORED_FIRST_CHECK_SECONDS`` (it learns of this process's own store without a query), then one
-        query by the checkpoint's key and another every ``STORED_RECHECK_SECONDS`` while waiting.
+        For a checkpoint the registry does not hold (not stored yet, or forgotten): woken by the registry as
+        soon as this process's own store notes it (no query), with one query by the checkpoint's key after
+        ``STORED_FIRST_CHECK_SECONDS`` and another every ``STORED_RECHECK_SECONDS`` while waiting.
 
         Raises:
             DurableMongoError: the checkpoint was not stored within ``timeout`` seconds.
         """
         key = checkpoint_key(thread_id, "", checkpoint_id)
         deadline = time.monotonic() + timeout
-        recheck_at = first_check = time.monotonic() + STORED_FIRST_CHECK_SECONDS
-        # The registry is polled every millisecond or two while this process's own store is likely in flight.
-        quick, slow = lease.Backoff(0.0005, 0.002), lease.Backoff(0.002, 0.05)
+        recheck_at = time.monotonic() + STORED_FIRST_CHECK_SECONDS
         while True:
             if time.monotonic() >= recheck_at:
                 if found := (yield Find(self.collections.checkpoints, key, ORIGIN_FIELDS, limit=1)):
@@ -374,7 +372,8 @@ class CheckpointPlans:
                     "effects do not start before the checkpoint their position derives from is stored; check the "
                     'server, or run with durability="sync"'
                 )
-            yield Sleep((quick if time.monotonic() < first_check else slow).next(remaining))
+            pause = max(0.0, min(remaining, recheck_at - time.monotonic()))
+            yield WaitNotice(pause, lambda wake: self._stored.subscribe(thread_id, checkpoint_id, wake))
             if self._stored.origin(thread_id, checkpoint_id) is not None:
                 return
 
