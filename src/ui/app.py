@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
@@ -39,6 +39,8 @@ from .guard import TOKEN_COOKIE, Guard
 HERE = Path(__file__).parent
 #: Seconds between two reloads of a thread's page while a run holds it.
 REFRESH_SECONDS = 2
+#: The largest form a write takes (an outcome is JSON typed by a person).
+MAX_FORM_BYTES = 64 * 1024
 
 
 def _plain(value: Any) -> Any:
@@ -125,7 +127,7 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
         async def endpoint(request: Request) -> Response:
             if not guard.allow_writes:
                 return JSONResponse({"error": "writes are off: start ui with --allow-writes to resolve, discard or delete"}, 403)
-            form = await request.form()
+            form = await _form(request)
             if not guard.csrf_valid(request.headers.get("x-csrf-token") or _field(form, "csrf")):
                 return JSONResponse({"error": "missing or wrong CSRF token: reload the page and try again"}, 403)
             done, back = await run_in_threadpool(act, form)
@@ -166,6 +168,14 @@ def _page_args(request: Request) -> dict[str, Any]:
     if not limit.isdigit():
         raise InvalidInputError(f"limit must be a whole number, got {limit!r}")
     return {"prefix": params.get("prefix", ""), "after": params.get("after") or None, "limit": int(limit)}
+
+
+async def _form(request: Request) -> dict[str, str]:
+    """A page's form (``application/x-www-form-urlencoded``, at most ``MAX_FORM_BYTES``): each field's first value."""
+    body = await request.body()
+    if len(body) > MAX_FORM_BYTES:
+        raise InvalidInputError(f"the form is larger than {MAX_FORM_BYTES} bytes")
+    return {name: values[0] for name, values in parse_qs(body.decode("utf-8", "replace")).items()}
 
 
 def _field(form: Any, name: str) -> str:
