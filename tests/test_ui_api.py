@@ -78,13 +78,13 @@ def test_a_write_needs_the_csrf_token(seeded: mongomock.MongoClient) -> None:
 
 def test_resolve_records_the_outcome_as_the_cli_does() -> None:
     db = mongomock.MongoClient()
-    seed(db, DB, crash=False)
+    seed(db, DB, with_demo=False)
     guard = Guard(allow_writes=True)
     http = _client(db, guard)
     answer = http.post("/api/resolve", data={"position": position("2"), "outcome": '"sent"', "csrf": guard.csrf},
                        headers={"accept": "application/json"})
     assert answer.status_code == 200 and answer.json()["was"] == "started" and answer.json()["now"] == "completed"
-    assert http.get("/api/threads").json()["threads"][1]["effects"]["outcome unknown"] == 0
+    assert http.get("/api/threads").json()["threads"][0]["effects"]["outcome unknown"] == 0
     answer = http.post("/api/delete", data={"thread_id": "case-43", "csrf": guard.csrf}, follow_redirects=False)
     assert answer.status_code == 303 and "case-43" not in {r["thread_id"] for r in http.get("/api/threads").json()["threads"]}
     assert http.post("/api/discard", data={"position": "nothing", "csrf": guard.csrf}).status_code == 400

@@ -37,17 +37,17 @@ def _entry(thread_id: str, effect_key: str, name: str, *, lease: timedelta, at_m
     }
 
 
-def seed(client: Any, db_name: str, *, crash: bool = True) -> None:
-    """The demo's ``case-42`` (crashed in-process, then resumed), ``case-43`` with a claim in flight and an
-    at_most_once effect whose outcome is unknown, and the ``INJECTION`` thread."""
+def seed(client: Any, db_name: str, *, with_demo: bool = True) -> None:
+    """``case-43`` with a claim in flight and an at_most_once effect whose outcome is unknown, the ``INJECTION``
+    thread and (``with_demo``) the demo's ``case-42``, crashed in-process, then resumed."""
     platform = DurablePlatform(client, db_name=db_name)
-    config = {"configurable": {"thread_id": "case-42"}}
-    if crash:
+    if with_demo:
+        config = {"configurable": {"thread_id": "case-42"}}
         try:
             platform.compile(demo.build_graph("raise")).invoke({"case": "claim 7731", "findings": []}, config)
         except demo.SimulatedCrash:
             pass
-    platform.compile(demo.build_graph("none")).invoke(None if crash else {"case": "claim 7731", "findings": []}, config)
+        platform.compile(demo.build_graph("none")).invoke(None, config)
     builder = StateGraph(_State)
     builder.add_node("inc", lambda s: {"n": s["n"] + 1})
     builder.add_edge(START, "inc")
