@@ -106,15 +106,7 @@ def thread_page_plan(
     page = {"groups": groups, "more": len(grouped) > limit, "latest": {}, "locks": {}, "entries": [], "written": {}}
     if not ids:
         return page
-    if group_max:
-        keys = [key_id(g["_id"], "", g["latest"]) for g in groups if isinstance(g["_id"], str) and isinstance(g.get("latest"), str)]
-        latest_docs = yield Find(names.checkpoints, {"_id": {"$in": keys}}, CHECKPOINT_PROJECTION)
-    else:
-        found = yield Gather(tuple(
-            Find(names.checkpoints, {"thread_id": t, "checkpoint_ns": ""}, CHECKPOINT_PROJECTION, sort=[("checkpoint_id", -1)], limit=1)
-            for t in ids
-        ))
-        latest_docs = [doc for docs in found for doc in docs]
+    latest_docs = yield from _latest_roots_plan(names, groups, ids, group_max)
     span = {"thread_id": {"$gte": ids[0], "$lte": ids[-1]}}
     locks, entries = yield Gather((
         Find(names.runs, {"thread_id": {"$in": ids}}, {"_id": 0}),
@@ -124,16 +116,28 @@ def thread_page_plan(
     page["locks"] = {doc["thread_id"]: doc for doc in locks}
     page["entries"] = [e for e in entries if e.get("thread_id") in page["latest"] or e.get("thread_id") in ids]
     due = [doc["checkpoint_id"] for doc in latest_docs if due_nodes(c.get("c") for c in doc.get("values") or [])]
-    if due:
-        writes = yield Find(
-            names.writes,
-            {**span, "checkpoint_ns": "", "checkpoint_id": {"$in": due}, "channel": {"$in": [ERROR, INTERRUPT]}},
-            WRITE_PROJECTION,
-        )
-        for write in writes:
-            if page["latest"].get(write["thread_id"], {}).get("checkpoint_id") == write["checkpoint_id"]:
-                page["written"].setdefault(write["thread_id"], set()).add(write["channel"])
+    writes = (yield Find(
+        names.writes,
+        {**span, "checkpoint_ns": "", "checkpoint_id": {"$in": due}, "channel": {"$in": [ERROR, INTERRUPT]}},
+        WRITE_PROJECTION,
+    )) if due else []
+    for write in writes:
+        if page["latest"].get(write["thread_id"], {}).get("checkpoint_id") == write["checkpoint_id"]:
+            page["written"].setdefault(write["thread_id"], set()).add(write["channel"])
     return page
+
+
+def _latest_roots_plan(names: CollectionNames, groups: list[dict[str, Any]], ids: list[str], group_max: bool) -> Plan:
+    """The latest root checkpoint of each listed thread: by ``_id`` from the group's ``latest`` in one ``find``,
+    or (no ``$max`` in ``$group``) one ``find`` per thread on the index."""
+    if group_max:
+        keys = [key_id(g["_id"], "", g["latest"]) for g in groups if isinstance(g["_id"], str) and isinstance(g.get("latest"), str)]
+        return (yield Find(names.checkpoints, {"_id": {"$in": keys}}, CHECKPOINT_PROJECTION))
+    found = yield Gather(tuple(
+        Find(names.checkpoints, {"thread_id": t, "checkpoint_ns": ""}, CHECKPOINT_PROJECTION, sort=[("checkpoint_id", -1)], limit=1)
+        for t in ids
+    ))
+    return [doc for docs in found for doc in docs]
 
 
 def thread_plan(names: CollectionNames, thread_id: str, *, with_outcomes: bool = False, limit: int = TIMELINE_LIMIT) -> Plan:
