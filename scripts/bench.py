@@ -30,6 +30,10 @@ Sections:
 ``wide``     one node calling 1,000 and 10,000 journaled effects (``--wide-sizes``) under ``platform.compile``,
              then crashing once; the next ``invoke`` replays them: seconds and µs per effect, first run and
              replay. Linear replay keeps µs per effect flat as the node grows (issue 25 item 6).
+``ui``       issue 23: the web inspector's thread list over a database of 10,000 threads (``--ui-threads``), each
+             a copy of the demo's crashed and resumed ``case-42``: the first page, a later page, a prefix
+             search, as JSON and as the HTML page, through the app (Starlette's TestClient, in process);
+             target 300 ms on mongo-java-server.
 ``rtt``      issue 20: a ReAct turn through toxiproxy at 1 ms per round trip, ours against LangGraph's
              ``@task`` and ``MongoDBSaver``, and a plain chat turn; client CPU of a durable turn, async
              (scripts/bench_rtt.py).
@@ -45,6 +49,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import io
 import json
 import os
 import platform
@@ -91,6 +97,8 @@ class Settings:
     window: int = 10  # turns averaged for "per turn" figures, the last ones before each size
     snapshot_frequency: int = 1000
     list_limit: int = 100
+    ui_threads: int = 10_000  # threads in the inspector's database (section ``ui``)
+    ui_reps: int = 7
     async_levels: tuple[int, ...] = (1, 8, 32)
     async_steps: int = 96  # ainvoke steps per run, the same work at every concurrency
     async_reps: int = 3
@@ -1284,14 +1292,107 @@ def render_server(results: dict[str, Any]) -> str:
         from bench_rtt import render_rtt
 
         lines += render_rtt(results["rtt"])
+    if results.get("ui") is not None:
+        lines += render_ui(results["ui"])
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# section 8: the web inspector's thread list (issue 23)
+
+UI_TARGET_MS = 300
+
+
+def _copies(docs: list[dict[str, Any]], thread_ids: list[str], keyed: tuple[str, ...] | None) -> list[dict[str, Any]]:
+    """``docs`` of one thread again under each of ``thread_ids``; ``keyed``: the key fields of their ``_id``."""
+    from langgraph_durable_mongodb.checkpointer.documents import key_id
+
+    out = []
+    for thread_id in thread_ids:
+        for doc in docs:
+            copy = {k: v for k, v in doc.items() if k != "_id"}
+            copy["thread_id"] = thread_id
+            if keyed:
+                copy["_id"] = key_id(*(copy[f] for f in keyed))
+            out.append(copy)
+    return out
+
+
+def bench_ui(uri: str, s: Settings, log: Callable[[str], None]) -> dict[str, Any]:
+    from starlette.testclient import TestClient
+
+    from langgraph_durable_mongodb import DurablePlatform, demo
+    from langgraph_durable_mongodb.checkpointer.documents import CHECKPOINT_KEY
+    from langgraph_durable_mongodb.schema import BLOB_KEY, WRITE_KEY, CollectionNames
+    from langgraph_durable_mongodb.ui.actions import Actions
+    from langgraph_durable_mongodb.ui.app import create_app
+    from langgraph_durable_mongodb.ui.guard import Guard
+    from langgraph_durable_mongodb.views.reader import ThreadViews
+
+    db_name, names = f"bench_ui_{uuid.uuid4().hex[:8]}", CollectionNames()
+    client = MongoClient(uri)
+    try:
+        platform = DurablePlatform(client, db_name=db_name)
+        config = {"configurable": {"thread_id": "case-42"}}
+        with contextlib.redirect_stdout(io.StringIO()):  # the demo's graph prints what it executes
+            try:
+                platform.compile(demo.build_graph("raise")).invoke({"case": "claim 7731", "findings": []}, config)
+            except demo.SimulatedCrash:
+                pass
+            platform.compile(demo.build_graph("none")).invoke(None, config)
+        db = client[db_name]
+        ids = [f"case-{i:05d}" for i in range(s.ui_threads)]
+        keys = {names.checkpoints: CHECKPOINT_KEY, names.writes: (*WRITE_KEY, "chunk"), names.blobs: (*BLOB_KEY, "chunk"),
+                names.journal: None, names.runs: None}
+        docs = 0
+        for coll, keyed in keys.items():
+            template = list(db[coll].find({"thread_id": "case-42"}))
+            for start in range(0, len(ids) if template else 0, 1000):
+                batch = _copies(template, ids[start:start + 1000], keyed)
+                db[coll].insert_many(batch)
+                docs += len(batch)
+        log(f"ui: {s.ui_threads} threads, {docs} documents")
+        app = create_app(ThreadViews(client, db_name, names), Actions(client, db_name, names), Guard())
+        http = TestClient(app, base_url="http://127.0.0.1:8765")
+        middle = ids[len(ids) // 2]
+        queries = {
+            "/api/threads (first page, 50)": "/api/threads",
+            f"/api/threads?after={middle}": f"/api/threads?after={middle}",
+            "/api/threads?prefix=case-09": "/api/threads?prefix=case-09",
+            "/ (HTML, first page)": "/",
+        }
+        rows = []
+        for label, path in queries.items():
+            times = []
+            for _ in range(s.ui_reps):
+                begun = time.perf_counter()
+                answer = http.get(path)
+                times.append((time.perf_counter() - begun) * 1000)
+                assert answer.status_code == 200, answer.text
+            median = statistics.median(times)
+            rows.append({"query": label, "median_ms": median, "max_ms": max(times), "n": len(times)})
+            log(f"ui: {label}: median {median:.0f} ms")
+        return {"threads": s.ui_threads, "documents": docs, "rows": rows, "target_ms": UI_TARGET_MS}
+    finally:
+        client.drop_database(db_name)
+        client.close()
+
+
+def render_ui(res: dict[str, Any]) -> list[str]:
+    lines = ["## 8. The web inspector's thread list (issue 23)", "",
+             f"{res['threads']:,} threads ({res['documents']:,} documents), each a copy of the demo's `case-42` after "
+             f"its crash and resume; 50 threads a page. Through the app in process (Starlette's TestClient): the "
+             f"query, the shaping and the JSON or HTML. Target: {res['target_ms']} ms.", "",
+             "| request | median ms | max ms | n |", "|---|---|---|---|"]
+    lines += [f"| `{r['query']}` | {r['median_ms']:.0f} | {r['max_ms']:.0f} | {r['n']} |" for r in res["rows"]]
+    return lines + [""]
 
 
 # --------------------------------------------------------------------------------------------
 # main
 
 
-SECTIONS = ("chat", "async", "steps", "journal", "resolver", "wide", "rtt")
+SECTIONS = ("chat", "async", "steps", "journal", "resolver", "wide", "rtt", "ui")
 SERVERS = ("ferretdb", "mongo_java_server")
 
 
@@ -1372,6 +1473,7 @@ def main(argv: list[str] | None = None) -> int:
                 "steps": lambda: bench_steps(uri, s, cpu, log),
                 # the CPU line is measured on mongo-java-server (or MONGODB_URI) only: FerretDB's scans would swamp it
                 "rtt": lambda: bench_rtt(uri, s, cpu, log, cpu_line=server != "ferretdb"),
+                "ui": lambda: bench_ui(uri, s, log),
             }
             for number, name in enumerate(SECTIONS, 1):
                 if name not in only:

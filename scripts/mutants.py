@@ -1181,7 +1181,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "threads reads a foreign database as its own",
-        "src/cli/threads.py",
+        "src/views/reader.py",
         "    if stored.foreign is not None:\n        message",
         "    if False:\n        message",
         ("tests/test_cli_deployments.py", "-k", "mongodbsaver"),
@@ -1192,6 +1192,41 @@ MUTANTS: tuple[Mutant, ...] = (
         '    if not getattr(err, "isatty", lambda: False)():',
         "    if False:",
         ("tests/test_mongodbsaver_import.py", "-k", "progress_bar"),
+    ),
+    Mutant(
+        "ui writes without --allow-writes",
+        "src/ui/app.py",
+        "            if not guard.allow_writes:\n",
+        "            if False:\n",
+        ("tests/test_ui_api.py", "-k", "allow_writes"),
+    ),
+    Mutant(
+        "ui writes without the CSRF token",
+        "src/ui/app.py",
+        "            if not guard.csrf_valid(",
+        "            if False and not guard.csrf_valid(",
+        ("tests/test_ui_api.py", "-k", "csrf"),
+    ),
+    Mutant(
+        "ui serves a remote client without its token",
+        "src/ui/app.py",
+        "        if not self.guard.token_valid(presented):",
+        "        if False:",
+        ("tests/test_ui_api.py", "-k", "token"),
+    ),
+    Mutant(
+        "ui serves a host name that is not loopback",
+        "src/ui/app.py",
+        "        if not self.guard.host_allowed(",
+        "        if False and not self.guard.host_allowed(",
+        ("tests/test_ui_api.py", "-k", "loopback"),
+    ),
+    Mutant(
+        "ui listens on a remote host without --allow-remote",
+        "src/ui/guard.py",
+        "    if not allow_remote:\n",
+        "    if False:\n",
+        ("tests/test_ui_api.py", "-k", "remote"),
     ),
 )
 

@@ -185,3 +185,56 @@ def dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", ""])
     proc.wait()
     return proc.pid
+
+
+# The browser tier: Debian's chromium driven by Playwright (launched at the system browser: nothing is
+# downloaded). Like the server tier it skips where chromium is missing, except under CI=true, where
+# scripts/test installs it (apt-get install chromium) and a missing one fails the run.
+CHROMIUM_NAMES = ("chromium", "chromium-browser")
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    """The system Chromium's path (skip without it; fail under CI=true)."""
+    import shutil
+
+    found = next((path for path in map(shutil.which, CHROMIUM_NAMES) if path), None)
+    if found is None:
+        reason = "browser tier: no chromium on PATH; apt-get install chromium"
+        if in_ci(os.environ):
+            pytest.fail(reason + " [CI=true: the browser tier must run]", pytrace=False)
+        pytest.skip(reason)
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser(chromium_path: str) -> Iterator[Any]:
+    """One headless Chromium per module (Playwright's sync API)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium_path, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+def serve_app(app: Any) -> Iterator[str]:
+    """Serve an ASGI app with uvicorn on a free loopback port in a thread; yield its base URL, stop it after."""
+    import threading
+    import time
+
+    import uvicorn
+
+    from tests.servers.common import free_port
+
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            pytest.fail("the inspector did not start listening within 10 s", pytrace=False)
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{server.config.port}"
+    server.should_exit = True
+    thread.join(10)

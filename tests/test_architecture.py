@@ -95,13 +95,17 @@ def test_the_package_has_no_import_cycle() -> None:
 @pytest.mark.parametrize(
     ("layer", "forbidden"),
     [
-        ("_plans", ("journal", "checkpointer", "resolver", "run_lock", "platform", "cli", "demo")),
+        ("_plans", ("journal", "checkpointer", "resolver", "run_lock", "platform", "cli", "demo", "views", "ui")),
         ("run_lock", ("journal", "checkpointer", "resolver", "platform")),
         ("schema", ("_plans", "journal", "checkpointer", "resolver", "run_lock", "platform")),
         ("storage_format", ("journal", "checkpointer", "resolver", "run_lock", "platform", "cli")),
         ("checkpointer", ("journal", "resolver", "run_lock", "platform")),
         ("resolver", ("journal", "checkpointer", "run_lock", "platform")),
         ("journal", ("checkpointer", "run_lock", "platform")),
+        # the thread views read storage for the CLI and the web inspector, never the other way round
+        ("views", ("resolver", "run_lock", "platform", "cli", "ui", "demo")),
+        # the web inspector reads through the views and acts through the CLI's commands: never storage itself
+        ("ui", ("_plans", "checkpointer.plans", "journal.plans", "resolver", "run_lock", "platform", "demo")),
         # the importer uses the saver's public API only
         ("mongodbsaver_import", ("checkpointer.plans", "checkpointer.documents", "checkpointer.memory", "journal", "cli")),
     ],

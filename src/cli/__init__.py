@@ -10,6 +10,7 @@ Usage::
     langgraph-durable-mongodb delete case-42 [--yes]     # also: prune THREAD..., sweep
     langgraph-durable-mongodb doctor --fix
     langgraph-durable-mongodb --db agents import-mongodbsaver --source-db checkpointing_db
+    langgraph-durable-mongodb ui [--port 8765] [--allow-writes]   # a web inspector (the ui extra)
 
 Exit codes: 0 ok; 1 ``doctor`` found a problem, ``import-mongodbsaver`` a mismatch, or the library
 refused an operation;

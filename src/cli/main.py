@@ -18,6 +18,7 @@ from ..errors import DurableMongoError, InvalidInputError
 from ..schema import CollectionNames
 from .doctor import doctor, render_doctor
 from .exits import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_USAGE, CliError
+from .inspector import ui
 from .journal import discard, journal_documents, parse_outcome, parse_position, resolve
 from .maintenance import confirm, delete, prune, render_maintenance, sweep
 from .parser import parser
@@ -77,6 +78,8 @@ def run(args: argparse.Namespace, client: Any, out: TextIO, stdin: TextIO) -> in
             report = sweep(saver, ask)
         _dump(report, out) if as_json else render_maintenance(report, out)
         return EXIT_OK
+    if args.command == "ui":
+        return ui(args, client, out)
     if args.command == "import-mongodbsaver":
         try:
             imported = mongodbsaver_import.command(client, args, sys.stderr)

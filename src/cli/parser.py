@@ -39,6 +39,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--fix", action="store_true", help="create missing indexes")
     p = _command(sub, "import-mongodbsaver", "copy threads from a MongoDBSaver database into --db, then verify")
     mongodbsaver_import.add_arguments(p)
+    p = _command(sub, "ui", "a local web inspector of threads, checkpoints and effects (the ui extra)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, loopback)")
+    p.add_argument("--port", type=_positive, default=8765, help="port (default: 8765)")
+    p.add_argument("--allow-remote", action="store_true", help="allow a --host other than loopback (needs a token)")
+    p.add_argument("--token", help="the token every request must carry (made and printed when remote and not given)")
+    p.add_argument("--allow-writes", action="store_true", help="enable resolve, discard and delete (else they answer 403)")
+    p.add_argument("--with-outcomes", action="store_true", help="show the serialized outcomes (encrypted ones stay encrypted)")
     return parser
 
 

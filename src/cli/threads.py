@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, TextIO
@@ -10,10 +9,10 @@ from typing import Any, TextIO
 from .._bson import OPTIONAL, document_problem
 from .._langgraph import NS_END, NS_SEP
 from .._plans import quirks as server_quirks
-from .._plans.interpreters import SyncInterpreter
-from ..errors import IncompatibleStorageError
 from ..schema import CollectionNames
-from ..storage_format import StorageFormat, read_format_plan
+from ..views import tree
+from ..views.reader import require_our_format
+from ..views.tree import sibling_key
 from .exits import EXIT_UNKNOWN_THREAD, CliError
 from .terminal import escaped
 
@@ -36,19 +35,6 @@ ENTRY_FIELDS = {
     "effect_key": (str, OPTIONAL), "attempts": (int, OPTIONAL), "replays": (int, OPTIONAL),
     "duration_ms": (int, float, OPTIONAL), "started_at": (datetime, OPTIONAL), "error": (dict, str, OPTIONAL),
 }
-
-
-def require_our_format(db: Any, names: CollectionNames) -> None:
-    """Refuse a database of a foreign format before reading it (MongoDBSaver's steps would print as msgpack).
-
-    Raises:
-        IncompatibleStorageError: the database holds a foreign format; the message names the fix
-            (``import-mongodbsaver`` for MongoDBSaver's), as ``doctor`` and the library do.
-    """
-    stored = SyncInterpreter(db).run(read_format_plan(names))
-    if stored.foreign is not None:
-        message = StorageFormat(db.name, names).foreign_message(stored).replace("nothing was written. ", "")
-        raise IncompatibleStorageError(message, db_name=db.name, found=stored.describe())
 
 
 def readable_documents(
@@ -205,48 +191,20 @@ def inspect_thread(db: Any, names: CollectionNames, thread_id: str) -> dict[str,
 
 def operation_tree(journal: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Journal entries grouped by path, then node occurrence, both in ordinal order; effects in the order they started."""
-    by_path: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
-    # entries without started_at (written before it existed) first
-    for doc in sorted(journal, key=lambda d: (d.get("started_at") is not None, d.get("started_at") or datetime.min)):
-        node = f"{doc.get('node')}#{doc.get('occurrence', 1)}"
-        by_path[doc.get("path", "?")][node].append(
-            {
-                "kind": doc.get("kind"),
-                "name": doc.get("name"),
-                "key": doc.get("effect_key"),
-                "status": doc.get("status"),
-                "attempts": doc.get("attempts", 0),
-                "replays": doc.get("replays", 0),
-                "duration_ms": doc.get("duration_ms"),
-                "error": (doc.get("error") or {}).get("type") if isinstance(doc.get("error"), dict) else doc.get("error"),
-            }
-        )
-    return [
-        {"path": path, "nodes": [{"node": node, "effects": nodes[node]} for node in sorted(nodes, key=sibling_key)]}
-        for path, nodes in sorted(by_path.items(), key=lambda item: path_key(item[0]))
-    ]
+    return tree.operation_tree(journal, _effect)
 
 
-def ordinal_key(ordinal: str) -> tuple[tuple[int, int, str], ...]:
-    """Orders ordinals numerically, part by part: ``1.2`` < ``1.10`` < ``2`` < ``10``; a part that is
-    not a number sorts after the numbers, by its text."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in ordinal.split("."))
-
-
-def path_key(path: str) -> tuple[tuple[str, tuple[tuple[int, int, str], ...]], ...]:
-    """Orders operation paths (``agent/1/sub/10``) by each level's name, then its ordinal numerically."""
-    segments = path.split("/")
-    return tuple((name, ordinal_key(ordinal)) for name, ordinal in zip(segments[::2], segments[1::2]))
-
-
-def sibling_key(label: str) -> tuple[str, tuple[tuple[int, int, str], ...], str]:
-    """Orders the children of one level: a node occurrence (``notify#1.10``) or a subgraph (``sub/2``),
-    by name, then ordinal numerically."""
-    for mark in ("#", "/"):
-        name, found, ordinal = label.rpartition(mark)
-        if found:
-            return name, ordinal_key(ordinal), mark
-    return label, (), ""
+def _effect(doc: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "kind": doc.get("kind"),
+        "name": doc.get("name"),
+        "key": doc.get("effect_key"),
+        "status": doc.get("status"),
+        "attempts": doc.get("attempts", 0),
+        "replays": doc.get("replays", 0),
+        "duration_ms": doc.get("duration_ms"),
+        "error": (doc.get("error") or {}).get("type") if isinstance(doc.get("error"), dict) else doc.get("error"),
+    }
 
 
 def render_inspect(report: dict[str, Any], out: TextIO) -> None:

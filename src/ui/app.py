@@ -1,0 +1,203 @@
+"""The inspector's routes: two pages, the same data as JSON under ``/api``, and three writes.
+
+    GET  /                         the threads (?prefix=, ?after=, ?limit=)
+    GET  /threads/{thread_id}      one thread
+    GET  /api/threads              the threads as JSON (same parameters)
+    GET  /api/thread?id=THREAD     one thread as JSON (an id may hold "/", so it is a parameter)
+    POST /api/resolve              position, outcome (JSON), csrf
+    POST /api/discard              position, csrf
+    POST /api/delete               thread_id, csrf
+
+Every request passes ``Guard`` first (host and token); a write also needs ``--allow-writes`` (else 403) and
+the CSRF token (else 403). A form post from a page is answered by a redirect back to the page; a script's
+(``Accept: application/json``) by JSON. Templates autoescape everything they show.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from ..cli.exits import EXIT_UNKNOWN_THREAD, CliError
+from ..errors import DurableMongoError, InvalidInputError
+from ..views.reader import ThreadViews
+from .actions import Actions
+from .guard import TOKEN_COOKIE, Guard
+
+HERE = Path(__file__).parent
+#: Seconds between two reloads of a thread's page while a run holds it.
+REFRESH_SECONDS = 2
+#: The largest form a write takes (an outcome is JSON typed by a person).
+MAX_FORM_BYTES = 64 * 1024
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with dates as ISO text and sets as sorted lists: what JSON can hold."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [_plain(v) for v in (sorted(value) if isinstance(value, set) else value)]
+    return value
+
+
+def _environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
+    env.filters["q"] = lambda text: quote(str(text), safe="")
+    env.filters["when"] = lambda value: _plain(value) if value is not None else "-"
+    return env
+
+
+class _Guarded(BaseHTTPMiddleware):
+    """Host and token first: nothing else runs for a request that fails them."""
+
+    def __init__(self, app: Any, guard: Guard) -> None:
+        super().__init__(app)
+        self.guard = guard
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        if not self.guard.host_allowed(request.headers.get("host", "")):
+            return PlainTextResponse("this inspector answers only to a loopback host name (127.0.0.1, localhost)", 403)
+        bearer = request.headers.get("authorization", "")
+        presented = (
+            bearer[len("Bearer "):] if bearer.startswith("Bearer ")
+            else request.query_params.get("token") or request.cookies.get(TOKEN_COOKIE)
+        )
+        if not self.guard.token_valid(presented):
+            return PlainTextResponse("a token is required: open the address ui printed (with ?token=...)", 401)
+        response = await call_next(request)
+        if self.guard.token is not None and request.query_params.get("token"):
+            response.set_cookie(TOKEN_COOKIE, self.guard.token, httponly=True, samesite="strict")
+        return response
+
+
+def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
+    """The inspector as an ASGI application.
+
+    Args:
+        views: reads the database.
+        actions: writes to it (used only under ``guard.allow_writes``).
+        guard: host, token and CSRF rules.
+
+    Returns:
+        The Starlette application.
+    """
+    env = _environment()
+
+    def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        context.update(allow_writes=guard.allow_writes, csrf=guard.csrf, with_outcomes=views.with_outcomes)
+        return HTMLResponse(env.get_template(name).render(**context), status)
+
+    def threads_page(request: Request) -> Response:
+        found = views.threads(**_page_args(request))
+        return page("threads.html", listing=found, prefix=request.query_params.get("prefix", ""))
+
+    def thread_page(request: Request) -> Response:
+        thread_id = request.path_params["thread_id"]
+        found = views.thread(thread_id)
+        if found is None:
+            return page("missing.html", 404, thread_id=thread_id)
+        refresh = REFRESH_SECONDS if found["state"] == "running" or found["claims"] else None
+        return page("thread.html", thread=found, refresh=refresh, done=request.query_params.get("done"))
+
+    def threads_api(request: Request) -> Response:
+        return JSONResponse(_plain(views.threads(**_page_args(request))))
+
+    def thread_api(request: Request) -> Response:
+        thread_id = request.query_params.get("id", "")
+        found = views.thread(thread_id)
+        if found is None:
+            return JSONResponse({"error": f"unknown thread {thread_id!r}: no checkpoints and no journal entries"}, 404)
+        return JSONResponse(_plain(found))
+
+    def write(act: Any) -> Any:
+        async def endpoint(request: Request) -> Response:
+            if not guard.allow_writes:
+                return JSONResponse({"error": "writes are off: start ui with --allow-writes to resolve, discard or delete"}, 403)
+            form = await _form(request)
+            if not guard.csrf_valid(request.headers.get("x-csrf-token") or _field(form, "csrf")):
+                return JSONResponse({"error": "missing or wrong CSRF token: reload the page and try again"}, 403)
+            done, back = await run_in_threadpool(act, form)
+            if "application/json" in request.headers.get("accept", ""):
+                return JSONResponse(_plain(done))
+            return RedirectResponse(back + ("?done=" + quote(_said(done)) if back != "/" else ""), 303)
+        return endpoint
+
+    def resolved(form: Any) -> tuple[dict[str, Any], str]:
+        done = actions.resolve(_field(form, "position"), _field(form, "outcome"))
+        return done, _thread_url(done["position"]["thread_id"])
+
+    def discarded(form: Any) -> tuple[dict[str, Any], str]:
+        done = actions.discard(_field(form, "position"))
+        return done, _thread_url(done["position"]["thread_id"])
+
+    def deleted(form: Any) -> tuple[dict[str, Any], str]:
+        return actions.delete(_field(form, "thread_id")), "/"
+
+    routes = [
+        Route("/", threads_page),
+        Route("/threads/{thread_id:path}", thread_page),
+        Route("/api/threads", threads_api),
+        Route("/api/thread", thread_api),
+        Route("/api/resolve", write(resolved), methods=["POST"]),
+        Route("/api/discard", write(discarded), methods=["POST"]),
+        Route("/api/delete", write(deleted), methods=["POST"]),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    handlers = {DurableMongoError: _refused, CliError: _refused}
+    return Starlette(routes=routes, middleware=[Middleware(_Guarded, guard=guard)], exception_handlers=handlers)
+
+
+def _page_args(request: Request) -> dict[str, Any]:
+    """``prefix``, ``after`` and ``limit`` from the query, checked (``InvalidInputError`` names the bad one)."""
+    params = request.query_params
+    limit = params.get("limit", "50")
+    if not limit.isdigit():
+        raise InvalidInputError(f"limit must be a whole number, got {limit!r}")
+    return {"prefix": params.get("prefix", ""), "after": params.get("after") or None, "limit": int(limit)}
+
+
+async def _form(request: Request) -> dict[str, str]:
+    """A page's form (``application/x-www-form-urlencoded``, at most ``MAX_FORM_BYTES``): each field's first value."""
+    body = await request.body()
+    if len(body) > MAX_FORM_BYTES:
+        raise InvalidInputError(f"the form is larger than {MAX_FORM_BYTES} bytes")
+    return {name: values[0] for name, values in parse_qs(body.decode("utf-8", "replace")).items()}
+
+
+def _field(form: Any, name: str) -> str:
+    value = form.get(name)
+    if not isinstance(value, str) or not value:
+        raise InvalidInputError(f"the form field {name!r} is missing")
+    return value
+
+
+def _thread_url(thread_id: str) -> str:
+    return "/threads/" + quote(thread_id, safe="")
+
+
+def _said(done: dict[str, Any]) -> str:
+    return f"{done.get('now')} {done.get('kind')} {done.get('name')!r} (was {done.get('was')})"
+
+
+async def _refused(request: Request, error: Exception) -> Response:
+    """The library's and the CLI's refusals, said as JSON: 404 for an unknown thread or position, 400 for bad
+    input, 409 for anything else the library refused (a foreign format, an entry that changed)."""
+    if isinstance(error, CliError):
+        status = 404 if error.code == EXIT_UNKNOWN_THREAD else 400
+    else:
+        status = 400 if isinstance(error, InvalidInputError) else 409
+    return JSONResponse({"error": str(error)}, status)

@@ -1,0 +1,7 @@
+"""Read views of threads for people: the thread list with each thread's state, and one thread's timeline,
+operation tree, claims and state.
+
+``plans`` (the queries, as plans), ``states`` (what a thread and an effect are in: running, failed, in flight,
+outcome unknown ...), ``tree`` (the operation paths in ordinal order) and ``reader`` (``ThreadViews``: runs the
+plans on a sync database and shapes what they read). The CLI and the web inspector (``ui``) read through it.
+"""

@@ -1,0 +1,254 @@
+"""``ThreadViews``: the thread list and one thread's page, read through the views' plans and shaped for people.
+
+Everything returned is plain data (strings, numbers, lists, dicts, None), ready for JSON and for templates.
+Text stored by the library (previews, error messages) is returned as stored: redacted when it was written.
+A serialized outcome is read only with ``with_outcomes``; one the serde encrypted is shown as ``encrypted``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from .._plans import lease
+from .._plans import quirks as server_quirks
+from .._plans.interpreters import SyncInterpreter
+from ..checkpointer import MongoDBCheckpointer
+from ..errors import IncompatibleStorageError
+from ..journal.position import EffectPosition
+from ..schema import CollectionNames
+from ..storage_format import StorageFormat, read_format_plan
+from .plans import TIMELINE_LIMIT, thread_page_plan, thread_plan
+from .states import DUE_PREFIX, START, due_nodes, effect_counts, effect_state, lease_live, replayed_on_resume, thread_state
+from .tree import operation_tree
+
+#: Characters of a value shown before it is folded.
+FOLD_CHARS = 240
+#: The task path of a node's task (``~__pregel_pull, <node>``): what comes after it is the node's name.
+PULL = "~__pregel_pull, "
+
+
+def require_our_format(db: Any, names: CollectionNames) -> None:
+    """Refuse a database of a foreign format before reading it (MongoDBSaver's steps would show as msgpack).
+
+    Raises:
+        IncompatibleStorageError: the database holds a foreign format; the message names the fix
+            (``import-mongodbsaver`` for MongoDBSaver's), as ``doctor`` and the library do.
+    """
+    stored = SyncInterpreter(db).run(read_format_plan(names))
+    if stored.foreign is not None:
+        message = StorageFormat(db.name, names).foreign_message(stored).replace("nothing was written. ", "")
+        raise IncompatibleStorageError(message, db_name=db.name, found=stored.describe())
+
+
+def shown(value: Any) -> dict[str, Any]:
+    """``value`` as text for a page: JSON where it can be, ``repr`` for the rest; ``folded`` past ``FOLD_CHARS``."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, indent=1, default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return {"text": text, "folded": len(text) > FOLD_CHARS, "summary": text[:FOLD_CHARS].replace("\n", " ")}
+
+
+def _seconds_left(until: Any, now: datetime) -> float | None:
+    until = lease.naive(until)
+    return None if until is None else round((until - now).total_seconds(), 1)
+
+
+def _holder(doc: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+    """Who holds a claim or a run lock, and for how long yet."""
+    return {
+        "owner": doc.get("owner"), "host": doc.get("owner_host"), "pid": doc.get("owner_pid"),
+        "started_at": doc.get("started_at"), "lease_left_s": _seconds_left(doc.get("lease_until"), now),
+    }
+
+
+def _nodes(writes: list[Mapping[str, Any]]) -> list[str]:
+    """The nodes whose tasks wrote these writes (pulled tasks by name, others by their task path)."""
+    paths = {str(w.get("task_path") or "") for w in writes}
+    return sorted({p[len(PULL):] if p.startswith(PULL) else p for p in paths if p})
+
+
+class ThreadViews:
+    """Reads threads for people on a sync client: the thread list, one thread, its latest state.
+
+    Args:
+        client: a sync client (``MongoClient``, mongomock).
+        db_name: the database.
+        names: its collection names.
+        with_outcomes: also read and show each effect's serialized outcome (decoded; encrypted ones are
+            shown as ``encrypted``).
+    """
+
+    def __init__(self, client: Any, db_name: str, names: CollectionNames | None = None, *, with_outcomes: bool = False) -> None:
+        self.names = names or CollectionNames()
+        self.db = client[db_name]
+        self.with_outcomes = with_outcomes
+        self._io = SyncInterpreter(self.db)
+        self._saver = MongoDBCheckpointer(client, db_name=db_name, collections=self.names, auto_setup=False)
+        self._serde = JsonPlusSerializer()
+
+    def threads(self, prefix: str = "", after: str | None = None, limit: int = 50) -> dict[str, Any]:
+        """One page of threads in id order.
+
+        Args:
+            prefix: list only thread ids starting with it.
+            after: the last id of the previous page (``next_after`` of its answer).
+            limit: threads per page (1 to 500).
+
+        Returns:
+            ``{"threads": [{"thread_id", "updated", "step", "checkpoints" (root), "state", "due", "holder",
+            "effects": {state: count}}], "more", "next_after", "problems"}``.
+
+        Raises:
+            InvalidInputError: ``prefix`` or ``after`` is not a string, or ``limit`` is out of range.
+            IncompatibleStorageError: the database holds another format.
+        """
+        require_our_format(self.db, self.names)
+        quirks = server_quirks.of_client(self.db) or self._io.quirks
+        page = self._io.run(thread_page_plan(self.names, prefix, after, limit, group_max=quirks.group_first_max))
+        now = lease.utcnow()
+        rows, problems = [], []
+        for group in page["groups"]:
+            thread_id = group["_id"]
+            if not isinstance(thread_id, str):
+                problems.append(f"{self.names.checkpoints}: a checkpoint's thread_id is {thread_id!r}, not a string")
+                continue
+            rows.append(self._row(thread_id, group["checkpoints"], page, now))
+        next_after = rows[-1]["thread_id"] if page["more"] and rows else None
+        return {"threads": rows, "more": page["more"], "next_after": next_after, "problems": problems}
+
+    @staticmethod
+    def _row(thread_id: str, checkpoints: int, page: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+        latest = page["latest"].get(thread_id, {})
+        due = due_nodes(v.get("c") for v in latest.get("values") or [])
+        lock = page["locks"].get(thread_id)
+        state = thread_state(lock, due, page["written"].get(thread_id, ()), now)
+        return {
+            "thread_id": thread_id,
+            "updated": latest.get("ts"),
+            "step": (latest.get("metadata") or {}).get("step"),
+            "checkpoints": checkpoints,
+            "state": state,
+            "due": due,
+            "holder": _holder(lock, now) if state == "running" and lock else None,
+            "effects": effect_counts([e for e in page["entries"] if e.get("thread_id") == thread_id], now),
+        }
+
+    def thread(self, thread_id: str) -> dict[str, Any] | None:
+        """One thread: its state, timeline of root checkpoints, operation tree, in-flight claims and values.
+
+        Args:
+            thread_id: the thread.
+
+        Returns:
+            ``{"thread_id", "state", "holder", "due", "timeline", "older", "operations", "claims", "effects",
+            "values", "values_error"}``, or None when the thread has no checkpoint and no journal entry.
+
+        Raises:
+            InvalidInputError: ``thread_id`` is not a non-empty string.
+            IncompatibleStorageError: the database holds another format.
+        """
+        require_our_format(self.db, self.names)
+        found = self._io.run(thread_plan(self.names, thread_id, with_outcomes=self.with_outcomes))
+        if found is None:
+            return None
+        now = lease.utcnow()
+        checkpoints = found["checkpoints"][:TIMELINE_LIMIT]
+        latest = checkpoints[0] if checkpoints else {}
+        due = due_nodes(v.get("c") for v in latest.get("values") or [])
+        written = [w["channel"] for w in found["writes"] if w.get("checkpoint_id") == latest.get("checkpoint_id")]
+        state = thread_state(found["lock"], due, written, now)
+        timeline = _timeline(checkpoints, found["writes"])
+        effects = [self._effect(entry, now) for entry in found["entries"]]
+        for effect, entry in zip(effects, found["entries"]):
+            effect["replayed"] = effect["replays"] > 0 or replayed_on_resume(entry, found["lock"], timeline)
+        counts = effect_counts(found["entries"], now)
+        counts["replayed"] = sum(1 for e in effects if e["replayed"])
+        values, values_error = self._values(thread_id) if checkpoints else ({}, None)
+        return {
+            "thread_id": thread_id,
+            "state": state,
+            "holder": _holder(found["lock"], now) if state == "running" else None,
+            "due": due,
+            "timeline": timeline,
+            "older": len(found["checkpoints"]) > TIMELINE_LIMIT,
+            "operations": operation_tree(effects, lambda e: e),
+            "claims": [e for e in effects if e["state"] == "in flight"],
+            "effects": counts,
+            "values": values,
+            "values_error": values_error,
+        }
+
+    def _effect(self, entry: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+        """One journal entry as the thread page shows it."""
+        error = entry.get("error") if isinstance(entry.get("error"), Mapping) else None
+        position = {f: entry.get(f) for f in ("thread_id", "path", "node", "occurrence", "effect_key")}
+        started = entry.get("status") == "started"
+        return {
+            **position,
+            "position": str(EffectPosition(*map(str, position.values()))),
+            "kind": entry.get("kind"), "name": entry.get("name"), "status": entry.get("status"),
+            "state": effect_state(entry, now), "started_at": entry.get("started_at"),
+            "attempts": entry.get("attempts", 0), "replays": entry.get("replays", 0),
+            "duration_ms": entry.get("duration_ms"), "idempotency_key": entry.get("idempotency_key"),
+            "at_most_once": bool(entry.get("at_most_once")),
+            "input_preview": (entry.get("input") or {}).get("preview"),
+            "outcome_preview": (entry.get("outcome") or {}).get("preview"),
+            "outcome": self._outcome(entry.get("outcome")) if self.with_outcomes else None,
+            "error": {"type": error.get("type"), "message": error.get("message")} if error else None,
+            "holder": _holder(entry, now) if started and lease_live(entry, now) else None,
+        }
+
+    def _outcome(self, outcome: Any) -> dict[str, Any] | None:
+        """The recorded outcome decoded (``with_outcomes``), or why it is not shown."""
+        if not isinstance(outcome, Mapping) or not isinstance(outcome.get("data"), bytes):
+            return None
+        kind = str(outcome.get("type"))
+        if "+" in kind:  # EncryptedSerializer's type: "<type>+<cipher>"
+            return {"text": f"encrypted ({kind})", "folded": False, "summary": f"encrypted ({kind})"}
+        if outcome.get("chunks", 1) != 1:
+            note = f"large outcome in {outcome['chunks']} documents: read it with `journal THREAD --with-outcomes`"
+            return {"text": note, "folded": False, "summary": note}
+        try:
+            return shown(self._serde.loads_typed((kind, outcome["data"])))
+        except Exception as error:  # noqa: BLE001 - whatever the serde raises for bytes it cannot read
+            return {"text": f"unreadable ({type(error).__name__})", "folded": False, "summary": "unreadable"}
+
+    def _values(self, thread_id: str) -> tuple[dict[str, Any], str | None]:
+        """The latest root checkpoint's channel values (LangGraph's own channels left out), or why not."""
+        try:
+            found = self._saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+        except Exception as error:  # noqa: BLE001 - an encrypted or damaged checkpoint: say so, show the rest
+            return {}, f"the latest state cannot be read here ({type(error).__name__}): encrypted, or written by another serde"
+        values = found.checkpoint.get("channel_values", {}) if found else {}
+        return {name: shown(v) for name, v in sorted(values.items()) if not name.startswith((DUE_PREFIX, START))}, None
+
+
+def _timeline(checkpoints: list[Mapping[str, Any]], writes: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Root checkpoints, latest first: step, source, time, the nodes whose writes made it, what is due,
+    and whether it is a fork (its parent has more than one child)."""
+    by_checkpoint: dict[str, list[Mapping[str, Any]]] = {}
+    for write in writes:
+        by_checkpoint.setdefault(write.get("checkpoint_id"), []).append(write)
+    children: dict[Any, int] = {}
+    for doc in checkpoints:
+        children[doc.get("parent_checkpoint_id")] = children.get(doc.get("parent_checkpoint_id"), 0) + 1
+    return [
+        {
+            "checkpoint_id": doc["checkpoint_id"],
+            "parent": doc.get("parent_checkpoint_id"),
+            "step": (doc.get("metadata") or {}).get("step"),
+            "source": (doc.get("metadata") or {}).get("source"),
+            "ts": doc.get("ts"),
+            "ordinals": doc.get("ordinals") or [],
+            "wrote": _nodes(by_checkpoint.get(doc.get("parent_checkpoint_id"), [])),
+            "due": due_nodes(v.get("c") for v in doc.get("values") or []),
+            "fork": doc.get("parent_checkpoint_id") is not None and children[doc.get("parent_checkpoint_id")] > 1,
+        }
+        for doc in checkpoints
+    ]
