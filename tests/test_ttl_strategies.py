@@ -149,7 +149,9 @@ async def test_keep_latest_prunes_an_expired_thread_and_a_resume_replays_every_r
     # the pending node's entries and ordinals stay; those of the finished node go
     assert strip(raw(platform, "activity_journal", "kl")) == strip(d for d in journal if d["node"] == "second")
     assert strip(raw(platform, "operation_ordinals", "kl")) == strip(d for d in ordinals if d["name"] != "first")
-    assert {d["name"] for d in ordinals} == {"first", "outer", "second"}
+    # root-level occurrences are numbered from the checkpoints they are keyed by, and allocated only when their node
+    # did not wait for that checkpoint's store (a sync node run on the event loop): the nested one is always stored
+    assert "second" in {d["name"] for d in ordinals} <= {"first", "outer", "second"}
     assert all("expire_at" not in d for coll in PER_THREAD for d in raw(platform, coll, "kl"))
     assert await sweep(platform, mode) == []  # a pruned thread no longer counts as expired
 
@@ -199,7 +201,9 @@ async def test_keep_latest_drops_a_finished_childs_entries_and_keeps_the_pending
     assert await sweep(platform, mode) == ["again"]
     assert {(d["path"], d["node"]) for d in raw(platform, "activity_journal", "again")} == {("agent/1/outer/2/middle/1", "second")}
     ordinals = {(d["parent_path"], d["name"], d["ordinal"]) for d in raw(platform, "operation_ordinals", "again")}
-    assert ordinals == {("agent/1", "outer", 2), ("agent/1/outer/2", "middle", 1), ("agent/1/outer/2/middle/1", "second", 1)}
+    # outer/2 is numbered from its checkpoint (stored only when its node did not wait for that checkpoint's store);
+    # beneath it, every level is allocated
+    assert ordinals - {("agent/1", "outer", 2)} == {("agent/1/outer/2", "middle", 1), ("agent/1/outer/2/middle/1", "second", 1)}
     assert (await state_of(graph, mode, "again")).values == before.values
     result = await invoke(graph, mode, Command(resume="second run"), "again")
     assert calls == Counter(first=2, second=2)  # 0 recorded effects executed again
@@ -243,7 +247,9 @@ async def test_keep_latest_drops_the_entries_of_finished_send_tasks(make_platfor
     expire(platform, "sends")
     assert await sweep(platform, mode) == ["sends"]
     assert {(d["node"], d["occurrence"]) for d in raw(platform, "activity_journal", "sends")} == {("gate", "1")}
-    assert {d["name"] for d in raw(platform, "operation_ordinals", "sends")} == {"gate"}
+    # the finished Send group's allocations went; the pending gate/1 is numbered from its checkpoint (allocated
+    # instead, when its sync node ran on the event loop and so did not wait for that checkpoint's store)
+    assert {d["name"] for d in raw(platform, "operation_ordinals", "sends")} <= {"gate"}
     result = await invoke(graph, mode, Command(resume="go"), "sends")
     assert calls == Counter(work=2, check=1)  # 0 recorded effects executed again
     assert sorted(result["notes"]) == ["A", "B", "gate:go"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -50,26 +51,50 @@ class ThreadExpiries:
             self._known.pop(thread_id, None)
 
 
+@dataclass(frozen=True)
+class Stored:
+    """What the registry knows of a stored checkpoint.
+
+    Attributes:
+        origin: the root checkpoint it continues (itself when it continues none).
+        completed: the nodes whose interrupted task the edit that wrote it completed.
+        carried: what it carries for another component (``carry_in_root_checkpoints``), None when nothing.
+        written: this process stored it, and has not read it since: no run but the one that wrote it has
+            prepared tasks from it.
+    """
+
+    origin: str
+    completed: frozenset[str]
+    carried: Any = None
+    written: bool = False
+
+
 class StoredCheckpoints:
-    """Checkpoints this process stored or read, each with the root checkpoint it continues (its ``origin``)
-    and the nodes whose interrupted task the edit that wrote it completed (``completed``).
+    """Checkpoints this process stored or read, each as ``Stored``.
 
     A hit proves the checkpoint is in the database and costs no query; a miss proves nothing.
     """
 
     def __init__(self) -> None:
-        self._origins: OrderedDict[tuple[str, str, str], tuple[str, frozenset[str]]] = OrderedDict()
+        self._origins: OrderedDict[tuple[str, str, str], Stored] = OrderedDict()
         self._waiting: dict[tuple[str, str, str], list[Callable[[], None]]] = {}
         self._lock = threading.Lock()
 
-    def note(self, thread_id: str, checkpoint_ns: str, docs: Sequence[Mapping[str, Any]]) -> None:
-        """Remember checkpoint documents (or ``{checkpoint_id, origin?, completed?}``) of one namespace, and wake
-        whoever waits for one of them (``subscribe``)."""
+    def note(
+        self, thread_id: str, checkpoint_ns: str, docs: Sequence[Mapping[str, Any]], *, written: bool = False
+    ) -> None:
+        """Remember checkpoints of one namespace, as ``{checkpoint_id, origin?, completed?, carried?}``, read or
+        (``written``) stored by this process, and wake whoever waits for one of them (``subscribe``)."""
         woken: list[Callable[[], None]] = []
         with self._lock:
             for doc in docs:
                 key = (thread_id, checkpoint_ns, doc["checkpoint_id"])
-                self._origins[key] = (doc.get("origin") or doc["checkpoint_id"], frozenset(doc.get("completed") or ()))
+                self._origins[key] = Stored(
+                    doc.get("origin") or doc["checkpoint_id"],
+                    frozenset(doc.get("completed") or ()),
+                    doc.get("carried"),
+                    written,
+                )
                 self._origins.move_to_end(key)
                 woken += self._waiting.pop(key, ())
             while len(self._origins) > STORED_REMEMBERED:
@@ -107,11 +132,15 @@ class StoredCheckpoints:
         For ``node``, a node the edit completed (``update_state(..., as_node=node)`` at its interrupt), the
         checkpoint itself: that node's next visit is a new occurrence, not the one the edit completed.
         """
-        with self._lock:
-            known = self._origins.get((thread_id, "", checkpoint_id))
+        known = self.root(thread_id, checkpoint_id)
         if known is None:
             return None
-        return checkpoint_id if node is not None and node in known[1] else known[0]
+        return checkpoint_id if node is not None and node in known.completed else known.origin
+
+    def root(self, thread_id: str, checkpoint_id: str) -> Stored | None:
+        """What is remembered of a root checkpoint, or None."""
+        with self._lock:
+            return self._origins.get((thread_id, "", checkpoint_id))
 
 
 #: Checkpoints whose value locations a saver remembers (see ``ValueLocations``).

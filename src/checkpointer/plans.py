@@ -111,14 +111,23 @@ _EDITED_WRITE_FIELDS = {"_id": 0, "task_id": 1, "channel": 1, "task_path": 1}
 class RootCarry:
     """Per-thread state another component keeps in the thread's root checkpoints (``carry_in_root_checkpoints``).
 
-    ``stamp(thread_id)`` is written under ``field`` in every root checkpoint the saver stores (nothing when it
-    returns None); ``learn(thread_id, value, fresh=...)`` gets it back from the latest root checkpoint whenever
-    that one is read (None when it carries none, ``fresh`` when the thread has no checkpoint at all).
+    ``stamp(thread_id, checkpoint_id, completed, edited, parent)`` is written under ``field`` in every root
+    checkpoint the saver stores (nothing when it returns None); for an edit made as the nodes ``completed`` (``update_state(...,
+    as_node=...)`` at their interrupt), ``edited`` is what the edited checkpoint carries; ``parent`` is what the
+    new checkpoint's parent carries, when the registry remembers it. ``learn(thread_id,
+    value, fresh=...)`` gets it back from the latest root checkpoint whenever that one is read (None when it
+    carries none, ``fresh`` when the thread has no checkpoint at all). The stored-checkpoint registry keeps
+    what each root checkpoint it notes carries (``Stored.carried``).
     """
 
     field: str
     stamp: Callable[[str], Any]
     learn: Callable[..., None]
+
+
+def _registered(doc: Mapping[str, Any], carried: Any) -> dict[str, Any]:
+    """What the stored-checkpoint registry keeps of a checkpoint document."""
+    return {"checkpoint_id": doc["checkpoint_id"], "origin": doc.get("origin"), "completed": doc.get("completed"), "carried": carried}
 
 
 def _configurable(config: Any) -> Mapping[str, Any]:
@@ -318,14 +327,31 @@ class CheckpointPlans:
         known = self._stored.origin(thread_id, checkpoint_id, node)
         if known is not None:
             return known
-        found = yield Find(self.collections.checkpoints, checkpoint_key(thread_id, "", checkpoint_id), ORIGIN_FIELDS, limit=1)
+        found = yield Find(self.collections.checkpoints, checkpoint_key(thread_id, "", checkpoint_id), self._origin_fields(), limit=1)
         if not found:
             return checkpoint_id  # not stored (durability="exit"): it continues nothing
-        self._stored.note(thread_id, "", found)
+        self._note_read(thread_id, "", found)
         return self._stored.origin(thread_id, checkpoint_id, node) or checkpoint_id
 
+    def _root_plan(self, thread_id: str, checkpoint_id: str) -> Plan:
+        """See ``MongoDBCheckpointer.stored_root``: the registry, else one query by the checkpoint's key."""
+        known = self._stored.root(thread_id, checkpoint_id)
+        if known is None:
+            found = yield Find(self.collections.checkpoints, checkpoint_key(thread_id, "", checkpoint_id), self._origin_fields(), limit=1)
+            self._note_read(thread_id, "", found)
+            known = self._stored.root(thread_id, checkpoint_id)
+        return known
+
+    def _origin_fields(self) -> dict[str, int]:
+        return {**ORIGIN_FIELDS, self._carried.field: 1} if self._carried is not None else ORIGIN_FIELDS
+
+    def _note_read(self, thread_id: str, checkpoint_ns: str, docs: list[dict[str, Any]]) -> None:
+        """Note checkpoint documents read, with what each carries."""
+        field = self._carried.field if self._carried is not None else None
+        self._stored.note(thread_id, checkpoint_ns, [_registered(d, d.get(field) if field else None) for d in docs])
+
     def _continued_origin(self, thread_id: str, checkpoint_ns: str, parent_id: str | None, source: Any) -> Plan:
-        """``(origin, completed)`` a new root checkpoint records.
+        """``(origin, completed, carried)`` a new root checkpoint records, and what the edited checkpoint carries.
 
         An edit (``update_state``, source ``update``) of the latest checkpoint continues that checkpoint's
         origin, except for the nodes whose interrupted task the edit completed (``as_node`` was that node):
@@ -333,18 +359,19 @@ class CheckpointPlans:
         included, continues nothing: ``(None, [])``.
         """
         if source != "update" or checkpoint_ns or not parent_id:
-            return None, []
+            return None, [], None
         newest = yield Find(
             self.collections.checkpoints,
             {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": {"$gte": parent_id}},
-            ORIGIN_FIELDS,
+            self._origin_fields(),
             [("checkpoint_id", 1)],
             2,
         )
         if len(newest) != 1 or newest[0]["checkpoint_id"] != parent_id:
-            return None, []  # the parent is not the latest checkpoint, or is gone
+            return None, [], None  # the parent is not the latest checkpoint, or is gone
         edited = yield Find(self.collections.writes, checkpoint_key(thread_id, "", parent_id), _EDITED_WRITE_FIELDS)
-        return newest[0].get("origin") or parent_id, _langgraph.nodes_completed_by_edit(edited)
+        carried = newest[0].get(self._carried.field) if self._carried is not None else None
+        return newest[0].get("origin") or parent_id, _langgraph.nodes_completed_by_edit(edited), carried
 
     def _wait_stored_plan(self, thread_id: str, checkpoint_id: str, timeout: float) -> Plan:
         """Return once the root checkpoint is in the database; see ``MongoDBCheckpointer.wait_stored``.
@@ -361,8 +388,8 @@ class CheckpointPlans:
         recheck_at = time.monotonic() + STORED_FIRST_CHECK_SECONDS
         while True:
             if time.monotonic() >= recheck_at:
-                if found := (yield Find(self.collections.checkpoints, key, ORIGIN_FIELDS, limit=1)):
-                    self._stored.note(thread_id, "", found)
+                if found := (yield Find(self.collections.checkpoints, key, self._origin_fields(), limit=1)):
+                    self._note_read(thread_id, "", found)
                     return
                 recheck_at = time.monotonic() + STORED_RECHECK_SECONDS
             remaining = deadline - time.monotonic()
@@ -409,7 +436,7 @@ class CheckpointPlans:
         check_values(self.collections.writes, found_writes, WRITE_FIELDS)
         writes = self._group_writes(found_writes)
         for d in docs:
-            self._stored.note(d["thread_id"], d["checkpoint_ns"], [d])
+            self._note_read(d["thread_id"], d["checkpoint_ns"], [d])
         self._saw_expiries(docs)
         return [
             self._tuple(d, values, writes.get((d["thread_id"], d["checkpoint_ns"], d["checkpoint_id"]), []))
@@ -644,8 +671,15 @@ class CheckpointPlans:
             values.append(entry)
         full_metadata = get_checkpoint_metadata(config, metadata)
         stored_metadata = escape_document(full_metadata)
-        origin, completed = yield from self._continued_origin(thread_id, checkpoint_ns, parent_id, full_metadata.get("source"))
-        carried = self._carried.stamp(thread_id) if self._carried is not None and not checkpoint_ns else None
+        origin, completed, edited = yield from self._continued_origin(
+            thread_id, checkpoint_ns, parent_id, full_metadata.get("source")
+        )
+        carried = None
+        if self._carried is not None and not checkpoint_ns:
+            parent = self._stored.root(thread_id, parent_id) if parent_id else None
+            carried = self._carried.stamp(
+                thread_id, checkpoint_id, completed, edited, parent.carried if parent is not None else None
+            )
         skeleton_type, skeleton_data = self.serde.dumps_typed(skeleton)
         if blob_ops:
             lease.check_self_fence(thread_id)
@@ -675,7 +709,12 @@ class CheckpointPlans:
                 )
             ],
         )
-        self._stored.note(thread_id, checkpoint_ns, [{"checkpoint_id": checkpoint_id, "origin": origin, "completed": completed}])
+        self._stored.note(
+            thread_id,
+            checkpoint_ns,
+            [{"checkpoint_id": checkpoint_id, "origin": origin, "completed": completed, "carried": carried}],
+            written=True,
+        )
         self._locations.note(thread_id, checkpoint_ns, checkpoint_id, located)
         yield from self._spread_expiry(thread_id, expiry)
         return {"configurable": key}

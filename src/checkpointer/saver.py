@@ -22,7 +22,7 @@ from .._plans.faces import TwoFaces, split_clients, started
 from ..errors import InvalidInputError
 from ..schema import CollectionNames
 from ..storage_format import StorageFormat
-from .memory import StoredCheckpoints, ThreadExpiries, ValueLocations
+from .memory import Stored, StoredCheckpoints, ThreadExpiries, ValueLocations
 from .plans import CheckpointPlans, RootCarry, next_version
 from .sweeper import AsyncSweeper, Sweeper
 from .ttl import TTLConfig
@@ -140,7 +140,7 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         """
         return self._base_saver
 
-    def carry_in_root_checkpoints(self, field: str, stamp: Callable[[str], Any], learn: Callable[..., None]) -> None:
+    def carry_in_root_checkpoints(self, field: str, stamp: Callable[..., Any], learn: Callable[..., None]) -> None:
         """Keep another component's per-thread state in the thread's root checkpoints (one carrier).
 
         Whatever LangGraph does to the thread then does it to that state too, at no command of its own: a
@@ -149,7 +149,11 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
 
         Args:
             field: the checkpoint document's field that holds it (not one the saver uses).
-            stamp: ``stamp(thread_id)``: the value for the root checkpoint being stored (None: none).
+            stamp: ``stamp(thread_id, checkpoint_id, completed, edited, parent)``: the value for the root checkpoint
+                ``checkpoint_id`` being stored
+                (None: none); for an edit made as the nodes ``completed`` at their interrupt, ``edited`` is what
+                the edited checkpoint carries (an empty ``completed`` and None otherwise); ``parent`` is what its
+                parent carries when this saver remembers it (else None).
             learn: ``learn(thread_id, value, fresh=bool)``: the latest root checkpoint was read; ``value`` is
                 what it carries (None when none), ``fresh`` says the thread has no checkpoint at all.
 
@@ -646,6 +650,27 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         when a lookup is needed and this saver has only a sync client)."""
         known = self._stored.origin(thread_id, checkpoint_id, node)
         return known or await self._arun(self._origin_plan(thread_id, checkpoint_id, node))
+
+    def stored_root(self, thread_id: str, checkpoint_id: str) -> Stored | None:
+        """What is known of a stored root checkpoint: its origin, what it carries, and whether this process wrote it
+        and has not read it since (``memory.Stored``). The registry, else one query by the checkpoint's key.
+
+        Args:
+            thread_id: the thread.
+            checkpoint_id: a root-namespace checkpoint.
+
+        Returns:
+            The checkpoint's ``Stored``, or None when it is not in the database.
+
+        Raises:
+            ClientConfigurationError: a lookup was needed and this saver has no sync client.
+        """
+        return self._stored.root(thread_id, checkpoint_id) or self._run(self._root_plan(thread_id, checkpoint_id))
+
+    async def astored_root(self, thread_id: str, checkpoint_id: str) -> Stored | None:
+        """Async ``stored_root`` on the async client: same arguments, return and errors (``ClientConfigurationError``
+        when a lookup is needed and this saver has only a sync client)."""
+        return self._stored.root(thread_id, checkpoint_id) or await self._arun(self._root_plan(thread_id, checkpoint_id))
 
     async def await_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
         """Async ``wait_stored`` on the event loop: it waits without blocking the loop that may be running the store.

@@ -134,7 +134,14 @@ def claim_fields(
 
 
 def new_entry(pos: EffectPosition, claim: Mapping[str, Any], expiry: Mapping[str, Any]) -> dict[str, Any]:
-    return {**entry_filter(pos), **claim, "attempts": 1, "fence": 1, "created_at": claim["started_at"], **expiry}
+    return {
+        **entry_filter(pos), **claim, "attempts": 1, "fence": 1, "created_at": claim["started_at"], **root_key(pos), **expiry
+    }
+
+
+def root_key(pos: EffectPosition) -> dict[str, Any]:
+    """``{"root_key": ...}``, the key of the root-level occurrence the position is under, when known."""
+    return {"root_key": pos.root_key} if pos.root_key is not None else {}
 
 
 def takeover_fence(pos: EffectPosition, entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -226,7 +233,7 @@ def outcome_documents(
     outcome = {"type": head["type"], "data": head["data"], "digest": outcome_digest(typed), "preview": preview}
     if "n" in head:
         outcome["chunks"] = head["n"]
-    return outcome, [{**d, **expiry} for d in docs[1:]]
+    return outcome, [{**d, **root_key(pos), **expiry} for d in docs[1:]]
 
 
 def outcome_digest(typed: tuple[str, bytes]) -> str:

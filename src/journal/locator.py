@@ -27,6 +27,7 @@ from .. import _langgraph
 from .._bson import require_str
 from ..errors import NoDurableScopeError
 from ..resolver import OrdinalAllocator, ResolvedNamespace, TaskTrace, current_durable_scope
+from ..resolver.allocator import RootStamp
 from ..resolver.position import NodePosition
 from ..resolver.running import resolve_task
 
@@ -84,6 +85,17 @@ def _on_event_loop() -> bool:
     except RuntimeError:
         return False
     return True
+
+
+def _root_stamp(config: RunnableConfig, root: str | None, origin: str | None, stored: Any) -> RootStamp | None:
+    """What the checkpoint the node's root-level occurrence is keyed by (``origin``) tells of it (``stored``:
+    the saver's ``Stored``), or None when it is not stored. Its occurrences are new when this process wrote it
+    (and has not read it since), the task was prepared from it, and this is the task's first attempt: no run
+    but this one can have met them."""
+    if stored is None or origin is None:
+        return None
+    first_attempt = _langgraph.node_attempt(config.get("configurable") or {}) == 1
+    return RootStamp(origin, stored.carried, stored.written and origin == root and first_attempt)
 
 
 def _root_task_name(ns: Any) -> str:
@@ -154,7 +166,8 @@ class ResolverLocator:
                 self.saver.wait_stored(thread_id, root)
             origin = self.saver.origin_of(thread_id, root, root_task)
         resolved = self._resolve(config, origin)
-        return self.allocator.position(thread_id, resolved, continued=origin not in (None, root))
+        stamp = _root_stamp(config, root, origin, self.saver.stored_root(thread_id, origin) if origin else None)
+        return self.allocator.position(thread_id, resolved, continued=origin not in (None, root), root=stamp)
 
     async def anode(self) -> NodePosition:
         config, thread_id, root, unstored, root_task = self._task()
@@ -164,4 +177,5 @@ class ResolverLocator:
                 await self.saver.await_stored(thread_id, root)
             origin = await self.saver.aorigin_of(thread_id, root, root_task)
         resolved = self._resolve(config, origin)
-        return await self.allocator.aposition(thread_id, resolved, continued=origin not in (None, root))
+        stamp = _root_stamp(config, root, origin, await self.saver.astored_root(thread_id, origin) if origin else None)
+        return await self.allocator.aposition(thread_id, resolved, continued=origin not in (None, root), root=stamp)

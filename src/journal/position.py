@@ -10,7 +10,7 @@ Effects called inside another effect number under it (``2/1``).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .._bson import require_str
 from ..resolver.position import NodePosition
@@ -18,13 +18,15 @@ from ..resolver.position import NodePosition
 
 @dataclass(frozen=True)
 class EffectPosition:
-    """One effect's place in the journal: the unique key of its document."""
+    """One effect's place in the journal: the unique key of its document (``root_key``, its node's
+    ``NodePosition.root_key``, is stored with it and is no part of the key)."""
 
     thread_id: str
     path: str
     node: str
     occurrence: str
     effect_key: str
+    root_key: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         # Its fields become a query filter (discard, resolve): an operator must never reach one.
@@ -47,4 +49,4 @@ class EffectPosition:
 
 def at(node: NodePosition, key: str) -> EffectPosition:
     """The position of the effect ``key`` of ``node``."""
-    return EffectPosition(node.thread_id, node.path, node.node, node.occurrence, key)
+    return EffectPosition(node.thread_id, node.path, node.node, node.occurrence, key, node.root_key)

@@ -14,14 +14,23 @@ indexes, ``(thread_id, parent_path, name, task_key)`` and
 duplicate-key error and looks again, so concurrent processes converge on one
 answer. Every index starts with ``thread_id`` (the shard key).
 
-A new occurrence is inserted at once under the next ordinal of its sequence when
-that ordinal is known without a query (one command): beneath an occurrence the
-same lookup just allocated (nothing is there yet), and at the root from the high
-water the thread's latest root checkpoint carries (``DurablePlatform`` has the
-checkpointer carry ``root_high_water`` in every root checkpoint and hand it back,
-``learn_root_high_water``, when a run reads the latest one). The unique indexes
-make a wrong guess safe: a taken ordinal or an existing occurrence sends the
-lookup the long way (read, then insert).
+Root-level ordinals
+-------------------
+A root-level occurrence keyed by a root checkpoint (see "Occurrence keys") is not
+allocated: its ordinal is one more than the high water that checkpoint carries for its
+sequence (``DurablePlatform`` has the checkpointer carry ``root_high_water`` in every
+root checkpoint, ``high_water.py``). The same checkpoint gives the same ordinal on every
+resume, in any process, at no command; a fork, a deleted thread or a ``copy_thread``
+treats the high water as it treats the checkpoint. Allocations and journal entries
+beneath carry the occurrence's key (``root_key``), which a ``keep_latest`` sweep prunes
+them by. A checkpoint carrying nothing (written without the platform, or before this
+rule) sends its occurrences to the collection as below.
+
+Beneath, a new occurrence is inserted at once under the next ordinal of its sequence when
+that ordinal is known without a query (one command): beneath an occurrence new in the
+same lookup (nothing is there yet), and at the root from the high water known here. The
+unique indexes make a wrong guess safe: a taken ordinal or an existing occurrence sends
+the lookup the long way (read, then insert).
 
 An ``OrdinalAllocator`` remembers the allocations it saw, but only as a guess:
 a thread can be deleted, pruned, expired or copied over by any process, and a
@@ -78,7 +87,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +99,7 @@ from .._plans.requests import CreateIndexes, DeleteMany, Find, InsertMany, Inser
 from ..errors import ClientConfigurationError, InvalidInputError, ThreadExistsError
 from ..schema import INDEXES, ORDINAL_KEY, CollectionNames
 from ..storage_format import StorageFormat
+from .high_water import RootHighWater, table_of
 from .namespace import ResolvedNamespace, SendOrigin
 from .position import NodePosition
 
@@ -120,6 +130,22 @@ class _Level:
     def text(self, ordinal: int) -> str:
         text = f"{ordinal}.{self.send.index}" if self.send is not None else str(ordinal)
         return f"{text}+{self.run}" if self.run else text
+
+
+@dataclass(frozen=True)
+class RootStamp:
+    """What the root checkpoint a root-level occurrence is keyed by tells of it.
+
+    Attributes:
+        checkpoint_id: the checkpoint (the one the task was prepared from, or the one an edit continues).
+        carried: what it carries (``root_high_water`` when it was stored), None when it carries nothing.
+        new: no attempt before this one can have journaled under the occurrences it numbers (the checkpoint
+            was written by this process's run, and this is the task's first attempt).
+    """
+
+    checkpoint_id: str
+    carried: Any
+    new: bool
 
 
 def _boundary_levels(resolved: ResolvedNamespace) -> list[_Level]:
@@ -185,9 +211,8 @@ class OrdinalAllocator(TwoFaces):
         self._init_faces(sync[0] if sync else None, aio[0] if aio else None, True, storage_format.check_plan)
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, dict[tuple[str, str, str], int]] = OrderedDict()
-        #: Per thread, the highest ordinal of each root-level sequence, as its latest checkpoint carries it
-        #: (``learn_root_high_water``) raised by what this allocator took since; absent: unknown.
-        self._root_high: OrderedDict[str, dict[str, int]] = OrderedDict()
+        #: Per thread, the root-level high water its checkpoints carry (``high_water.py``).
+        self._water = RootHighWater()
 
     _needs_sync = (
         "its sync methods need a synchronous database (pymongo MongoClient or mongomock): "
@@ -243,13 +268,18 @@ class OrdinalAllocator(TwoFaces):
         _check_resolved(thread_id, resolved)
         return self._run(self._path_plan(thread_id, resolved))
 
-    def position(self, thread_id: str, resolved: ResolvedNamespace, *, continued: bool = False) -> NodePosition:
+    def position(
+        self, thread_id: str, resolved: ResolvedNamespace, *, continued: bool = False, root: RootStamp | None = None
+    ) -> NodePosition:
         """Where the running node is: its operation path, name and occurrence ordinal.
 
         Args:
             thread_id: the thread.
             resolved: the node's resolved namespace (``DurableSubgraphResolver.resolve_config``).
             continued: the node continues an edited occurrence (passed through to ``NodePosition``).
+            root: the root checkpoint the root-level occurrence is keyed by, and what it carries: that
+                occurrence's ordinal is then one more than the high water it carries for the sequence, with no
+                query (see "Root-level ordinals").
 
         Returns:
             The ``NodePosition``; its ``new`` says the occurrence was allocated by this call.
@@ -260,7 +290,7 @@ class OrdinalAllocator(TwoFaces):
             ClientConfigurationError: this allocator has no synchronous database.
         """
         _check_resolved(thread_id, resolved)
-        return self._run(self._position_plan(thread_id, resolved, continued))
+        return self._run(self._position_plan(thread_id, resolved, continued, root))
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every allocation of ``thread_id`` (and forget the ones this allocator remembers).
@@ -303,10 +333,12 @@ class OrdinalAllocator(TwoFaces):
         _check_resolved(thread_id, resolved)
         return await self._arun(self._path_plan(thread_id, resolved))
 
-    async def aposition(self, thread_id: str, resolved: ResolvedNamespace, *, continued: bool = False) -> NodePosition:
+    async def aposition(
+        self, thread_id: str, resolved: ResolvedNamespace, *, continued: bool = False, root: RootStamp | None = None
+    ) -> NodePosition:
         """Async ``position`` on the asynchronous database: same arguments, return and errors."""
         _check_resolved(thread_id, resolved)
-        return await self._arun(self._position_plan(thread_id, resolved, continued))
+        return await self._arun(self._position_plan(thread_id, resolved, continued, root))
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Async ``delete_thread`` on the asynchronous database: same arguments and errors."""
@@ -328,7 +360,9 @@ class OrdinalAllocator(TwoFaces):
         ordinal, _ = yield from self._find_or_insert(thread_id, (parent_path, name, task_key))
         return ordinal
 
-    def _find_or_insert(self, thread_id: str, key: tuple[str, str, str], guess: int | None = None) -> Plan:
+    def _find_or_insert(
+        self, thread_id: str, key: tuple[str, str, str], guess: int | None = None, root_key: str | None = None
+    ) -> Plan:
         """``(ordinal, inserted)`` of one occurrence, read from the database (never from the cache).
 
         With ``guess``, the sequence's next ordinal as known without a query, the occurrence is inserted under it
@@ -338,7 +372,7 @@ class OrdinalAllocator(TwoFaces):
         parent_path, name, task_key = key
         sequence = {"thread_id": thread_id, "parent_path": parent_path, "name": name}
         projection = {"_id": 0, "ordinal": 1}
-        stamp = self._expiry(thread_id) if self._expiry is not None else {}
+        stamp = {**(self._expiry(thread_id) if self._expiry is not None else {}), **({"root_key": root_key} if root_key else {})}
         if guess is not None and (yield InsertOne(self._collection, {**sequence, "task_key": task_key, "ordinal": guess, **stamp})):
             self._remember(thread_id, key, guess)
             return guess, True
@@ -367,20 +401,41 @@ class OrdinalAllocator(TwoFaces):
             return 1
         if key[0] != ROOT_PATH:
             return None
-        with self._lock:
-            highest = self._root_high.get(thread_id)
-            return None if highest is None else highest.get(key[1], 0) + 1
+        table = self._water.before(thread_id, key[2])
+        return None if table is None else table.get(key[1], 0) + 1
 
-    def _levels_plan(self, thread_id: str, levels: list[_Level]) -> Plan:
+    def _levels_plan(self, thread_id: str, levels: list[_Level], root: RootStamp | None = None) -> Plan:
         """The ordinal text of each level (each under the path the ones before it make), and whether the
-        last level's occurrence was allocated just now.
+        last level's occurrence is new.
+
+        A root-level occurrence keyed by ``root``'s checkpoint takes its ordinal from what that checkpoint
+        carries, with no query; the other levels are allocated (``_allocated_plan``).
+        """
+        texts: list[str] = []
+        inserted, path = False, ROOT_PATH
+        first = levels[0].key(ROOT_PATH)
+        table = table_of(root.carried) if root is not None and first[2] == root.checkpoint_id else None
+        if root is not None and table is not None:
+            ordinal = table.get(first[1], 0) + 1
+            self._water.took(thread_id, first[2], first[1], ordinal, table)
+            texts.append(levels[0].text(ordinal))
+            inserted, path = root.new, f"{ROOT_PATH}/{levels[0].name}/{texts[0]}"
+            levels = levels[1:]
+        if levels:
+            allocated, inserted = yield from self._allocated_plan(thread_id, levels, path, inserted, first[2])
+            texts += allocated
+        return texts, inserted
+
+    def _allocated_plan(self, thread_id: str, levels: list[_Level], path: str, under_new: bool, root_key: str) -> Plan:
+        """The ordinal texts of levels allocated in the collection, from ``path`` down (``under_new``: the
+        occurrence ``path`` ends at is new), and whether the last one was allocated just now.
 
         The cache only guesses: the guessed occurrences of every level are confirmed together by one
         query, so an allocation deleted meanwhile (``delete_thread``, ``prune``, TTL, another process's
         ``copy_thread``) is never answered from memory. Levels the guess missed are read (and allocated)
         one by one.
         """
-        guessed = self._guess(thread_id, levels)
+        guessed = self._guess(thread_id, levels, path)
         found: dict[tuple[str, str, str], int] = {}
         if guessed:
             docs = yield Find(
@@ -391,8 +446,7 @@ class OrdinalAllocator(TwoFaces):
             found = {tuple(doc[f] for f in ORDINAL_KEY): doc["ordinal"] for doc in docs}
         self._forget(thread_id, [key for key in guessed if key not in found])
         texts: list[str] = []
-        inserted = False
-        path = ROOT_PATH
+        inserted = under_new
         for level in levels:
             key = level.key(path)
             if key in found:
@@ -400,7 +454,7 @@ class OrdinalAllocator(TwoFaces):
                 self._remember(thread_id, key, ordinal)
             else:
                 guess = self._next_guess(thread_id, key, under_new=inserted)
-                ordinal, inserted = yield from self._find_or_insert(thread_id, key, guess)
+                ordinal, inserted = yield from self._find_or_insert(thread_id, key, guess, root_key)
             text = level.text(ordinal)
             texts.append(text)
             path = f"{path}/{level.name}/{text}"
@@ -410,11 +464,16 @@ class OrdinalAllocator(TwoFaces):
         texts, _ = yield from self._levels_plan(thread_id, _boundary_levels(resolved))
         return _join(resolved, texts)
 
-    def _position_plan(self, thread_id: str, resolved: ResolvedNamespace, continued: bool) -> Plan:
+    def _position_plan(
+        self, thread_id: str, resolved: ResolvedNamespace, continued: bool, root: RootStamp | None = None
+    ) -> Plan:
         levels = [*_boundary_levels(resolved), _node_level(resolved)]
-        texts, inserted = yield from self._levels_plan(thread_id, levels)
+        texts, inserted = yield from self._levels_plan(thread_id, levels, root)
         path = _join(resolved, texts[:-1])
-        return NodePosition(thread_id, path, resolved.node_name, texts[-1], new=inserted, continued=continued)
+        root_key = levels[0].key(ROOT_PATH)[2]
+        return NodePosition(
+            thread_id, path, resolved.node_name, texts[-1], new=inserted, continued=continued, root_key=root_key
+        )
 
     def _delete_plan(self, thread_id: str) -> Plan:
         yield DeleteMany(self._collection, {"thread_id": thread_id})
@@ -426,36 +485,28 @@ class OrdinalAllocator(TwoFaces):
         A plan (run by a storage face, e.g. inside ``MongoDBCheckpointer``'s TTL sweep). The keys are root
         checkpoint ids: edge-triggered root tasks and root ``Send`` groups are keyed by the checkpoint they
         were prepared from (see "Occurrence keys"), so the occurrences of a finished step go; those of
-        tasks keyed otherwise (the functional API's task ids) never match.
+        tasks keyed otherwise (the functional API's task ids) never match. Allocations and journal entries
+        carry the key of the root-level occurrence they are under (``root_key``); those written before they
+        did are found from the root-level allocations keyed so.
 
         Args:
             thread_id: the thread.
             task_keys: root checkpoint ids whose tasks finished.
 
         Returns:
-            A filter on the journal's position fields matching the entries of the deleted occurrences
-            (node entries and everything under their paths), or None when none was allocated.
+            A filter on the journal's entries of the deleted occurrences (their ``root_key``, or the position
+            fields of node entries and everything under their paths), or None when ``task_keys`` is empty.
         """
-        found = []
-        if task_keys:
-            roots = {"parent_path": ROOT_PATH, "task_key": {"$in": sorted(task_keys)}}
-            found = yield Find(self._collection, {"thread_id": thread_id, **roots}, {"_id": 0, "name": 1, "ordinal": 1})
-        if not found:
+        if not task_keys:
             return None
-        nodes, beneath = [], []
-        for doc in found:
-            name, ordinal = doc["name"], str(doc["ordinal"])
-            if name.endswith(_SEND_SEQUENCE):  # a Send group g: occurrences g.0, g.1, ...
-                name, occurrence = name[: -len(_SEND_SEQUENCE)], re.escape(ordinal) + r"\.\d+"
-                nodes.append({"path": ROOT_PATH, "node": name, "occurrence": {"$regex": f"^{occurrence}$"}})
-            else:
-                occurrence = re.escape(ordinal)
-                nodes.append({"path": ROOT_PATH, "node": name, "occurrence": ordinal})
-            # the occurrence's own path, with a subgraph run's "+p", and every path beneath it
-            beneath.append({"$regex": f"^{re.escape(f'{ROOT_PATH}/{name}/')}{occurrence}(\\+\\d+)?(/|$)"})
-        yield DeleteMany(self._collection, {"thread_id": thread_id, "$or": [roots, *({"parent_path": p} for p in beneath)]})
+        keys = sorted(task_keys)
+        keyed = {"root_key": {"$in": keys}}
+        roots = {"parent_path": ROOT_PATH, "task_key": {"$in": keys}}
+        found = yield Find(self._collection, {"thread_id": thread_id, **roots}, {"_id": 0, "name": 1, "ordinal": 1})
+        nodes, beneath = _positions_of(found)
+        yield DeleteMany(self._collection, {"thread_id": thread_id, "$or": [keyed, roots, *({"parent_path": p} for p in beneath)]})
         self._forget(thread_id)
-        return {"$or": [*nodes, *({"path": p} for p in beneath)]}
+        return {"$or": [keyed, *nodes, *({"path": p} for p in beneath)]}
 
     def _copy_plan(self, source: str, target: str) -> Plan:
         if (yield Find(self._collection, {"thread_id": target}, {"_id": 1}, limit=1)):
@@ -474,15 +525,15 @@ class OrdinalAllocator(TwoFaces):
 
     # -- cache and faces -----------------------------------------------------------
 
-    def _guess(self, thread_id: str, levels: list[_Level]) -> list[tuple[str, str, str]]:
-        """The keys of the leading levels the cache remembers, each under the path the guesses before it make."""
+    def _guess(self, thread_id: str, levels: list[_Level], path: str) -> list[tuple[str, str, str]]:
+        """The keys of the leading levels the cache remembers, each under the path the guesses before it make
+        (from ``path`` down)."""
         guessed: list[tuple[str, str, str]] = []
         with self._lock:
             allocations = self._cache.get(thread_id)
             if allocations is None:
                 return guessed
             self._cache.move_to_end(thread_id)
-            path = ROOT_PATH
             for level in levels:
                 key = level.key(path)
                 ordinal = allocations.get(key)
@@ -498,24 +549,24 @@ class OrdinalAllocator(TwoFaces):
             self._cache.move_to_end(thread_id)
             while len(self._cache) > _CACHED_THREADS:
                 self._cache.popitem(last=False)
-            highest = self._root_high.get(thread_id)
-            if key[0] == ROOT_PATH and highest is not None:
-                highest[key[1]] = max(highest.get(key[1], 0), ordinal)
+        if key[0] == ROOT_PATH:
+            self._water.took(thread_id, key[2], key[1], ordinal)
 
-    def root_high_water(self, thread_id: str) -> list[dict[str, Any]] | None:
-        """The highest ordinal of each root-level sequence of the thread known here, for its next root checkpoint
-        to carry (``MongoDBCheckpointer.carry_in_root_checkpoints``).
+    def root_high_water(
+        self, thread_id: str, checkpoint_id: str, completed: Collection[str] = (), edited: Any = None, parent: Any = None
+    ) -> list[dict[str, Any]] | None:
+        """What the root checkpoint ``checkpoint_id`` being stored carries: the highest ordinal of each root-level
+        sequence taken before it (``MongoDBCheckpointer.carry_in_root_checkpoints``; see ``high_water.py``).
 
         Args:
             thread_id: the thread.
+            checkpoint_id: the checkpoint being stored.
+            completed, edited, parent: as for ``RootHighWater.stamp``.
 
         Returns:
-            ``[{"name": name, "ordinal": ordinal}, ...]`` (names are values, never field names; no nested arrays,
-            which FerretDB 1.x refuses), or None when unknown.
+            ``[{"name": name, "ordinal": ordinal}, ...]``, or None when unknown.
         """
-        with self._lock:
-            highest = self._root_high.get(thread_id)
-            return None if highest is None else [{"name": n, "ordinal": o} for n, o in sorted(highest.items())]
+        return self._water.stamp(thread_id, checkpoint_id, completed, edited, parent)
 
     def learn_root_high_water(self, thread_id: str, carried: Any, *, fresh: bool = False) -> None:
         """Take what the thread's latest root checkpoint carries (``root_high_water``) as the thread's high water.
@@ -525,29 +576,34 @@ class OrdinalAllocator(TwoFaces):
             carried: the checkpoint's ``[{"name": ..., "ordinal": ...}, ...]``, or None when it carries none (unknown).
             fresh: the thread has no checkpoint at all: nothing is allocated under its root.
         """
-        table: dict[str, int] | None = {} if fresh else None
-        if isinstance(carried, list):
-            pairs = [(p.get("name"), p.get("ordinal")) for p in carried if isinstance(p, dict)]
-            table = {name: ordinal for name, ordinal in pairs if isinstance(name, str) and type(ordinal) is int}
-        with self._lock:
-            if table is None:
-                self._root_high.pop(thread_id, None)
-                return
-            self._root_high[thread_id] = table
-            self._root_high.move_to_end(thread_id)
-            while len(self._root_high) > _CACHED_THREADS:
-                self._root_high.popitem(last=False)
+        self._water.learn(thread_id, carried, fresh=fresh)
 
     def _forget(self, thread_id: str, keys: list[tuple[str, str, str]] | None = None) -> None:
         """Drop the thread's cached allocations (``keys`` only, when given)."""
         with self._lock:
             if keys is None:
                 self._cache.pop(thread_id, None)
-                self._root_high.pop(thread_id, None)
+                self._water.forget(thread_id)
                 return
             allocations = self._cache.get(thread_id, {})
             for key in keys:
                 allocations.pop(key, None)
+
+
+def _positions_of(found: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Journal position filters of root-level allocations: their node entries, and every path under them."""
+    nodes, beneath = [], []
+    for doc in found:
+        name, ordinal = doc["name"], str(doc["ordinal"])
+        if name.endswith(_SEND_SEQUENCE):  # a Send group g: occurrences g.0, g.1, ...
+            name, occurrence = name[: -len(_SEND_SEQUENCE)], re.escape(ordinal) + r"\.\d+"
+            nodes.append({"path": ROOT_PATH, "node": name, "occurrence": {"$regex": f"^{occurrence}$"}})
+        else:
+            occurrence = re.escape(ordinal)
+            nodes.append({"path": ROOT_PATH, "node": name, "occurrence": ordinal})
+        # the occurrence's own path, with a subgraph run's "+p", and every path beneath it
+        beneath.append({"$regex": f"^{re.escape(f'{ROOT_PATH}/{name}/')}{occurrence}(\\+\\d+)?(/|$)"})
+    return nodes, beneath
 
 
 def _check_strings(**values: Any) -> None:
