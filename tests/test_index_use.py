@@ -20,13 +20,23 @@ import uuid
 from typing import Any
 
 import pytest
+from langgraph.graph import START, StateGraph
 from pymongo import AsyncMongoClient, MongoClient, monitoring
 
 from langgraph_durable_mongodb.platform import DurablePlatform
 from langgraph_durable_mongodb.schema import CollectionNames, indexes_by_collection
 
 from .clients import on_servers, tier_uri
-from .test_journal_costs import three_effects
+from .test_journal_costs import State, three_effects
+
+
+def in_child(builder: StateGraph) -> StateGraph:
+    """``builder``'s graph as the compiled child of a root graph: its node's occurrence is allocated beneath the
+    root-level one, and a resume confirms it with a query on ``operation_ordinals``."""
+    root = StateGraph(State)
+    root.add_node("child", builder.compile())
+    root.add_edge(START, "child")
+    return root
 
 #: Fields a query may test beyond its index prefix, on the few documents the prefix finds: why each is bounded.
 RESIDUAL = {
@@ -167,7 +177,7 @@ def assert_served(listener: Captured) -> None:
 def test_every_hot_path_query_is_served_by_a_declared_index(captured: Any) -> None:
     platform, listener = captured
     platform.compile(three_effects(at_most_once=True)).invoke({"notes": []}, {"configurable": {"thread_id": "claims"}})
-    graph = platform.compile(three_effects(fail_once=[True]))
+    graph = platform.compile(in_child(three_effects(fail_once=[True])))
     config = {"configurable": {"thread_id": "t"}}
     with pytest.raises(ConnectionError):
         graph.invoke({"notes": []}, config)
@@ -187,7 +197,7 @@ async def test_async_every_hot_path_query_is_served_by_a_declared_index(captured
     await platform.asetup()
     listener.queries.clear()
     await platform.compile(three_effects(at_most_once=True)).ainvoke({"notes": []}, {"configurable": {"thread_id": "claims"}})
-    graph = platform.compile(three_effects(fail_once=[True]))
+    graph = platform.compile(in_child(three_effects(fail_once=[True])))
     config = {"configurable": {"thread_id": "t"}}
     with pytest.raises(ConnectionError):
         await graph.ainvoke({"notes": []}, config)
