@@ -132,7 +132,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "wait_stored trusts its registry alone",
         "src/checkpointer/plans.py",
-        "if found := (yield Find(self.collections.checkpoints, key, ORIGIN_FIELDS, limit=1)):",
+        "if found := (yield Find(self.collections.checkpoints, key, self._origin_fields(), limit=1)):",
         "if found := []:",
         ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "wait_stored"),
     ),
@@ -153,8 +153,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "one expiry: allocations carry none",
         "src/resolver/allocator.py",
-        "stamp = self._expiry(thread_id) if self._expiry is not None else {}",
-        "stamp = {}",
+        "stamp = {**(self._expiry(thread_id) if self._expiry is not None else {}), **",
+        "stamp = {**",
         ("tests/test_platform_ttl.py", "-m", "not server"),
     ),
     Mutant(
@@ -448,7 +448,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "CLI inspect orders ordinals as text",
-        "src/cli/threads.py",
+        "src/views/tree.py",
         'return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in ordinal.split("."))',
         'return ((1, 0, ordinal),)',
         ("tests/test_cli_threads.py", "-m", "not server", "-k", "ordinals"),
@@ -661,9 +661,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "ttl keep_latest sweep misses finished Send tasks",
         "src/resolver/allocator.py",
-        "            if name.endswith(_SEND_SEQUENCE):  # a Send group",
-        "            if False:  # a Send group",
-        ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "keep_latest"),
+        "        if name.endswith(_SEND_SEQUENCE):  # a Send group",
+        "        if False:  # a Send group",
+        ("tests/test_resolver_allocator.py", "-k", "send_group_allocated_before"),
     ),
     Mutant(
         "ttl keep_latest sweep keeps the oldest checkpoint, not the latest",
@@ -766,8 +766,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "an edit as the interrupted node is continued like any other edit",
         "src/checkpointer/memory.py",
-        "        return checkpoint_id if node is not None and node in known[1] else known[0]",
-        "        return known[0]",
+        "        return checkpoint_id if node is not None and node in known.completed else known.origin",
+        "        return known.origin",
         ("tests/test_platform_replay.py", "-m", "not server", "-k", "edit_as_the_interrupted_node"),
     ),
     Mutant(
@@ -800,16 +800,16 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "a latest checkpoint carrying no high water leaves the remembered one trusted",
-        "src/resolver/allocator.py",
-        "            if table is None:\n                self._root_high.pop(thread_id, None)\n                return",
-        "            if table is None:\n                return",
+        "src/resolver/high_water.py",
+        "            if table is None:\n                self._threads.pop(thread_id, None)\n",
+        "            if table is None:\n                pass\n",
         ("tests/test_position_costs.py", "-m", "not server", "-k", "carrying_no_high_water"),
     ),
     Mutant(
         "root checkpoints stop carrying the high water",
         "src/checkpointer/plans.py",
-        "carried = self._carried.stamp(thread_id) if self._carried is not None and not checkpoint_ns else None",
-        "carried = None",
+        "            carried = self._carried.stamp(\n",
+        "            carried = None and self._carried.stamp(\n",
         ("tests/test_position_costs.py", "-m", "not server", "-k", "high_water or another_process"),
     ),
     Mutant(

@@ -13,6 +13,7 @@ from mongomock_motor import AsyncMongoMockClient
 from pymongo.errors import DuplicateKeyError
 
 from langgraph_durable_mongodb import MongoDBCheckpointer
+from langgraph_durable_mongodb._plans.requests import DeleteMany, Find
 from langgraph_durable_mongodb.errors import ClientConfigurationError, InvalidInputError, ThreadExistsError
 from langgraph_durable_mongodb.resolver import (
     ChildOperationBoundary,
@@ -354,3 +355,20 @@ async def test_real_server_faces(kind: str, mongodb_uri: str, server_db_name: st
         closed = client.close()
         if asyncio.iscoroutine(closed):
             await closed
+
+
+def test_a_sweep_forgets_a_send_group_allocated_before_entries_carried_their_root_key() -> None:
+    """Entries written before ``root_key`` are found from the root-level allocations keyed by the pruned checkpoint:
+    a Send group ``g`` (sequence ``worker:send``) stands for its occurrences ``g.0``, ``g.1``, ... of ``worker``."""
+    plan = OrdinalAllocator(mongomock.MongoClient()["db"]).forget_root_occurrences_plan("t", ["cp1"])
+    assert isinstance(next(plan), Find)  # the root-level allocations keyed by cp1
+    assert isinstance(plan.send([{"name": "worker:send", "ordinal": 1}]), DeleteMany)
+    with pytest.raises(StopIteration) as done:
+        plan.send(None)
+    journal = mongomock.MongoClient()["db"]["activity_journal"]
+    journal.insert_many([
+        {"thread_id": "t", "path": "agent/1", "node": "worker", "occurrence": occurrence}
+        for occurrence in ("1.0", "1.1", "2.0")
+    ] + [{"thread_id": "t", "path": "agent/1", "node": "gate", "occurrence": "1"}])
+    forgotten = journal.find({"thread_id": "t", **done.value.value})
+    assert sorted((d["node"], d["occurrence"]) for d in forgotten) == [("worker", "1.0"), ("worker", "1.1")]
