@@ -104,27 +104,43 @@ def thread_page_plan(
     groups = grouped[:limit]
     ids = [g["_id"] for g in groups if isinstance(g["_id"], str)]
     page = {"groups": groups, "more": len(grouped) > limit, "latest": {}, "locks": {}, "entries": [], "written": {}}
-    if not ids:
-        return page
-    latest_docs = yield from _latest_roots_plan(names, groups, ids, group_max)
+    if ids:
+        latest_docs = yield from _latest_roots_plan(names, groups, ids, group_max)
+        page["latest"] = {doc["thread_id"]: doc for doc in latest_docs}
+        yield from _page_runs_plan(names, ids, page)
+        page["written"] = yield from _due_writes_plan(names, ids, latest_docs)
+    return page
+
+
+def _page_runs_plan(names: CollectionNames, ids: list[str], page: dict[str, Any]) -> Plan:
+    """The run locks and journal entries of a page's threads, into ``page``."""
     span = {"thread_id": {"$gte": ids[0], "$lte": ids[-1]}}
     locks, entries = yield Gather((
         Find(names.runs, {"thread_id": {"$in": ids}}, {"_id": 0}),
         Find(names.journal, {**span, "chunk": 0}, ENTRY_STATE_PROJECTION),
     ))
-    page["latest"] = {doc["thread_id"]: doc for doc in latest_docs}
     page["locks"] = {doc["thread_id"]: doc for doc in locks}
     page["entries"] = [e for e in entries if e.get("thread_id") in page["latest"] or e.get("thread_id") in ids]
+
+
+def _due_writes_plan(names: CollectionNames, ids: list[str], latest_docs: list[dict[str, Any]]) -> Plan:
+    """``{thread_id: {channel, ...}}``: the error and interrupt writes of the latest checkpoint of each listed thread
+    that has tasks still due."""
     due = [doc["checkpoint_id"] for doc in latest_docs if due_nodes(c.get("c") for c in doc.get("values") or [])]
-    writes = (yield Find(
+    if not due:
+        return {}
+    span = {"thread_id": {"$gte": ids[0], "$lte": ids[-1]}}
+    writes = yield Find(
         names.writes,
         {**span, "checkpoint_ns": "", "checkpoint_id": {"$in": due}, "channel": {"$in": [ERROR, INTERRUPT]}},
         WRITE_PROJECTION,
-    )) if due else []
+    )
+    latest = {doc["thread_id"]: doc["checkpoint_id"] for doc in latest_docs}
+    written: dict[str, set[str]] = {}
     for write in writes:
-        if page["latest"].get(write["thread_id"], {}).get("checkpoint_id") == write["checkpoint_id"]:
-            page["written"].setdefault(write["thread_id"], set()).add(write["channel"])
-    return page
+        if latest.get(write["thread_id"]) == write["checkpoint_id"]:
+            written.setdefault(write["thread_id"], set()).add(write["channel"])
+    return written
 
 
 def _latest_roots_plan(names: CollectionNames, groups: list[dict[str, Any]], ids: list[str], group_max: bool) -> Plan:

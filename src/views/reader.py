@@ -164,9 +164,7 @@ class ThreadViews:
         written = [w["channel"] for w in found["writes"] if w.get("checkpoint_id") == latest.get("checkpoint_id")]
         state = thread_state(found["lock"], due, written, now)
         timeline = _timeline(checkpoints, found["writes"])
-        effects = [self._effect(entry, now) for entry in found["entries"]]
-        for effect, entry in zip(effects, found["entries"]):
-            effect["replayed"] = effect["replays"] > 0 or replayed_on_resume(entry, found["lock"], timeline)
+        effects = self._effects(found, timeline, now)
         counts = effect_counts(found["entries"], now)
         counts["replayed"] = sum(1 for e in effects if e["replayed"])
         values, values_error = self._values(thread_id) if checkpoints else ({}, None)
@@ -183,6 +181,13 @@ class ThreadViews:
             "values": values,
             "values_error": values_error,
         }
+
+    def _effects(self, found: Mapping[str, Any], timeline: list[dict[str, Any]], now: datetime) -> list[dict[str, Any]]:
+        """The thread's journal entries as its page shows them, each saying whether it was replayed."""
+        effects = [self._effect(entry, now) for entry in found["entries"]]
+        for effect, entry in zip(effects, found["entries"]):
+            effect["replayed"] = effect["replays"] > 0 or replayed_on_resume(entry, found["lock"], timeline)
+        return effects
 
     def _effect(self, entry: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         """One journal entry as the thread page shows it."""
