@@ -796,7 +796,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "src/resolver/allocator.py",
         'if guess is not None and (yield InsertOne(self._collection, {**sequence, "task_key": task_key, "ordinal": guess, **stamp})):',
         'if guess is not None and ((yield InsertOne(self._collection, {**sequence, "task_key": task_key, "ordinal": guess, **stamp})) or True):',
-        ("tests/test_position_costs.py", "-m", "not server", "-k", "guess_taken"),
+        ("tests/test_resolver_allocator.py", "-k", "guessed_root_ordinal"),
     ),
     Mutant(
         "a latest checkpoint carrying no high water leaves the remembered one trusted",
@@ -817,7 +817,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "src/checkpointer/plans.py",
         "fresh=not docs)",
         "fresh=False)",
-        ("tests/test_position_costs.py", "-m", "not server", "-k", "new_visit_costs_one_insert_and"),
+        ("tests/test_position_costs.py", "-m", "not server", "-k", "new_visit_costs_no_command_and"),
     ),
     Mutant(
         "a run lock taken back unread without checking that it was released",

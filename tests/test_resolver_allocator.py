@@ -372,3 +372,19 @@ def test_a_sweep_forgets_a_send_group_allocated_before_entries_carried_their_roo
     ] + [{"thread_id": "t", "path": "agent/1", "node": "gate", "occurrence": "1"}])
     forgotten = journal.find({"thread_id": "t", **done.value.value})
     assert sorted((d["node"], d["occurrence"]) for d in forgotten) == [("worker", "1.0"), ("worker", "1.1")]
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_a_guessed_root_ordinal_another_occurrence_took_goes_the_long_way(face: str) -> None:
+    """A root checkpoint carrying no high water (written without the platform) leaves root-level occurrences in the
+    collection: a guess from the high water known here that another occurrence took meanwhile is read back, and
+    the new occurrence takes the next free ordinal."""
+    client = mongomock.MongoClient()
+    allocator = OrdinalAllocator(client["db"], AsyncMongoMockClient(mock_mongo_client=client)["db"])
+    allocator.learn_root_high_water("t", [])  # known here: nothing taken yet
+    client["db"]["operation_ordinals"].insert_one(
+        {"thread_id": "t", "parent_path": "agent/1", "name": "act", "task_key": "elsewhere", "ordinal": 1}
+    )
+    resolved = ResolvedNamespace((), "act", "cp-2")
+    position = allocator.position("t", resolved) if face == "sync" else await allocator.aposition("t", resolved)
+    assert position.occurrence == "2"
