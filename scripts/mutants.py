@@ -301,9 +301,16 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "a node of a strict msgpack run finds no effect scope (its saver is a clone of the platform's)",
         "src/journal/context.py",
-        '        return _served.get(getattr(saver, "base_saver", saver))',
-        "        return _served.get(saver)",
+        '        served = _served.get(getattr(saver, "base_saver", saver))',
+        "        served = _served.get(saver)",
         ("tests/test_journal_serde_modes.py", "-m", "not server", "-k", "plain"),
+    ),
+    Mutant(
+        "a served platform is kept alive by being served, with its checkpointer and clients",
+        "src/journal/context.py",
+        "weakref.WeakMethod(scope_for) if inspect.ismethod(scope_for) else (lambda: scope_for)",
+        "(lambda: scope_for)",
+        ("tests/test_platform_forms.py", "-m", "not server", "-k", "gone_leaves"),
     ),
     Mutant(
         "a child compiled with checkpointer=True is resolved as if its occurrences could be told apart",

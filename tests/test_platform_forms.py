@@ -158,3 +158,18 @@ def test_only_durable_graphs_take_the_run_lock(make_platform: Any) -> None:
     reviewing(Calls(), []).compile(checkpointer=platform.checkpointer).invoke({"notes": []}, config("plain"))
     platform.compile(reviewing(Calls(), [])).invoke({"notes": []}, config("durable"))
     assert sorted(d["thread_id"] for d in runs.find({})) == ["durable"]
+
+
+def test_a_platform_gone_leaves_nothing_served() -> None:
+    """A node finds its platform through its checkpointer (``serve_effects``) without that keeping either alive: a
+    process opening a platform per request does not accumulate them."""
+    import gc
+    import weakref
+
+    platform = DurablePlatform.embedded()
+    graph = reviewing(Calls(), []).compile(checkpointer=platform.checkpointer)
+    graph.invoke({"notes": []}, config())
+    gone = weakref.ref(platform)
+    del platform, graph
+    gc.collect()
+    assert gone() is None

@@ -100,8 +100,9 @@ class EffectInfo:
 #: The effect scope bound in this context (``effect_scope``).
 _bound: ContextVar[EffectScope | None] = ContextVar("langgraph_durable_mongodb_effect_scope", default=None)
 _effect: ContextVar[EffectInfo | None] = ContextVar("langgraph_durable_mongodb_effect", default=None)
-#: Who gives effect scopes to the runs saving with a checkpointer (``serve_effects``), by checkpointer.
-_served: weakref.WeakKeyDictionary[Any, Callable[[Any], EffectScope]] = weakref.WeakKeyDictionary()
+#: Who gives effect scopes to the runs saving with a checkpointer (``serve_effects``), by checkpointer; a bound
+#: method is held weakly, so neither its owner nor the checkpointer it holds is kept alive by being served.
+_served: weakref.WeakKeyDictionary[Any, Callable[[], Callable[[Any], EffectScope] | None]] = weakref.WeakKeyDictionary()
 
 
 @contextmanager
@@ -123,9 +124,10 @@ def serve_effects(checkpointer: Any, scope_for: Callable[[Any], EffectScope]) ->
 
     A node finds it from its own config, which names the saver LangGraph runs it with: ``checkpointer``, or
     a clone of it (``base_saver``, the strict msgpack clone LangGraph makes with a graph's allowlist), passed
-    as ``saver``. ``DurablePlatform`` serves its checkpointer so.
+    as ``saver``. ``DurablePlatform`` serves its checkpointer so, with a method of its own: that is held weakly,
+    and the checkpointer is served no more once its platform is gone.
     """
-    _served[checkpointer] = scope_for
+    _served[checkpointer] = weakref.WeakMethod(scope_for) if inspect.ismethod(scope_for) else (lambda: scope_for)
 
 
 def current_effect_scope() -> EffectScope:
@@ -170,9 +172,10 @@ def _serving(saver: Any) -> Callable[[Any], EffectScope] | None:
     if saver is None:
         return None
     try:
-        return _served.get(getattr(saver, "base_saver", saver))
+        served = _served.get(getattr(saver, "base_saver", saver))
     except TypeError:  # a saver that cannot be a weak dictionary key is served by nobody
         return None
+    return served() if served is not None else None
 
 
 def _node_config() -> RunnableConfig | None:
