@@ -663,7 +663,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "src/resolver/allocator.py",
         r'{occurrence}(\\+\\d+)?(/|$)"})',
         r'{occurrence}(\\+\\d+)?$"})',
-        ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "keep_latest"),
+        ("tests/test_resolver_allocator.py", "-k", "send_group_allocated_before"),
     ),
     Mutant(
         "ttl keep_latest sweep misses finished Send tasks",

@@ -369,9 +369,15 @@ def test_a_sweep_forgets_a_send_group_allocated_before_entries_carried_their_roo
     journal.insert_many([
         {"thread_id": "t", "path": "agent/1", "node": "worker", "occurrence": occurrence}
         for occurrence in ("1.0", "1.1", "2.0")
-    ] + [{"thread_id": "t", "path": "agent/1", "node": "gate", "occurrence": "1"}])
+    ] + [
+        {"thread_id": "t", "path": "agent/1", "node": "gate", "occurrence": "1"},
+        {"thread_id": "t", "path": "agent/1/worker/1.1/inner/1", "node": "leaf", "occurrence": "1"},  # beneath it
+        {"thread_id": "t", "path": "agent/1/worker/2.0/inner/1", "node": "leaf", "occurrence": "1"},
+    ])
     forgotten = journal.find({"thread_id": "t", **done.value.value})
-    assert sorted((d["node"], d["occurrence"]) for d in forgotten) == [("worker", "1.0"), ("worker", "1.1")]
+    assert sorted((d["path"], d["node"], d["occurrence"]) for d in forgotten) == [
+        ("agent/1", "worker", "1.0"), ("agent/1", "worker", "1.1"), ("agent/1/worker/1.1/inner/1", "leaf", "1")
+    ]
 
 
 @pytest.mark.parametrize("face", ["sync", "async"])
