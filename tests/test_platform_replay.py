@@ -505,12 +505,7 @@ def test_compile_refuses_children_with_their_own_saver(platform: DurablePlatform
             raise ConnectionError("worker lost")
         return {"notes": [found]}
 
-    inner = StateGraph(State)
-    inner.add_node("x", x)
-    inner.add_edge(START, "x")
-    root = StateGraph(State)
-    root.add_node("child", inner.compile(checkpointer=own))
-    root.add_edge(START, "child")
+    root = child_compiled_with(own, x)
     if not isinstance(platform, PlainCompile):
         with pytest.raises(TopologyError, match="child 'child' was compiled with its own saver"):
             platform.compile(root)
