@@ -209,8 +209,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "the run lock's guard is gone: effects are neither stopped by it nor journaled as the run's alone",
         "src/platform.py",
-        "check_held if self.run_locks is not None else None)",
-        "None)",
+        "self.journal, self.locator, check_held if locks else None, follows_unclean_end",
+        "self.journal, self.locator, None, follows_unclean_end",
         # the journal's own self-fence stops the effect too (issue 21): the claim it no longer skips shows it
         ("tests/test_journal_costs.py", "-m", "not server", "-k", "under_the_run_lock_an_effect_costs_one"),
     ),
@@ -322,9 +322,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "effects skip their claim in a run that does not hold the run lock",
         "src/journal/context.py",
-        "    exclusive = bool(scope.guard(attempt.node.thread_id)) if scope.guard is not None else False\n"
-        "    return Slot(attempt, ordinal, key, exclusive)\n\n\nasync def alocate",
-        "    exclusive = True\n    return Slot(attempt, ordinal, key, exclusive)\n\n\nasync def alocate",
+        "    exclusive = bool(scope.guard(thread_id)) if scope.guard is not None else False",
+        "    exclusive = True",
         ("tests/test_journal_costs.py", "-m", "not server", "-k", "without_the_run_lock"),
     ),
     Mutant(
@@ -604,8 +603,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "the journal replays with its own serde, not the run's saver's",
         "src/platform.py",
-        "EffectScope(self.journal.with_serde(saver.serde), ",
-        "EffectScope(self.journal, ",
+        "replace(self._effects, journal=self.journal.with_serde(saver.serde))",
+        "replace(self._effects, journal=self.journal)",
         ("tests/test_journal_serde_modes.py", "-m", "not server"),
     ),
     Mutant(
@@ -815,8 +814,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "root checkpoints stop carrying the high water",
         "src/checkpointer/plans.py",
-        "            carried = self._carried.stamp(\n",
-        "            carried = None and self._carried.stamp(\n",
+        "        if self._carried is None or checkpoint_ns:\n            return None\n        foreseen",
+        "        if True:\n            return None\n        foreseen",
         ("tests/test_position_costs.py", "-m", "not server", "-k", "high_water or another_process"),
     ),
     Mutant(
@@ -850,15 +849,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "a sync effect on the event loop waits for the store that loop has to run",
         "src/journal/locator.py",
-        "            if unstored and not _on_event_loop():",
-        "            if unstored:",
+        "            if unstored and not self.saver.foresee_root(thread_id, root) and not _on_event_loop():",
+        "            if unstored and not self.saver.foresee_root(thread_id, root):",
         ("tests/test_platform_replay.py", "-k", "does_not_wait_on_the_loop and mongo_java_server"),
     ),
     Mutant(
         "a run lock that cannot be released replaces the run's own error",
         "src/run_lock.py",
-        "            try:\n                self._finish()\n            except Exception as error:  # noqa: BLE001 - the run's own outcome is what the caller gets\n                _release_failed(self._thread_ids, error)\n            raise",
-        "            self._finish()\n            raise",
+        "            try:\n                self._finish(cleanly=isinstance(ended, StopIteration))\n            except Exception as error:  # noqa: BLE001 - the run's own outcome is what the caller gets\n                _release_failed(self._thread_ids, error)\n            raise",
+        "            self._finish(cleanly=isinstance(ended, StopIteration))\n            raise",
         ("tests/test_self_fencing.py", "-k", "real_proxy and sync"),
     ),
     Mutant(
@@ -1276,6 +1275,126 @@ MUTANTS: tuple[Mutant, ...] = (
         "    if not allow_remote:\n",
         "    if False:\n",
         ("tests/test_ui_api.py", "-k", "remote"),
+    ),
+    # -- records trailing their effects, roots foreseen (issue 20) --
+    Mutant(
+        "a node's writes are saved before the records of its effects",
+        "src/checkpointer/plans.py",
+        "        if held := self._holds.of_task(thread_id, task_id):\n            yield Join(held)",
+        "        if False:\n            yield Join(())",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "starts_once"),
+    ),
+    Mutant(
+        "a checkpoint is saved before the records of the tasks before it",
+        "src/checkpointer/plans.py",
+        "        yield from self._after_held(thread_id)\n",
+        "",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "another_worker_beat"),
+    ),
+    Mutant(
+        "an effect starts before the record of the one before it is written",
+        "src/journal/plans.py",
+        "        yield from self._after_trailing_records(where)\n        pos, claimed = yield from self._claim(call, where)\n        if isinstance(claimed, _Recorded):\n            return",
+        "        pos, claimed = yield from self._claim(call, where)\n        if isinstance(claimed, _Recorded):\n            return",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "starts_once"),
+    ),
+    Mutant(
+        "a retry does not wait for the records of the attempt before it",
+        "src/journal/attempt.py",
+        "Attempt(number, trail=attempt.trail if attempt is not None else None)",
+        "Attempt(number)",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "retry_meets"),
+    ),
+    Mutant(
+        "a trailing record another worker beat hands the node's writes that worker's outcome silently",
+        "src/journal/plans.py",
+        "            if trailing:\n                raise EffectRecordLostError(",
+        "            if False:\n                raise EffectRecordLostError(",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "another_worker_beat"),
+    ),
+    Mutant(
+        "a new run keeps the failed records of the run before it",
+        "src/checkpointer/saver.py",
+        "            self._holds.drop_failed(str(config[\"configurable\"].get(\"thread_id\")))",
+        "            pass",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "another_worker_beat"),
+    ),
+    Mutant(
+        "a run after an unclean end trusts its new occurrences to hold no entry",
+        "src/journal/plans.py",
+        "node.new and not where.unsettled",
+        "node.new",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "unclean_end or failed_reads"),
+    ),
+    Mutant(
+        "a stream that raised releases the run lock as ended cleanly",
+        "src/run_lock.py",
+        "self._finish(cleanly=isinstance(ended, StopIteration))",
+        "self._finish(cleanly=True)",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "(unclean_end or failed_reads) and sync"),
+    ),
+    Mutant(
+        "an async stream that raised releases the run lock as ended cleanly",
+        "src/run_lock.py",
+        "await self._finish(cleanly=isinstance(ended, StopAsyncIteration))",
+        "await self._finish(cleanly=True)",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "(unclean_end or failed_reads) and async"),
+    ),
+    Mutant(
+        "a batch whose run raised releases the run lock as ended cleanly",
+        "src/run_lock.py",
+        "        except BaseException:\n            held.release(cleanly=False)\n            raise\n        held.release()",
+        "        finally:\n            held.release()",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "batch and sync"),
+    ),
+    Mutant(
+        "an async batch whose run raised releases the run lock as ended cleanly",
+        "src/run_lock.py",
+        "        except BaseException:\n            await held.arelease(cleanly=False)\n            raise\n        await held.arelease()",
+        "        finally:\n            await held.arelease()",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "batch and async"),
+    ),
+    Mutant(
+        "a lock taken over from a run that never released it is not inherited",
+        "src/run_lock.py",
+        "        return (holder.get(\"fence\") or 0) + 1, holder.get(\"owner\") is not None or not _ended_cleanly(holder)",
+        "        return (holder.get(\"fence\") or 0) + 1, False",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "unclean_end"),
+    ),
+    Mutant(
+        "a released lock is taken again without its last run's end",
+        "src/run_lock.py",
+        "(released.get(\"fence\") or 0) + 1, not _ended_cleanly(released))",
+        "(released.get(\"fence\") or 0) + 1, False)",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "failed_reads"),
+    ),
+    Mutant(
+        "a sync effect on the event loop waits for an async effect's record that loop has to write",
+        "src/_plans/interpreters.py",
+        "            if not on_a_loop or future.done():",
+        "            if True:",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "does_not_block"),
+    ),
+    Mutant(
+        "a root older than the newest known is foreseen as one this process creates",
+        "src/checkpointer/saver.py",
+        "        if newest is None or checkpoint_id <= newest:",
+        "        if newest is None:",
+        ("tests/test_foreseen_roots.py", "-m", "not server", "-k", "older"),
+    ),
+    Mutant(
+        "a stored root carries the high water of its store, not what its tasks foresaw",
+        "src/checkpointer/plans.py",
+        "        if foreseen is not None and not foreseen.stored and origin is None and not completed:",
+        "        if False:",
+        ("tests/test_foreseen_roots.py", "-m", "not server", "-k", "moved_since"),
+    ),
+    Mutant(
+        "a thread read empty is not known to have no root checkpoint",
+        "src/checkpointer/plans.py",
+        "            if not docs:\n                self._stored.note_empty(thread_id)\n",
+        "",
+        ("tests/test_foreseen_roots.py", "-m", "not server", "-k", "new_thread"),
     ),
 )
 

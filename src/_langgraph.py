@@ -139,6 +139,15 @@ def child_run_start(config: Any) -> ChildRunStart | None:
     return ChildRunStart(task_ns, counter, step, metadata.get("langgraph_path"), node_attempt(configurable))
 
 
+def root_run_start(config: Any) -> bool:
+    """Whether a checkpoint read is the one a root run starts with: LangGraph's loop reads with its runtime in the
+    config (``CONFIG_KEY_RUNTIME``), in the root namespace, outside any task; ``get_state`` reads without it."""
+    if not isinstance(config, dict):
+        return False
+    configurable, metadata = config.get("configurable") or {}, config.get("metadata") or {}
+    return CONFIG_KEY_RUNTIME in configurable and not configurable.get("checkpoint_ns") and not metadata.get("langgraph_checkpoint_ns")
+
+
 def keep_allowlist(source: Pregel, copied: Pregel) -> Pregel:
     """``copied`` (a copy of ``source``) given back ``source``'s strict msgpack allowlist, which the copy lost:
     without it a run's saver reads the types of the graph's own schemas back as dicts."""
@@ -170,6 +179,15 @@ def root_checkpoint(configurable: dict[str, Any]) -> str | None:
     """The id of the root-namespace checkpoint the running task was prepared from."""
     root = (configurable.get(CONFIG_KEY_CHECKPOINT_MAP) or {}).get("")
     return root if isinstance(root, str) else None
+
+
+def running_task_id(configurable: dict[str, Any]) -> str | None:
+    """The id of the task whose config this is (the last ``name:task_id`` of its ``checkpoint_ns``): the
+    ``task_id`` LangGraph saves its writes under."""
+    ns = configurable.get("checkpoint_ns")
+    if not isinstance(ns, str):
+        return None
+    return ns.split(NS_SEP)[-1].partition(NS_END)[2] or None
 
 
 def runs_durably_async(configurable: dict[str, Any]) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class DurableMongoError(Exception):
     """Base class of every error this library raises on purpose."""
@@ -145,6 +147,18 @@ class RunLockLostError(DurableMongoError, RuntimeError):
     def __init__(self, message: str, *, thread_id: str | None = None, fence: int | None = None) -> None:
         super().__init__(message)
         self.thread_id, self.fence = thread_id, fence
+
+
+class EffectRecordLostError(DurableMongoError, RuntimeError):
+    """Another worker recorded an effect's outcome while this run executed it, and the node had gone on with its
+    own outcome (the journal writes a record while the node continues). Raised by the node's next effect or when
+    LangGraph saves the node's writes, so that nothing is saved from an outcome the journal does not hold. Run
+    the thread again: the node replays the recorded outcome. Attribute: ``position``.
+    """
+
+    def __init__(self, message: str, *, position: Any = None) -> None:
+        super().__init__(message)
+        self.position = position
 
 
 class IncompatibleStorageError(DurableMongoError, RuntimeError):

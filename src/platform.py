@@ -31,6 +31,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from langchain_core.runnables.config import get_config_list
@@ -53,6 +54,7 @@ from .run_lock import (
     RunLocks,
     batch_rounds,
     check_held,
+    follows_unclean_end,
     thread_id_of,
     thread_ids_of,
 )
@@ -132,7 +134,10 @@ class DurablePlatform(OwnsClients):
                 wait_seconds=run_wait_seconds,
                 storage_format=self.checkpointer.storage_format,
             )
-        self._effects = EffectScope(self.journal, self.locator, check_held if self.run_locks is not None else None)
+        locks = self.run_locks is not None
+        self._effects = EffectScope(
+            self.journal, self.locator, check_held if locks else None, follows_unclean_end if locks else None
+        )
         serve_effects(self.checkpointer, self._effects_for)
 
     def close(self) -> None:
@@ -328,7 +333,7 @@ class DurablePlatform(OwnsClients):
         a graph's strict msgpack allowlist, whose serde then records and replays the node's effects too."""
         if saver is self.checkpointer:
             return self._effects
-        return EffectScope(self.journal.with_serde(saver.serde), self.locator, self._effects.guard)
+        return replace(self._effects, journal=self.journal.with_serde(saver.serde))
 
     def setup(self) -> None:
         """Create every index (checkpointer, journal, ordinals, run locks) on the sync client; idempotent.

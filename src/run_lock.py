@@ -200,8 +200,19 @@ class Holding:
     expired, or another run took it over); reading it costs no I/O (``check_held``).
     """
 
-    def __init__(self, thread_id: str, owner: str, fence: int, lease_seconds: float, since: float | None = None) -> None:
+    def __init__(
+        self,
+        thread_id: str,
+        owner: str,
+        fence: int,
+        lease_seconds: float,
+        since: float | None = None,
+        inherited: bool = False,
+    ) -> None:
         self.thread_id, self.owner, self.fence, self.lease_seconds = thread_id, owner, fence, lease_seconds
+        #: The lock came from a run that did not end cleanly: taken over from a holder that never released it, or
+        #: released after an error. That run's effects may be recorded beyond its stored checkpoints.
+        self.inherited = inherited
         self.lost = False
         self.released = False  # set before the release is sent: a renewal failing after it is no loss
         self.beat = Beat()
@@ -238,6 +249,12 @@ class Holding:
             thread_id=self.thread_id,
             fence=self.fence,
         )
+
+
+def follows_unclean_end(thread_id: str) -> bool:
+    """Whether the current context holds the thread's lock and took it from a run that did not end cleanly
+    (``Holding.inherited``): that run's effects may be recorded at occurrences this run numbers as new. No I/O."""
+    return any(h.inherited for h in _HELD.get().values() if h.thread_id == str(thread_id))
 
 
 def check_held(thread_id: str | None = None) -> bool:
@@ -307,15 +324,18 @@ class Held:
             holding.beat.stop()
         return pending
 
-    def release(self) -> None:
-        """Release every lock still held (1 command each); one found taken over is recorded as lost instead."""
-        for holding in self._unreleased():
-            self.locks._run(self.locks._release_plan(holding))
+    def release(self, cleanly: bool = True) -> None:
+        """Release every lock still held (1 command each); one found taken over is recorded as lost instead.
 
-    async def arelease(self) -> None:
+        ``cleanly`` False: the run raised or was cut short, so the next run claims its effects (``runs_alone``).
+        """
+        for holding in self._unreleased():
+            self.locks._run(self.locks._release_plan(holding, cleanly))
+
+    async def arelease(self, cleanly: bool = True) -> None:
         """The async twin of ``release``."""
         for holding in self._unreleased():
-            await self.locks._arun(self.locks._release_plan(holding))
+            await self.locks._arun(self.locks._release_plan(holding, cleanly))
 
 
 class RunLocks(TwoFaces):
@@ -380,8 +400,8 @@ class RunLocks(TwoFaces):
         pause = lease.Backoff(POLL_FIRST, POLL_MAX)
         # A thread this process ran before was usually released by its last run: taken then in one command, unread.
         since = time.monotonic()
-        fence = (yield from self._take_released_plan(thread_id, owner)) if self._was_taken(thread_id) else None
-        while fence is None:
+        taken = (yield from self._take_released_plan(thread_id, owner)) if self._was_taken(thread_id) else None
+        while taken is None:
             found = yield Find(self.collection, {"thread_id": thread_id}, limit=1)
             now, since = lease.utcnow(), time.monotonic()
             if found and not _takeable(found[0], now):
@@ -389,9 +409,9 @@ class RunLocks(TwoFaces):
                     raise _busy(thread_id, found[0], self.wait_seconds)
                 yield Sleep(_pause(pause.next(), deadline, found[0], now))
                 continue
-            fence = yield from self._take_plan(thread_id, found[0] if found else None, owner, now)
+            taken = yield from self._take_plan(thread_id, found[0] if found else None, owner, now)
         self._note_taken(thread_id)
-        holding = Holding(thread_id, owner, fence, self.lease_seconds, since)
+        holding = Holding(thread_id, owner, taken[0], self.lease_seconds, since, inherited=taken[1])
         every = self.lease_seconds / lease.RENEWALS_PER_LEASE
         holding.beat = yield Heartbeat(lambda: self._renew_plan(holding), every)
         return holding
@@ -399,7 +419,8 @@ class RunLocks(TwoFaces):
     def _take_released_plan(self, thread_id: str, owner: str) -> Plan:
         """Take the thread's lock if its last holder released it (no owner), by one conditional update.
 
-        Returns the new fence, or None when the lock is held, expired, or not there yet: then it is read first.
+        Returns the new fence and whether the last run ended uncleanly, or None when the lock is held, expired, or
+        not there yet: then it is read first.
         """
         released = yield FindOneAndUpdate(
             self.collection,
@@ -407,7 +428,7 @@ class RunLocks(TwoFaces):
             {"$set": self._holder(owner, lease.utcnow()), "$inc": {"fence": 1}},
             before=True,
         )
-        return None if released is None else (released.get("fence") or 0) + 1
+        return None if released is None else ((released.get("fence") or 0) + 1, not _ended_cleanly(released))
 
     def _was_taken(self, thread_id: str) -> bool:
         with self._taken_lock:
@@ -423,17 +444,18 @@ class RunLocks(TwoFaces):
     def _take_plan(self, thread_id: str, holder: dict[str, Any] | None, owner: str, now: datetime) -> Plan:
         """Insert the thread's first lock, or take ``holder``'s by one update conditional on the state read.
 
-        Returns the new fence, or None when another run changed the lock first.
+        Returns the new fence and whether the last run ended uncleanly (it never released the lock, or released it
+        after an error), or None when another run changed the lock first.
         """
         if holder is None:
             inserted = yield InsertOne(self.collection, {"thread_id": thread_id, "fence": 1, **self._holder(owner, now)})
-            return 1 if inserted else None
+            return (1, False) if inserted else None
         update = {"$set": self._holder(owner, now), "$inc": {"fence": 1}}
         if not (yield FencedUpdate(self.collection, _as_read(holder), update)):
             return None
         if holder.get("owner") is not None:
             logger.info("took over the run lock of thread %r from %s", thread_id, _describe(holder))
-        return (holder.get("fence") or 0) + 1
+        return (holder.get("fence") or 0) + 1, holder.get("owner") is not None or not _ended_cleanly(holder)
 
     def _renew_plan(self, holding: Holding) -> Plan:
         """Extend the lease while the lock is still this holding's and unexpired; returns whether it was."""
@@ -449,12 +471,13 @@ class RunLocks(TwoFaces):
             holding.lose()
         return renewed
 
-    def _release_plan(self, holding: Holding) -> Plan:
-        """Free the lock if it is still this holding's; else record it as lost."""
+    def _release_plan(self, holding: Holding, cleanly: bool) -> Plan:
+        """Free the lock if it is still this holding's, saying whether the run ended cleanly; else record it as
+        lost."""
         released = yield FencedUpdate(
             self.collection,
             {"thread_id": holding.thread_id, "fence": holding.fence},
-            {"$set": {"owner": None, "lease_until": RELEASED}},
+            {"$set": {"owner": None, "lease_until": RELEASED, "ended_cleanly": cleanly}},
         )
         if not released:
             holding.lose()
@@ -517,8 +540,10 @@ class RunLocks(TwoFaces):
         try:
             with held.mark():
                 yield held
-        finally:
-            held.release()
+        except BaseException:
+            held.release(cleanly=False)
+            raise
+        held.release()
 
     @asynccontextmanager
     async def ahold(self, thread_ids: Iterable[str]) -> AsyncIterator[Held]:
@@ -527,8 +552,15 @@ class RunLocks(TwoFaces):
         try:
             with held.mark():
                 yield held
-        finally:
-            await held.arelease()
+        except BaseException:
+            await held.arelease(cleanly=False)
+            raise
+        await held.arelease()
+
+
+def _ended_cleanly(holder: Mapping[str, Any]) -> bool:
+    """Whether the lock's last run released it after ending without an error (locks older than the field: yes)."""
+    return holder.get("ended_cleanly", True) is not False
 
 
 def _takeable(holder: dict[str, Any], now: datetime) -> bool:
@@ -592,17 +624,17 @@ class LockedIterator(Iterator[Any]):
         try:
             with self._held.mark():
                 return next(self._iterator)
-        except BaseException:
+        except BaseException as ended:
             try:
-                self._finish()
+                self._finish(cleanly=isinstance(ended, StopIteration))
             except Exception as error:  # noqa: BLE001 - the run's own outcome is what the caller gets
                 _release_failed(self._thread_ids, error)
             raise
 
-    def _finish(self) -> None:
+    def _finish(self, cleanly: bool) -> None:
         self._done = True
         if self._held is not None:
-            self._held.release()
+            self._held.release(cleanly)
 
     def close(self) -> None:
         try:
@@ -613,7 +645,7 @@ class LockedIterator(Iterator[Any]):
             elif close is not None:
                 close()
         finally:
-            self._finish()
+            self._finish(cleanly=False)  # cut short: the next run claims the effects this one left
 
     def __del__(self) -> None:
         if self._held is not None:
@@ -640,17 +672,17 @@ class LockedAsyncIterator(AsyncIterator[Any]):
         try:
             with self._held.mark():
                 return await self._iterator.__anext__()
-        except BaseException:
+        except BaseException as ended:
             try:
-                await self._finish()
+                await self._finish(cleanly=isinstance(ended, StopAsyncIteration))
             except Exception as error:  # noqa: BLE001 - the run's own outcome is what the caller gets
                 _release_failed(self._thread_ids, error)
             raise
 
-    async def _finish(self) -> None:
+    async def _finish(self, cleanly: bool) -> None:
         self._done = True
         if self._held is not None:
-            await self._held.arelease()
+            await self._held.arelease(cleanly)
 
     async def aclose(self) -> None:
         try:
@@ -661,7 +693,7 @@ class LockedAsyncIterator(AsyncIterator[Any]):
             elif aclose is not None:
                 await aclose()
         finally:
-            await self._finish()
+            await self._finish(cleanly=False)
 
     def __del__(self) -> None:
         if self._held is not None:

@@ -179,7 +179,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 #: The wire command each plan request becomes (offline counts name requests as the servers name commands).
 WIRE = {
     "Find": "find", "FindOneAndUpdate": "findAndModify", "FencedUpdate": "update", "InsertOne": "insert",
-    "InsertMany": "insert", "CreateIndexes": "createIndexes", "DeleteMany": "delete",
+    "InsertMany": "insert", "CreateIndexes": "createIndexes", "DeleteMany": "delete", "Upsert": "update",
 }
 
 

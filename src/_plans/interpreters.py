@@ -13,6 +13,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import inspect
 import logging
@@ -31,8 +32,9 @@ from .requests import (
     Aggregate,
     Await,
     Command,
-    Detach,
     CreateIndexes,
+    Defer,
+    Detach,
     DeleteMany,
     Emit,
     FencedUpdate,
@@ -43,6 +45,7 @@ from .requests import (
     InsertMany,
     InsertOne,
     Invoke,
+    Join,
     Next,
     Plan,
     Raised,
@@ -237,6 +240,17 @@ class SyncInterpreter(_Collections):
         finally:
             unsubscribe()
 
+    def _defer(self, request: Defer) -> concurrent.futures.Future[Any]:
+        return _background_pool().submit(self.run, request.plan)
+
+    def _join(self, request: Join) -> None:
+        on_a_loop = _loop_runs_here()
+        for future in request.futures:
+            # A sync effect called on an event loop cannot block it: a future that loop's tasks settle would
+            # never be done. It raises the error of one done, and does not wait for the others.
+            if not on_a_loop or future.done():
+                future.result()
+
     def _heartbeat(self, request: Heartbeat) -> Beat:
         if request.every <= 0:
             return Beat()
@@ -263,6 +277,44 @@ class SyncInterpreter(_Collections):
                 return END
             except BaseException as exc:  # noqa: BLE001
                 return Raised(exc)
+
+
+_pool_lock = threading.Lock()
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+#: Threads running deferred plans (journal records) for the sync faces of this process.
+BACKGROUND_THREADS = 8
+
+
+def _background_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """The process's pool for deferred plans. Python joins its threads at exit, so a record under way when the
+    program ends is still written."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = concurrent.futures.ThreadPoolExecutor(BACKGROUND_THREADS, thread_name_prefix="durable-deferred")
+        return _pool
+
+
+_DEFERRED_TASKS: set[asyncio.Task[Any]] = set()
+
+
+def _loop_runs_here() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _settle_future(done: concurrent.futures.Future[Any], task: asyncio.Task[Any]) -> None:
+    """Hand a deferred task's outcome to the future ``Defer`` answered with."""
+    _DEFERRED_TASKS.discard(task)
+    if task.cancelled():
+        done.set_exception(asyncio.CancelledError())
+    elif (error := task.exception()) is not None:
+        done.set_exception(error)
+    else:
+        done.set_result(task.result())
 
 
 async def _to_list(cursor_or_coro: Any) -> list[Any]:
@@ -400,6 +452,17 @@ class AsyncInterpreter(_Collections):
             pass
         finally:
             unsubscribe()
+
+    async def _defer(self, request: Defer) -> concurrent.futures.Future[Any]:
+        done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        task = asyncio.ensure_future(self.run(request.plan))
+        _DEFERRED_TASKS.add(task)  # the loop keeps only a weak reference to its tasks
+        task.add_done_callback(lambda t: _settle_future(done, t))
+        return done
+
+    async def _join(self, request: Join) -> None:
+        for future in request.futures:
+            await asyncio.wrap_future(future)
 
     async def _heartbeat(self, request: Heartbeat) -> Beat:
         return Beat() if request.every <= 0 else TaskBeat(asyncio.create_task(self._beat(request)))

@@ -7,6 +7,7 @@ method named by the request's ``op``. Most requests are MongoDB operations on a
 collection of the interpreter's database; the rest are not I/O: ``Gather``
 (independent requests), ``Emit`` (an item for the caller of an iterating plan),
 ``Sleep``, ``WaitNotice`` (sleep until something in memory calls back),
+``Defer`` / ``Join`` (run a plan in the background, wait for such plans),
 ``Heartbeat`` (renew a lease while the plan waits), and ``Invoke`` /
 ``Next`` (call the caller's function, or pull its iterator, inside a context the
 caller names).
@@ -287,6 +288,25 @@ class Detach:
 
     op: ClassVar[str] = "detach"
     plan: Any
+
+
+@dataclass(frozen=True)
+class Defer:
+    """Run ``plan`` in the background and answer at once with a ``concurrent.futures.Future`` of its return value,
+    which ``Join`` waits for: in a pool thread (sync face), in a task of the running loop (async face). What a
+    journal record trailing its effect runs in."""
+
+    op: ClassVar[str] = "defer"
+    plan: Any
+
+
+@dataclass(frozen=True)
+class Join:
+    """Wait until every future (``concurrent.futures.Future``, from ``Defer``) is done; raise the first one's
+    error, in the order given."""
+
+    op: ClassVar[str] = "join"
+    futures: tuple[Any, ...]
 
 
 #: ``Next``'s answer once the iterator is exhausted.

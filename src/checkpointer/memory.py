@@ -61,23 +61,30 @@ class Stored:
         carried: what it carries for another component (``carry_in_root_checkpoints``), None when nothing.
         written: this process stored it, and has not read it since: no run but the one that wrote it has
             prepared tasks from it.
+        stored: it is in the database. False while this process's store of it is under way (``announce``):
+            what it records is known, its write is not done.
     """
 
     origin: str
     completed: frozenset[str]
     carried: Any = None
     written: bool = False
+    stored: bool = True
 
 
 class StoredCheckpoints:
-    """Checkpoints this process stored or read, each as ``Stored``.
+    """Checkpoints this process stored, is storing, or read, each as ``Stored``.
 
-    A hit proves the checkpoint is in the database and costs no query; a miss proves nothing.
+    A hit tells what the checkpoint records and costs no query; it proves the checkpoint is in the database
+    only when ``Stored.stored``. A miss proves nothing.
     """
 
     def __init__(self) -> None:
         self._origins: OrderedDict[tuple[str, str, str], Stored] = OrderedDict()
-        self._waiting: dict[tuple[str, str, str], list[Callable[[], None]]] = {}
+        #: Waiters by (thread, namespace, checkpoint, whether they wait for the write, not the announcement).
+        self._waiting: dict[tuple[str, str, str, bool], list[Callable[[], None]]] = {}
+        #: Per thread, the newest root checkpoint id remembered (ids sort by creation).
+        self._newest: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
 
     def note(
@@ -85,6 +92,33 @@ class StoredCheckpoints:
     ) -> None:
         """Remember checkpoints of one namespace, as ``{checkpoint_id, origin?, completed?, carried?}``, read or
         (``written``) stored by this process, and wake whoever waits for one of them (``subscribe``)."""
+        self._remember(thread_id, checkpoint_ns, docs, written=written, stored=True)
+
+    def announce(self, thread_id: str, checkpoint_ns: str, doc: Mapping[str, Any]) -> None:
+        """Remember a checkpoint this process is about to store (``Stored.stored`` False until ``note``): the tasks
+        prepared from it learn what it records without waiting for its write (``subscribe(stored=False)``)."""
+        key = (thread_id, checkpoint_ns, doc["checkpoint_id"])
+        with self._lock:
+            known = self._origins.get(key)
+            if known is not None and known.stored:  # stored again (a put is idempotent): it stays known as stored
+                return
+        self._remember(thread_id, checkpoint_ns, [doc], written=True, stored=False)
+
+    def note_empty(self, thread_id: str) -> None:
+        """The thread was read and has no root checkpoint: every root checkpoint it gets from now on is newer than
+        any this process knows of it."""
+        with self._lock:
+            self._newest.setdefault(thread_id, "")
+            self._newest.move_to_end(thread_id)
+
+    def newest(self, thread_id: str) -> str | None:
+        """The newest root checkpoint of the thread this process read, stored or announced, or None."""
+        with self._lock:
+            return self._newest.get(thread_id)
+
+    def _remember(
+        self, thread_id: str, checkpoint_ns: str, docs: Sequence[Mapping[str, Any]], *, written: bool, stored: bool
+    ) -> None:
         woken: list[Callable[[], None]] = []
         with self._lock:
             for doc in docs:
@@ -94,23 +128,34 @@ class StoredCheckpoints:
                     frozenset(doc.get("completed") or ()),
                     doc.get("carried"),
                     written,
+                    stored,
                 )
                 self._origins.move_to_end(key)
-                woken += self._waiting.pop(key, ())
+                if not checkpoint_ns:
+                    self._newest[thread_id] = max(self._newest.get(thread_id, ""), doc["checkpoint_id"])
+                    self._newest.move_to_end(thread_id)
+                woken += self._waiting.pop((*key, False), ())
+                if stored:
+                    woken += self._waiting.pop((*key, True), ())
             while len(self._origins) > STORED_REMEMBERED:
                 self._origins.popitem(last=False)
+            while len(self._newest) > STORED_REMEMBERED:
+                self._newest.popitem(last=False)
         for wake in woken:
             wake()
 
-    def subscribe(self, thread_id: str, checkpoint_id: str, wake: Callable[[], None]) -> Callable[[], None]:
-        """Call ``wake`` once the root checkpoint is noted (at once when it is remembered already).
+    def subscribe(
+        self, thread_id: str, checkpoint_id: str, wake: Callable[[], None], *, stored: bool = True
+    ) -> Callable[[], None]:
+        """Call ``wake`` once the root checkpoint is noted as stored (with ``stored=False``: or announced), at once
+        when it is remembered so already.
 
         Returns:
             A function that cancels the subscription.
         """
-        key = (thread_id, "", checkpoint_id)
+        key = (thread_id, "", checkpoint_id, stored)
         with self._lock:
-            known = key in self._origins
+            known = self._known(thread_id, checkpoint_id, stored=stored)
             if not known:
                 self._waiting.setdefault(key, []).append(wake)
         if known:
@@ -125,6 +170,15 @@ class StoredCheckpoints:
                         del self._waiting[key]
 
         return cancel
+
+    def known(self, thread_id: str, checkpoint_id: str, *, stored: bool = True) -> bool:
+        """Whether the root checkpoint is remembered as stored (with ``stored=False``: or announced)."""
+        with self._lock:
+            return self._known(thread_id, checkpoint_id, stored=stored)
+
+    def _known(self, thread_id: str, checkpoint_id: str, *, stored: bool) -> bool:
+        entry = self._origins.get((thread_id, "", checkpoint_id))
+        return entry is not None and (entry.stored or not stored)
 
     def origin(self, thread_id: str, checkpoint_id: str, node: str | None = None) -> str | None:
         """The origin of a remembered root checkpoint, or None when it is not remembered.
@@ -183,3 +237,64 @@ class ValueLocations:
         with self._lock:
             for key in [k for k in self._known if k[0] == thread_id]:
                 del self._known[key]
+
+
+#: Tasks whose held work a saver remembers (see ``TaskHolds``).
+HOLDS_REMEMBERED = 65_536
+
+
+class TaskHolds:
+    """Work a task's writes wait for (``concurrent.futures.Future``s): the journal records of its effects, written
+    while the node goes on. ``put_writes`` of a task first waits for what is held for it, and ``put`` for what
+    is held for any task of the thread, since a checkpoint holds the writes of the tasks before it (as LangGraph's
+    own saves wait for the delta-channel writes they fold in). A future leaves when it succeeds; a failed one
+    stays until a checkpoint's save raised its error (``drop``), or a new run of the thread starts
+    (``drop_failed``): every write of the run fails until then."""
+
+    def __init__(self) -> None:
+        self._held: OrderedDict[tuple[str, str], list[Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def hold(self, thread_id: str, task_id: str, future: Any) -> None:
+        key = (thread_id, task_id)
+        with self._lock:
+            self._held.setdefault(key, []).append(future)
+            self._held.move_to_end(key)
+            while len(self._held) > HOLDS_REMEMBERED:
+                self._held.popitem(last=False)
+        future.add_done_callback(lambda done: self._release(key, done))
+
+    def _release(self, key: tuple[str, str], future: Any) -> None:
+        if future.cancelled() or future.exception() is not None:
+            return
+        with self._lock:
+            held = self._held.get(key)
+            if held is not None and future in held:
+                held.remove(future)
+                if not held:
+                    del self._held[key]
+
+    def of_task(self, thread_id: str, task_id: str) -> tuple[Any, ...]:
+        """What is held for the task."""
+        with self._lock:
+            return tuple(self._held.get((thread_id, task_id), ()))
+
+    def of_thread(self, thread_id: str) -> tuple[Any, ...]:
+        """What is held for any task of the thread."""
+        with self._lock:
+            return tuple(f for (thread, _), held in self._held.items() if thread == thread_id for f in held)
+
+    def drop_failed(self, thread_id: str) -> None:
+        """No longer hold the thread's failed work: a new run of the thread starts from what is stored."""
+        self.drop(tuple(f for f in self.of_thread(thread_id) if f.done() and (f.cancelled() or f.exception() is not None)))
+
+    def drop(self, futures: tuple[Any, ...]) -> None:
+        """No longer hold ``futures`` (their failure was raised: the run that made them stops there)."""
+        gone = set(map(id, futures))
+        with self._lock:
+            for key in list(self._held):
+                kept = [f for f in self._held[key] if id(f) not in gone]
+                if kept:
+                    self._held[key] = kept
+                else:
+                    del self._held[key]

@@ -43,7 +43,20 @@ from .._bson import (
 )
 from .. import _langgraph
 from .._plans import lease
-from .._plans.requests import Aggregate, CreateIndexes, DeleteMany, Emit, Find, Gather, InsertMany, Plan, UpdateMany, Upsert, WaitNotice
+from .._plans.requests import (
+    Aggregate,
+    CreateIndexes,
+    DeleteMany,
+    Emit,
+    Find,
+    Gather,
+    InsertMany,
+    Join,
+    Plan,
+    UpdateMany,
+    Upsert,
+    WaitNotice,
+)
 from ..errors import DeltaChainError, DurableMongoError, InvalidInputError, MissingValueError, ThreadExistsError
 from ..schema import BLOB_KEY, EXPIRY_INDEX, INDEXES, TTL_INDEX, WRITE_KEY, CollectionNames
 from .documents import (
@@ -60,7 +73,7 @@ from .documents import (
     key_id,
     stored_channels,
 )
-from .memory import LARGE, Location, StoredCheckpoints, ThreadExpiries, ValueLocations
+from .memory import LARGE, Location, StoredCheckpoints, TaskHolds, ThreadExpiries, ValueLocations
 from .ttl import TTLConfig
 
 #: Checkpoints fetched with the target by ``get_delta_channel_history``: the whole chain in one query
@@ -241,6 +254,7 @@ class CheckpointPlans:
     chunk_bytes: int = DEFAULT_CHUNK_BYTES
     _expiries: ThreadExpiries
     _stored: StoredCheckpoints
+    _holds: TaskHolds
     _locations: ValueLocations
     _prune_observers: list[Callable[[str, list[str]], Plan]]
     _carried: RootCarry | None = None
@@ -373,10 +387,11 @@ class CheckpointPlans:
         carried = newest[0].get(self._carried.field) if self._carried is not None else None
         return newest[0].get("origin") or parent_id, _langgraph.nodes_completed_by_edit(edited), carried
 
-    def _wait_stored_plan(self, thread_id: str, checkpoint_id: str, timeout: float) -> Plan:
-        """Return once the root checkpoint is in the database; see ``MongoDBCheckpointer.wait_stored``.
+    def _wait_stored_plan(self, thread_id: str, checkpoint_id: str, timeout: float, begun: bool = False) -> Plan:
+        """Return once the root checkpoint is in the database (``begun``: or this process's store of it has begun);
+        see ``MongoDBCheckpointer.wait_stored``.
 
-        For a checkpoint the registry does not hold (not stored yet, or forgotten): woken by the registry as
+        For a checkpoint the registry does not hold so (not stored yet, or forgotten): woken by the registry as
         soon as this process's own store notes it (no query), with one query by the checkpoint's key after
         ``STORED_FIRST_CHECK_SECONDS`` and another every ``STORED_RECHECK_SECONDS`` while waiting.
 
@@ -400,8 +415,8 @@ class CheckpointPlans:
                     'server, or run with durability="sync"'
                 )
             pause = max(0.0, min(remaining, recheck_at - time.monotonic()))
-            yield WaitNotice(pause, lambda wake: self._stored.subscribe(thread_id, checkpoint_id, wake))
-            if self._stored.origin(thread_id, checkpoint_id) is not None:
+            yield WaitNotice(pause, lambda wake: self._stored.subscribe(thread_id, checkpoint_id, wake, stored=not begun))
+            if self._stored.known(thread_id, checkpoint_id, stored=not begun):
                 return
 
     # -- setup ------------------------------------------------------------------
@@ -542,8 +557,11 @@ class CheckpointPlans:
         docs = yield Find(self.collections.checkpoints, query, None, [("checkpoint_id", -1)], 1)
         check_checkpoints(self.collections.checkpoints, docs)
         docs = [d for d in docs if not self._expired(d)]
-        if self._carried is not None and not checkpoint_ns and not checkpoint_id:
-            self._carried.learn(thread_id, docs[0].get(self._carried.field) if docs else None, fresh=not docs)
+        if not checkpoint_ns and not checkpoint_id:
+            if self._carried is not None:
+                self._carried.learn(thread_id, docs[0].get(self._carried.field) if docs else None, fresh=not docs)
+            if not docs:
+                self._stored.note_empty(thread_id)
         tuples = yield from self._load_tuples(docs)
         yield from self._refresh_on_read(docs)
         if docs:
@@ -641,6 +659,7 @@ class CheckpointPlans:
     ) -> Plan:
         thread_id, checkpoint_ns, parent_id = _thread_ns(config)
         checkpoint_id = require_str("checkpoint id", checkpoint.get("id"), allow_empty=False)
+        yield from self._after_held(thread_id)
         skeleton = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         versions = checkpoint.get("channel_versions", {})
         expiry = self._write_expiry(thread_id)
@@ -674,13 +693,10 @@ class CheckpointPlans:
         origin, completed, edited = yield from self._continued_origin(
             thread_id, checkpoint_ns, parent_id, full_metadata.get("source")
         )
-        carried = None
-        if self._carried is not None and not checkpoint_ns:
-            parent = self._stored.root(thread_id, parent_id) if parent_id else None
-            carried = self._carried.stamp(
-                thread_id, checkpoint_id, completed, edited, parent.carried if parent is not None else None
-            )
+        carried = self._carried_by(thread_id, checkpoint_ns, checkpoint_id, parent_id, origin, completed, edited)
         skeleton_type, skeleton_data = self.serde.dumps_typed(skeleton)
+        registered = {"checkpoint_id": checkpoint_id, "origin": origin, "completed": completed, "carried": carried}
+        self._stored.announce(thread_id, checkpoint_ns, registered)
         if blob_ops:
             lease.check_self_fence(thread_id)
             yield Upsert(self.collections.blobs, blob_ops)
@@ -709,15 +725,34 @@ class CheckpointPlans:
                 )
             ],
         )
-        self._stored.note(
-            thread_id,
-            checkpoint_ns,
-            [{"checkpoint_id": checkpoint_id, "origin": origin, "completed": completed, "carried": carried}],
-            written=True,
-        )
+        self._stored.note(thread_id, checkpoint_ns, [registered], written=True)
         self._locations.note(thread_id, checkpoint_ns, checkpoint_id, located)
         yield from self._spread_expiry(thread_id, expiry)
         return {"configurable": key}
+
+    def _after_held(self, thread_id: str) -> Plan:
+        """Before a checkpoint, which holds the writes of the tasks before it: wait for what is held for the thread's
+        tasks (``TaskHolds``: journal records written while their nodes went on); raise the error of one that
+        failed, which is then no longer held (LangGraph saves no later checkpoint of the run)."""
+        if held := self._holds.of_thread(thread_id):
+            try:
+                yield Join(held)
+            except BaseException:
+                self._holds.drop(held)
+                raise
+
+    def _carried_by(
+        self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, parent_id: str | None, origin: Any, completed: Any, edited: Any
+    ) -> Any:
+        """What a root checkpoint being stored carries: what its tasks already counted from when they foresaw it
+        (``MongoDBCheckpointer.foresee_root``), else the stamp of ``carry_in_root_checkpoints``."""
+        if self._carried is None or checkpoint_ns:
+            return None
+        foreseen = self._stored.root(thread_id, checkpoint_id)
+        if foreseen is not None and not foreseen.stored and origin is None and not completed:
+            return foreseen.carried
+        parent = self._stored.root(thread_id, parent_id) if parent_id else None
+        return self._carried.stamp(thread_id, checkpoint_id, completed, edited, parent.carried if parent is not None else None)
 
     def _put_writes_plan(
         self,
@@ -731,6 +766,8 @@ class CheckpointPlans:
         require_str("task_path", task_path)
         if not checkpoint_id:
             raise InvalidInputError('put_writes needs config["configurable"]["checkpoint_id"]')
+        if held := self._holds.of_task(thread_id, task_id):
+            yield Join(held)  # the journal records of the task's effects, written while the node went on
         expiry = self._write_expiry(thread_id)
         ops: list[UpdateOne | ReplaceOne] = []
         for idx, (channel, value) in enumerate(writes):

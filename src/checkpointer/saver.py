@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -16,13 +17,14 @@ from langgraph.checkpoint.base import (
     SerializerProtocol,
 )
 
+from .. import _langgraph
 from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
 from .._plans.clients import ConnectionScope, OwnsClients, database_name
 from .._plans.faces import TwoFaces, split_clients, started
 from ..errors import InvalidInputError
 from ..schema import CollectionNames
 from ..storage_format import StorageFormat
-from .memory import Stored, StoredCheckpoints, ThreadExpiries, ValueLocations
+from .memory import Stored, StoredCheckpoints, TaskHolds, ThreadExpiries, ValueLocations
 from .plans import CheckpointPlans, RootCarry, next_version
 from .sweeper import AsyncSweeper, Sweeper
 from .ttl import TTLConfig
@@ -123,6 +125,7 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         )
         self._expiries = ThreadExpiries()
         self._stored = StoredCheckpoints()
+        self._holds = TaskHolds()
         self._locations = ValueLocations()
         self._child_run_observers: list[Callable[[str, RunnableConfig], None]] = []
         # LangGraph's strict msgpack mode clones a saver with copy.copy (``with_allowlist``): this stays the original.
@@ -191,7 +194,11 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         """
         self._prune_observers.append(forget)
 
-    def _notice_child_run(self, config: Any) -> None:
+    def _notice_run_start(self, config: Any) -> None:
+        """A checkpoint read that starts a run: a root run drops what it cannot inherit of the thread's held work
+        (``TaskHolds.drop_failed``), a child run goes to the observers (``observe_child_runs``)."""
+        if _langgraph.root_run_start(config):
+            self._holds.drop_failed(str(config["configurable"].get("thread_id")))
         if not self._child_run_observers or not isinstance(config, dict):
             return
         if not (config.get("metadata") or {}).get("langgraph_checkpoint_ns"):
@@ -265,7 +272,7 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
             InvalidInputError: ``config`` has no ``configurable`` dict or no ``thread_id``, or an id is not a string.
             ClientConfigurationError: this saver has only an async client.
         """
-        self._notice_child_run(config)
+        self._notice_run_start(config)
         return self._run(self._get_tuple_plan(config))
 
     def list(
@@ -525,7 +532,7 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Async ``get_tuple`` on the async client: same arguments, return and errors (``ClientConfigurationError``
         when this saver has only a sync client)."""
-        self._notice_child_run(config)
+        self._notice_run_start(config)
         return await self._arun(self._get_tuple_plan(config))
 
     async def alist(
@@ -595,30 +602,72 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
 
     # -- stored checkpoints (the journal's durability="async" guard) -------------------
 
-    def wait_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
+    def wait_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0, *, begun: bool = False) -> None:
         """Block until the root checkpoint ``checkpoint_id`` of the thread is in the database.
 
         With ``durability="async"`` LangGraph stores a checkpoint in the
-        background while the tasks prepared from it already run. Task ids, and
-        so journal positions, derive from that checkpoint's id: an effect that
-        ran before the store and whose process then died would, on resume, meet
-        a re-created checkpoint with another id and run again. The journal calls
-        this before a node's first effect. A checkpoint this process stored or
-        read, or stores within ``STORED_FIRST_CHECK_SECONDS``, costs no query (a
-        bounded in-memory registry); any other is looked up by its key, then and
-        every ``STORED_RECHECK_SECONDS`` while waiting.
+        background while the tasks prepared from it already run. Journal
+        positions derive from what that checkpoint records: a node's first
+        effect waits until its store has begun (``begun``), which tells what it
+        records, and the effect's record waits until it is stored, so an entry
+        never names a checkpoint that a crash could leave unwritten. A
+        checkpoint this process stored, stores, or read, or stores within
+        ``STORED_FIRST_CHECK_SECONDS``, costs no query (a bounded in-memory
+        registry); any other is looked up by its key, then and every
+        ``STORED_RECHECK_SECONDS`` while waiting.
 
         Args:
             thread_id: the thread.
             checkpoint_id: the root-namespace checkpoint the running tasks were prepared from.
             timeout: seconds to wait for the store.
+            begun: return as soon as this process has begun to store it.
 
         Raises:
             DurableMongoError: not stored within ``timeout``; the message says what to check.
             ClientConfigurationError: a database lookup was needed and this saver has no sync client.
         """
-        if self._stored.origin(thread_id, checkpoint_id) is None:
-            self._run(self._wait_stored_plan(thread_id, checkpoint_id, timeout))
+        if not self._stored.known(thread_id, checkpoint_id, stored=not begun):
+            self._run(self._wait_stored_plan(thread_id, checkpoint_id, timeout, begun))
+
+    def hold_task_writes(self, thread_id: str, task_id: str, future: concurrent.futures.Future[Any]) -> None:
+        """Make the task's next ``put_writes`` wait for ``future`` first, and raise its error.
+
+        The journal records an effect's outcome while the node goes on; the node's writes must not be saved
+        before those records are (a resume would take the node for done while its effects' records were lost).
+
+        Args:
+            thread_id: the thread.
+            task_id: the LangGraph task whose writes wait.
+            future: the work they wait for.
+        """
+        self._holds.hold(thread_id, task_id, future)
+
+    def foresee_root(self, thread_id: str, checkpoint_id: str) -> bool:
+        """Whether what the root checkpoint records is known without waiting: it is remembered, or it is newer than
+        every root checkpoint of the thread this process read (or found none), stored or announced, so a run of this process is
+        creating it and will store it (``durability="async"``: the tasks prepared from it run before ``put``
+        is called). It continues nothing, and carries what this process's high water says; it is then
+        remembered as announced. No I/O.
+
+        Args:
+            thread_id: the thread.
+            checkpoint_id: the root-namespace checkpoint a running task was prepared from.
+
+        Returns:
+            False when only its store (``wait_stored(begun=True)``) or the database can tell.
+        """
+        if self._stored.known(thread_id, checkpoint_id, stored=False):
+            return True
+        newest = self._stored.newest(thread_id)
+        if newest is None or checkpoint_id <= newest:
+            return False
+        carried = None
+        if self._carried is not None:
+            carried = self._carried.stamp(thread_id, checkpoint_id, (), None, None)
+            if carried is None:
+                return False
+        self._stored.announce(thread_id, "", {"checkpoint_id": checkpoint_id, "carried": carried})
+        return True
 
     def origin_of(self, thread_id: str, checkpoint_id: str, node: str | None = None) -> str:
         """The root checkpoint whose tasks the tasks prepared from ``checkpoint_id`` continue.
@@ -672,20 +721,21 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         when a lookup is needed and this saver has only a sync client)."""
         return self._stored.root(thread_id, checkpoint_id) or await self._arun(self._root_plan(thread_id, checkpoint_id))
 
-    async def await_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
+    async def await_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0, *, begun: bool = False) -> None:
         """Async ``wait_stored`` on the event loop: it waits without blocking the loop that may be running the store.
 
         Args:
             thread_id: the thread.
             checkpoint_id: the root-namespace checkpoint the running tasks were prepared from.
             timeout: seconds to wait for the store.
+            begun: return as soon as this process has begun to store it.
 
         Raises:
             DurableMongoError: not stored within ``timeout``.
             ClientConfigurationError: a database lookup was needed and this saver has no async client.
         """
-        if self._stored.origin(thread_id, checkpoint_id) is None:
-            await self._arun(self._wait_stored_plan(thread_id, checkpoint_id, timeout))
+        if not self._stored.known(thread_id, checkpoint_id, stored=not begun):
+            await self._arun(self._wait_stored_plan(thread_id, checkpoint_id, timeout, begun))
 
     def get_next_version(self, current: str | int | float | None, channel: None = None) -> str:
         """The next version of a channel: a zero-padded counter plus random bits (no I/O).

@@ -12,7 +12,8 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,32 @@ class Recorded:
 
 
 @dataclass
+class Trail:
+    """A task's journal records written while its node goes on, and ``hold``, which makes the task's writes wait
+    for each (``MongoDBCheckpointer.hold_task_writes``). One per task, kept across its attempts, so a retry
+    meets the records of the attempt before it."""
+
+    hold: Callable[[Future[Any]], None]
+    _pending: list[Future[Any]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, record: Future[Any]) -> None:
+        with self._lock:
+            self._pending = [*self._unfinished(), record]
+        self.hold(record)
+
+    def pending(self) -> tuple[Future[Any], ...]:
+        """The records an effect starting now waits for: those still being written, and those that failed (whose
+        error it raises)."""
+        with self._lock:
+            self._pending = self._unfinished()
+            return tuple(self._pending)
+
+    def _unfinished(self) -> list[Future[Any]]:
+        return [f for f in self._pending if not f.done() or f.cancelled() or f.exception() is not None]
+
+
+@dataclass
 class Attempt:
     """One attempt of one task: its effect ordinals, its node position and the entries it matched.
 
@@ -40,6 +67,8 @@ class Attempt:
 
     number: int
     node: NodePosition | None = None
+    #: The task's trailing records (None: every record is written before its effect returns).
+    trail: Trail | None = None
     #: The node's top-level ordinal entries, by effect key; None until read (``ActivityJournal`` reads them).
     recorded: dict[str, Recorded] | None = None
     #: The node's entry documents as read, by effect key (an exclusive run replays from them).
@@ -136,5 +165,5 @@ def current_attempt(task: Any, number: int) -> Attempt:
     with _lock:
         attempt = _attempts.get(task)
         if attempt is None or attempt.number != number:
-            attempt = _attempts[task] = Attempt(number)
+            attempt = _attempts[task] = Attempt(number, trail=attempt.trail if attempt is not None else None)
         return attempt

@@ -33,7 +33,7 @@ from langgraph.config import get_config
 from .. import _langgraph
 from ..errors import NoDurableScopeError
 from ..resolver.position import NodePosition
-from .attempt import Attempt, current_attempt
+from .attempt import Attempt, Trail, current_attempt
 from .documents import EffectCall
 from .locator import NodeLocator, check_node
 from .position import EffectPosition
@@ -64,11 +64,16 @@ class EffectScope:
     whether the run holds its thread exclusively (the platform's run lock: ``run_lock.check_held``
     refuses once the run lost its thread's lock). An exclusive run journals at-least-once effects
     without claiming them first (see ``journal/plans.py``).
+
+    ``unsettled(thread_id)``, when set, says whether the run follows one that did not end cleanly
+    (``run_lock.follows_unclean_end``): that run's effects may be recorded at occurrences this run
+    numbers as new, so the journal reads a node's entries even then.
     """
 
     journal: Journal
     locator: NodeLocator
     guard: Callable[[str], bool] | None = None
+    unsettled: Callable[[str], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -243,12 +248,14 @@ class Slot:
     turns into a key once the journal has read the node's entries.
 
     ``exclusive``: the run holds its thread's run lock, so no other run can meet this position now.
+    ``unsettled``: the run follows one that did not end cleanly (``EffectScope.unsettled``).
     """
 
     attempt: Attempt
     ordinal: int
     key: str | None = None
     exclusive: bool = False
+    unsettled: bool = False
 
     @property
     def node(self) -> NodePosition:
@@ -264,8 +271,23 @@ def locate(scope: EffectScope, key: str | None = None) -> EffectPosition | Slot:
     ordinal = attempt.next_ordinal() if key is None else 0
     if attempt.node is None:
         attempt.node = check_node(scope.locator.node())
-    exclusive = bool(scope.guard(attempt.node.thread_id)) if scope.guard is not None else False
-    return Slot(attempt, ordinal, key, exclusive)
+        if attempt.trail is None:
+            attempt.trail = _trail(scope.locator)
+    return _slot(scope, attempt, ordinal, key)
+
+
+def _slot(scope: EffectScope, attempt: Attempt, ordinal: int, key: str | None) -> Slot:
+    thread_id = attempt.node.thread_id if attempt.node is not None else ""
+    exclusive = bool(scope.guard(thread_id)) if scope.guard is not None else False
+    unsettled = bool(scope.unsettled(thread_id)) if scope.unsettled is not None else False
+    return Slot(attempt, ordinal, key, exclusive, unsettled)
+
+
+def _trail(locator: NodeLocator) -> Trail | None:
+    """The running task's trailing records, when the locator knows where its writes wait (``ResolverLocator``
+    with a saver); other locators' effects are recorded before they return."""
+    trail = getattr(locator, "trail", None)
+    return trail() if trail is not None else None
 
 
 async def alocate(scope: EffectScope, key: str | None = None) -> EffectPosition | Slot:
@@ -276,5 +298,6 @@ async def alocate(scope: EffectScope, key: str | None = None) -> EffectPosition 
     ordinal = attempt.next_ordinal() if key is None else 0
     if attempt.node is None:
         attempt.node = check_node(await scope.locator.anode())
-    exclusive = bool(scope.guard(attempt.node.thread_id)) if scope.guard is not None else False
-    return Slot(attempt, ordinal, key, exclusive)
+        if attempt.trail is None:
+            attempt.trail = _trail(scope.locator)
+    return _slot(scope, attempt, ordinal, key)

@@ -248,6 +248,8 @@ class ActivityJournal(TwoFaces, JournalPlans):
             EffectOutcomeUnknownError: an ``at_most_once`` effect was started by a worker that died before
                 recording; it is not run again (settle it with ``resolve`` or ``discard``).
             CorruptJournalEntryError: the entry or its recorded outcome is not one the journal writes; not run.
+            EffectRecordLostError: under the platform, the record of an earlier effect of the node, written while
+                the node went on, found its position recorded by another worker; not run.
             OutcomeNotSerializableError: the effect ran but the serde cannot serialize its result (recorded
                 ``failed``); replayed for an ``at_most_once`` effect until a person settles the position.
             ClientConfigurationError: this journal has no sync client, or its input-digest key (under an
@@ -312,6 +314,8 @@ class ActivityJournal(TwoFaces, JournalPlans):
             EffectOutcomeUnknownError: an ``at_most_once`` effect was started by a worker that died before
                 recording; it is not run again (settle it with ``resolve`` or ``discard``).
             CorruptJournalEntryError: the entry or its recorded outcome is not one the journal writes; not run.
+            EffectRecordLostError: under the platform, the record of an earlier effect of the node, written while
+                the node went on, found its position recorded by another worker; not run.
             OutcomeNotSerializableError: the effect ran but the serde cannot serialize its result (recorded
                 ``failed``); replayed for an ``at_most_once`` effect until a person settles the position.
             ClientConfigurationError: this journal has no sync client, or its input-digest key (under an

@@ -18,6 +18,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import Future
 from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
@@ -30,6 +31,7 @@ from ..resolver import OrdinalAllocator, ResolvedNamespace, TaskTrace, current_d
 from ..resolver.allocator import RootStamp
 from ..resolver.position import NodePosition
 from ..resolver.running import resolve_task
+from .attempt import Trail
 
 
 class NodeLocator(Protocol):
@@ -109,9 +111,10 @@ class ResolverLocator:
     Needs an ``OrdinalAllocator`` with a sync database for sync effects, an async one for async effects (or
     both). With ``trace``, a node resolves from its config and the trace's facts of the tasks enclosing it
     (``running.resolve_task``); without, from the durable scope bound around the graph call. With ``saver``,
-    a node's first effect waits until the root checkpoint its task was prepared from is stored (under
-    ``durability="async"`` LangGraph stores it in the background) and learns which checkpoint an edit
-    continues (``MongoDBCheckpointer.origin_of``).
+    a node's first effect learns what the root checkpoint its task was prepared from records (under
+    ``durability="async"`` LangGraph stores it in the background: ``MongoDBCheckpointer.foresee_root``, else
+    a wait for its store to begin) and which checkpoint an edit continues (``MongoDBCheckpointer.origin_of``),
+    and the task's records trail its effects (``trail``).
 
     Example::
 
@@ -146,6 +149,21 @@ class ResolverLocator:
         unstored = root is not None and _langgraph.runs_durably_async(configurable)
         return config, thread_id, root, unstored, _root_task_name(configurable.get("checkpoint_ns"))
 
+    def trail(self) -> Trail | None:
+        """The running task's trailing records (with a saver): the task's writes wait for them."""
+        if self.saver is None:
+            return None
+        config, thread_id, _, _, _ = self._task()
+        task_id = _langgraph.running_task_id(config["configurable"])
+        if task_id is None:
+            return None
+        saver = self.saver
+
+        def hold(record: Future[Any]) -> None:
+            saver.hold_task_writes(thread_id, task_id, record)
+
+        return Trail(hold)
+
     def _resolve(self, config: RunnableConfig, origin: str | None) -> ResolvedNamespace:
         if self.trace is not None:
             return resolve_task(config, self.trace, origin)
@@ -162,8 +180,8 @@ class ResolverLocator:
         config, thread_id, root, unstored, root_task = self._task()
         origin = None
         if root is not None:
-            if unstored and not _on_event_loop():
-                self.saver.wait_stored(thread_id, root)
+            if unstored and not self.saver.foresee_root(thread_id, root) and not _on_event_loop():
+                self.saver.wait_stored(thread_id, root, begun=True)
             origin = self.saver.origin_of(thread_id, root, root_task)
         resolved = self._resolve(config, origin)
         stamp = _root_stamp(config, root, origin, self.saver.stored_root(thread_id, origin) if origin else None)
@@ -173,8 +191,8 @@ class ResolverLocator:
         config, thread_id, root, unstored, root_task = self._task()
         origin = None
         if root is not None:
-            if unstored:
-                await self.saver.await_stored(thread_id, root)
+            if unstored and not self.saver.foresee_root(thread_id, root):
+                await self.saver.await_stored(thread_id, root, begun=True)
             origin = await self.saver.aorigin_of(thread_id, root, root_task)
         resolved = self._resolve(config, origin)
         stamp = _root_stamp(config, root, origin, await self.saver.astored_root(thread_id, origin) if origin else None)

@@ -60,6 +60,7 @@ from .._plans.requests import (
     END,
     Await,
     CreateIndexes,
+    Defer,
     DeleteMany,
     Detach,
     Emit,
@@ -69,6 +70,7 @@ from .._plans.requests import (
     Heartbeat,
     InsertMany,
     Invoke,
+    Join,
     Next,
     Plan,
     Raised,
@@ -84,6 +86,7 @@ from ..errors import (
     DurableMongoError,
     EffectInProgressError,
     EffectOutcomeUnknownError,
+    EffectRecordLostError,
     InputChangedError,
     InputChangedWarning,
     NondeterminismError,
@@ -144,6 +147,19 @@ class _Claimed:
 @dataclass(frozen=True)
 class _Recorded:
     value: Any
+
+
+@dataclass(frozen=True)
+class _Ended:
+    """When an effect ended (a record written later still says so), and its value serialized."""
+
+    now: datetime
+    duration_ms: int
+    typed: tuple[str, bytes] | None = None
+
+
+def _duration_ms(claimed: _Claimed) -> int:
+    return int((time.monotonic() - claimed.started) * 1000)
 
 
 def _resolve_type(module: str, qualname: str) -> type[BaseException] | None:
@@ -272,7 +288,13 @@ class JournalPlans:
     def _effect_plan(
         self, call: EffectCall, where: EffectPosition | Slot, fn: Callable[[], Any], replay: Callable[[Any], Any] | None = None
     ) -> Plan:
-        """Run ``fn`` once and record its outcome; a recorded outcome is returned, through ``replay`` when given."""
+        """Run ``fn`` once and record its outcome; a recorded outcome is returned, through ``replay`` when given.
+
+        In a task with a ``Trail``, a value ``fn`` returned is recorded while the node goes on (``Defer``): the
+        task's next effect starts, and its writes are saved, only once that record is written. A failure, and
+        a value the serde cannot write, are recorded before the effect's caller hears of them.
+        """
+        yield from self._after_trailing_records(where)
         pos, claimed = yield from self._claim(call, where)
         if isinstance(claimed, _Recorded):
             return claimed.value if replay is None else (yield from self._replay(call, pos, replay, claimed.value))
@@ -281,7 +303,26 @@ class JournalPlans:
             result = yield Invoke(fn, self._running(call, pos, claimed))
         if isinstance(result, Raised) and result.pending is not None:
             yield from self._outlive(call, pos, claimed, result)
+        trail = where.attempt.trail if isinstance(where, Slot) else None
+        if trail is not None and isinstance(result, Returned) and (typed := self._serialized(result.value)) is not None:
+            ended = _Ended(lease.utcnow(), _duration_ms(claimed), typed)
+            record = yield Defer(self._record(call, pos, claimed, result, ended, trailing=True))
+            trail.add(record)
+            return result.value
         return (yield from self._record(call, pos, claimed, result))
+
+    @staticmethod
+    def _after_trailing_records(where: EffectPosition | Slot) -> Plan:
+        """Wait until the records of the task's earlier effects are written; raise the error of one that failed."""
+        if isinstance(where, Slot) and where.attempt.trail is not None and (pending := where.attempt.trail.pending()):
+            yield Join(pending)
+
+    def _serialized(self, value: Any) -> tuple[str, bytes] | None:
+        """The serde's form of an outcome, or None when it cannot write it (the record then says so)."""
+        try:
+            return self.serde.dumps_typed(value)
+        except Exception:  # noqa: BLE001 - whatever the serde raises for a type it cannot write
+            return None
 
     def _stream_plan(
         self,
@@ -295,6 +336,7 @@ class JournalPlans:
 
         The lease is renewed until the stream ends, including while the caller handles an item.
         """
+        yield from self._after_trailing_records(where)
         pos, claimed = yield from self._claim(call, where)
         if isinstance(claimed, _Recorded):
             for item in (yield from self._replay(call, pos, replay, claimed.value)):
@@ -385,12 +427,13 @@ class JournalPlans:
 
     def _place(self, call: EffectCall, where: EffectPosition | Slot, input_digest: str) -> Plan:
         """``(position, its entry as read, exclusive, node attempt)``: the position given, or the slot's, matched among the
-        node's entries (read once per attempt, in one query; none for an occurrence allocated just now)."""
+        node's entries (read once per attempt, in one query; none for an occurrence allocated just now, unless the
+        run follows one that did not end cleanly, whose records may reach beyond its stored checkpoints)."""
         if isinstance(where, EffectPosition):
             return where, None, False, None
         attempt, node = where.attempt, where.node
         if attempt.recorded is None:
-            docs = [] if node.new else (yield Find(self.collection, node_entries_filter(node), {"_id": 0}))
+            docs = [] if node.new and not where.unsettled else (yield Find(self.collection, node_entries_filter(node), {"_id": 0}))
             attempt.learn(recorded_entries(docs), {d["effect_key"]: d for d in docs if isinstance(d.get("effect_key"), str)})
         if where.key is not None:
             attempt.reserve(where.key)
@@ -612,10 +655,23 @@ class JournalPlans:
 
     # -- record -----------------------------------------------------------------------
 
-    def _record(self, call: EffectCall, pos: EffectPosition, claimed: _Claimed, result: Returned | Raised) -> Plan:
-        """Record the outcome under the fence and return the value (or raise the effect's error)."""
-        now = lease.utcnow()
-        duration_ms = int((time.monotonic() - claimed.started) * 1000)
+    def _record(
+        self,
+        call: EffectCall,
+        pos: EffectPosition,
+        claimed: _Claimed,
+        result: Returned | Raised,
+        ended: _Ended | None = None,
+        trailing: bool = False,
+    ) -> Plan:
+        """Record the outcome under the fence and return the value (or raise the effect's error).
+
+        ``ended``: when the effect ended, and its serialized value. ``trailing``: the node went on with the value
+        already, so a position another worker recorded meanwhile raises ``EffectRecordLostError`` instead of
+        handing back that worker's outcome.
+        """
+        ended = ended or _Ended(lease.utcnow(), _duration_ms(claimed))
+        now, duration_ms = ended.now, ended.duration_ms
         fence = held_fence(pos, claimed.fence)
         if isinstance(result, Raised):
             exc = result.error
@@ -627,7 +683,7 @@ class JournalPlans:
                 yield FencedUpdate(self.collection, fence, released_update(now))  # so free the position now
             raise exc
         try:
-            typed = self.serde.dumps_typed(result.value)
+            typed = ended.typed or self.serde.dumps_typed(result.value)
         except Exception as exc:  # noqa: BLE001 - whatever the serde raises for a type it cannot write
             # The effect happened and its outcome cannot be kept: say so in the entry and to the caller. An
             # at_most_once effect replays this error (a person settles it); another one runs again next time.
@@ -656,6 +712,13 @@ class JournalPlans:
         found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
         if found and found[0].get("status") == "completed":
             self._check_entry(found[0], pos)
+            if trailing:
+                raise EffectRecordLostError(
+                    f"{call.kind} {call.name!r} at {pos}: another worker recorded its outcome while this run executed "
+                    "it, and the node had gone on with this run's outcome; its writes are not saved. Run the thread "
+                    "again: the node replays the recorded outcome",
+                    position=pos,
+                )
             logger.warning("%s %r at %s: lease lost; returning the outcome the new owner recorded", call.kind, call.name, pos)
             return (yield from self._load_outcome(found[0], pos))
         logger.warning("%s %r at %s: lease lost before recording; the outcome was not recorded", call.kind, call.name, pos)

@@ -417,7 +417,12 @@ def concurrent_resume_problems(
     for spec, outcome in zip(specs, resumed):
         if not outcome.done:
             error = (outcome.result or {}).get("error", "")
-            kind = "upsert_race" if "KeyError: 'nModified'" in error else "guarantee"
+            # A record another resumer beat (EffectRecordLostError) needs two take-overs of one claim: the gap.
+            kind = (
+                "upsert_race" if "KeyError: 'nModified'" in error
+                else "conditional_update" if "EffectRecordLostError" in error
+                else "guarantee"
+            )
             problems.append((kind, workers.failure(spec, outcome)))
         elif outcome.result["values"] != expected_values:
             problems.append(("guarantee", f"process {outcome.pid} ended with {outcome.result['values']}"))

@@ -1,0 +1,370 @@
+"""A journal record trails its effect: the node goes on while the record is written, in order.
+
+Under the platform, a value an effect returned is recorded in the background (issue 20: only the journal's
+records cost round trips, and not on the node's path). What must hold, in both forms (sync, async):
+
+- the task's next effect starts only once the record of the one before it is written;
+- the node's writes are saved only after its records, so ``invoke`` returns with every record stored;
+- a ``RetryPolicy`` retry meets the records of the attempt before it;
+- a record another worker beat raises ``EffectRecordLostError`` instead of letting the node's writes be saved
+  from an outcome the journal does not hold;
+- a run that follows one that did not end cleanly reads the entries of occurrences it numbers as new, where
+  that run's records may reach beyond its stored checkpoints.
+
+Records are slowed (a ``Sleep`` before each) so that an effect or a write that did not wait would be seen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+import uuid
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from langgraph.graph import START, StateGraph
+from langgraph.types import RetryPolicy
+
+from langgraph_durable_mongodb import ActivityJournal, EffectRecordLostError
+from langgraph_durable_mongodb._plans.requests import Sleep
+from langgraph_durable_mongodb.journal import current_effect, effect
+from langgraph_durable_mongodb.journal.documents import EffectCall
+
+from .clients import make_platform, platform  # noqa: F401 - fixtures
+from .journal_helpers import Counter
+
+MODES = ["sync", "async"]
+#: How long each record waits before it is written: far longer than anything a test does meanwhile.
+SLOW = 0.3
+
+
+class State(TypedDict, total=False):
+    notes: Annotated[list, operator.add]
+
+
+def slow_records(journal: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    record = journal._record  # noqa: SLF001 - the plan every record goes through
+
+    def delayed(*args: Any, **kwargs: Any) -> Any:
+        yield Sleep(SLOW)
+        return (yield from record(*args, **kwargs))
+
+    monkeypatch.setattr(journal, "_record", delayed)
+
+
+def run(graph: Any, inputs: Any, config: dict[str, Any], mode: str) -> Any:
+    return graph.invoke(inputs, config) if mode == "sync" else asyncio.run(graph.ainvoke(inputs, config))
+
+
+def completed(journal: ActivityJournal, thread_id: str) -> list[str]:
+    """The names of the thread's completed entries, read from the database."""
+    return [e["name"] for e in journal.entries(thread_id) if e.get("status") == "completed"]
+
+
+def effect_of(name: str, mode: str, body: Any) -> Any:
+    """An ``@effect`` named ``name`` running ``body()``, sync or async."""
+    if mode == "sync":
+
+        @effect(kind="tool", name=name)
+        def sync_fn() -> Any:
+            return body()
+
+        return sync_fn
+
+    @effect(kind="tool", name=name)
+    async def async_fn() -> Any:
+        return body()
+
+    return async_fn
+
+
+def node_of(mode: str, steps: Any) -> Any:
+    """A node calling ``steps()``'s effects one after another, sync or async."""
+    if mode == "sync":
+
+        def node(state: State) -> State:
+            return {"notes": [fn() for fn in steps()]}
+
+        return node
+
+    async def anode(state: State) -> State:
+        return {"notes": [await fn() for fn in steps()]}
+
+    return anode
+
+
+def watch_writes(platform: Any, thread: str, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The thread's completed entries as each ``put_writes`` sends its writes (read from the database then)."""
+    saver, seen = platform.checkpointer, []
+    plan = saver._put_writes_plan  # noqa: SLF001 - the plan both faces of put_writes run
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        inner = plan(*args, **kwargs)
+        try:
+            request = next(inner)
+            while True:
+                if getattr(request, "collection", None) == saver.collections.writes:
+                    seen.append(sorted(completed(platform.journal, thread)))
+                request = inner.send((yield request))
+        except StopIteration as done:
+            return done.value
+
+    monkeypatch.setattr(saver, "_put_writes_plan", watched)
+    return seen
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_effect_starts_once_the_record_before_it_is_written(platform: Any, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    platform.setup()
+    slow_records(platform.journal, monkeypatch)
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    writes = watch_writes(platform, thread, monkeypatch)
+    seen: list[list[str]] = []
+    first = effect_of("first", mode, lambda: "one")
+    second = effect_of("second", mode, lambda: seen.append(completed(platform.journal, thread)) or "two")
+    graph = StateGraph(State)
+    graph.add_node("work", node_of(mode, lambda: [first, second]))
+    graph.add_edge(START, "work")
+    out = run(platform.compile(graph), {"notes": []}, {"configurable": {"thread_id": thread}}, mode)
+    assert out["notes"] == ["one", "two"]
+    assert seen == [["first"]]  # the first effect's record was in the database when the second started
+    assert writes[-1] == ["first", "second"]  # the node's writes (the last sent) waited for both records
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_retry_meets_the_records_of_the_attempt_before_it(platform: Any, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    platform.setup()
+    slow_records(platform.journal, monkeypatch)
+    executed, attempts = Counter(), []
+    charge = effect_of("charge", mode, lambda: executed("charged"))
+
+    def steps() -> list[Any]:
+        attempts.append(1)
+        if len(attempts) == 1:
+            return [charge, _raising]
+        return [charge]
+
+    def _raising() -> Any:
+        raise ConnectionError("the worker's link dropped after the charge")
+
+    graph = StateGraph(State)
+    graph.add_node("bill", node_of(mode, steps) if mode == "sync" else _awaiting_sync_tail(steps), retry_policy=RetryPolicy(max_attempts=2, initial_interval=0.01, retry_on=ConnectionError))
+    graph.add_edge(START, "bill")
+    out = run(platform.compile(graph), {"notes": []}, {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}, mode)
+    assert len(attempts) == 2
+    assert executed.n == 1  # the retry replayed the charge its first attempt recorded
+    assert out["notes"] == ["charged"]
+
+
+def _awaiting_sync_tail(steps: Any) -> Any:
+    """An async node awaiting its async effects and calling plain functions as they are."""
+
+    async def anode(state: State) -> State:
+        notes = []
+        for fn in steps():
+            value = fn()
+            notes.append(await value if asyncio.iscoroutine(value) else value)
+        return {"notes": notes}
+
+    return anode
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_record_another_worker_beat_stops_the_run_and_the_resume_replays_theirs(
+    platform: Any, mode: str
+) -> None:
+    platform.setup()
+    other = ActivityJournal.for_checkpointer(platform.checkpointer)  # another worker on the same store
+    executed = Counter()
+
+    def pay() -> str:
+        executed()
+        position = current_effect().position
+        other.run(EffectCall("tool", "pay", input={}), lambda: "theirs", position=position)
+        return "ours"
+
+    graph = StateGraph(State)
+    graph.add_node("bill", node_of(mode, lambda: [effect_of("pay", mode, pay)]))
+    graph.add_edge(START, "bill")
+    compiled, config = platform.compile(graph), {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+    saved: list[Any] = []
+
+    def lost_then_resumed() -> Any:
+        with pytest.raises(EffectRecordLostError) as raised:
+            compiled.invoke({"notes": []}, config)
+        assert "another worker recorded its outcome" in str(raised.value)
+        saved.append(compiled.get_state(config).values.get("notes"))
+        return compiled.invoke(None, config)
+
+    async def alost_then_resumed() -> Any:  # one loop: the async client is bound to the first it runs on
+        with pytest.raises(EffectRecordLostError) as raised:
+            await compiled.ainvoke({"notes": []}, config)
+        assert "another worker recorded its outcome" in str(raised.value)
+        saved.append((await compiled.aget_state(config)).values.get("notes"))
+        return await compiled.ainvoke(None, config)
+
+    out = lost_then_resumed() if mode == "sync" else asyncio.run(alost_then_resumed())
+    assert saved == [[]]  # nothing was saved from the outcome the journal does not hold
+    assert out["notes"] == ["theirs"]
+    assert executed.n == 1
+
+
+def _prepare_then_pay(mode: str, executed: Counter, fail: list[bool]) -> StateGraph:
+    def prepare(state: State) -> State:
+        return {"notes": ["prepared"]}
+
+    def pay_body() -> str:
+        executed()
+        return "paid"
+
+    pay = effect_of("pay", mode, pay_body)
+
+    def steps() -> list[Any]:
+        if fail:
+            fail.clear()
+            return [pay, _lost]
+        return [pay]
+
+    def _lost() -> Any:
+        raise ConnectionError("the worker died after the payment")
+
+    graph = StateGraph(State)
+    graph.add_node("prepare", prepare)
+    graph.add_node("pay", node_of(mode, steps) if mode == "sync" else _awaiting_sync_tail(steps))
+    graph.add_edge(START, "prepare")
+    graph.add_edge("prepare", "pay")
+    return graph
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_after_an_unclean_end_a_new_occurrence_reads_what_that_run_recorded(make_platform: Any, mode: str) -> None:
+    """The record of the payment reached the database, the checkpoint its task came from did not (deleted here,
+    as a crash would leave it). The next process numbers the occurrence as new, yet replays the payment."""
+    first = make_platform()
+    first.setup()
+    executed, thread = Counter(), f"t-{uuid.uuid4().hex[:8]}"
+    config = {"configurable": {"thread_id": thread}}
+    with pytest.raises(ConnectionError):
+        run(first.compile(_prepare_then_pay(mode, executed, [True])), {"notes": []}, config, mode)
+    assert executed.n == 1
+    db = first.checkpointer.client[first.checkpointer.db_name]
+    assert db["thread_runs"].find_one({"thread_id": thread})["ended_cleanly"] is False
+    (entry,) = first.journal.entries(thread)
+    assert entry["status"] == "completed"
+    unstored = {"thread_id": thread, "checkpoint_id": {"$gte": entry["root_key"]}}
+    assert db["checkpoints"].delete_many(unstored).deleted_count >= 1
+    db["checkpoint_writes"].delete_many(unstored)
+
+    second = make_platform()  # a new process: it remembers nothing of the first
+    out = run(second.compile(_prepare_then_pay(mode, executed, [])), None, config, mode)
+    assert out["notes"] == ["prepared", "paid"]
+    assert executed.n == 1  # replayed from the record the first run left
+    assert db["thread_runs"].find_one({"thread_id": thread})["ended_cleanly"] is True
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_run_after_one_that_failed_reads_the_entries_of_its_new_occurrences(platform: Any, mode: str) -> None:
+    """Costs: after a clean run a new occurrence reads nothing (no effect can be journaled under it yet); after a
+    run that failed, the next run of the thread reads the entries of every occurrence, new ones included."""
+    platform.setup()
+    reads: list[str] = []
+    count_reads(platform.journal, reads)
+    fail = [True]
+
+    def steps() -> list[Any]:
+        if fail:
+            fail.clear()
+            return [effect_of("check", mode, lambda: "checked"), _failing]
+        return [effect_of("check", mode, lambda: "checked")]
+
+    def _failing() -> Any:
+        raise ConnectionError("the worker's link dropped")
+
+    graph = StateGraph(State)
+    graph.add_node("work", node_of(mode, steps) if mode == "sync" else _awaiting_sync_tail(steps))
+    graph.add_node("more", node_of(mode, lambda: [effect_of("notify", mode, lambda: "notified")]))
+    graph.add_edge(START, "work")
+    graph.add_edge("work", "more")
+    compiled, config = platform.compile(graph), {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+
+    def twice() -> Any:
+        with pytest.raises(ConnectionError):
+            compiled.invoke({"notes": []}, config)
+        reads.clear()
+        return compiled.invoke(None, config)
+
+    async def atwice() -> Any:
+        with pytest.raises(ConnectionError):
+            await compiled.ainvoke({"notes": []}, config)
+        reads.clear()
+        return await compiled.ainvoke(None, config)
+
+    out = twice() if mode == "sync" else asyncio.run(atwice())
+    assert out["notes"] == ["checked", "notified"]
+    assert reads == ["find", "find"]  # work (resumed) and more (new, yet read after the failed run)
+
+
+def count_reads(journal: Any, names: list[str]) -> None:
+    """Record every ``Find`` the journal's plans send on its collection (both faces)."""
+    from langgraph_durable_mongodb._plans.requests import Find
+
+    for attribute in ("_effect_plan", "_stream_plan"):
+        plan = getattr(journal, attribute)
+
+        def counted(*args: Any, plan: Any = plan, **kwargs: Any) -> Any:
+            inner = plan(*args, **kwargs)
+            try:
+                request = next(inner)
+                while True:
+                    if isinstance(request, Find) and request.collection == journal.collection:
+                        names.append("find")
+                    request = inner.send((yield request))
+            except StopIteration as done:
+                return done.value
+
+        setattr(journal, attribute, counted)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_batch_whose_run_failed_releases_the_lock_as_not_ended_cleanly(platform: Any, mode: str) -> None:
+    platform.setup()
+
+    def fails(state: State) -> State:
+        raise ConnectionError("the worker's link dropped")
+
+    graph = StateGraph(State)
+    graph.add_node("work", fails)
+    graph.add_edge(START, "work")
+    compiled, thread = platform.compile(graph), f"t-{uuid.uuid4().hex[:8]}"
+    configs = [{"configurable": {"thread_id": thread}}]
+    with pytest.raises(ConnectionError):
+        compiled.batch([{"notes": []}], configs) if mode == "sync" else asyncio.run(compiled.abatch([{"notes": []}], configs))
+    lock = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"].find_one({"thread_id": thread})
+    assert (lock["owner"], lock["ended_cleanly"]) == (None, False)
+
+
+def test_a_sync_effect_after_an_async_one_on_the_loop_does_not_block_it(platform: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The async effect's record is a task of the run's loop; a sync effect called on that loop after it cannot
+    wait for it without blocking the loop for good."""
+    platform.setup()
+    slow_records(platform.journal, monkeypatch)
+    first, second = effect_of("first", "async", lambda: "one"), effect_of("second", "sync", lambda: "two")
+
+    async def node(state: State) -> State:
+        return {"notes": [await first(), second()]}
+
+    graph = StateGraph(State)
+    graph.add_node("work", node)
+    graph.add_edge(START, "work")
+    compiled, outcome = platform.compile(graph), {}
+
+    def run_in_a_thread() -> None:
+        outcome["out"] = asyncio.run(compiled.ainvoke({"notes": []}, {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}))
+
+    import threading
+
+    runner = threading.Thread(target=run_in_a_thread, daemon=True)
+    runner.start()
+    runner.join(20)
+    assert not runner.is_alive(), "the run's event loop is blocked"
+    assert outcome["out"]["notes"] == ["one", "two"]
