@@ -1287,7 +1287,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "a checkpoint is saved before the records of the tasks before it",
         "src/checkpointer/plans.py",
-        "        yield from self._after_held(thread_id)\n",
+        "        yield from self._after_held(thread_id, checkpoint_ns, checkpoint_id)\n",
         "",
         ("tests/test_trailing_records.py", "-m", "not server", "-k", "another_worker_beat"),
     ),

@@ -181,13 +181,27 @@ def root_checkpoint(configurable: dict[str, Any]) -> str | None:
     return root if isinstance(root, str) else None
 
 
-def running_task_id(configurable: dict[str, Any]) -> str | None:
-    """The id of the task whose config this is (the last ``name:task_id`` of its ``checkpoint_ns``): the
-    ``task_id`` LangGraph saves its writes under."""
+@dataclass(frozen=True)
+class RunningTask:
+    """Where the task whose config this is saves: its id (the ``task_id`` of its writes), the namespace of the
+    loop running it, and the checkpoint of that namespace it was prepared from."""
+
+    task_id: str
+    checkpoint_ns: str
+    prepared_from: str
+
+
+def running_task(configurable: dict[str, Any]) -> RunningTask | None:
+    """The task whose config this is, from its ``checkpoint_ns`` (``...|name:task_id``) and checkpoint map."""
     ns = configurable.get("checkpoint_ns")
     if not isinstance(ns, str):
         return None
-    return ns.split(NS_SEP)[-1].partition(NS_END)[2] or None
+    parent, _, last = ns.rpartition(NS_SEP)
+    task_id = last.partition(NS_END)[2]
+    prepared_from = (configurable.get(CONFIG_KEY_CHECKPOINT_MAP) or {}).get(parent)
+    if not task_id or not isinstance(prepared_from, str):
+        return None
+    return RunningTask(task_id, parent, prepared_from)
 
 
 def runs_durably_async(configurable: dict[str, Any]) -> bool:

@@ -245,20 +245,21 @@ HOLDS_REMEMBERED = 65_536
 
 class TaskHolds:
     """Work a task's writes wait for (``concurrent.futures.Future``s): the journal records of its effects, written
-    while the node goes on. ``put_writes`` of a task first waits for what is held for it, and ``put`` for what
-    is held for any task of the thread, since a checkpoint holds the writes of the tasks before it (as LangGraph's
-    own saves wait for the delta-channel writes they fold in). A future leaves when it succeeds; a failed one
-    stays until a checkpoint's save raised its error (``drop``), or a new run of the thread starts
-    (``drop_failed``): every write of the run fails until then."""
+    while the node goes on. ``put_writes`` of a task first waits for what is held for it, and ``put`` of a
+    checkpoint for what is held for the tasks of its namespace prepared from an older checkpoint, whose writes
+    it holds (as LangGraph's own saves wait for the delta-channel writes they fold in). A future leaves when it
+    succeeds; a failed one stays until a checkpoint's save raised its error (``drop``), or a new run of the
+    thread starts (``drop_failed``): every write of the run fails until then."""
 
     def __init__(self) -> None:
-        self._held: OrderedDict[tuple[str, str], list[Any]] = OrderedDict()
+        #: (thread, task id) -> (the task's namespace, the checkpoint it was prepared from, its held futures)
+        self._held: OrderedDict[tuple[str, str], tuple[str, str, list[Any]]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def hold(self, thread_id: str, task_id: str, future: Any) -> None:
+    def hold(self, thread_id: str, task_id: str, checkpoint_ns: str, prepared_from: str, future: Any) -> None:
         key = (thread_id, task_id)
         with self._lock:
-            self._held.setdefault(key, []).append(future)
+            self._held.setdefault(key, (checkpoint_ns, prepared_from, []))[2].append(future)
             self._held.move_to_end(key)
             while len(self._held) > HOLDS_REMEMBERED:
                 self._held.popitem(last=False)
@@ -269,32 +270,39 @@ class TaskHolds:
             return
         with self._lock:
             held = self._held.get(key)
-            if held is not None and future in held:
-                held.remove(future)
-                if not held:
+            if held is not None and future in held[2]:
+                held[2].remove(future)
+                if not held[2]:
                     del self._held[key]
 
     def of_task(self, thread_id: str, task_id: str) -> tuple[Any, ...]:
         """What is held for the task."""
         with self._lock:
-            return tuple(self._held.get((thread_id, task_id), ()))
+            return tuple(self._held.get((thread_id, task_id), ("", "", ()))[2])
 
-    def of_thread(self, thread_id: str) -> tuple[Any, ...]:
-        """What is held for any task of the thread."""
+    def before(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[Any, ...]:
+        """What is held for the tasks of the namespace prepared from checkpoints older than ``checkpoint_id``."""
         with self._lock:
-            return tuple(f for (thread, _), held in self._held.items() if thread == thread_id for f in held)
+            return tuple(
+                f
+                for (thread, _), (ns, prepared_from, held) in self._held.items()
+                if thread == thread_id and ns == checkpoint_ns and prepared_from < checkpoint_id
+                for f in held
+            )
 
     def drop_failed(self, thread_id: str) -> None:
         """No longer hold the thread's failed work: a new run of the thread starts from what is stored."""
-        self.drop(tuple(f for f in self.of_thread(thread_id) if f.done() and (f.cancelled() or f.exception() is not None)))
+        with self._lock:
+            held = [f for (thread, _), (_, _, futures) in self._held.items() if thread == thread_id for f in futures]
+        self.drop(tuple(f for f in held if f.done() and (f.cancelled() or f.exception() is not None)))
 
     def drop(self, futures: tuple[Any, ...]) -> None:
         """No longer hold ``futures`` (their failure was raised: the run that made them stops there)."""
         gone = set(map(id, futures))
         with self._lock:
-            for key in list(self._held):
-                kept = [f for f in self._held[key] if id(f) not in gone]
+            for key, (ns, prepared_from, held) in list(self._held.items()):
+                kept = [f for f in held if id(f) not in gone]
                 if kept:
-                    self._held[key] = kept
+                    self._held[key] = (ns, prepared_from, kept)
                 else:
                     del self._held[key]

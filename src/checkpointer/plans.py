@@ -659,7 +659,7 @@ class CheckpointPlans:
     ) -> Plan:
         thread_id, checkpoint_ns, parent_id = _thread_ns(config)
         checkpoint_id = require_str("checkpoint id", checkpoint.get("id"), allow_empty=False)
-        yield from self._after_held(thread_id)
+        yield from self._after_held(thread_id, checkpoint_ns, checkpoint_id)
         skeleton = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         versions = checkpoint.get("channel_versions", {})
         expiry = self._write_expiry(thread_id)
@@ -730,11 +730,11 @@ class CheckpointPlans:
         yield from self._spread_expiry(thread_id, expiry)
         return {"configurable": key}
 
-    def _after_held(self, thread_id: str) -> Plan:
-        """Before a checkpoint, which holds the writes of the tasks before it: wait for what is held for the thread's
-        tasks (``TaskHolds``: journal records written while their nodes went on); raise the error of one that
+    def _after_held(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Plan:
+        """Before a checkpoint, which holds the writes of the tasks before it: wait for what is held for them
+        (``TaskHolds.before``: journal records written while their nodes went on); raise the error of one that
         failed, which is then no longer held (LangGraph saves no later checkpoint of the run)."""
-        if held := self._holds.of_thread(thread_id):
+        if held := self._holds.before(thread_id, checkpoint_ns, checkpoint_id):
             try:
                 yield Join(held)
             except BaseException:

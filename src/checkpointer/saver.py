@@ -629,18 +629,21 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         if not self._stored.known(thread_id, checkpoint_id, stored=not begun):
             self._run(self._wait_stored_plan(thread_id, checkpoint_id, timeout, begun))
 
-    def hold_task_writes(self, thread_id: str, task_id: str, future: concurrent.futures.Future[Any]) -> None:
-        """Make the task's next ``put_writes`` wait for ``future`` first, and raise its error.
+    def hold_task_writes(
+        self, thread_id: str, task: _langgraph.RunningTask, future: concurrent.futures.Future[Any]
+    ) -> None:
+        """Make the task's writes wait for ``future`` first, and raise its error: its ``put_writes``, and the ``put``
+        of every later checkpoint of its namespace, which holds those writes.
 
         The journal records an effect's outcome while the node goes on; the node's writes must not be saved
         before those records are (a resume would take the node for done while its effects' records were lost).
 
         Args:
             thread_id: the thread.
-            task_id: the LangGraph task whose writes wait.
+            task: the LangGraph task whose writes wait (``_langgraph.running_task``).
             future: the work they wait for.
         """
-        self._holds.hold(thread_id, task_id, future)
+        self._holds.hold(thread_id, task.task_id, task.checkpoint_ns, task.prepared_from, future)
 
     def foresee_root(self, thread_id: str, checkpoint_id: str) -> bool:
         """Whether what the root checkpoint records is known without waiting: it is remembered, or it is newer than

@@ -154,13 +154,13 @@ class ResolverLocator:
         if self.saver is None:
             return None
         config, thread_id, _, _, _ = self._task()
-        task_id = _langgraph.running_task_id(config["configurable"])
-        if task_id is None:
+        task = _langgraph.running_task(config["configurable"])
+        if task is None:
             return None
         saver = self.saver
 
         def hold(record: Future[Any]) -> None:
-            saver.hold_task_writes(thread_id, task_id, record)
+            saver.hold_task_writes(thread_id, task, record)
 
         return Trail(hold)
 
