@@ -20,12 +20,14 @@ import json
 import os
 import signal
 import sys
+import time
 from typing import Annotated, Any, TypedDict
 
 from bson import json_util
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
+from langgraph.config import get_config
 from langgraph.graph import START, StateGraph
 
 from ._plans.clients import DRIVER_INFO, masked_uri
@@ -64,8 +66,9 @@ def lookup_policy(policy_id: str) -> str:
     return f"policy {policy_id}: water damage covered up to 10,000 EUR"
 
 
-def build_graph(crash: str) -> StateGraph:
-    """root -> case_investigation -> policy_analysis -> review_policy (``crash``: none, raise or kill)."""
+def build_graph(crash: str, journal: Any = None) -> StateGraph:
+    """root -> case_investigation -> policy_analysis -> review_policy (``crash``: none, raise or kill; a kill waits
+    for ``journal`` to hold both outcomes first)."""
     llm = SecureLLM(CaseModel(messages=iter([AIMessage("The claim concerns policy P-7; check its water damage cover.")])))
     policy_tool = SecureTool(lookup_policy)
 
@@ -75,6 +78,9 @@ def build_graph(crash: str) -> StateGraph:
         if crash == "raise":
             raise SimulatedCrash("worker lost after the tool ran")
         if crash == "kill":
+            # An outcome is recorded while the node goes on (the node's next effect, and its writes, wait for it):
+            # the crash is staged once both records are stored, as it would come a moment later.
+            _journaled(journal, get_config()["configurable"]["thread_id"], 2)
             print("  ✗ SIGKILL after the tool ran: the process dies now; run the demo again to resume")
             sys.stdout.flush()
             os.kill(os.getpid(), signal.SIGKILL)
@@ -94,6 +100,15 @@ def build_graph(crash: str) -> StateGraph:
     root.add_edge(START, "case_investigation")
     root.add_edge("case_investigation", "decide")
     return root
+
+
+def _journaled(journal: Any, thread_id: str, count: int, timeout: float = 30.0) -> None:
+    """Wait until the thread's journal holds ``count`` completed entries."""
+    deadline = time.monotonic() + timeout
+    while sum(e.get("status") == "completed" for e in journal.entries(thread_id)) < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the journal of {thread_id!r} did not record {count} outcomes in {timeout:g} s")
+        time.sleep(0.01)
 
 
 def open_platform(uri: str | None, db_name: str) -> tuple[Any, DurablePlatform, str]:
@@ -153,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         platform.checkpointer.delete_thread(args.thread)
         print(f"\nrun 1: invoke (thread {args.thread})")
         print(f"  review_policy at {PATH}")
-        graph = platform.compile(build_graph("kill" if args.crash else "raise"))
+        graph = platform.compile(build_graph("kill" if args.crash else "raise", platform.journal))
         try:
             graph.invoke({"case": "claim 7731", "findings": []}, config)
         except SimulatedCrash as crash:
