@@ -186,6 +186,8 @@ class Variant:
     graph: Any
     inputs: Callable[[int], dict[str, Any]]
     closers: list[Callable[[], None]] = field(default_factory=list)
+    #: Waits for what a run sends after it returned (the run lock's release), so its commands count in its turn.
+    settle: Callable[[], None] = lambda: None
     walls: list[float] = field(default_factory=list)
     commands: list[int] = field(default_factory=list)
     first_turn_commands: list[int] = field(default_factory=list)  # a thread's first turn reads no earlier writes
@@ -197,6 +199,7 @@ class Variant:
             t0 = time.perf_counter()
             out = self.graph.invoke(self.inputs(turn), config)
             wall = time.perf_counter() - t0
+            self.settle()
         if not isinstance(out["messages"][-1], AIMessage) or out["messages"][-1].tool_calls:
             raise RuntimeError(f"{self.name}: the turn did not end with the model's answer: {out['messages'][-1]!r}")
         if measured:
@@ -225,6 +228,7 @@ def make_variant(name: str, uri: str, s: core.Settings) -> Variant:
     client: MongoClient = MongoClient(uri, event_listeners=[counter])
     db_name = f"{core.DB_PREFIX}rtt_{name}_{uuid.uuid4().hex[:8]}"
     closers: list[Callable[[], None]] = []
+    settle: Callable[[], None] = lambda: None
     inputs: Callable[[int], dict[str, Any]] = react_inputs
     if name in ("saver", "task", "chat_saver"):
         saver: Any = MongoDBSaver(client, db_name=db_name)
@@ -239,11 +243,13 @@ def make_variant(name: str, uri: str, s: core.Settings) -> Variant:
         platform = DurablePlatform(client, db_name=db_name, exclusive_runs=name == "compile")
         platform.setup()
         closers.append(platform.close)
+        if platform.run_locks is not None:
+            settle = platform.run_locks.wait_releases
         graph = platform.compile(secure_builder()) if name == "compile" else secure_builder().compile(
             checkpointer=platform.checkpointer)
     if name.startswith("chat"):
         inputs = core.TurnInputs(s)
-    return Variant(name, client, counter, db_name, graph, inputs, closers)
+    return Variant(name, client, counter, db_name, graph, inputs, closers, settle)
 
 
 def run_turns(uri: str, names: Sequence[str], s: core.Settings, rs: RttSettings,

@@ -856,9 +856,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "a run lock that cannot be released replaces the run's own error",
         "src/run_lock.py",
-        "            try:\n                self._finish(cleanly=isinstance(ended, StopIteration))\n            except Exception as error:  # noqa: BLE001 - the run's own outcome is what the caller gets\n                _release_failed(self._thread_ids, error)\n            raise",
-        "            self._finish(cleanly=isinstance(ended, StopIteration))\n            raise",
-        ("tests/test_self_fencing.py", "-k", "real_proxy and sync"),
+        "            try:\n                await self._finish(cleanly=isinstance(ended, StopAsyncIteration))\n            except Exception as error:  # noqa: BLE001 - the run's own outcome is what the caller gets\n                _release_failed(self._thread_ids, error)\n            raise",
+        "            await self._finish(cleanly=isinstance(ended, StopAsyncIteration))\n            raise",
+        ("tests/test_self_fencing.py", "-k", "real_proxy and async"),
     ),
     Mutant(
         "nothing is known beneath an occurrence just allocated",
@@ -1329,8 +1329,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "a stream that raised releases the run lock as ended cleanly",
         "src/run_lock.py",
-        "self._finish(cleanly=isinstance(ended, StopIteration))",
-        "self._finish(cleanly=True)",
+        "            self._finish(cleanly=isinstance(ended, StopIteration))  # its release",
+        "            self._finish(cleanly=True)  # its release",
         ("tests/test_trailing_records.py", "-m", "not server", "-k", "(unclean_end or failed_reads) and sync"),
     ),
     Mutant(
@@ -1395,6 +1395,20 @@ MUTANTS: tuple[Mutant, ...] = (
         "            if not docs:\n                self._stored.note_empty(thread_id)\n",
         "",
         ("tests/test_foreseen_roots.py", "-m", "not server", "-k", "new_thread"),
+    ),
+    Mutant(
+        "a sync run finds its own release still under way and waits for its lease",
+        "src/run_lock.py",
+        "                if (releasing := self._release_of(thread_id)) is not None:\n                    releasing.result()",
+        "                if False:\n                    pass",
+        ("tests/test_run_lock.py", "-m", "not server", "-k", "returns_before and not ainvoke"),
+    ),
+    Mutant(
+        "an async run finds a sync run's release still under way and waits for its lease",
+        "src/run_lock.py",
+        "                if (releasing := self._release_of(thread_id)) is not None:\n                    await asyncio.wrap_future(releasing)",
+        "                if False:\n                    pass",
+        ("tests/test_run_lock.py", "-m", "not server", "-k", "returns_before and ainvoke"),
     ),
 )
 

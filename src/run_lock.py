@@ -82,6 +82,8 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import logging
 import threading
 import time
@@ -99,6 +101,7 @@ from langchain_core.runnables.config import merge_configs
 from ._bson import require_db_name, require_seconds, require_str, require_thread_id
 from ._plans import lease
 from ._plans.faces import TwoFaces, split_clients
+from ._plans.interpreters import background_pool
 from ._plans.lease import Beat
 from ._plans.owner import identity, owner_gone
 from ._plans.requests import CreateIndexes, FencedUpdate, Find, FindOneAndUpdate, Heartbeat, InsertOne, Plan, Sleep
@@ -327,13 +330,23 @@ class Held:
     def release(self, cleanly: bool = True) -> None:
         """Release every lock still held (1 command each); one found taken over is recorded as lost instead.
 
-        ``cleanly`` False: the run raised or was cut short, so the next run claims its effects (``runs_alone``).
+        ``cleanly`` False: the run raised or was cut short (``follows_unclean_end``).
         """
         for holding in self._unreleased():
             self.locks._run(self.locks._release_plan(holding, cleanly))
 
+    def release_in_background(self, cleanly: bool = True) -> None:
+        """``release``, sent from the process's pool of background threads (which Python lets finish at exit), so
+        the run returns without waiting for it. The next acquisition of one of these threads in this process
+        waits for its release (``RunLocks.wait_releases``). A release that fails is logged: the lock then frees
+        itself when its lease expires."""
+        for holding in self._unreleased():
+            self.locks._release_in_background(holding, cleanly)
+
     async def arelease(self, cleanly: bool = True) -> None:
-        """The async twin of ``release``."""
+        """The async twin of ``release``. The async face has no background release: a task left to release the
+        lock would be cancelled with its loop, which may end as soon as the run returns, and the lock would then
+        stay taken for its lease."""
         for holding in self._unreleased():
             await self.locks._arun(self.locks._release_plan(holding, cleanly))
 
@@ -380,6 +393,8 @@ class RunLocks(TwoFaces):
         #: Threads whose lock this process has taken before: their next take tries the released lock first.
         self._taken_before: OrderedDict[str, None] = OrderedDict()
         self._taken_lock = threading.Lock()
+        #: Releases sent in the background (``Held.release``), by thread: the thread's next take waits for its own.
+        self._releasing: dict[str, concurrent.futures.Future[None]] = {}
 
     # ---- plans (the storage logic, once) ----
 
@@ -482,6 +497,48 @@ class RunLocks(TwoFaces):
         if not released:
             holding.lose()
 
+    def _release_in_background(self, holding: Holding, cleanly: bool) -> None:
+        try:
+            future = background_pool().submit(self._release_logged, holding, cleanly)
+        except RuntimeError:  # the interpreter is shutting down: no thread starts any more
+            self._release_logged(holding, cleanly)
+            return
+        with self._taken_lock:
+            self._releasing[holding.thread_id] = future
+        future.add_done_callback(lambda done: self._released(holding.thread_id, done))
+
+    def _release_logged(self, holding: Holding, cleanly: bool) -> None:
+        try:
+            self._run(self._release_plan(holding, cleanly))
+        except Exception as error:  # noqa: BLE001 - nobody waits for it: say so, the lease frees the lock
+            _release_failed([holding.thread_id], error)
+
+    def _released(self, thread_id: str, future: concurrent.futures.Future[None]) -> None:
+        with self._taken_lock:
+            if self._releasing.get(thread_id) is future:
+                del self._releasing[thread_id]
+
+    def _release_of(self, thread_id: str) -> concurrent.futures.Future[None] | None:
+        """This process's release of the thread's lock still under way, if any."""
+        with self._taken_lock:
+            return self._releasing.get(thread_id)
+
+    def wait_releases(self, timeout: float | None = None) -> None:
+        """Wait until this process's background releases (``Held.release_in_background``: a sync run's, once it
+        returned) are done: the locks are then free in the database.
+
+        Args:
+            timeout: seconds to wait at most (None: as long as they take).
+
+        Raises:
+            TimeoutError: one was still under way after ``timeout``.
+        """
+        with self._taken_lock:
+            pending = list(self._releasing.values())
+        _, undone = concurrent.futures.wait(pending, timeout)
+        if undone:
+            raise TimeoutError(f"{len(undone)} run lock release(s) still under way after {timeout:g} s")
+
     # ---- faces ----
 
     def _needed(self, thread_ids: Iterable[str]) -> list[str]:
@@ -504,6 +561,8 @@ class RunLocks(TwoFaces):
         held = Held(self)
         try:
             for thread_id in self._needed(thread_ids):
+                if (releasing := self._release_of(thread_id)) is not None:
+                    releasing.result()
                 held.holdings.append(self._run(self._acquire_plan(thread_id)))
         except BaseException:
             held.release()
@@ -516,6 +575,8 @@ class RunLocks(TwoFaces):
         held = Held(self)
         try:
             for thread_id in self._needed(thread_ids):
+                if (releasing := self._release_of(thread_id)) is not None:
+                    await asyncio.wrap_future(releasing)
                 held.holdings.append(await self._arun(self._acquire_plan(thread_id)))
         except BaseException:
             await held.arelease()
@@ -625,16 +686,13 @@ class LockedIterator(Iterator[Any]):
             with self._held.mark():
                 return next(self._iterator)
         except BaseException as ended:
-            try:
-                self._finish(cleanly=isinstance(ended, StopIteration))
-            except Exception as error:  # noqa: BLE001 - the run's own outcome is what the caller gets
-                _release_failed(self._thread_ids, error)
+            self._finish(cleanly=isinstance(ended, StopIteration))  # its release, sent in the background, never raises
             raise
 
     def _finish(self, cleanly: bool) -> None:
         self._done = True
         if self._held is not None:
-            self._held.release(cleanly)
+            self._held.release_in_background(cleanly)
 
     def close(self) -> None:
         try:

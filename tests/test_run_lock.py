@@ -114,6 +114,9 @@ FINAL = {"notes": ["intake", "paid 42", "shipped 42"]}
 
 
 def runs_doc(platform: DurablePlatform, thread: str = "case-42") -> Any:
+    """The thread's lock document, once this process's background releases are done (a sync run returns
+    before its release is: ``Held.release_in_background``)."""
+    platform.run_locks.wait_releases(10)
     return platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"].find_one({"thread_id": thread})
 
 
@@ -234,6 +237,7 @@ def test_a_dead_holder_on_this_host_is_taken_over_at_once(make_platform: Any) ->
         "lease_until": now + timedelta(hours=1), "started_at": now,
     })
     assert graph.invoke(None, config()) == FINAL  # run_wait_seconds=0: no waiting for its hour-long lease
+    platform.run_locks.wait_releases(10)
     assert runs.find_one({}, {"_id": 0, "owner": 1, "fence": 1}) == {"owner": None, "fence": 6}  # taken over, released
 
 
@@ -248,6 +252,7 @@ def test_an_expired_lease_is_taken_over_at_once(make_platform: Any) -> None:
         "lease_until": now - timedelta(seconds=1), "started_at": now - timedelta(minutes=5),
     })
     assert graph.invoke(None, config()) == FINAL
+    platform.run_locks.wait_releases(10)
     assert runs.find_one({}, {"_id": 0, "owner": 1, "fence": 1}) == {"owner": None, "fence": 6}
 
 
@@ -280,12 +285,14 @@ def test_a_short_run_costs_three_commands_then_two_and_a_long_one_renews(make_pl
     fx = Effects(seconds=0)
     graph = build(platform, fx)
     graph.invoke({"notes": []}, config())  # the thread's first lock: inserted
+    platform.run_locks.wait_releases(10)  # released in the background, after the run returned
     assert sent(seen) == ["Find", "InsertOne", "FencedUpdate"]
     seen.clear()
     graph.invoke(None, config())  # its lock, released by this process's last run: taken back unread
+    platform.run_locks.wait_releases(10)
     assert sent(seen) == ["FindOneAndUpdate", "FencedUpdate"]
     graph.invoke({"notes": []}, config())  # back before pay, for the long run below
-
+    platform.run_locks.wait_releases(10)
     seen.clear()
     fx.seconds = 0.75  # renewed every 0.1 s
     leases = []
@@ -297,6 +304,7 @@ def test_a_short_run_costs_three_commands_then_two_and_a_long_one_renews(make_pl
         time.sleep(0.2)
         leases.append(runs_doc(platform)["lease_until"])
     runner.join(30)
+    platform.run_locks.wait_releases(10)
     updates = [r for r in seen if type(r).__name__ == "FencedUpdate"]
     assert type(seen[0]).__name__ == "FindOneAndUpdate"  # its lock taken back by one update
     renewals = [r for r in updates if isinstance(r.filter.get("lease_until"), dict)]  # {"$gt": now}
@@ -430,3 +438,35 @@ async def test_abatch_locks_every_distinct_thread(make_platform: Any) -> None:
     assert await graph.abatch([{"notes": []}] * 2, [config("b"), config("a")]) == [{"notes": ["x"]}] * 2
     assert held_by(platform, "a") is None and held_by(platform, "b") is None
 
+
+
+def _slow_release(platform: DurablePlatform, monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    from langgraph_durable_mongodb._plans.requests import Sleep
+
+    locks = platform.run_locks
+    release = locks._release_plan  # noqa: SLF001 - the plan every release runs
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        yield Sleep(seconds)
+        return (yield from release(*args, **kwargs))
+
+    monkeypatch.setattr(locks, "_release_plan", slow)
+
+
+@pytest.mark.parametrize("then", ["invoke", "ainvoke"])
+def test_a_sync_run_returns_before_its_release_and_the_next_run_here_waits_for_it(
+    make_platform: Any, monkeypatch: pytest.MonkeyPatch, then: str
+) -> None:
+    """The release is sent in the background (off the run's path); this process's next run of the thread, sync or
+    async, waits for it rather than for the lease it would otherwise find held (``run_wait_seconds`` is shorter)."""
+    platform = make_platform(run_wait_seconds=0.2)
+    graph = build(platform, Effects(seconds=0))
+    graph.invoke({"notes": []}, config())
+    platform.run_locks.wait_releases(10)
+    _slow_release(platform, monkeypatch, 0.6)
+    assert graph.invoke(None, config()) == FINAL
+    runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
+    assert runs.find_one({"thread_id": "case-42"})["owner"] is not None  # the release is still under way
+    out = graph.invoke(None, config()) if then == "invoke" else asyncio.run(graph.ainvoke(None, config()))
+    assert out == FINAL  # no ThreadBusyError after 0.2 s: it waited for this process's own release
+    assert held_by(platform) is None

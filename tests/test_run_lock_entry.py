@@ -33,7 +33,9 @@ class State(TypedDict, total=False):
 
 
 def live_locks(platform: Any) -> list[str]:
-    """The threads whose run lock is held right now."""
+    """The threads whose run lock is held right now (once this process's background releases are done)."""
+    if platform.run_locks is not None:
+        platform.run_locks.wait_releases(10)
     runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
     return sorted(d["thread_id"] for d in runs.find({"owner": {"$ne": None}}))
 

@@ -247,6 +247,7 @@ def test_after_an_unclean_end_a_new_occurrence_reads_what_that_run_recorded(make
     with pytest.raises(ConnectionError):
         run(first.compile(_prepare_then_pay(mode, executed, [True])), {"notes": []}, config, mode)
     assert executed.n == 1
+    first.run_locks.wait_releases(10)  # a sync run's release is sent in the background
     db = first.checkpointer.client[first.checkpointer.db_name]
     assert db["thread_runs"].find_one({"thread_id": thread})["ended_cleanly"] is False
     (entry,) = first.journal.entries(thread)
@@ -259,6 +260,7 @@ def test_after_an_unclean_end_a_new_occurrence_reads_what_that_run_recorded(make
     out = run(second.compile(_prepare_then_pay(mode, executed, [])), None, config, mode)
     assert out["notes"] == ["prepared", "paid"]
     assert executed.n == 1  # replayed from the record the first run left
+    second.run_locks.wait_releases(10)
     assert db["thread_runs"].find_one({"thread_id": thread})["ended_cleanly"] is True
 
 

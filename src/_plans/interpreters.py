@@ -241,7 +241,7 @@ class SyncInterpreter(_Collections):
             unsubscribe()
 
     def _defer(self, request: Defer) -> concurrent.futures.Future[Any]:
-        return _background_pool().submit(self.run, request.plan)
+        return background_pool().submit(self.run, request.plan)
 
     def _join(self, request: Join) -> None:
         on_a_loop = _loop_runs_here()
@@ -285,7 +285,7 @@ _pool: concurrent.futures.ThreadPoolExecutor | None = None
 BACKGROUND_THREADS = 8
 
 
-def _background_pool() -> concurrent.futures.ThreadPoolExecutor:
+def background_pool() -> concurrent.futures.ThreadPoolExecutor:
     """The process's pool for deferred plans. Python joins its threads at exit, so a record under way when the
     program ends is still written."""
     global _pool
