@@ -17,7 +17,7 @@ The lock is one document per thread, under a unique ``thread_id`` index. It
 stays after its run ends, so that its token keeps counting::
 
     {thread_id, fence: <int>, owner: <fresh uuid, None once released>,
-     owner_host, owner_pid, owner_process, lease_until, started_at}
+     owner_host, owner_pid, owner_process, lease_until, started_at, ended_cleanly}
 
 - ``fence`` is the lock's token: every acquisition and take-over increments
   it, and every renewal and release is conditional on the holder's fence, so
@@ -53,7 +53,16 @@ stays after its run ends, so that its token keeps counting::
   pending writes: so no effect starts and no checkpoint write is sent after
   the holder's lease may have ended, by its own clock.
 - Release, conditional on ``{thread_id, fence}``: ``owner`` None and
-  ``lease_until`` 1970, also when the run raises or is interrupted.
+  ``lease_until`` 1970, also when the run raises or is interrupted, and
+  ``ended_cleanly``: whether it did neither. A sync run's release is sent in
+  the background once the run returned (``Held.release_in_background``);
+  this process's next run of the thread waits for it. The async face awaits
+  its release: a loop that ends with the run would cancel it.
+- The next run of a thread whose last run did not end cleanly (it raised, was
+  cut short, or never released the lock: taken over) reads the journal
+  entries of every node occurrence, new ones included
+  (``follows_unclean_end``): a record written while its node went on may
+  have reached the database before the checkpoint its occurrence is keyed by.
 
 A run costs 3 commands (read, take, release) on a thread this process has not
 run before, 2 (take, release) on one it has; one shorter than
