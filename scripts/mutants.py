@@ -254,14 +254,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "src/journal/locator.py",
         "stored.written and origin == root and first_attempt",
         "True",
-        ("tests/test_journal_callbacks.py", "-m", "not server", "-k", "counts_its_tokens_once"),
+        ("tests/test_platform_replay.py", "-m", "not server", "-k", "root_node_resumed_after_its_interrupt"),
     ),
     Mutant(
         "a checkpoint read is still taken for one this process wrote and no other run met",
         "src/checkpointer/plans.py",
         "        self._stored.note(thread_id, checkpoint_ns, [_registered(d, d.get(field) if field else None) for d in docs])",
         "        self._stored.note(thread_id, checkpoint_ns, [_registered(d, d.get(field) if field else None) for d in docs], written=True)",
-        ("tests/test_journal_callbacks.py", "-m", "not server", "-k", "counts_its_tokens_once"),
+        ("tests/test_platform_replay.py", "-m", "not server", "-k", "root_node_resumed_after_its_interrupt"),
     ),
     Mutant(
         "a checkpoint carries what its own tasks took, so a resume numbers their occurrences one further",

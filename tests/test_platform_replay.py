@@ -135,6 +135,39 @@ async def test_interrupt_then_resume_replays_the_llm_call(platform: DurablePlatf
     assert len(model.calls) == 1
 
 
+def _root_review(llm: Any, sync: bool) -> StateGraph:
+    def review(state: State) -> State:
+        draft = llm.invoke("draft a decision")
+        return {"notes": [f"{draft.content}:{interrupt({'draft': draft.content})}"]}
+
+    async def areview(state: State) -> State:
+        draft = await llm.ainvoke("draft a decision")
+        return {"notes": [f"{draft.content}:{interrupt({'draft': draft.content})}"]}
+
+    graph = StateGraph(State)
+    graph.add_node("review", review if sync else areview)
+    graph.add_edge(START, "review")
+    return graph
+
+
+def test_a_root_node_resumed_after_its_interrupt_replays_its_llm_call(platform: DurablePlatform) -> None:
+    """The resumed occurrence is keyed by a checkpoint this process wrote, then read back at the resume: not new,
+    so its entries are read (the run before it ended cleanly, at the interrupt)."""
+    model = scripted(AIMessage("draft"))
+    graph = platform.compile(_root_review(SecureLLM(model), sync=True))
+    assert graph.invoke({"notes": []}, config())["__interrupt__"][0].value == {"draft": "draft"}
+    assert graph.invoke(Command(resume="yes"), config())["notes"] == ["draft:yes"]
+    assert len(model.calls) == 1
+
+
+async def test_an_async_root_node_resumed_after_its_interrupt_replays_its_llm_call(platform: DurablePlatform) -> None:
+    model = scripted(AIMessage("draft"))
+    graph = platform.compile(_root_review(SecureLLM(model), sync=False))
+    assert (await graph.ainvoke({"notes": []}, config()))["__interrupt__"][0].value == {"draft": "draft"}
+    assert (await graph.ainvoke(Command(resume="yes"), config()))["notes"] == ["draft:yes"]
+    assert len(model.calls) == 1
+
+
 # -- row 3: RetryPolicy: a node fails after effect 1 and is retried
 
 

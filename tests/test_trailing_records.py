@@ -148,7 +148,7 @@ def test_a_retry_meets_the_records_of_the_attempt_before_it(platform: Any, mode:
         raise ConnectionError("the worker's link dropped after the charge")
 
     graph = StateGraph(State)
-    graph.add_node("bill", node_of(mode, steps) if mode == "sync" else _awaiting_sync_tail(steps), retry_policy=RetryPolicy(max_attempts=2, initial_interval=0.01, retry_on=ConnectionError))
+    graph.add_node("bill", node_of(mode, steps) if mode == "sync" else _awaiting_sync_tail(steps), retry_policy=RetryPolicy(max_attempts=2, initial_interval=0.01, jitter=False, retry_on=ConnectionError))
     graph.add_edge(START, "bill")
     out = run(platform.compile(graph), {"notes": []}, {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}, mode)
     assert len(attempts) == 2
