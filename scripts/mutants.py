@@ -849,7 +849,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "a sync effect on the event loop waits for the store that loop has to run",
         "src/journal/locator.py",
-        "            if unstored and not self.saver.foresee_root(thread_id, root) and not _on_event_loop():",
+        "            if unstored and not self.saver.foresee_root(thread_id, root) and not on_event_loop():",
         "            if unstored and not self.saver.foresee_root(thread_id, root):",
         ("tests/test_platform_replay.py", "-k", "does_not_wait_on_the_loop and mongo_java_server"),
     ),

@@ -244,7 +244,7 @@ class SyncInterpreter(_Collections):
         return background_pool().submit(self.run, request.plan)
 
     def _join(self, request: Join) -> None:
-        on_a_loop = _loop_runs_here()
+        on_a_loop = on_event_loop()
         for future in request.futures:
             # A sync effect called on an event loop cannot block it: a future that loop's tasks settle would
             # never be done. It raises the error of one done, and does not wait for the others.
@@ -298,7 +298,8 @@ def background_pool() -> concurrent.futures.ThreadPoolExecutor:
 _DEFERRED_TASKS: set[asyncio.Task[Any]] = set()
 
 
-def _loop_runs_here() -> bool:
+def on_event_loop() -> bool:
+    """Whether this thread is running an asyncio event loop (a sync call made from a coroutine)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -17,7 +17,6 @@ Example::
 
 from __future__ import annotations
 
-import asyncio
 from concurrent.futures import Future
 from typing import Any, Protocol
 
@@ -25,6 +24,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 
 from .. import _langgraph
+from .._plans.interpreters import on_event_loop
 from .._bson import require_str
 from ..errors import NoDurableScopeError
 from ..resolver import OrdinalAllocator, ResolvedNamespace, TaskTrace, current_durable_scope
@@ -78,15 +78,6 @@ def langgraph_task(config: RunnableConfig) -> tuple[Any, int]:
     if task is None:
         raise NoDurableScopeError("no LangGraph task is running here: journaled effects must run inside a graph node")
     return task, _langgraph.node_attempt(configurable)
-
-
-def _on_event_loop() -> bool:
-    """Whether this thread is running an asyncio event loop (a sync call made from a coroutine)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 def _root_stamp(config: RunnableConfig, root: str | None, origin: str | None, stored: Any) -> RootStamp | None:
@@ -180,7 +171,7 @@ class ResolverLocator:
         config, thread_id, root, unstored, root_task = self._task()
         origin = None
         if root is not None:
-            if unstored and not self.saver.foresee_root(thread_id, root) and not _on_event_loop():
+            if unstored and not self.saver.foresee_root(thread_id, root) and not on_event_loop():
                 self.saver.wait_stored(thread_id, root, begun=True)
             origin = self.saver.origin_of(thread_id, root, root_task)
         resolved = self._resolve(config, origin)
