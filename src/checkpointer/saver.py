@@ -608,9 +608,8 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         With ``durability="async"`` LangGraph stores a checkpoint in the
         background while the tasks prepared from it already run. Journal
         positions derive from what that checkpoint records: a node's first
-        effect waits until its store has begun (``begun``), which tells what it
-        records, and the effect's record waits until it is stored, so an entry
-        never names a checkpoint that a crash could leave unwritten. A
+        effect whose root is not foreseen (``foresee_root``) waits until its
+        store has begun (``begun``), which tells what it records. A
         checkpoint this process stored, stores, or read, or stores within
         ``STORED_FIRST_CHECK_SECONDS``, costs no query (a bounded in-memory
         registry); any other is looked up by its key, then and every
@@ -647,8 +646,8 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
 
     def foresee_root(self, thread_id: str, checkpoint_id: str) -> bool:
         """Whether what the root checkpoint records is known without waiting: it is remembered, or it is newer than
-        every root checkpoint of the thread this process read (or found none), stored or announced, so a run of this process is
-        creating it and will store it (``durability="async"``: the tasks prepared from it run before ``put``
+        every root checkpoint of the thread this process read (or found none), stored or announced, so a run of
+        this process is creating it and will store it (``durability="async"``: the tasks prepared from it run before ``put``
         is called). It continues nothing, and carries what this process's high water says; it is then
         remembered as announced. No I/O.
 
