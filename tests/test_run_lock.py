@@ -127,8 +127,12 @@ def held_by(platform: DurablePlatform, thread: str = "case-42") -> Any:
 
 
 def plant(platform: DurablePlatform, holder: dict[str, Any]) -> Any:
-    """Make ``holder`` the holder of case-42's lock, at fence 5, as another run would have; returns the collection."""
+    """Make ``holder`` the holder of case-42's lock, at fence 5, as another run would have; returns the collection.
+
+    It first waits for this process's background releases: on FerretDB, whose updates read and then write the whole
+    document, a release still under way could otherwise write back the fence it read over the planted one."""
     platform.run_locks.setup()
+    platform.run_locks.wait_releases(10)
     runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
     runs.update_one({"thread_id": "case-42"}, {"$set": {**holder, "fence": 5}}, upsert=True)
     return runs
