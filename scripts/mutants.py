@@ -1294,8 +1294,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "an effect starts before the record of the one before it is written",
         "src/journal/plans.py",
-        "        yield from self._after_trailing_records(where)\n        pos, claimed = yield from self._claim(call, where)\n        if isinstance(claimed, _Recorded):\n            return",
-        "        pos, claimed = yield from self._claim(call, where)\n        if isinstance(claimed, _Recorded):\n            return",
+        "        yield from self._after_trailing_records(where)\n        pos, claimed = yield from self._claim(call, where)\n        if isinstance(claimed, _RecordedOutcome):\n            return",
+        "        pos, claimed = yield from self._claim(call, where)\n        if isinstance(claimed, _RecordedOutcome):\n            return",
         ("tests/test_trailing_records.py", "-m", "not server", "-k", "starts_once"),
     ),
     Mutant(

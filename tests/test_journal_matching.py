@@ -22,7 +22,7 @@ from typing_extensions import TypedDict
 
 from langgraph_durable_mongodb import NoDurableScopeError
 from langgraph_durable_mongodb.journal import NodePosition, SecureLLM, effect
-from langgraph_durable_mongodb.journal.attempt import Attempt, Recorded
+from langgraph_durable_mongodb.journal.attempt import Attempt, CallSignature
 from langgraph_durable_mongodb.platform import DurablePlatform
 
 
@@ -182,7 +182,7 @@ def test_a_pool_without_the_nodes_context_gets_an_error_naming_contextvars(platf
 def attempt_over(recorded: dict[str, tuple[str, str]], continued: bool = False) -> Attempt:
     """An attempt whose node has ``recorded`` entries: key -> (name, input digest)."""
     attempt = Attempt(1, node=NodePosition("t", "agent/1", "quote", "1", continued=continued))
-    attempt.learn({key: Recorded("quote", name, digest) for key, (name, digest) in recorded.items()}, {})
+    attempt.learn({key: CallSignature("quote", name, digest) for key, (name, digest) in recorded.items()}, {})
     return attempt
 
 

@@ -21,8 +21,9 @@ from ..resolver.position import NodePosition
 
 
 @dataclass(frozen=True)
-class Recorded:
-    """What matching needs of an entry already journaled at the node: its effect and its input digest."""
+class CallSignature:
+    """An effect call as matching compares it: its kind, name and input digest (of a call starting now, or of
+    one an entry recorded at the node)."""
 
     kind: str
     name: str
@@ -69,15 +70,16 @@ class Attempt:
     node: NodePosition | None = None
     #: The task's trailing records (None: every record is written before its effect returns).
     trail: Trail | None = None
-    #: The node's top-level ordinal entries, by effect key; None until read (``ActivityJournal`` reads them).
-    recorded: dict[str, Recorded] | None = None
+    #: The call signatures of the node's top-level ordinal entries, by effect key; None until read
+    #: (``ActivityJournal`` reads them).
+    recorded: dict[str, CallSignature] | None = None
     #: The node's entry documents as read, by effect key (an exclusive run replays from them).
     entries: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     _taken: set[str] = field(default_factory=set)
     _issued: int = 0
     #: The recorded keys of each effect and input, in ordinal order (built at the first ``take``); a key taken
     #: meanwhile is dropped from the front when met, so matching costs O(1) amortized per effect.
-    _matching: dict[Recorded, deque[str]] | None = None
+    _matching: dict[CallSignature, deque[str]] | None = None
     #: The highest ordinal among the recorded and the taken keys.
     _high: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -92,7 +94,7 @@ class Attempt:
         """How many ordinals this attempt has handed out: an effect started later takes a higher one."""
         return self._issued
 
-    def learn(self, recorded: dict[str, Recorded], entries: dict[str, Mapping[str, Any]]) -> None:
+    def learn(self, recorded: dict[str, CallSignature], entries: dict[str, Mapping[str, Any]]) -> None:
         """Keep the node's entries as first read (a concurrent effect may have read them too)."""
         with self._lock:
             if self.recorded is None:
@@ -107,7 +109,7 @@ class Attempt:
         self._taken.add(key)
         self._high = max(self._high, _ordinal_order(key))
 
-    def _index(self, recorded: dict[str, Recorded]) -> dict[Recorded, deque[str]]:
+    def _index(self, recorded: dict[str, CallSignature]) -> dict[CallSignature, deque[str]]:
         """The recorded keys by effect and input (built once, at the first ``take``)."""
         if self._matching is None:
             self._matching = {}
@@ -116,7 +118,7 @@ class Attempt:
             self._high = max(self._high, *map(_ordinal_order, recorded), 0)
         return self._matching
 
-    def _first_free(self, matching: dict[Recorded, deque[str]], wanted: Recorded) -> str | None:
+    def _first_free(self, matching: dict[CallSignature, deque[str]], wanted: CallSignature) -> str | None:
         """The untaken recorded key of ``wanted`` with the lowest ordinal, or None."""
         keys = matching.get(wanted)
         while keys and keys[0] in self._taken:
@@ -133,7 +135,7 @@ class Attempt:
         effects costs O(n) in all.
         """
         own = str(ordinal)
-        wanted = Recorded(kind, name, digest)
+        wanted = CallSignature(kind, name, digest)
         with self._lock:
             recorded = self.recorded or {}
             matching = self._index(recorded)

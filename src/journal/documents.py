@@ -44,7 +44,7 @@ from .._bson import assemble_values, value_documents
 from .._plans.owner import identity
 from ..resolver.position import NodePosition
 from ..schema import POSITION_FIELDS
-from .attempt import Recorded
+from .attempt import CallSignature
 from .position import EffectPosition
 
 #: Characters of an error message kept.
@@ -98,10 +98,10 @@ def node_entries_filter(node: NodePosition) -> dict[str, Any]:
     return {"thread_id": node.thread_id, "path": node.path, "node": node.node, "occurrence": node.occurrence, "chunk": 0}
 
 
-def recorded_entries(docs: Sequence[Mapping[str, Any]]) -> dict[str, Recorded]:
-    """The node's top-level ordinal entries (keys ``1``, ``2``, ...) as matching sees them."""
+def call_signatures(docs: Sequence[Mapping[str, Any]]) -> dict[str, CallSignature]:
+    """The call signatures of the node's top-level ordinal entries (keys ``1``, ``2``, ...), by effect key."""
     return {
-        doc["effect_key"]: Recorded(doc.get("kind"), doc.get("name"), (doc.get("input") or {}).get("digest"))
+        doc["effect_key"]: CallSignature(doc.get("kind"), doc.get("name"), (doc.get("input") or {}).get("digest"))
         for doc in docs
         if isinstance(doc.get("effect_key"), str) and doc["effect_key"].isdigit()
     }

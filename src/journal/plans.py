@@ -97,7 +97,7 @@ from .attempt import Attempt
 from .context import EffectInfo, Slot, running
 from .documents import (
     node_entries_filter,
-    recorded_entries,
+    call_signatures,
     held_fence,
     live_fence,
     takeover_fence,
@@ -145,7 +145,9 @@ class _Claimed:
 
 
 @dataclass(frozen=True)
-class _Recorded:
+class _RecordedOutcome:
+    """What a claim found recorded at the position: the effect's outcome, deserialized, to return or replay."""
+
     value: Any
 
 
@@ -296,7 +298,7 @@ class JournalPlans:
         """
         yield from self._after_trailing_records(where)
         pos, claimed = yield from self._claim(call, where)
-        if isinstance(claimed, _Recorded):
+        if isinstance(claimed, _RecordedOutcome):
             return claimed.value if replay is None else (yield from self._replay(call, pos, replay, claimed.value))
         yield from self._fence(pos, claimed)
         with (yield self._heartbeat(pos, claimed)):
@@ -338,7 +340,7 @@ class JournalPlans:
         """
         yield from self._after_trailing_records(where)
         pos, claimed = yield from self._claim(call, where)
-        if isinstance(claimed, _Recorded):
+        if isinstance(claimed, _RecordedOutcome):
             for item in (yield from self._replay(call, pos, replay, claimed.value)):
                 yield Emit(item)
             return
@@ -434,7 +436,7 @@ class JournalPlans:
         attempt, node = where.attempt, where.node
         if attempt.recorded is None:
             docs = [] if node.new and not where.unsettled else (yield Find(self.collection, node_entries_filter(node), {"_id": 0}))
-            attempt.learn(recorded_entries(docs), {d["effect_key"]: d for d in docs if isinstance(d.get("effect_key"), str)})
+            attempt.learn(call_signatures(docs), {d["effect_key"]: d for d in docs if isinstance(d.get("effect_key"), str)})
         if where.key is not None:
             attempt.reserve(where.key)
             key = where.key
@@ -447,7 +449,7 @@ class JournalPlans:
         owner: str, secrets: frozenset[str], node_attempt: Attempt | None,
     ) -> Plan:
         """An exclusive run's at-least-once effect, without a claim: ``_Claimed`` (run it, then write its entry:
-        one command) for a position with no entry, ``_Recorded`` (no command) for a completed entry of this
+        one command) for a position with no entry, ``_RecordedOutcome`` (no command) for a completed entry of this
         effect, or None: anything else goes through a claim."""
         if known is None:
             now = lease.utcnow()
@@ -458,10 +460,10 @@ class JournalPlans:
         if (known.get("kind"), known.get("name")) != (call.kind, call.name):
             return None  # the claim path judges non-determinism
         self._check_input(known, call, pos, fingerprint)
-        return _Recorded((yield from self._load_outcome(known, pos)))
+        return _RecordedOutcome((yield from self._load_outcome(known, pos)))
 
     def _claim(self, call: EffectCall, where: EffectPosition | Slot) -> Plan:
-        """Returns ``(position, _Claimed)`` (run the effect) or ``(position, _Recorded)`` (its outcome); raises
+        """Returns ``(position, _Claimed)`` (run the effect) or ``(position, _RecordedOutcome)`` (its outcome); raises
         a recorded terminal error.
 
         Every visit is counted in ``replays``, also one that raises (waited too long, non-determinism, a
@@ -496,7 +498,7 @@ class JournalPlans:
                 raise self._recorded_error(entry, pos)
             if action == "replay":
                 logger.debug("replaying %s %r at %s (idempotency key %s)", call.kind, call.name, pos, pos.idempotency_key)
-                return pos, _Recorded((yield from self._load_outcome(entry, pos)))
+                return pos, _RecordedOutcome((yield from self._load_outcome(entry, pos)))
             if action == "wait":
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
