@@ -73,6 +73,27 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_journal_fences.py",),
     ),
     Mutant(
+        "a journal entry is checked for the claim's fields only, not for its status's own",
+        "src/journal/documents.py",
+        "    return _claim_problem(entry) or _input_problem(entry) or _status_problem(entry, status)",
+        "    return _claim_problem(entry) or _input_problem(entry)",
+        ("tests/test_journal_entry_problem.py",),
+    ),
+    Mutant(
+        "a journal entry without a fence is acted on",
+        "src/journal/documents.py",
+        '("fence", True)',
+        '("fence", False)',
+        ("tests/test_journal_entry_problem.py",),
+    ),
+    Mutant(
+        "a completed entry whose outcome counts no chunk is replayed",
+        "src/journal/documents.py",
+        ' or outcome.get("chunks", 1) < 1:',
+        ":",
+        ("tests/test_journal_entry_problem.py",),
+    ),
+    Mutant(
         "allocator cache invalidation (the cache answers without the database)",
         "src/resolver/allocator.py",
         'found = {tuple(doc[f] for f in ORDINAL_KEY): doc["ordinal"] for doc in docs}',

@@ -298,36 +298,52 @@ def entry_problem(entry: Any) -> str | None:
     status = entry.get("status")
     if status not in _STATUSES:
         return f"its status is {status!r}, not one of {', '.join(_STATUSES)}"
+    return _claim_problem(entry) or _input_problem(entry) or _status_problem(entry, status)
+
+
+def _claim_problem(entry: Mapping[str, Any]) -> str | None:
+    """What is wrong with the fields every claim writes: its effect, owner and counters."""
     for name in ("kind", "name", "owner"):
         if not _kinds(entry.get(name), str):
             return f"its {name} is {entry.get(name)!r}, not a string"
-    if "attempts" in entry and not _kinds(entry["attempts"], int):
-        return f"its attempts is {entry['attempts']!r}, not an integer"
-    if not _kinds(entry.get("fence"), int):
-        return f"its fence is {entry.get('fence')!r}, not an integer"
-    if "replays" in entry and not _kinds(entry["replays"], int):
-        return f"its replays is {entry['replays']!r}, not an integer"
+    for name, always in (("attempts", False), ("fence", True), ("replays", False)):
+        if (always or name in entry) and not _kinds(entry.get(name), int):
+            return f"its {name} is {entry.get(name)!r}, not an integer"
+    return None
+
+
+def _input_problem(entry: Mapping[str, Any]) -> str | None:
     recorded_input = entry.get("input", {})
     if not isinstance(recorded_input, Mapping) or not _kinds(recorded_input.get("digest", ""), str):
         return f"its input is {recorded_input!r}, not a document with a string digest"
-    if status == "started" and not isinstance(entry.get("lease_until"), datetime):
-        return f"it is started but its lease_until is {entry.get('lease_until')!r}, not a date"
-    if status == "completed":
-        outcome = entry.get("outcome")
-        if not isinstance(outcome, Mapping):
-            return f"it is completed but its outcome is {outcome!r}, not a document"
-        if not _kinds(outcome.get("type"), str) or not isinstance(outcome.get("data"), bytes):
-            return "it is completed but its outcome has no string type and bytes data"
-        if not _kinds(outcome.get("chunks", 1), int) or outcome.get("chunks", 1) < 1:
-            return f"its outcome.chunks is {outcome.get('chunks')!r}, not a positive integer"
-        if not _kinds(outcome.get("digest", ""), str):
-            return f"its outcome.digest is {outcome.get('digest')!r}, not a string"
-    if status == "failed":
-        error = entry.get("error")
-        if not isinstance(error, Mapping):
-            return f"it is failed but its error is {error!r}, not a document"
-        if not all(_kinds(error.get(k, ""), str) for k in ("type", "module", "message")) or not isinstance(
-            error.get("terminal", False), bool
-        ):
-            return "its error does not have a string type, module and message and a boolean terminal"
+    return None
+
+
+def _status_problem(entry: Mapping[str, Any], status: str) -> str | None:
+    """What is wrong with the field ``status`` requires: a started entry's lease, a completed one's outcome
+    document, a failed one's error document."""
+    if status == "started":
+        lease_until = entry.get("lease_until")
+        return None if isinstance(lease_until, datetime) else f"it is started but its lease_until is {lease_until!r}, not a date"
+    name = "outcome" if status == "completed" else "error"
+    document = entry.get(name)
+    if not isinstance(document, Mapping):
+        return f"it is {status} but its {name} is {document!r}, not a document"
+    return _outcome_problem(document) if status == "completed" else _error_problem(document)
+
+
+def _outcome_problem(outcome: Mapping[str, Any]) -> str | None:
+    if not _kinds(outcome.get("type"), str) or not isinstance(outcome.get("data"), bytes):
+        return "it is completed but its outcome has no string type and bytes data"
+    if not _kinds(outcome.get("chunks", 1), int) or outcome.get("chunks", 1) < 1:
+        return f"its outcome.chunks is {outcome.get('chunks')!r}, not a positive integer"
+    if not _kinds(outcome.get("digest", ""), str):
+        return f"its outcome.digest is {outcome.get('digest')!r}, not a string"
+    return None
+
+
+def _error_problem(error: Mapping[str, Any]) -> str | None:
+    texts = all(_kinds(error.get(k, ""), str) for k in ("type", "module", "message"))
+    if not texts or not isinstance(error.get("terminal", False), bool):
+        return "its error does not have a string type, module and message and a boolean terminal"
     return None
