@@ -1101,6 +1101,20 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_journal_redaction.py",),
     ),
     Mutant(
+        "a credential (name, value) pair's value is not scrubbed from stored text",
+        "src/journal/redaction.py",
+        "        return [(value[1], True)]",
+        "        return [(v, under_credential) for v in value]",
+        ("tests/test_journal_redaction.py",),
+    ),
+    Mutant(
+        "the credentials of an input given as JSON text are not scrubbed from stored text",
+        "src/journal/redaction.py",
+        "        return [(parsed, False)]",
+        "        return None",
+        ("tests/test_journal_redaction.py",),
+    ),
+    Mutant(
         "issue 25: an echoed secret escaped by JSON or repr survives scrubbing",
         "src/journal/redaction.py",
         "(secret, json.dumps(secret)[1:-1], repr(secret)[1:-1])",

@@ -136,6 +136,14 @@ def test_name_value_pairs_are_redacted(pairs: Any) -> None:
     assert preview([("Accept", "application/json")]) == '[["Accept", "application/json"]]'
 
 
+def test_the_credentials_of_an_input_given_as_json_text_are_scrubbed_where_echoed() -> None:
+    """A tool called with its arguments as JSON text: the values under its credential keys are scrubbed from stored
+    text that echoes them (an error message), as for arguments given as a dict."""
+    secrets = credential_values('{"user": "al", "api_key": "live-1234"}')
+    assert secrets == {"live-1234"}
+    assert scrub("401: key live-1234 refused", secrets) == f"401: key {REDACTED} refused"
+
+
 @pytest.mark.parametrize("secret", ['pa"ss-word', "pa\\ss-word", "it's-a-\"mix\\"])
 def test_an_echoed_secret_with_quotes_or_backslashes_is_scrubbed(secret: str) -> None:
     secrets = credential_values({"password": secret})

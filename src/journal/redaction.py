@@ -88,20 +88,35 @@ def canonical(value: Any, *, ordered: bool = True) -> Any:
     """
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
+    if isinstance(value, (Mapping, list, tuple, set, frozenset)):
+        return _canonical_collection(value, ordered)
+    if isinstance(value, (BaseModel, enum.Enum)) or _is_dataclass_instance(value):
+        return _canonical_object(value, ordered)
+    return _canonical_leaf(value)
+
+
+def _canonical_collection(value: Mapping[Any, Any] | list[Any] | tuple[Any, ...] | set[Any] | frozenset[Any], ordered: bool) -> Any:
+    """A mapping (its keys as text, sorted when ``ordered``), a list or tuple, or a set (sorted) made canonical."""
     if isinstance(value, Mapping):
         items = sorted(value.items(), key=lambda kv: str(kv[0])) if ordered else value.items()
         return {str(k): canonical(v, ordered=ordered) for k, v in items}
     if isinstance(value, (list, tuple)):
         return [canonical(v, ordered=ordered) for v in value]
-    if isinstance(value, (set, frozenset)):
-        return sorted((canonical(v, ordered=ordered) for v in value), key=repr)
+    return sorted((canonical(v, ordered=ordered) for v in value), key=repr)
+
+
+def _canonical_object(value: Any, ordered: bool) -> Any:
+    """A pydantic model, a dataclass instance or an enum member made canonical: by its fields, or its value."""
     if isinstance(value, BaseModel):
         dumped = value.model_dump(mode="json")  # JSON types only, string keys
         return canonical(dumped) if ordered else dumped
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if _is_dataclass_instance(value):
         return canonical({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, ordered=ordered)
-    if isinstance(value, enum.Enum):
-        return canonical(value.value, ordered=ordered)
+    return canonical(value.value, ordered=ordered)
+
+
+def _canonical_leaf(value: Any) -> Any:
+    """Any other value made canonical: a date or time as ISO text, bytes by their digest, the rest by its type."""
     if isinstance(value, (datetime, date, time)):
         return value.isoformat()
     if isinstance(value, (bytes, bytearray)):
@@ -109,6 +124,10 @@ def canonical(value: Any, *, ordered: bool = True) -> Any:
     # Anything else (a client, a callback, ...) counts by its type: its repr
     # may hold a memory address, which would change the digest on every run.
     return f"<{type(value).__module__}.{type(value).__qualname__}>"
+
+
+def _is_dataclass_instance(value: Any) -> bool:
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
 
 
 def digest(value: Any, key: bytes | None = None) -> str:
@@ -181,7 +200,7 @@ def redact(value: Any) -> Any:
         return [redact(v) for v in value]
     if isinstance(value, BaseMessage):
         return readable(value)
-    if isinstance(value, BaseModel) or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
+    if isinstance(value, BaseModel) or _is_dataclass_instance(value):
         return redact(canonical(value))
     return value
 
@@ -193,26 +212,43 @@ def credential_values(value: Any, *, under_credential: bool = False) -> frozense
     >>> sorted(credential_values({"url": "https://x", "api_key": "sk-123", "auth": {"user": "al", "pin": 1234}}))
     ['1234', 'sk-123']
     """
-    found: set[str] = set()
+    inner = _credential_walk(value, under_credential)
+    if inner is None:
+        found = {str(value)} if under_credential and _is_scalar(value) else set()
+    else:
+        found = set().union(*(credential_values(v, under_credential=under) for v, under in inner))
+    return frozenset(v for v in found if len(v) >= 4)
+
+
+def _credential_walk(value: Any, under_credential: bool) -> list[tuple[Any, bool]] | None:
+    """The values ``credential_values`` looks into inside ``value``, each with whether it sits under a credential
+    key; None for a value it looks at as it is (text that holds no JSON, a number, ...)."""
     parsed = _json_in(value) if isinstance(value, str) and not under_credential else None
     if parsed is not None:
-        found |= credential_values(parsed)
-    elif isinstance(value, Mapping):
-        for k, v in value.items():
-            found |= credential_values(v, under_credential=under_credential or is_credential_key(k))
-    elif isinstance(value, (list, tuple)) and _is_credential_pair(value):
-        found |= credential_values(value[1], under_credential=True)
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        for v in value:
-            found |= credential_values(v, under_credential=under_credential)
-    elif isinstance(value, BaseMessage):
-        for call in getattr(value, "tool_calls", None) or []:
-            found |= credential_values(call.get("args"), under_credential=under_credential)
-    elif isinstance(value, BaseModel) or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
-        found |= credential_values(canonical(value), under_credential=under_credential)
-    elif under_credential and isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        found.add(str(value))
-    return frozenset(v for v in found if len(v) >= 4)
+        return [(parsed, False)]
+    if isinstance(value, (Mapping, list, tuple, set, frozenset)):
+        return _credential_walk_collection(value, under_credential)
+    if isinstance(value, BaseMessage):
+        return [(call.get("args"), under_credential) for call in getattr(value, "tool_calls", None) or []]
+    if isinstance(value, BaseModel) or _is_dataclass_instance(value):
+        return [(canonical(value), under_credential)]
+    return None
+
+
+def _credential_walk_collection(
+    value: Mapping[Any, Any] | list[Any] | tuple[Any, ...] | set[Any] | frozenset[Any], under_credential: bool
+) -> list[tuple[Any, bool]]:
+    """``_credential_walk`` of a mapping (a credential key puts its value under it), a ``(name, value)`` pair with
+    a credential name (its value), or another list, tuple or set (its items)."""
+    if isinstance(value, Mapping):
+        return [(v, under_credential or is_credential_key(k)) for k, v in value.items()]
+    if isinstance(value, (list, tuple)) and _is_credential_pair(value):
+        return [(value[1], True)]
+    return [(v, under_credential) for v in value]
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
 
 
 def scrub(text: str, secrets: frozenset[str] | set[str] = frozenset()) -> str:
