@@ -890,6 +890,41 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # issue 21: the journal follows the recorded history under stalls, cancellations and handled failures
     Mutant(
+        "another effect at a recorded position replays the recorded one's outcome",
+        "src/journal/plans.py",
+        '        if recorded == (call.kind, call.name) or (entry.get("status") == "failed" and not terminal):',
+        '        if True:',
+        ("tests/test_journal_store.py", "-m", "not server", "-k", "nondeterminism"),
+    ),
+    Mutant(
+        "a rerun keeps the recorded outcome of the effect it replaces",
+        "src/journal/plans.py",
+        '        if self._rerun_in_place(entry, call, pos, terminal) and status != "started":\n            return "takeover"',
+        '        if self._rerun_in_place(entry, call, pos, terminal) and status == "failed":\n            return "takeover"',
+        ("tests/test_journal_store.py", "-m", "not server", "-k", "nondeterminism"),
+    ),
+    Mutant(
+        "an at_most_once effect whose worker died is run again",
+        "src/journal/plans.py",
+        '        if (call.at_most_once or entry.get("at_most_once")) and entry.get("not_run") is not True:',
+        '        if call.at_most_once and entry.get("not_run") is not True:',
+        ("tests/test_journal_store.py", "tests/test_journal_lease.py", "-m", "not server", "-k", "at_most_once"),
+    ),
+    Mutant(
+        "a claim waits for the lease of an owner whose process on this host exited",
+        "src/journal/plans.py",
+        "        if not expired and not owner_gone(entry):",
+        "        if not expired:",
+        ("tests/test_journal_lease.py", "-m", "not server", "-k", "dead_owner"),
+    ),
+    Mutant(
+        "a take-over another worker beat is taken for won",
+        "src/journal/plans.py",
+        "                if (yield FencedUpdate(self.collection, takeover_fence(pos, entry), update)):",
+        "                if (yield FencedUpdate(self.collection, takeover_fence(pos, entry), update)) or True:",
+        ("tests/test_journal_fences.py", "tests/test_journal_races.py", "-m", "not server"),
+    ),
+    Mutant(
         "a handled failure is run again on resume",
         "src/journal/plans.py",
         "    return any(key.isdigit() and int(key) > issued for key in keys)",

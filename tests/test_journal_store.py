@@ -185,6 +185,16 @@ async def test_at_most_once_with_an_expired_lease_asks_a_person(jface: JournalFa
     assert count.n == 1
 
 
+async def test_an_effect_claimed_at_most_once_asks_a_person_though_the_code_no_longer_says_so(jface: JournalFace) -> None:
+    """The dead worker claimed it ``at_most_once``: that promise is the entry's, so a resume whose code dropped the
+    flag still does not run it again."""
+    await jface.raw_insert({**_dead_worker_entry(lease_seconds=-1), "at_most_once": True})
+    count = Counter()
+    with pytest.raises(EffectOutcomeUnknownError, match="may or may not have happened"):
+        await jface.run(SEARCH, count, POS)
+    assert count.n == 0
+
+
 async def test_the_fence_rejects_a_stale_owners_completion(jface: JournalFace) -> None:
     taker = Counter()
 

@@ -226,6 +226,16 @@ def _corrupt(pos: EffectPosition, problem: str) -> CorruptJournalEntryError:
     )
 
 
+def _recorded_keys(node_attempt: Attempt | None) -> Iterable[str]:
+    """The effect keys of the node's ordinal entries as the attempt read them (none without an attempt)."""
+    return (node_attempt.recorded or {}) if node_attempt is not None else {}
+
+
+def _held_by(entry: Any, owner: str) -> bool:
+    """Whether ``entry``, as a claim's upsert returned it, is held under ``owner``: that claim won the position."""
+    return isinstance(entry, Mapping) and entry.get("owner") == owner
+
+
 def _issued(claimed: _Claimed) -> int | None:
     """The ordinals the effect's node attempt had handed out when it ended (see ``_handled``)."""
     return claimed.node_attempt.issued if claimed.node_attempt is not None else None
@@ -393,7 +403,7 @@ class JournalPlans:
         claim = {**(claimed.unclaimed or {}), "lease_until": now + timedelta(seconds=self.lease_seconds), "updated_at": now}
         visit = visit_update(pos, new_entry(pos, claim, self._expiry(pos.thread_id)), now=now)
         entry = yield FindOneAndUpdate(self.collection, entry_filter(pos), visit, upsert=True)
-        if isinstance(entry, Mapping) and entry.get("owner") == claimed.owner:
+        if _held_by(entry, claimed.owner):
             return replace(claimed, fence=entry["fence"], unclaimed=None)
         return claimed
 
@@ -474,11 +484,19 @@ class JournalPlans:
         key = yield from self._input_key_plan()
         fingerprint = {"digest": digest(call.input, key), "preview": self._preview(call.preview_source, secrets)}
         pos, known, exclusive, node_attempt = yield from self._place(call, where, fingerprint["digest"])
-        keys = (node_attempt.recorded or {}) if node_attempt is not None else {}
         if exclusive and not call.at_most_once:
             settled = yield from self._unclaimed(call, pos, known, fingerprint, owner, secrets, node_attempt)
             if settled is not None:
                 return pos, settled
+        return pos, (yield from self._contend(call, pos, fingerprint, owner, secrets, node_attempt))
+
+    def _contend(
+        self, call: EffectCall, pos: EffectPosition, fingerprint: Mapping[str, str], owner: str, secrets: frozenset[str],
+        node_attempt: Attempt | None,
+    ) -> Plan:
+        """Visit the position and act on the entry found, until ``owner`` holds it (``_Claimed``) or its outcome is
+        replayed (``_RecordedOutcome``); waits for a live lease, takes over a dead or failed claim."""
+        keys = _recorded_keys(node_attempt)
         deadline = time.monotonic() + self.wait_seconds
         pause = lease.Backoff(_POLL_FIRST, _POLL_MAX)
         entry = None
@@ -490,34 +508,41 @@ class JournalPlans:
             if entry is None:  # the visit; again only if the entry was discarded meanwhile
                 visit = visit_update(pos, new_entry(pos, claim, self._expiry(pos.thread_id)), now=now)
                 entry = yield from self._visit(pos, visit)
-                if isinstance(entry, Mapping) and entry.get("owner") == owner:
-                    return pos, _Claimed(owner, entry["fence"], 1, time.monotonic(), secrets, node_attempt=node_attempt)
+                if _held_by(entry, owner):
+                    return _Claimed(owner, entry["fence"], 1, time.monotonic(), secrets, node_attempt=node_attempt)
             self._check_entry(entry, pos)
             action = self._judge(entry, call, pos, fingerprint, now, keys)
             if action == "raise":
                 raise self._recorded_error(entry, pos)
             if action == "replay":
                 logger.debug("replaying %s %r at %s (idempotency key %s)", call.kind, call.name, pos, pos.idempotency_key)
-                return pos, _RecordedOutcome((yield from self._load_outcome(entry, pos)))
+                return _RecordedOutcome((yield from self._load_outcome(entry, pos)))
             if action == "wait":
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise EffectInProgressError(
-                        f"{call.kind} {call.name!r} at {pos} is running in another worker (lease until "
-                        f"{entry['lease_until']:%Y-%m-%d %H:%M:%S} UTC) and did not finish within {self.wait_seconds:g} s; "
-                        "retry later, or give the journal a longer wait_seconds",
-                        position=pos,
-                        lease_until=entry["lease_until"],
-                    )
-                yield Sleep(pause.next(remaining))
+                yield Sleep(self._pause(call, pos, entry, deadline, pause))
             else:
                 update = takeover_update(claim, orphaned=entry["status"] == "started")
                 if (yield FencedUpdate(self.collection, takeover_fence(pos, entry), update)):
                     attempts = entry.get("attempts", 0) + 1
-                    return pos, _Claimed(owner, entry["fence"] + 1, attempts, time.monotonic(), secrets, node_attempt=node_attempt)
+                    return _Claimed(owner, entry["fence"] + 1, attempts, time.monotonic(), secrets, node_attempt=node_attempt)
                 # another worker took it over first: judge its entry
             found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
             entry = found[0] if found else None
+
+    def _pause(
+        self, call: EffectCall, pos: EffectPosition, entry: Mapping[str, Any], deadline: float, pause: lease.Backoff
+    ) -> float:
+        """How long to sleep before looking at an entry under another worker's live lease again;
+        ``EffectInProgressError`` once ``wait_seconds`` have passed."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise EffectInProgressError(
+                f"{call.kind} {call.name!r} at {pos} is running in another worker (lease until "
+                f"{entry['lease_until']:%Y-%m-%d %H:%M:%S} UTC) and did not finish within {self.wait_seconds:g} s; "
+                "retry later, or give the journal a longer wait_seconds",
+                position=pos,
+                lease_until=entry["lease_until"],
+            )
+        return pause.next(remaining)
 
     def _visit(self, pos: EffectPosition, visit: dict[str, Any]) -> Plan:
         """The visit's upsert. A reply lost to a connection failure (the server may have applied it) is sent once
@@ -547,22 +572,33 @@ class JournalPlans:
         the effect. ``keys``: the node attempt's ordinal entries as read."""
         status = entry.get("status")
         terminal = status == "failed" and (self._terminal_type(entry) is not None or _handled(entry, keys))
-        recorded = (entry.get("kind"), entry.get("name"))
-        if recorded != (call.kind, call.name) and (status != "failed" or terminal):
-            if self.on_nondeterminism == "raise":
-                raise NondeterminismError(
-                    f"the journal recorded {recorded[0]} {recorded[1]!r} at {pos}, but the code now calls "
-                    f"{call.kind} {call.name!r} there: the code changed between the run and this resume. Resume "
-                    "with the code that started the run, discard the node's entries (ActivityJournal.discard) to "
-                    'run them again, or set on_nondeterminism="rerun"'
-                )
-            if status != "started":
-                return "takeover"  # "rerun": run the new effect in the old one's place
+        if self._rerun_in_place(entry, call, pos, terminal) and status != "started":
+            return "takeover"  # "rerun": run the new effect in the old one's place
         if status == "completed" or terminal:
             self._check_input(entry, call, pos, fingerprint)
             return "raise" if terminal else "replay"
         if status == "failed":
             return "takeover"
+        return self._judge_started(entry, call, pos, now)
+
+    def _rerun_in_place(self, entry: Mapping[str, Any], call: EffectCall, pos: EffectPosition, terminal: bool) -> bool:
+        """Whether the entry records another effect than ``call`` that ``call`` replaces (``on_nondeterminism="rerun"``);
+        ``NondeterminismError`` under ``"raise"``. A failure that is run again anyway is not compared."""
+        recorded = (entry.get("kind"), entry.get("name"))
+        if recorded == (call.kind, call.name) or (entry.get("status") == "failed" and not terminal):
+            return False
+        if self.on_nondeterminism == "raise":
+            raise NondeterminismError(
+                f"the journal recorded {recorded[0]} {recorded[1]!r} at {pos}, but the code now calls "
+                f"{call.kind} {call.name!r} there: the code changed between the run and this resume. Resume "
+                "with the code that started the run, discard the node's entries (ActivityJournal.discard) to "
+                'run them again, or set on_nondeterminism="rerun"'
+            )
+        return True
+
+    def _judge_started(self, entry: Mapping[str, Any], call: EffectCall, pos: EffectPosition, now: datetime) -> str:
+        """``wait`` for a started entry under a live lease, else ``takeover`` (its worker died); an at_most_once
+        effect that may have started raises ``EffectOutcomeUnknownError`` instead."""
         expired = lease.naive(entry["lease_until"]) <= now
         if not expired and not owner_gone(entry):
             return "wait"
@@ -741,7 +777,7 @@ class JournalPlans:
             return (yield from self._settle(held_fence(pos, claimed.fence), update))
         record = first_record(pos, claimed.unclaimed, self._expiry(pos.thread_id), update)
         found = yield FindOneAndUpdate(self.collection, entry_filter(pos), record, upsert=True)
-        return isinstance(found, Mapping) and found.get("owner") == claimed.owner
+        return _held_by(found, claimed.owner)
 
     def _settle(self, fence: dict[str, Any], update: dict[str, Any]) -> Plan:
         """Apply ``update``, which ends a claim, under ``fence``, taking back the count of the visit that ran
