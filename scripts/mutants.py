@@ -73,6 +73,20 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_journal_fences.py",),
     ),
     Mutant(
+        "the journal takes any class as a terminal error",
+        "src/journal/journal.py",
+        "    if not all(isinstance(t, type) and issubclass(t, BaseException) for t in types):",
+        "    if not all(isinstance(t, type) for t in types):",
+        ("tests/test_bad_input_options.py", "-k", "journal_refuses"),
+    ),
+    Mutant(
+        "a short digest_key keys the journal's input digests",
+        "src/journal/journal.py",
+        "(not isinstance(digest_key, bytes) or len(digest_key) < 16)",
+        "not isinstance(digest_key, bytes)",
+        ("tests/test_bad_input_options.py", "-k", "journal_refuses"),
+    ),
+    Mutant(
         "a journal entry is checked for the claim's fields only, not for its status's own",
         "src/journal/documents.py",
         "    return _claim_problem(entry) or _input_problem(entry) or _status_problem(entry, status)",

@@ -29,7 +29,20 @@ def test_run_locks_refuse_bad_options(options: dict, message: str) -> None:
 
 @pytest.mark.parametrize(
     ("options", "message"),
-    [({"db_name": "with space"}, "db_name must be a valid"), ({"lease_seconds": -1}, "lease_seconds must be a non-negative")],
+    [
+        ({"db_name": "with space"}, "db_name must be a valid"),
+        ({"lease_seconds": -1}, "lease_seconds must be a non-negative"),
+        ({"wait_seconds": "5"}, "wait_seconds must be a non-negative"),
+        ({"on_input_change": "fail"}, 'on_input_change must be "warn", "raise" or "ignore"'),
+        ({"on_nondeterminism": "warn"}, 'on_nondeterminism must be "raise" or "rerun"'),
+        ({"terminal_errors": [ValueError, "KeyError"]}, "terminal_errors must be exception types"),
+        ({"terminal_errors": [int]}, "terminal_errors must be exception types"),
+        ({"digest_key": b"short"}, "digest_key must be at least 16 random bytes"),
+        ({"digest_key": "a text of sixteen chars"}, "digest_key must be at least 16 random bytes"),
+        ({"collection": ""}, "collection must be a non-empty string"),
+        ({"metadata_collection": ""}, "metadata_collection must be a non-empty string"),
+        ({"on_input_change": "fail", "lease_seconds": -1}, "on_input_change"),  # checked in the order written
+    ],
 )
 def test_the_journal_refuses_bad_options(options: dict, message: str) -> None:
     with pytest.raises(InvalidInputError, match=message):

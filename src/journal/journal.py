@@ -110,30 +110,21 @@ class ActivityJournal(TwoFaces, JournalPlans):
         client, async_client = split_clients(
             client, async_client, "ActivityJournal", "or build it with ActivityJournal.for_checkpointer(saver)"
         )
-        if on_input_change not in ("warn", "raise", "ignore"):
-            raise InvalidInputError(f'on_input_change must be "warn", "raise" or "ignore", got {on_input_change!r}')
-        if on_nondeterminism not in ("raise", "rerun"):
-            raise InvalidInputError(f'on_nondeterminism must be "raise" or "rerun", got {on_nondeterminism!r}')
-        lease_seconds = require_seconds("lease_seconds", lease_seconds)
-        wait_seconds = require_seconds("wait_seconds", wait_seconds)
-        self.terminal_errors = tuple(terminal_errors)
-        if not all(isinstance(t, type) and issubclass(t, BaseException) for t in self.terminal_errors):
-            raise InvalidInputError(f"terminal_errors must be exception types, got {self.terminal_errors!r}")
+        self.on_input_change, self.on_nondeterminism = _checked_policies(on_input_change, on_nondeterminism)
+        self.lease_seconds = require_seconds("lease_seconds", lease_seconds)
+        self.wait_seconds = require_seconds("wait_seconds", wait_seconds)
+        self.terminal_errors = _exception_types(terminal_errors)
         self.client, self.async_client = client, async_client
         self.db_name = require_db_name(db_name)
         self.collection = require_str("collection", collection, allow_empty=False)
         self.serde = serde or JsonPlusSerializer()
-        self.lease_seconds, self.wait_seconds = float(lease_seconds), float(wait_seconds)
-        self.on_input_change, self.on_nondeterminism = on_input_change, on_nondeterminism
         encrypted = isinstance(serde, EncryptedSerializer)
         self.redactor = redactor
-        self.preview_chars = preview_chars if preview_chars is not None else 0 if encrypted else 300
-        self.store_messages = preview_chars is not None or not encrypted
+        self.preview_chars, self.store_messages = _readable_text(preview_chars, encrypted=encrypted)
         self.chunk_bytes, self.expiry = chunk_bytes, expiry
-        if digest_key is not None and (not isinstance(digest_key, bytes) or len(digest_key) < 16):
-            raise InvalidInputError("digest_key must be at least 16 random bytes")
+        self._input_key = _checked_digest_key(digest_key)
         self.metadata_collection = require_str("metadata_collection", metadata_collection, allow_empty=False)
-        self._input_key, self._keyed_inputs = digest_key, digest_key is not None or encrypted
+        self._keyed_inputs = digest_key is not None or encrypted
         if storage_format is None:
             names = CollectionNames(journal=self.collection, metadata=self.metadata_collection)
             storage_format = StorageFormat(db_name, names)
@@ -405,3 +396,35 @@ class ActivityJournal(TwoFaces, JournalPlans):
     async def adiscard(self, position: EffectPosition) -> None:
         """Async ``discard`` on the async client: same arguments and errors."""
         await self._arun(self._discard_plan(position))
+
+
+# -- the options ``ActivityJournal`` checks, in the order it checks them -----------------
+
+
+def _checked_policies(on_input_change: Any, on_nondeterminism: Any) -> tuple[str, str]:
+    if on_input_change not in ("warn", "raise", "ignore"):
+        raise InvalidInputError(f'on_input_change must be "warn", "raise" or "ignore", got {on_input_change!r}')
+    if on_nondeterminism not in ("raise", "rerun"):
+        raise InvalidInputError(f'on_nondeterminism must be "raise" or "rerun", got {on_nondeterminism!r}')
+    return on_input_change, on_nondeterminism
+
+
+def _exception_types(terminal_errors: Iterable[Any]) -> tuple[type[BaseException], ...]:
+    types = tuple(terminal_errors)
+    if not all(isinstance(t, type) and issubclass(t, BaseException) for t in types):
+        raise InvalidInputError(f"terminal_errors must be exception types, got {types!r}")
+    return types
+
+
+def _readable_text(preview_chars: int | None, *, encrypted: bool) -> tuple[int, bool]:
+    """``(preview_chars, store_messages)``: by default 300 and error messages stored, but no readable text at all
+    beside an encrypted outcome; ``preview_chars`` given keeps previews of that length and messages."""
+    if preview_chars is not None:
+        return preview_chars, True
+    return (0, False) if encrypted else (300, True)
+
+
+def _checked_digest_key(digest_key: Any) -> bytes | None:
+    if digest_key is not None and (not isinstance(digest_key, bytes) or len(digest_key) < 16):
+        raise InvalidInputError("digest_key must be at least 16 random bytes")
+    return digest_key
