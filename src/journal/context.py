@@ -269,15 +269,21 @@ def locate(scope: EffectScope, key: str | None = None) -> EffectPosition | Slot:
         return nested
     attempt = current_attempt(*scope.locator.task())
     ordinal = attempt.next_ordinal() if key is None else 0
-    if attempt.node is None:
-        attempt.node = check_node(scope.locator.node())
-        if attempt.trail is None:
-            attempt.trail = _trail(scope.locator)
-    return _slot(scope, attempt, ordinal, key)
+    node = attempt.node if attempt.node is not None else _bind_node(attempt, scope.locator, scope.locator.node())
+    return _slot(scope, attempt, node, ordinal, key)
 
 
-def _slot(scope: EffectScope, attempt: Attempt, ordinal: int, key: str | None) -> Slot:
-    thread_id = attempt.node.thread_id if attempt.node is not None else ""
+def _bind_node(attempt: Attempt, locator: NodeLocator, found: NodePosition) -> NodePosition:
+    """The attempt's first effect: keep the node's position the locator ``found`` (once checked) and the task's
+    trailing records in ``attempt``, for its later effects."""
+    attempt.node = check_node(found)
+    if attempt.trail is None:
+        attempt.trail = _trail(locator)
+    return attempt.node
+
+
+def _slot(scope: EffectScope, attempt: Attempt, node: NodePosition, ordinal: int, key: str | None) -> Slot:
+    thread_id = node.thread_id
     exclusive = bool(scope.guard(thread_id)) if scope.guard is not None else False
     unsettled = bool(scope.unsettled(thread_id)) if scope.unsettled is not None else False
     return Slot(attempt, ordinal, key, exclusive, unsettled)
@@ -296,8 +302,5 @@ async def alocate(scope: EffectScope, key: str | None = None) -> EffectPosition 
         return nested
     attempt = current_attempt(*scope.locator.task())
     ordinal = attempt.next_ordinal() if key is None else 0
-    if attempt.node is None:
-        attempt.node = check_node(await scope.locator.anode())
-        if attempt.trail is None:
-            attempt.trail = _trail(scope.locator)
-    return _slot(scope, attempt, ordinal, key)
+    node = attempt.node if attempt.node is not None else _bind_node(attempt, scope.locator, await scope.locator.anode())
+    return _slot(scope, attempt, node, ordinal, key)

@@ -369,9 +369,11 @@ class ActivityJournal(TwoFaces, JournalPlans):
             outcome: what the effect returned, as the serde can serialize it.
 
         Raises:
+            InvalidInputError: ``position`` is not an ``EffectPosition``.
             DurableMongoError: no entry at ``position``, or the entry changed while it was being resolved
                 (nothing recorded; look at it again).
             ClientConfigurationError: this journal has only an async client.
+            Exception: whatever the serde raises for an ``outcome`` it cannot serialize (nothing recorded).
         """
         self._run(self._resolve_plan(position, outcome))
 
@@ -389,6 +391,7 @@ class ActivityJournal(TwoFaces, JournalPlans):
                 ``CorruptJournalEntryError``).
 
         Raises:
+            InvalidInputError: ``position`` is not an ``EffectPosition``.
             ClientConfigurationError: this journal has only an async client.
         """
         self._run(self._discard_plan(position))

@@ -1,4 +1,5 @@
-"""Storage logic of the activity journal, written once as plans (see ``runner``).
+"""Storage logic of the activity journal, written once as plans (generators of ``_plans.requests``, run by
+``ActivityJournal``'s sync or async face: see ``_plans``).
 
 Record and replay, per position:
 
@@ -18,12 +19,13 @@ Record and replay, per position:
      idempotency key (take-over), or ``EffectOutcomeUnknownError`` for an
      ``at_most_once`` effect.
 
-   A take-over is a conditional update on the previous owner, so two workers
+   A take-over is a conditional update on the claim it replaces (its
+   ``fence``, its status and, for a started entry, its lease), so two workers
    cannot both take one position over.
 2. *run* the effect, renewing the lease every ``lease_seconds / 3`` (a
    ``Heartbeat``, fenced like the record) until it ends.
-3. *record*: a conditional update on ``owner`` and ``status: started`` (the
-   fence): a worker whose lease expired and whose position was taken over
+3. *record*: a conditional update on the claim's ``fence`` and ``status:
+   started``: a worker whose lease expired and whose position was taken over
    cannot overwrite the new owner's result. It also takes back the visit's
    count in ``replays`` (that visit ran the effect), or the take-over does for
    an owner that never recorded: ``replays`` counts the visits that did not run
