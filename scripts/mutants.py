@@ -939,6 +939,20 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_journal_fences.py", "tests/test_journal_races.py", "-m", "not server"),
     ),
     Mutant(
+        "an interrupted effect keeps its position until its lease runs out",
+        "src/journal/plans.py",
+        "            yield FencedUpdate(self.collection, held_fence(pos, claimed.fence), released_update(ended.now))\n",
+        "            yield Sleep(0)\n",
+        ("tests/test_journal_commands.py", "-m", "not server", "-k", "left_started"),
+    ),
+    Mutant(
+        "an outcome the serde cannot write is not recorded",
+        "src/journal/plans.py",
+        "            yield from self._end_claim(pos, claimed, failed_update(stored, now=ended.now, duration_ms=ended.duration_ms))\n",
+        "            yield Sleep(0)\n",
+        ("tests/test_journal_store.py", "-m", "not server", "-k", "unserializable"),
+    ),
+    Mutant(
         "a handled failure is run again on resume",
         "src/journal/plans.py",
         "    return any(key.isdigit() and int(key) > issued for key in keys)",
@@ -1131,7 +1145,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "issue 25: (name, value) credential pairs kept in clear",
         "src/journal/redaction.py",
-        "        if _is_credential_pair(value):\n            return [value[0], REDACTED]\n",
+        "    if _is_credential_pair(value):\n        return [value[0], REDACTED]\n",
         "",
         ("tests/test_journal_redaction.py",),
     ),

@@ -324,7 +324,9 @@ def _status_problem(entry: Mapping[str, Any], status: str) -> str | None:
     document, a failed one's error document."""
     if status == "started":
         lease_until = entry.get("lease_until")
-        return None if isinstance(lease_until, datetime) else f"it is started but its lease_until is {lease_until!r}, not a date"
+        if not isinstance(lease_until, datetime):
+            return f"it is started but its lease_until is {lease_until!r}, not a date"
+        return None
     name = "outcome" if status == "completed" else "error"
     document = entry.get(name)
     if not isinstance(document, Mapping):

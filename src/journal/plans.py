@@ -711,29 +711,10 @@ class JournalPlans:
         handing back that worker's outcome.
         """
         ended = ended or _Ended(lease.utcnow(), _duration_ms(claimed))
-        now, duration_ms = ended.now, ended.duration_ms
-        fence = held_fence(pos, claimed.fence)
         if isinstance(result, Raised):
-            exc = result.error
-            if isinstance(exc, Exception):
-                terminal = isinstance(exc, self.terminal_errors)
-                error = error_record(exc, terminal=terminal, message=self._message(exc, claimed), issued=_issued(claimed))
-                yield from self._end_claim(pos, claimed, failed_update(error, now=now, duration_ms=duration_ms))
-            elif claimed.unclaimed is None:  # cancelled or interrupted mid-flight: the outcome is unknown
-                yield FencedUpdate(self.collection, fence, released_update(now))  # so free the position now
-            raise exc
-        try:
-            typed = ended.typed or self.serde.dumps_typed(result.value)
-        except Exception as exc:  # noqa: BLE001 - whatever the serde raises for a type it cannot write
-            # The effect happened and its outcome cannot be kept: say so in the entry and to the caller. An
-            # at_most_once effect replays this error (a person settles it); another one runs again next time.
-            error = unserializable_outcome(call, pos, result.value, exc)
-            # Its message names types and the position, never values: kept even when store_messages is off.
-            stored = error_record(
-                error, terminal=call.at_most_once, message=scrub(str(error), claimed.secrets), issued=_issued(claimed)
-            )
-            yield from self._end_claim(pos, claimed, failed_update(stored, now=now, duration_ms=duration_ms))
-            raise error from exc
+            yield from self._record_failure(pos, claimed, result.error, ended)
+            raise result.error
+        typed = yield from self._serialized_or_failed(call, pos, claimed, result.value, ended)
         outcome, chunks = outcome_documents(
             pos,
             claimed.owner,
@@ -744,10 +725,42 @@ class JournalPlans:
         )
         if chunks:
             yield InsertMany(self.collection, chunks)
-        if (yield from self._end_claim(pos, claimed, completed_update(outcome, now=now, duration_ms=duration_ms))):
+        if (yield from self._end_claim(pos, claimed, completed_update(outcome, now=ended.now, duration_ms=ended.duration_ms))):
             return result.value
-        # Fenced out: our lease expired and another worker took the position over.
-        if chunks:
+        return (yield from self._fenced_out(call, pos, claimed, result.value, bool(chunks), trailing))
+
+    def _record_failure(self, pos: EffectPosition, claimed: _Claimed, exc: BaseException, ended: _Ended) -> Plan:
+        """Record the effect's error as its outcome (``failed``); a cancellation or an interrupt, whose outcome is
+        unknown, frees the claimed position instead."""
+        if isinstance(exc, Exception):
+            terminal = isinstance(exc, self.terminal_errors)
+            error = error_record(exc, terminal=terminal, message=self._message(exc, claimed), issued=_issued(claimed))
+            yield from self._end_claim(pos, claimed, failed_update(error, now=ended.now, duration_ms=ended.duration_ms))
+        elif claimed.unclaimed is None:
+            yield FencedUpdate(self.collection, held_fence(pos, claimed.fence), released_update(ended.now))
+
+    def _serialized_or_failed(self, call: EffectCall, pos: EffectPosition, claimed: _Claimed, value: Any, ended: _Ended) -> Plan:
+        """The serde's form of the value the effect returned; ``OutcomeNotSerializableError``, recorded, when the serde
+        cannot write it."""
+        try:
+            return ended.typed or self.serde.dumps_typed(value)
+        except Exception as exc:  # noqa: BLE001 - whatever the serde raises for a type it cannot write
+            # The effect happened and its outcome cannot be kept: say so in the entry and to the caller. An
+            # at_most_once effect replays this error (a person settles it); another one runs again next time.
+            error = unserializable_outcome(call, pos, value, exc)
+            # Its message names types and the position, never values: kept even when store_messages is off.
+            stored = error_record(
+                error, terminal=call.at_most_once, message=scrub(str(error), claimed.secrets), issued=_issued(claimed)
+            )
+            yield from self._end_claim(pos, claimed, failed_update(stored, now=ended.now, duration_ms=ended.duration_ms))
+            raise error from exc
+
+    def _fenced_out(
+        self, call: EffectCall, pos: EffectPosition, claimed: _Claimed, value: Any, chunked: bool, trailing: bool
+    ) -> Plan:
+        """Our lease expired and another worker took the position over before our record: drop our chunks, and
+        return the outcome that worker recorded, or ``value`` when it recorded none."""
+        if chunked:
             yield DeleteMany(self.collection, chunk_key(pos, claimed.owner))
         found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
         if found and found[0].get("status") == "completed":
@@ -762,7 +775,7 @@ class JournalPlans:
             logger.warning("%s %r at %s: lease lost; returning the outcome the new owner recorded", call.kind, call.name, pos)
             return (yield from self._load_outcome(found[0], pos))
         logger.warning("%s %r at %s: lease lost before recording; the outcome was not recorded", call.kind, call.name, pos)
-        return result.value
+        return value
 
     def _preview(self, value: Any, secrets: frozenset[str]) -> str:
         return preview(value, limit=self.preview_chars, redactor=self.redactor, secrets=secrets)

@@ -192,17 +192,22 @@ def redact(value: Any) -> Any:
     """
     if isinstance(value, str):
         return redact_text(value)
-    if isinstance(value, Mapping):
-        return {k: REDACTED if is_credential_key(k) else redact(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        if _is_credential_pair(value):
-            return [value[0], REDACTED]
-        return [redact(v) for v in value]
+    if isinstance(value, (Mapping, list, tuple)):
+        return _redact_collection(value)
     if isinstance(value, BaseMessage):
         return readable(value)
     if isinstance(value, BaseModel) or _is_dataclass_instance(value):
         return redact(canonical(value))
     return value
+
+
+def _redact_collection(value: Mapping[Any, Any] | list[Any] | tuple[Any, ...]) -> Any:
+    """``redact`` of a mapping (by key), a ``(name, value)`` pair (by name) or another list or tuple (each item)."""
+    if isinstance(value, Mapping):
+        return {k: REDACTED if is_credential_key(k) else redact(v) for k, v in value.items()}
+    if _is_credential_pair(value):
+        return [value[0], REDACTED]
+    return [redact(v) for v in value]
 
 
 def credential_values(value: Any, *, under_credential: bool = False) -> frozenset[str]:
