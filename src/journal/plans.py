@@ -725,7 +725,8 @@ class JournalPlans:
         )
         if chunks:
             yield InsertMany(self.collection, chunks)
-        if (yield from self._end_claim(pos, claimed, completed_update(outcome, now=ended.now, duration_ms=ended.duration_ms))):
+        completed = completed_update(outcome, now=ended.now, duration_ms=ended.duration_ms)
+        if (yield from self._end_claim(pos, claimed, completed)):
             return result.value
         return (yield from self._fenced_out(call, pos, claimed, result.value, bool(chunks), trailing))
 
@@ -739,7 +740,9 @@ class JournalPlans:
         elif claimed.unclaimed is None:
             yield FencedUpdate(self.collection, held_fence(pos, claimed.fence), released_update(ended.now))
 
-    def _serialized_or_failed(self, call: EffectCall, pos: EffectPosition, claimed: _Claimed, value: Any, ended: _Ended) -> Plan:
+    def _serialized_or_failed(
+        self, call: EffectCall, pos: EffectPosition, claimed: _Claimed, value: Any, ended: _Ended
+    ) -> Plan:
         """The serde's form of the value the effect returned; ``OutcomeNotSerializableError``, recorded, when the serde
         cannot write it."""
         try:

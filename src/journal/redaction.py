@@ -95,7 +95,9 @@ def canonical(value: Any, *, ordered: bool = True) -> Any:
     return _canonical_leaf(value)
 
 
-def _canonical_collection(value: Mapping[Any, Any] | list[Any] | tuple[Any, ...] | set[Any] | frozenset[Any], ordered: bool) -> Any:
+def _canonical_collection(
+    value: Mapping[Any, Any] | list[Any] | tuple[Any, ...] | set[Any] | frozenset[Any], ordered: bool
+) -> Any:
     """A mapping (its keys as text, sorted when ``ordered``), a list or tuple, or a set (sorted) made canonical."""
     if isinstance(value, Mapping):
         items = sorted(value.items(), key=lambda kv: str(kv[0])) if ordered else value.items()
