@@ -639,7 +639,7 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
 
         Args:
             thread_id: the thread.
-            task: the LangGraph task whose writes wait (``_langgraph.running_task``).
+            task: the LangGraph task whose writes wait (``resolver.namespace.running_task``).
             future: the work they wait for.
         """
         self._holds.hold(thread_id, task.task_id, task.checkpoint_ns, task.prepared_from, future)
