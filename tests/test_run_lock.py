@@ -115,7 +115,7 @@ FINAL = {"notes": ["intake", "paid 42", "shipped 42"]}
 
 def runs_doc(platform: DurablePlatform, thread: str = "case-42") -> Any:
     """The thread's lock document, once this process's background releases are done (a sync run returns
-    before its release is: ``Held.release_in_background``)."""
+    before its release is: ``CallLocks.release_in_background``)."""
     platform.run_locks.wait_releases(10)
     return platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"].find_one({"thread_id": thread})
 

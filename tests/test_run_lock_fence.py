@@ -26,7 +26,7 @@ from langgraph_durable_mongodb import run_lock
 from langgraph_durable_mongodb._plans.requests import FencedUpdate, FindOneAndUpdate, InsertOne
 from langgraph_durable_mongodb._plans import lease
 from langgraph_durable_mongodb._plans.lease import utcnow
-from langgraph_durable_mongodb.run_lock import RELEASED, Held, Holding, RunLocks, check_held
+from langgraph_durable_mongodb.run_lock import RELEASED, CallLocks, HeldLock, RunLocks, check_held
 
 from .test_run_lock import State, config
 
@@ -47,23 +47,23 @@ class Face:
     async def run(self, plan: Any) -> Any:
         return await Stepped(plan, self).finish()
 
-    async def acquire(self, thread_id: str = "t") -> Held:
+    async def acquire(self, thread_id: str = "t") -> CallLocks:
         if self.kind == "sync":
             return self.locks.acquire([thread_id])
         return await self.locks.aacquire([thread_id])
 
-    async def release(self, held: Held) -> None:
+    async def release(self, held: CallLocks) -> None:
         if self.kind == "sync":
             held.release()
         else:
             await held.arelease()
 
-    async def renew(self, holding: Holding) -> bool:
+    async def renew(self, holding: HeldLock) -> bool:
         return await self.run(self.locks._renew_plan(holding))
 
-    async def release_holding(self, holding: Holding) -> None:
-        """Release what a hand-driven acquire plan returned, as ``Held.release`` would."""
-        held = Held(self.locks)
+    async def release_holding(self, holding: HeldLock) -> None:
+        """Release what a hand-driven acquire plan returned, as ``CallLocks.release`` would."""
+        held = CallLocks(self.locks)
         held.holdings.append(holding)
         await self.release(held)
 
@@ -279,8 +279,8 @@ async def test_check_held_raises_once_the_run_s_lock_was_lost(face: Face, locks:
 
 
 def test_check_held_is_cheap_and_takes_thread_ids_as_langgraph_does() -> None:
-    holding = Holding("7", "owner", 3, 30.0)
-    held = Held(object())  # type: ignore[arg-type]
+    holding = HeldLock("7", "owner", 3, 30.0)
+    held = CallLocks(object())  # type: ignore[arg-type]
     held.holdings.append(holding)
     with held.mark():
         check_held(7)

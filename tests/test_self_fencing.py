@@ -30,7 +30,7 @@ from langgraph_durable_mongodb._plans.lease import utcnow
 from langgraph_durable_mongodb._plans.requests import Sleep
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.journal.plans import JournalPlans
-from langgraph_durable_mongodb.run_lock import Held, Holding, RunLocks
+from langgraph_durable_mongodb.run_lock import CallLocks, HeldLock, RunLocks
 
 from .test_run_lock import State, config
 
@@ -238,8 +238,8 @@ async def test_a_lapsed_holder_writes_no_checkpoint_and_no_pending_writes(make_p
 
     platform = make_platform()
     saver = platform.checkpointer
-    holding = Holding("t", "me", 1, LEASE, since=time.monotonic() - 2 * LEASE)
-    held = Held(platform.run_locks)
+    holding = HeldLock("t", "me", 1, LEASE, since=time.monotonic() - 2 * LEASE)
+    held = CallLocks(platform.run_locks)
     held.holdings.append(holding)
     conf = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
     with held.mark():
