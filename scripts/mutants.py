@@ -1313,6 +1313,13 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_trailing_records.py", "-m", "not server", "-k", "another_worker_beat"),
     ),
     Mutant(
+        "a checkpoint waits for no task of its namespace prepared before it",
+        "src/checkpointer/memory.py",
+        "hold.prepared_from < checkpoint_id",
+        "hold.prepared_from > checkpoint_id",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "another_worker_beat"),
+    ),
+    Mutant(
         "a new run keeps the failed records of the run before it",
         "src/checkpointer/saver.py",
         "            self._holds.drop_failed(str(config[\"configurable\"].get(\"thread_id\")))",
