@@ -1270,6 +1270,13 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_ui_api.py", "-k", "loopback"),
     ),
     Mutant(
+        "the thread list without $max in $group (FerretDB) shows each thread's oldest root checkpoint",
+        "src/views/plans.py",
+        'CHECKPOINT_PROJECTION, sort=[("checkpoint_id", -1)], limit=1)\n        for t in ids',
+        'CHECKPOINT_PROJECTION, sort=[("checkpoint_id", 1)], limit=1)\n        for t in ids',
+        ("tests/test_views_servers.py", "-m", "not server", "-k", "without_group_max"),
+    ),
+    Mutant(
         "ui listens on a remote host without --allow-remote",
         "src/ui/guard.py",
         "    if not allow_remote:\n",
