@@ -32,8 +32,9 @@ def cases_of(capability: Any) -> list[Callable[[BaseCheckpointSaver], Any]]:
     return getattr(spec, f"ALL_{capability.value.upper()}_TESTS")
 
 
+#: Each case, named as the package names it (each name starts with its capability's: ``put_roundtrip``).
 CASES = [
-    pytest.param(case, id=f"{capability.value}-{case.__name__.removeprefix('test_')}")
+    pytest.param(case, id=case.__name__.removeprefix("test_"))
     for capability in capabilities.Capability
     for case in cases_of(capability)
 ]
