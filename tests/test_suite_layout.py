@@ -27,7 +27,7 @@ def trees(source: str) -> list[ast.AST]:
     return found
 
 
-def test_modules_imported(source: str) -> set[str]:
+def imported_test_modules(source: str) -> set[str]:
     """The suite's test modules (``test_*``) that ``source`` imports, as written (``.test_x``, ``tests.test_x``)."""
     found: set[str] = set()
     for tree in trees(source):
@@ -44,14 +44,11 @@ def test_modules_imported(source: str) -> set[str]:
     return found
 
 
-test_modules_imported.__test__ = False  # a helper, whatever its name
-
-
 def test_no_module_of_the_suite_imports_a_test_module() -> None:
     paths = sorted(TESTS.rglob("*.py"))
     assert len(paths) > 50 and TESTS / "conftest.py" in paths  # the walk reads the suite
     paths.remove(Path(__file__).resolve())  # this module: its examples below are such imports, in strings
-    offenders = {str(p.relative_to(TESTS)): found for p in paths if (found := test_modules_imported(p.read_text()))}
+    offenders = {str(p.relative_to(TESTS)): found for p in paths if (found := imported_test_modules(p.read_text()))}
     assert offenders == {}, "move what they share into conftest.py or a support module named for what it holds"
 
 
@@ -66,6 +63,6 @@ def test_the_check_sees_every_form_of_such_an_import() -> None:
         child: "tests.test_run_lock",
     }
     for source, module in forms.items():
-        assert module in test_modules_imported(source), source
+        assert module in imported_test_modules(source), source
     support = "from .graphs import Notes\nfrom tests.clients import Face\nfrom langgraph.checkpoint.conformance.spec import test_put\n"
-    assert test_modules_imported(support) == set()
+    assert imported_test_modules(support) == set()
