@@ -9,36 +9,14 @@ import time
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.base import ERROR, INTERRUPT, empty_checkpoint
+from langgraph.checkpoint.base import ERROR, INTERRUPT
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # noqa: F401 - used by DeltaChannel tests
 
 from langgraph_durable_mongodb import DurableMongoError, InvalidInputError, MongoDBCheckpointer, ThreadExistsError
 from langgraph_durable_mongodb._plans.requests import Find, Gather, Upsert
 
+from .checkpoints import cfg, make_checkpoint, put
 from .clients import Face
-
-
-def cfg(thread: str = "t1", ns: str = "", checkpoint_id: str | None = None) -> dict:
-    conf = {"thread_id": thread, "checkpoint_ns": ns}
-    if checkpoint_id:
-        conf["checkpoint_id"] = checkpoint_id
-    return {"configurable": conf}
-
-
-def make_checkpoint(saver: MongoDBCheckpointer, values: dict, previous: dict | None = None) -> tuple[dict, dict]:
-    """A checkpoint holding ``values``, with fresh versions for all of them."""
-    cp = empty_checkpoint()
-    base = dict(previous["channel_versions"]) if previous else {}
-    new_versions = {k: saver.get_next_version(base.get(k), None) for k in values}
-    cp["channel_versions"] = {**base, **new_versions}
-    cp["channel_values"] = {**(previous or {}).get("channel_values", {}), **values}
-    return cp, new_versions
-
-
-async def put(face: Face, config: dict, values: dict, metadata: dict | None = None, previous: dict | None = None) -> tuple[dict, dict]:
-    cp, new_versions = make_checkpoint(face.saver, values, previous)
-    saved = await face.call("put", config, cp, metadata or {"source": "loop", "step": 0}, new_versions)
-    return saved, cp
 
 
 async def test_put_and_get_tuple_round_trip(face: Face) -> None:

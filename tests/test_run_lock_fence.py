@@ -28,7 +28,7 @@ from langgraph_durable_mongodb._plans import lease
 from langgraph_durable_mongodb._plans.lease import utcnow
 from langgraph_durable_mongodb.run_lock import RELEASED, CallLocks, HeldLock, RunLocks, check_held
 
-from .test_run_lock import State, config
+from .graphs import Notes, config
 
 KINDS = ["sync", "async"]
 
@@ -322,7 +322,7 @@ async def test_the_renewer_notices_a_lost_lock(make_platform: Any, kind: str, ca
 def lose_mid_run(platform: Any, lost: threading.Event) -> Any:
     """A graph whose node lets another run take its lock over, waits for the renewer to notice, then checks."""
 
-    def node(s: State) -> State:
+    def node(s: Notes) -> Notes:
         runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
@@ -335,7 +335,7 @@ def lose_mid_run(platform: Any, lost: threading.Event) -> Any:
             time.sleep(0.02)
         return {"notes": ["not stopped"]}
 
-    builder = StateGraph(State)
+    builder = StateGraph(Notes)
     builder.add_node("n", node)
     builder.add_edge(START, "n")
     return platform.compile(builder)
@@ -366,7 +366,7 @@ def effect_after_losing(platform: Any, lost: threading.Event, paid: list) -> Any
         paid.append(cents)
         return "charged"
 
-    def node(s: State) -> State:
+    def node(s: Notes) -> Notes:
         runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
         deadline = time.monotonic() + 5
         while not any(h.lost for h in run_lock._HELD.get().values()) and time.monotonic() < deadline:
@@ -375,7 +375,7 @@ def effect_after_losing(platform: Any, lost: threading.Event, paid: list) -> Any
         lost.set()
         return {"notes": [charge(100)]}
 
-    builder = StateGraph(State)
+    builder = StateGraph(Notes)
     builder.add_node("n", node)
     builder.add_edge(START, "n")
     return platform.compile(builder)
@@ -398,7 +398,7 @@ async def test_an_async_effect_does_not_start_once_its_run_lost_the_lock(make_pl
         paid.append(cents)
         return "charged"
 
-    async def node(s: State) -> State:
+    async def node(s: Notes) -> Notes:
         runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
         deadline = time.monotonic() + 5
         while not any(h.lost for h in run_lock._HELD.get().values()) and time.monotonic() < deadline:
@@ -406,7 +406,7 @@ async def test_an_async_effect_does_not_start_once_its_run_lost_the_lock(make_pl
             await asyncio.sleep(0.02)  # the renewal task runs meanwhile
         return {"notes": [await charge(100)]}
 
-    builder = StateGraph(State)
+    builder = StateGraph(Notes)
     builder.add_node("n", node)
     builder.add_edge(START, "n")
     with pytest.raises(RunLockLostError, match="'t'"):
