@@ -92,9 +92,19 @@ def test_the_package_has_no_import_cycle() -> None:
     assert cycles(graph) == []
 
 
+#: Every layer above the base modules that hold no plan (``connections``, ``liveness``, ``heartbeats``).
+ABOVE_THE_BASE = (
+    "_plans", "journal", "checkpointer", "resolver", "run_lock", "platform", "server", "cli", "demo", "views", "ui",
+)
+
+
 @pytest.mark.parametrize(
     ("layer", "forbidden"),
     [
+        # what is not a plan (clients, process liveness, the renewer thread) lies beneath the plan layer
+        ("connections", ABOVE_THE_BASE),
+        ("liveness", ABOVE_THE_BASE),
+        ("heartbeats", ABOVE_THE_BASE),
         ("_plans", ("journal", "checkpointer", "resolver", "run_lock", "platform", "cli", "demo", "views", "ui")),
         ("run_lock", ("journal", "checkpointer", "resolver", "platform")),
         ("schema", ("_plans", "journal", "checkpointer", "resolver", "run_lock", "platform")),
@@ -125,6 +135,7 @@ def test_a_layer_imports_nothing_above_it(layer: str, forbidden: tuple[str, ...]
 def test_the_check_sees_imports_a_cycle_would_be_made_of() -> None:
     """The checks above would pass on an empty graph: show they read real edges, lazy ones included."""
     assert f"{PACKAGE}._plans.interpreters" in GRAPH[f"{PACKAGE}._plans.faces"]
+    assert f"{PACKAGE}.connections" in GRAPH[f"{PACKAGE}._plans.faces"]
     assert f"{PACKAGE}.resolver.position" in GRAPH[f"{PACKAGE}.journal.attempt"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 

@@ -15,7 +15,7 @@ import mongomock
 import pytest
 from pymongo.errors import AutoReconnect, OperationFailure, ServerSelectionTimeoutError
 
-from langgraph_durable_mongodb._plans.clients import masked_uri
+from langgraph_durable_mongodb.connections import masked_uri
 from langgraph_durable_mongodb.cli import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNREACHABLE, EXIT_USAGE
 from langgraph_durable_mongodb.cli.main import server_error
 from tests.cli_helpers import run

@@ -21,7 +21,7 @@ from langgraph_durable_mongodb._plans.requests import FencedUpdate
 from langgraph_durable_mongodb.errors import EffectInProgressError, EffectOutcomeUnknownError
 from langgraph_durable_mongodb.journal import ActivityJournal, EffectCall, EffectPosition, current_effect, digest
 from langgraph_durable_mongodb.journal.documents import claim_fields, new_entry
-from langgraph_durable_mongodb._plans.owner import identity
+from langgraph_durable_mongodb.liveness import identity
 from langgraph_durable_mongodb._plans.lease import utcnow
 
 from .journal_helpers import Counter, JournalFace

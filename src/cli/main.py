@@ -12,7 +12,7 @@ from pymongo import MongoClient
 from pymongo.errors import ConfigurationError, ConnectionFailure, InvalidURI, OperationFailure, PyMongoError
 
 from .. import mongodbsaver_import
-from .._plans.clients import DRIVER_INFO, database_name, masked_uri
+from ..connections import DRIVER_INFO, database_name, masked_uri
 from ..checkpointer import MongoDBCheckpointer
 from ..errors import DurableMongoError, InvalidInputError
 from ..schema import CollectionNames
