@@ -116,8 +116,8 @@ ABOVE_THE_BASE = (
         ("views", ("resolver", "run_lock", "platform", "cli", "ui", "demo")),
         # the web inspector reads through the views and acts through the CLI's commands: never storage itself
         ("ui", ("_plans", "checkpointer.plans", "journal.plans", "resolver", "run_lock", "platform", "demo")),
-        # the importer uses the saver's public API only
-        ("mongodbsaver_import", ("checkpointer.plans", "checkpointer.documents", "checkpointer.memory", "journal", "cli")),
+        # the migration from MongoDBSaver uses the saver's public API only; its command line is the CLI's
+        ("migrate", ("checkpointer.plans", "checkpointer.documents", "checkpointer.memory", "journal", "cli")),
     ],
 )
 def test_a_layer_imports_nothing_above_it(layer: str, forbidden: tuple[str, ...]) -> None:

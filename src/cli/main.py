@@ -11,7 +11,6 @@ from bson import json_util
 from pymongo import MongoClient
 from pymongo.errors import ConfigurationError, ConnectionFailure, InvalidURI, OperationFailure, PyMongoError
 
-from .. import mongodbsaver_import
 from ..connections import DRIVER_INFO, database_name, masked_uri
 from ..checkpointer import MongoDBCheckpointer
 from ..errors import DurableMongoError, InvalidInputError
@@ -19,6 +18,7 @@ from ..schema import CollectionNames
 from .doctor import doctor, render_doctor
 from .exits import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_USAGE, CliError
 from .inspector import ui
+from . import migrate
 from .journal import discard, journal_documents, parse_outcome, parse_position, resolve
 from .maintenance import confirm, delete, prune, render_maintenance, sweep
 from .parser import parser
@@ -82,10 +82,10 @@ def run(args: argparse.Namespace, client: Any, out: TextIO, stdin: TextIO) -> in
         return ui(args, client, out)
     if args.command == "import-mongodbsaver":
         try:
-            imported = mongodbsaver_import.command(client, args, sys.stderr)
+            imported = migrate.command(client, args, sys.stderr)
         except InvalidInputError as error:
             raise CliError(str(error), EXIT_USAGE) from None
-        _dump(imported.as_dict(), out) if as_json else mongodbsaver_import.render(escaped(imported), out)
+        _dump(imported.as_dict(), out) if as_json else migrate.render(escaped(imported), out)
         if not imported.ok:
             return EXIT_PROBLEM
         return EXIT_UNKNOWN_THREAD if imported.unknown_threads else EXIT_OK
