@@ -440,14 +440,14 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "CLI journal prints outcome bytes without --with-outcomes",
-        "src/cli/journal.py",
+        "src/views/documents.py",
         'projection = {"_id": 0} if with_outcomes else {"_id": 0, "outcome.data": 0}',
         'projection = {"_id": 0}',
         ("tests/test_cli_journal.py", "-m", "not server", "-k", "outcome_bytes"),
     ),
     Mutant(
         "CLI journal prints outcome chunks without --with-outcomes",
-        "src/cli/journal.py",
+        "src/views/documents.py",
         'query = {"thread_id": thread_id} if with_outcomes else {"thread_id": thread_id, "chunk": 0}',
         'query = {"thread_id": thread_id}',
         ("tests/test_cli_journal.py", "-m", "not server", "-k", "outcome_bytes"),
@@ -461,9 +461,9 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "CLI takes a string that is no URI for a host name",
-        "src/cli/main.py",
-        "            if not args.uri.startswith(URI_SCHEMES):",
-        "            if False:",
+        "src/connections.py",
+        "    if not uri.startswith(URI_SCHEMES):",
+        "    if False:",
         ("tests/test_cli.py", "-k", "bad_uri"),
     ),
     Mutant(
@@ -538,10 +538,24 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "the CLI's client does not name us",
-        "src/cli/main.py",
-        "MongoClient(args.uri, driver=DRIVER_INFO, **timeout)",
-        "MongoClient(args.uri, **timeout)",
+        "src/connections.py",
+        "MongoClient(uri, driver=DRIVER_INFO, **timeout)",
+        "MongoClient(uri, **timeout)",
         ("tests/test_driver_info.py", "-k", "cli"),
+    ),
+    Mutant(
+        "the CLI imports pymongo (two ways into storage)",
+        "src/cli/main.py",
+        "from bson import json_util\n",
+        "from bson import json_util\nfrom pymongo.errors import PyMongoError  # noqa: F401\n",
+        ("tests/test_architecture.py", "-k", "pymongo"),
+    ),
+    Mutant(
+        "the CLI reports an unreachable server as a refused command",
+        "src/cli/main.py",
+        "    (ServerUnreachableError, EXIT_UNREACHABLE),\n",
+        "",
+        ("tests/test_cli.py", "-k", "unreachable"),
     ),
     Mutant(
         "the format check lets a newer format version in",
@@ -743,7 +757,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "doctor --fix creates our indexes in a foreign database",
-        "src/cli/doctor.py",
+        "src/deployment.py",
         "    fix = fix and ours\n",
         "",
         ("tests/test_storage_format.py", "-m", "not server", "-k", "doctor"),
@@ -976,7 +990,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "issue 25: a refused login reported as another failure",
-        "src/cli/main.py",
+        "src/server_errors.py",
         "    if isinstance(error, OperationFailure) and error.code in AUTH_CODES:",
         "    if False:",
         ("tests/test_cli_credentials.py",),
@@ -1123,7 +1137,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "issue 25: threads crashes on a non-string thread id",
-        "src/cli/threads.py",
+        "src/views/documents.py",
         "        if not isinstance(found[\"_id\"], str):",
         "        if False:",
         ("tests/test_cli_corrupt.py", "-m", "not server"),
@@ -1165,9 +1179,9 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "issue 25: threads names a bad thread id with an operator query",
-        "src/cli/threads.py",
-        'coll.find_one({"thread_id": {"$eq": found["_id"]}})',
-        'coll.find_one({"thread_id": found["_id"]})',
+        "src/views/documents.py",
+        'Find(names.checkpoints, {"thread_id": {"$eq": thread_id}}, limit=1)',
+        'Find(names.checkpoints, {"thread_id": thread_id}, limit=1)',
         ("tests/test_cli_corrupt.py", "-m", "not server", "-k", "threads"),
     ),
     # issue 22: SecureLLM streams when the wrapped model would, and runs it inside its own callback run
@@ -1215,14 +1229,14 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "doctor expects a run lock index where no run lock is ever taken",
-        "src/cli/doctor.py",
+        "src/deployment.py",
         "    no_run_locks = names.checkpoints in collections and names.runs not in collections",
         "    no_run_locks = False",
         ("tests/test_cli_deployments.py", "-k", "agent_server"),
     ),
     Mutant(
         "doctor takes a database without checkpoints for one without run locks",
-        "src/cli/doctor.py",
+        "src/deployment.py",
         "    no_run_locks = names.checkpoints in collections and names.runs not in collections",
         "    no_run_locks = names.runs not in collections",
         ("tests/test_cli_deployments.py", "-k", "empty_database"),

@@ -23,7 +23,9 @@ from typing import Any, Generic, TypeVar
 
 from pymongo import AsyncMongoClient, MongoClient, uri_parser
 from pymongo.driver_info import DriverInfo
-from pymongo.errors import InvalidOperation
+from pymongo.errors import ConfigurationError, InvalidOperation, InvalidURI
+
+from .errors import InvalidURIError
 
 #: What every client of this package tells the server in its handshake (``hello``'s ``client.driver``).
 DRIVER_INFO = DriverInfo(name="langgraph-durable-mongodb", version=version("langgraph-durable-mongodb"))
@@ -85,6 +87,37 @@ def masked_uri(uri: str) -> str:
     if "@" in tail:
         tail = f"***@{tail.rpartition('@')[2]}"
     return prefix + _SECRET_OPTION.sub(r"\1\2=<redacted>", tail)
+
+
+#: What a MongoDB URI starts with.
+URI_SCHEMES = ("mongodb://", "mongodb+srv://")
+#: How long a command-line client waits to find a server, unless its URI says (pymongo's default is 30 s).
+COMMAND_SERVER_SELECTION_MS = 5000
+
+
+def command_client(uri: str) -> MongoClient:
+    """The sync client one command-line run opens for ``uri``, carrying ``DRIVER_INFO``.
+
+    It gives up on finding a server after ``COMMAND_SERVER_SELECTION_MS`` unless the URI sets
+    ``serverSelectionTimeoutMS``. No I/O: a server that cannot be reached fails the first command.
+
+    Args:
+        uri: a MongoDB URI.
+
+    Returns:
+        The client.
+
+    Raises:
+        InvalidURIError: ``uri`` does not start with ``mongodb://`` or ``mongodb+srv://`` (pymongo would take it
+            for a host name and time out), or pymongo cannot use it; the message shows it masked (``masked_uri``).
+    """
+    if not uri.startswith(URI_SCHEMES):
+        raise InvalidURIError(f"bad MongoDB URI {masked_uri(uri)!r}: it must start with mongodb:// or mongodb+srv://")
+    timeout = {} if "serverselectiontimeoutms" in uri.lower() else {"serverSelectionTimeoutMS": COMMAND_SERVER_SELECTION_MS}
+    try:
+        return MongoClient(uri, driver=DRIVER_INFO, **timeout)
+    except (InvalidURI, ConfigurationError, ValueError) as error:
+        raise InvalidURIError(f"bad MongoDB URI {masked_uri(uri)!r}: {error}") from None
 
 
 def announce(client: Any) -> None:

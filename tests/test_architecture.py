@@ -116,6 +116,9 @@ ABOVE_THE_BASE = (
         ("views", ("resolver", "run_lock", "platform", "cli", "ui", "demo")),
         # the web inspector reads through the views and acts through the CLI's commands: never storage itself
         ("ui", ("_plans", "checkpointer.plans", "journal.plans", "resolver", "run_lock", "platform", "demo")),
+        # doctor's checks, and what a server's failure means: beneath the CLI, never reaching into it
+        ("deployment", ("journal", "checkpointer", "resolver", "run_lock", "platform", "cli", "views", "ui", "demo")),
+        ("server_errors", ABOVE_THE_BASE),
         # the migration from MongoDBSaver uses the saver's public API only; its command line is the CLI's
         ("migrate", ("checkpointer.plans", "checkpointer.documents", "checkpointer.memory", "journal", "cli")),
     ],
@@ -130,6 +133,34 @@ def test_a_layer_imports_nothing_above_it(layer: str, forbidden: tuple[str, ...]
         if any(target == f"{PACKAGE}.{f}" or target.startswith(f"{PACKAGE}.{f}.") for f in forbidden)
     )
     assert offending == []
+
+
+def pymongo_imports(path: Path) -> list[str]:
+    """The ``pymongo`` modules ``path`` imports, at any depth (lazy ones and ``TYPE_CHECKING`` ones included)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names if alias.name.split(".")[0] == "pymongo"]
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "pymongo":
+            found.append(str(node.module))
+    return found
+
+
+def test_no_module_of_the_cli_imports_pymongo() -> None:
+    """One way into storage: the CLI reads through the domain modules' plans (``views``, ``deployment``), opens its
+    client through ``connections`` and hears of a server's failure as our typed errors (``server_errors``)."""
+    offending = {path.name: pymongo_imports(path) for path in sorted((SRC / "cli").glob("*.py"))}
+    assert {name: found for name, found in offending.items() if found} == {}
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["import pymongo\n", "from pymongo.errors import PyMongoError\n", "def f():\n    import pymongo.errors as e\n"],
+)
+def test_the_pymongo_check_sees_every_form_of_import(source: str, tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(source)
+    assert pymongo_imports(tmp_path / "m.py") != []
+    assert pymongo_imports(SRC / "connections.py") != []  # and it reads the real tree
 
 
 def test_the_check_sees_imports_a_cycle_would_be_made_of() -> None:

@@ -6,7 +6,9 @@ from typing import Any
 
 from .._bson import require_db_name
 from ..checkpointer import MongoDBCheckpointer
+from ..errors import InvalidInputError
 from ..migrate import ImportReport, import_mongodbsaver
+from .exits import EXIT_OK, EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_USAGE, CliError
 
 
 def add_arguments(parser: Any) -> None:
@@ -45,17 +47,31 @@ def progress_bar(err: Any) -> ProgressBar | None:
 
 
 def command(client: Any, args: Any, err: Any) -> ImportReport:
-    """Run ``import-mongodbsaver`` as parsed: from ``args.source_db`` into ``args.db``, a bar on ``err`` if a terminal."""
-    saver = MongoDBCheckpointer(client, db_name=args.db)
-    return import_mongodbsaver(
-        client[require_db_name(args.source_db)],
-        saver,
-        checkpoint_collection=args.checkpoint_collection,
-        writes_collection=args.writes_collection,
-        thread_ids=args.threads,
-        batch_size=args.batch_size,
-        progress=progress_bar(err),
-    )
+    """Run ``import-mongodbsaver`` as parsed: from ``args.source_db`` into ``args.db``, a bar on ``err`` if a terminal.
+
+    Raises:
+        CliError: an argument was refused (``EXIT_USAGE``): nothing was read or written.
+    """
+    try:
+        saver = MongoDBCheckpointer(client, db_name=args.db)
+        return import_mongodbsaver(
+            client[require_db_name(args.source_db)],
+            saver,
+            checkpoint_collection=args.checkpoint_collection,
+            writes_collection=args.writes_collection,
+            thread_ids=args.threads,
+            batch_size=args.batch_size,
+            progress=progress_bar(err),
+        )
+    except InvalidInputError as error:
+        raise CliError(str(error), EXIT_USAGE) from None
+
+
+def exit_code(report: ImportReport) -> int:
+    """``EXIT_PROBLEM`` on a mismatch, else ``EXIT_UNKNOWN_THREAD`` when a thread asked for is not in the source."""
+    if not report.ok:
+        return EXIT_PROBLEM
+    return EXIT_UNKNOWN_THREAD if report.unknown_threads else EXIT_OK
 
 
 def render(report: ImportReport, out: Any) -> None:
