@@ -40,23 +40,27 @@ def doctor(client: Any, db_name: str, names: CollectionNames, fix: bool, uri: st
 def render_doctor(report: dict[str, Any], out: TextIO) -> None:
     """The report, one line per check (the server's strings escaped)."""
     report = escaped(report)
-    server = report["server"]
-    if server["ferretdb"]:
-        kind = f"FerretDB {server['ferretdb']} (MongoDB {server['version']} wire protocol)"
-    elif server["mongo_java_server"]:
-        kind = f"mongo-java-server (MongoDB {server['version']} wire protocol)"
-    else:
-        kind = f"MongoDB {server['version']}"
-    out.write(f"connection  ok\nserver      {kind}\n")
+    out.write(f"connection  ok\nserver      {_server_kind(report['server'])}\n")
     for feature, ok in report["features"].items():
         out.write(f"feature     {feature:<13} {'yes' if ok else 'no'}\n")
     out.write(f"format      {report['format']}\n")
     labels = [f"{row['collection']}.{row['index']}" for row in report["indexes"]]
     width = max(map(len, labels), default=0)
     for label, row in zip(labels, report["indexes"]):
-        state = "present" if row["present"] else ("created" if row.get("created") else "MISSING")
-        if row.get("unused"):
-            state = "not used (no run lock taken: exclusive_runs=False, as on Agent Server)"
-        out.write(f"index       {label:<{width}}  {state}\n")
+        out.write(f"index       {label:<{width}}  {_index_state(row)}\n")
     if not report["ok"]:
         out.write(f"\nsome indexes are missing: run `{report['fix_command']}`\n")
+
+
+def _server_kind(server: dict[str, Any]) -> str:
+    if server["ferretdb"]:
+        return f"FerretDB {server['ferretdb']} (MongoDB {server['version']} wire protocol)"
+    if server["mongo_java_server"]:
+        return f"mongo-java-server (MongoDB {server['version']} wire protocol)"
+    return f"MongoDB {server['version']}"
+
+
+def _index_state(row: dict[str, Any]) -> str:
+    if row.get("unused"):
+        return "not used (no run lock taken: exclusive_runs=False, as on Agent Server)"
+    return "present" if row["present"] else ("created" if row.get("created") else "MISSING")
