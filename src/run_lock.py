@@ -111,10 +111,10 @@ from ._bson import require_db_name, require_seconds, require_str, require_thread
 from ._plans import lease
 from ._plans.faces import TwoFaces, split_clients
 from ._plans.interpreters import background_pool
-from ._plans.lease import Beat
-from ._plans.owner import identity, owner_gone
 from ._plans.requests import CreateIndexes, FencedUpdate, Find, FindOneAndUpdate, Heartbeat, InsertOne, Plan, Sleep
 from .errors import RunLockLostError, ThreadBusyError
+from .heartbeats import Beat
+from .liveness import identity, owner_gone
 from .schema import INDEXES, CollectionNames
 from .storage_format import StorageFormat
 

@@ -33,7 +33,7 @@ from langgraph_durable_mongodb.journal import (
     effect_scope,
 )
 from langgraph_durable_mongodb._plans.lease import utcnow
-from langgraph_durable_mongodb._plans.owner import identity
+from langgraph_durable_mongodb.liveness import identity
 from langgraph_durable_mongodb.journal.documents import claim_fields, new_entry
 from langgraph_durable_mongodb.resolver import DurableSubgraphResolver, OrdinalAllocator, durable_scope
 

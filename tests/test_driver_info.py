@@ -50,8 +50,8 @@ def test_the_cli_client_names_us(monkeypatch: pytest.MonkeyPatch) -> None:
             super().__init__(*args, **kwargs)
             made.append(self)
 
-    # the module, not the package's `main` function of the same name
-    monkeypatch.setattr(importlib.import_module("langgraph_durable_mongodb.cli.main"), "MongoClient", Recorded)
+    # where the CLI's client is made (connections.command_client)
+    monkeypatch.setattr(importlib.import_module("langgraph_durable_mongodb.connections"), "MongoClient", Recorded)
     cli.main(["--uri", URI, "threads"])  # unreachable: exits non-zero, after making its client
     assert len(made) == 1 and names_us_once(made[0])
 

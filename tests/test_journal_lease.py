@@ -20,7 +20,7 @@ import pytest
 from langgraph_durable_mongodb._plans.requests import FencedUpdate
 from langgraph_durable_mongodb.errors import EffectInProgressError, EffectOutcomeUnknownError
 from langgraph_durable_mongodb.journal import ActivityJournal, EffectPosition, current_effect
-from langgraph_durable_mongodb._plans.owner import identity
+from langgraph_durable_mongodb.liveness import identity
 from langgraph_durable_mongodb._plans.lease import utcnow
 
 from .clients import offline

@@ -26,7 +26,7 @@ from langgraph.graph import START, StateGraph
 
 from langgraph_durable_mongodb import ThreadBusyError
 from langgraph_durable_mongodb.journal import effect
-from langgraph_durable_mongodb._plans.owner import identity
+from langgraph_durable_mongodb.liveness import identity
 from langgraph_durable_mongodb.platform import DurablePlatform
 
 from .checkout import FINAL, Effects, build

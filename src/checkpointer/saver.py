@@ -19,8 +19,8 @@ from langgraph.checkpoint.base import (
 
 from .. import _langgraph
 from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
-from .._plans.clients import ConnectionScope, OwnsClients, database_name
 from .._plans.faces import TwoFaces, split_clients, started
+from ..connections import ClosesOpenedClients, ConnectionScope, database_name
 from ..errors import InvalidInputError
 from ..schema import CollectionNames
 from ..storage_format import StorageFormat
@@ -37,7 +37,7 @@ _OWN_FIELDS = frozenset(
 )
 
 
-class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
+class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
     """A LangGraph checkpointer on MongoDB, with native sync and async methods.
 
     Give it a sync client (``pymongo.MongoClient``, ``mongomock.MongoClient``)
