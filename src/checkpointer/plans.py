@@ -105,6 +105,8 @@ _EPOCH, _MILLISECOND = datetime(1970, 1, 1), timedelta(milliseconds=1)
 
 #: Checkpoints fetched per page by ``list``: blobs and writes cost one query per page, never per checkpoint.
 LIST_PAGE = 100
+#: The order of ``list``: newest first, then by thread and namespace, so that pages neither skip nor repeat.
+_LIST_ORDER = [("checkpoint_id", -1), ("thread_id", -1), ("checkpoint_ns", -1)]
 
 #: What a chain walk reads of a checkpoint: its links and where its values are, never the values.
 _CHAIN_FIELDS = {
@@ -174,6 +176,52 @@ def _thread_ns(config: Any) -> tuple[str, str, str | None]:
     if checkpoint_id is not None:
         require_str("checkpoint_id", checkpoint_id)
     return thread_id, checkpoint_ns, checkpoint_id or None
+
+
+def _list_query(config: Any, filter: dict[str, Any] | None, before: Any) -> dict[str, Any]:
+    """The filter of ``list``: what ``config`` names, ``filter`` on the metadata, ids below ``before``'s."""
+    query = _config_query(config) if config is not None else {}
+    if filter:
+        query.update(containment_filter("metadata", filter))
+    before_id = _configurable(before).get("checkpoint_id") if before is not None else None
+    if before_id is not None:
+        bound = {"$lt": require_str("checkpoint_id", before_id)}
+        named = query.get("checkpoint_id")
+        query["checkpoint_id"] = {"$eq": named, **bound} if isinstance(named, str) else bound
+    return query
+
+
+def _config_query(config: Any) -> dict[str, Any]:
+    """The thread, namespace and checkpoint id ``config`` names, those it names only."""
+    conf = _configurable(config)
+    query: dict[str, Any] = {}
+    if "thread_id" in conf:
+        query["thread_id"] = require_thread_id(conf["thread_id"])
+    if "checkpoint_ns" in conf:
+        query["checkpoint_ns"] = require_str("checkpoint_ns", conf["checkpoint_ns"])
+    if conf.get("checkpoint_id") is not None:
+        query["checkpoint_id"] = require_str("checkpoint_id", conf["checkpoint_id"])
+    return query
+
+
+def _require_limit(limit: Any) -> None:
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+        raise InvalidInputError(f"limit must be a non-negative int or None, got {limit!r}")
+
+
+def _listed_after(last: Mapping[str, Any]) -> dict[str, Any]:
+    """The checkpoints after ``last`` in ``list`` order (``_LIST_ORDER``): the next page starts there."""
+    return {
+        "$or": [
+            {"checkpoint_id": {"$lt": last["checkpoint_id"]}},
+            {"checkpoint_id": last["checkpoint_id"], "thread_id": {"$lt": last["thread_id"]}},
+            {
+                "checkpoint_id": last["checkpoint_id"],
+                "thread_id": last["thread_id"],
+                "checkpoint_ns": {"$lt": last["checkpoint_ns"]},
+            },
+        ]
+    }
 
 
 def _parent_config(doc: Mapping[str, Any]) -> RunnableConfig | None:
@@ -553,59 +601,35 @@ class CheckpointPlans:
         before: RunnableConfig | None,
         limit: int | None,
     ) -> Plan:
-        query: dict[str, Any] = {}
-        if config is not None:
-            conf = _configurable(config)
-            if "thread_id" in conf:
-                query["thread_id"] = require_thread_id(conf["thread_id"])
-            if "checkpoint_ns" in conf:
-                query["checkpoint_ns"] = require_str("checkpoint_ns", conf["checkpoint_ns"])
-            if conf.get("checkpoint_id") is not None:
-                query["checkpoint_id"] = require_str("checkpoint_id", conf["checkpoint_id"])
-        if filter:
-            query.update(containment_filter("metadata", filter))
-        if before is not None:
-            before_id = _configurable(before).get("checkpoint_id")
-            if before_id is not None:
-                query.setdefault("checkpoint_id", {})
-                bound = {"$lt": require_str("checkpoint_id", before_id)}
-                query["checkpoint_id"] = (
-                    {"$eq": query["checkpoint_id"], **bound} if isinstance(query["checkpoint_id"], str) else bound
-                )
-        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
-            raise InvalidInputError(f"limit must be a non-negative int or None, got {limit!r}")
-        remaining = limit
-        sort = [("checkpoint_id", -1), ("thread_id", -1), ("checkpoint_ns", -1)]
-        after: dict[str, Any] | None = None
+        query = _list_query(config, filter, before)
+        _require_limit(limit)
+        remaining, after = limit, None
         while remaining is None or remaining > 0:
             page_size = LIST_PAGE if remaining is None else min(LIST_PAGE, remaining)
-            # One document more than the page tells whether another page exists.
-            wanted = page_size + 1 if remaining is None or remaining > page_size else page_size
             page_query = query if after is None else {"$and": [query, after]}
-            docs = yield Find(self.collections.checkpoints, page_query, None, sort, wanted)
-            check_checkpoints(self.collections.checkpoints, docs)
-            more, docs = len(docs) > page_size, docs[:page_size]
-            live = [d for d in docs if not self._expired(d)]
-            tuples = yield from self._load_tuples(live)
-            yield from self._refresh_on_read(live)
-            for tup in tuples:
-                yield Emit(tup)
+            # One document more than the page tells whether another page exists.
+            docs, more = yield from self._list_page(page_query, page_size, remaining is None or remaining > page_size)
+            yield from self._emit_tuples(docs)
             if not more:
                 return
             if remaining is not None:
                 remaining -= len(docs)
-            last = docs[-1]
-            after = {
-                "$or": [
-                    {"checkpoint_id": {"$lt": last["checkpoint_id"]}},
-                    {"checkpoint_id": last["checkpoint_id"], "thread_id": {"$lt": last["thread_id"]}},
-                    {
-                        "checkpoint_id": last["checkpoint_id"],
-                        "thread_id": last["thread_id"],
-                        "checkpoint_ns": {"$lt": last["checkpoint_ns"]},
-                    },
-                ]
-            }
+            after = _listed_after(docs[-1])
+
+    def _list_page(self, query: dict[str, Any], page_size: int, probe: bool) -> Plan:
+        """Up to ``page_size`` checkpoint documents in ``list`` order, and whether more follow (known only when
+        ``probe`` asks for one document more)."""
+        docs = yield Find(self.collections.checkpoints, query, None, _LIST_ORDER, page_size + 1 if probe else page_size)
+        check_checkpoints(self.collections.checkpoints, docs)
+        return docs[:page_size], len(docs) > page_size
+
+    def _emit_tuples(self, docs: list[dict[str, Any]]) -> Plan:
+        """Emit the tuples of the checkpoint documents whose thread has not expired."""
+        live = [d for d in docs if not self._expired(d)]
+        tuples = yield from self._load_tuples(live)
+        yield from self._refresh_on_read(live)
+        for tup in tuples:
+            yield Emit(tup)
 
     # -- writing ----------------------------------------------------------------
 
