@@ -962,76 +962,129 @@ class CheckpointPlans:
         if not channels:
             return {}
         scope = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
+        result: dict[str, DeltaChannelHistory] = {c: {"writes": []} for c in channels}
+        first = yield from self._target_page(scope, checkpoint_id)
+        if not first:
+            return result
+        chain, seeds = yield from self._walk_to_seeds(scope, first, channels)
+        writes, seeded = yield from self._writes_and_seeds(scope, chain, seeds, channels)
+        for channel in channels:
+            seed_id = seeds[channel][0] if channel in seeds else None
+            result[channel]["writes"].extend(_writes_since_seed(chain, seed_id, writes, channel))
+        for channel, typed in seeded.items():
+            if typed is not None:
+                result[channel]["seed"] = self.serde.loads_typed(typed)
+        return result
+
+    def _target_page(self, scope: Mapping[str, str], checkpoint_id: str | None) -> Plan:
+        """The first page of a chain walk: the target checkpoint (``checkpoint_id``, else the latest) and its newest
+        ancestors; [] when the target does not exist."""
         # Checkpoint ids sort by creation time, so every ancestor's id is below the target's:
         # the target and its newest ancestors come in one query.
         bound = {"checkpoint_id": {"$lte": checkpoint_id}} if checkpoint_id else {}
-        first = yield Find(
-            self.collections.checkpoints, {**scope, **bound}, _CHAIN_FIELDS, [("checkpoint_id", -1)], FIRST_CHAIN_PAGE
-        )
-        result: dict[str, DeltaChannelHistory] = {c: {"writes": []} for c in channels}
-        if not first or (checkpoint_id and first[0]["checkpoint_id"] != checkpoint_id):
-            return result
-        target = first[0]
-        counters = (target.get("metadata") or {}).get("counters_since_delta_snapshot") or {}
-        page = max(FIRST_CHAIN_PAGE, 2 + max((int(v[1]) for k, v in counters.items() if unescape_key(k) in channels), default=0))
+        first = yield self._chain_query(scope, bound, FIRST_CHAIN_PAGE)
+        if first and checkpoint_id and first[0]["checkpoint_id"] != checkpoint_id:
+            return []
+        return first
 
-        docs_by_id: dict[str, dict[str, Any]] = {d["checkpoint_id"]: d for d in first[1:]}
-        exhausted = len(first) < FIRST_CHAIN_PAGE  # nothing older left to fetch
+    def _writes_and_seeds(
+        self, scope: Mapping[str, str], chain: list[str], seeds: Mapping[str, tuple[str, dict[str, Any]]], channels: list[str]
+    ) -> Plan:
+        """The pending writes to ``channels`` at the chain's checkpoints, by checkpoint id, and the serialized value
+        of each seed, by channel (None when it cannot be found), read side by side."""
+        writes_query = None
+        if chain:
+            where = {**scope, "checkpoint_id": {"$in": chain}, "channel": {"$in": channels}}
+            writes_query = Find(self.collections.writes, where, _VALUE_FIELDS)
+        # Each seed is inline in its chain checkpoint, in the checkpoint it references, or in blobs: looked
+        # up beside the writes, as values of a stand-in document that holds none itself.
+        stand_in = {**scope, "checkpoint_id": None, "values": [reference_to(e, cid) for cid, e in seeds.values()]}
+        found, values = yield from self._values_with(writes_query, [stand_in])
+        # the writes query names one namespace: its writes are told apart by checkpoint id alone
+        writes = {key[2]: rows for key, rows in self._group_writes(found).items()} if chain else {}
+        return writes, {channel: values.get(value_key(stand_in, e)) for channel, (_, e) in seeds.items()}
+
+    def _chain_query(self, scope: Mapping[str, str], bound: Mapping[str, Any], size: int) -> Find:
+        """A page of a chain walk: the checkpoints of ``scope`` within ``bound``, newest first, their links only."""
+        return Find(self.collections.checkpoints, {**scope, **bound}, _CHAIN_FIELDS, [("checkpoint_id", -1)], size)
+
+    def _walk_to_seeds(self, scope: Mapping[str, str], first: list[dict[str, Any]], channels: list[str]) -> Plan:
+        """Walk up from the target (``first[0]``, the newest of the first page) to each channel's seed, the nearest
+        ancestor that stores its value, or to the end of the chain.
+
+        Returns:
+            ``(chain, seeds)``: the ids of the ancestors walked, newest first; per channel found, the id of its
+            seed and the seed's entry.
+        """
+        target = first[0]
+        by_id = {d["checkpoint_id"]: d for d in first[1:]}
+        pages = _ChainPages(by_id, first[-1]["checkpoint_id"], _next_chain_page(target, channels), len(first) < FIRST_CHAIN_PAGE)
         chain: list[str] = []
         seeds: dict[str, tuple[str, dict[str, Any]]] = {}
         remaining = set(channels)
-        cursor_id, oldest = target.get("parent_checkpoint_id"), first[-1]["checkpoint_id"]
+        cursor_id = target.get("parent_checkpoint_id")
         while cursor_id and remaining:
-            if cursor_id not in docs_by_id:
-                if exhausted:
-                    break
-                older = yield Find(
-                    self.collections.checkpoints,
-                    {**scope, "checkpoint_id": {"$lt": oldest}},
-                    _CHAIN_FIELDS,
-                    [("checkpoint_id", -1)],
-                    page,
-                )
-                if not older:
-                    break
-                exhausted = len(older) < page
-                docs_by_id.update((d["checkpoint_id"], d) for d in older)
-                oldest = older[-1]["checkpoint_id"]
-                page *= 2
-                if cursor_id not in docs_by_id:
-                    continue
-            doc = docs_by_id[cursor_id]
+            doc = yield from self._ancestor(scope, pages, cursor_id)
+            if doc is None:
+                break
             chain.append(cursor_id)
             for entry in doc.get("values", ()):
                 if entry[CHANNEL] in remaining:
                     seeds[entry[CHANNEL]] = (cursor_id, entry)
                     remaining.discard(entry[CHANNEL])
             cursor_id = doc.get("parent_checkpoint_id")
+        return chain, seeds
 
-        writes_query = None
-        if chain:
-            writes_query = Find(
-                self.collections.writes,
-                {**scope, "checkpoint_id": {"$in": chain}, "channel": {"$in": channels}},
-                _VALUE_FIELDS,
-            )
-        # Each seed is inline in its chain checkpoint, in the checkpoint it references, or in blobs: looked
-        # up beside the writes, as values of a stand-in document that holds none itself.
-        stand_in = {**scope, "checkpoint_id": None, "values": [reference_to(e, cid) for cid, e in seeds.values()]}
-        found, values = yield from self._values_with(writes_query, [stand_in])
-        if chain:
-            writes = self._group_writes(found)
-            position = {cid: i for i, cid in enumerate(chain)}
-            for channel in channels:
-                stop = position[seeds[channel][0]] if channel in seeds else len(chain) - 1
-                for cid in reversed(chain[: stop + 1]):
-                    result[channel]["writes"].extend(
-                        w for w in writes.get((thread_id, checkpoint_ns, cid), []) if w[1] == channel
-                    )
-        for channel, (_, entry) in seeds.items():
-            if (typed := values.get(value_key(stand_in, entry))) is not None:
-                result[channel]["seed"] = self.serde.loads_typed(typed)
-        return result
+    def _ancestor(self, scope: Mapping[str, str], pages: _ChainPages, checkpoint_id: str) -> Plan:
+        """The chain document of ``checkpoint_id``, reading older pages until it is among them; None when no
+        older checkpoint is left (the chain has a gap)."""
+        while checkpoint_id not in pages.by_id:
+            if pages.exhausted:
+                return None
+            older = yield self._chain_query(scope, {"checkpoint_id": {"$lt": pages.oldest}}, pages.size)
+            if not older:
+                return None
+            pages.add(older)
+        return pages.by_id[checkpoint_id]
+
+
+@dataclass
+class _ChainPages:
+    """What a chain walk has read of a namespace's checkpoints, by id, and where its next page starts: below
+    ``oldest``, ``size`` checkpoints (doubled after each page), unless a short page left nothing older."""
+
+    by_id: dict[str, dict[str, Any]]
+    oldest: str
+    size: int
+    exhausted: bool
+
+    def add(self, page: list[dict[str, Any]]) -> None:
+        self.by_id.update((d["checkpoint_id"], d) for d in page)
+        self.oldest = page[-1]["checkpoint_id"]
+        self.exhausted = len(page) < self.size
+        self.size *= 2
+
+
+def _next_chain_page(target: Mapping[str, Any], channels: list[str]) -> int:
+    """The size of the chain walk's second page: enough for the ancestors back to the channels' last snapshot
+    (``counters_since_delta_snapshot``), at least ``FIRST_CHAIN_PAGE``."""
+    counters = (target.get("metadata") or {}).get("counters_since_delta_snapshot") or {}
+    since_snapshot = (int(v[1]) for k, v in counters.items() if unescape_key(k) in channels)
+    return max(FIRST_CHAIN_PAGE, 2 + max(since_snapshot, default=0))
+
+
+def _writes_since_seed(chain: list[str], seed_id: str | None, writes: Mapping[str, list], channel: str) -> list:
+    """The pending writes to ``channel`` a DeltaChannel replays over its seed: those at the chain's checkpoints
+    from the seed's (without a seed, the oldest walked) to the target's parent, oldest first.
+
+    Args:
+        chain: the ids of the ancestors walked, newest first.
+        seed_id: the id of the channel's seed, None without one.
+        writes: the pending writes at the chain's checkpoints, by checkpoint id.
+        channel: the channel.
+    """
+    stop = chain.index(seed_id) if seed_id is not None else len(chain) - 1
+    return [w for cid in reversed(chain[: stop + 1]) for w in writes.get(cid, []) if w[1] == channel]
 
 
 def next_version(current: str | int | float | None) -> str:
