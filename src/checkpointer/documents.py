@@ -241,7 +241,9 @@ def reference_to(entry: Mapping[str, Any], checkpoint_id: str) -> dict[str, Any]
     return referenced_entry(entry[CHANNEL], entry[VERSION], holder)
 
 
-def references_to(holders: set[str], docs: Mapping[str, Mapping[str, Any]], among: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+def references_to(
+    holders: set[str], docs: Mapping[str, Mapping[str, Any]], among: Iterable[str]
+) -> dict[str, list[dict[str, Any]]]:
     """The entries that reference one of the checkpoints ``holders``, of the checkpoints ``among`` (ids into
     ``docs``) that have any, by checkpoint id in id order."""
     held = {cid: [e for e in docs[cid].get("values", ()) if e.get(HOLDER) in holders] for cid in sorted(among)}

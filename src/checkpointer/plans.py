@@ -103,7 +103,7 @@ STORED_FIRST_CHECK_SECONDS = 0.05
 STORED_RECHECK_SECONDS = 1.0
 _EPOCH, _MILLISECOND = datetime(1970, 1, 1), timedelta(milliseconds=1)
 
-#: Checkpoints fetched per page by ``list``: blobs and writes cost one query per page, never per checkpoint.
+#: Checkpoints fetched per page by ``list``: writes and values held elsewhere cost a query per page, never per checkpoint.
 LIST_PAGE = 100
 #: The order of ``list``: newest first, then by thread and namespace, so that pages neither skip nor repeat.
 _LIST_ORDER = [("checkpoint_id", -1), ("thread_id", -1), ("checkpoint_ns", -1)]
@@ -297,12 +297,12 @@ class CheckpointPlans:
     _locations: ValueLocations
     _prune_observers: list[Callable[[str, list[str]], Plan]]
     _carried: RootCarry | None = None
-    #: A value whose version is new is stored inline in the checkpoint document up to this size ...
+    #: A value is stored inline in the checkpoint document up to this size (a larger one in blobs) ...
     inline_value_bytes: int = 1024 * 1024
     #: ... while the document's inline values stay within this total (a document holds 16 MiB at most).
     inline_document_bytes: int = 4 * 1024 * 1024
     #: An unchanged value this small is copied inline again, so a read of the latest checkpoint needs no
-    #: other document for it; a larger one is referenced where it is stored.
+    #: other document for it; a larger one is referenced where it is stored, when this process knows where.
     copy_value_bytes: int = 2048
 
     # -- expiry ---------------------------------------------------------------
@@ -846,7 +846,8 @@ class CheckpointPlans:
         return by_ns
 
     def _delete_checkpoints(self, by_ns: Mapping[tuple[str, str], Mapping[str, Any]], keep: Mapping[tuple[str, str], set[str]]) -> Plan:
-        """Delete every checkpoint of ``by_ns`` not in ``keep``, with its writes and the blobs only it referenced."""
+        """Delete every checkpoint of ``by_ns`` not in ``keep``, with its writes and the blobs only it referenced
+        (a value it holds that a kept checkpoint references moves to blobs first)."""
         for (thread_id, ns), docs in by_ns.items():
             kept = keep.get((thread_id, ns), set())
             doomed = [cid for cid in docs if cid not in kept]
@@ -882,7 +883,9 @@ class CheckpointPlans:
         found = yield Find(self.collections.checkpoints, {"_id": {"$in": ids}}, _HOLDER_FIELDS)
         yield from self._move_to_blobs(thread_id, [d for d in found if d["checkpoint_id"] in holders], entries)
         unlinked = [
-            UpdateOne({"_id": key_id(thread_id, ns, d["checkpoint_id"])}, {"$set": {"values": unlinked_values(d, doomed)}}, upsert=False)
+            UpdateOne(
+                {"_id": key_id(thread_id, ns, d["checkpoint_id"])}, {"$set": {"values": unlinked_values(d, doomed)}}, upsert=False
+            )
             for d in found
             if d["checkpoint_id"] not in holders
         ]
@@ -954,8 +957,9 @@ class CheckpointPlans:
         1. the target checkpoint and its newest ancestors in one query (more
         pages, sized from ``counters_since_delta_snapshot``, only for a longer
         chain or interleaved forks); 2. the channels' writes at the chain's
-        checkpoints; 3. the seed blobs. With ``get_tuple`` (3), a load stays
-        within 6 commands even when a snapshot seeds the channel.
+        checkpoints, beside 3. the seeds' values (in the checkpoints holding
+        them inline, or in blobs). With ``get_tuple`` (3), a load stays within
+        6 commands even when a snapshot seeds the channel.
         """
         thread_id, checkpoint_ns, checkpoint_id = _thread_ns(config)
         channels = require_str_list("channels", channels)
@@ -1018,7 +1022,8 @@ class CheckpointPlans:
         """
         target = first[0]
         by_id = {d["checkpoint_id"]: d for d in first[1:]}
-        pages = _ChainPages(by_id, first[-1]["checkpoint_id"], _next_chain_page(target, channels), len(first) < FIRST_CHAIN_PAGE)
+        exhausted = len(first) < FIRST_CHAIN_PAGE
+        pages = _ChainPages(by_id, first[-1]["checkpoint_id"], _next_chain_page(target, channels), exhausted)
         chain: list[str] = []
         seeds: dict[str, tuple[str, dict[str, Any]]] = {}
         remaining = set(channels)
