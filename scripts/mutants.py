@@ -222,6 +222,20 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_platform_forms.py", "-m", "not server", "-k", "platform_locator_refuses"),
     ),
     Mutant(
+        "a DeltaChannel chain walk stops at the end of its first page",
+        "src/checkpointer/plans.py",
+        "        exhausted = len(first) < FIRST_CHAIN_PAGE\n",
+        "        exhausted = True\n",
+        ("tests/test_checkpointer_graphs.py", "-m", "not server", "-k", "older_pages"),
+    ),
+    Mutant(
+        "a checkpoint document's inline values outgrow inline_document_bytes",
+        "src/checkpointer/documents.py",
+        "        if size <= limits.value_bytes and size <= room:",
+        "        if size <= limits.value_bytes:",
+        ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "inline_document_bytes"),
+    ),
+    Mutant(
         "prune deletes a checkpoint holding a value a kept one references, without moving it to blobs",
         "src/checkpointer/plans.py",
         "        if ops:\n            yield Upsert(self.collections.blobs, ops)",
