@@ -234,7 +234,7 @@ def referenced_entry(channel: str, version: Any, holder: str | None) -> dict[str
     return entry
 
 
-def reference_to(entry: Mapping[str, Any], checkpoint_id: str) -> dict[str, Any]:
+def as_reference(entry: Mapping[str, Any], checkpoint_id: str) -> dict[str, Any]:
     """An entry that finds the value ``entry`` of checkpoint ``checkpoint_id`` stands for where it is: in that
     checkpoint when the entry is inline, else where the entry references it."""
     holder = checkpoint_id if is_inline(entry) else entry.get(HOLDER)

@@ -68,6 +68,7 @@ from .documents import (
     WRITE_FIELDS,
     InlineLimits,
     LaidOut,
+    as_reference,
     blob_documents,
     blob_values,
     check_assembled,
@@ -75,13 +76,12 @@ from .documents import (
     check_values,
     checkpoint_document,
     checkpoint_key,
-    references_to,
     inline_values,
     key_id,
     lay_out_values,
     load_channel_values,
     locations_of,
-    reference_to,
+    references_to,
     stored_channels,
     unlinked_values,
     value_key,
@@ -1002,7 +1002,7 @@ class CheckpointPlans:
             writes_query = Find(self.collections.writes, where, _VALUE_FIELDS)
         # Each seed is inline in its chain checkpoint, in the checkpoint it references, or in blobs: looked
         # up beside the writes, as values of a stand-in document that holds none itself.
-        stand_in = {**scope, "checkpoint_id": None, "values": [reference_to(e, cid) for cid, e in seeds.values()]}
+        stand_in = {**scope, "checkpoint_id": None, "values": [as_reference(e, cid) for cid, e in seeds.values()]}
         found, values = yield from self._values_with(writes_query, [stand_in])
         # the writes query names one namespace: its writes are told apart by checkpoint id alone
         writes = {key[2]: rows for key, rows in self._group_writes(found).items()} if chain else {}
