@@ -45,6 +45,19 @@ async def test_put_and_get_tuple_round_trip(face: Face) -> None:
     assert [(b["channel"], b["version"]) for b in blobs] == [("big", got.checkpoint["channel_versions"]["big"])]
 
 
+async def test_a_document_holds_inline_values_up_to_inline_document_bytes(face: Face) -> None:
+    # each value is below inline_value_bytes, together they are not: the one past the budget goes to a blob
+    face.saver.inline_document_bytes = 1000
+    values = {"a": "a" * 400, "b": "b" * 400, "c": "c" * 400}
+    _, cp = await put(face, cfg(), values)
+    [doc] = await face.raw("checkpoints")
+    assert [e["c"] for e in doc["values"] if "t" in e] == ["a", "b"]
+    blobs = await face.raw("checkpoint_blobs")
+    assert [(b["channel"], b["version"]) for b in blobs] == [("c", cp["channel_versions"]["c"])]
+    got = await face.call("get_tuple", cfg())
+    assert got.checkpoint["channel_values"] == values
+
+
 async def test_put_is_an_upsert_and_parent_is_kept(face: Face) -> None:
     first, cp1 = await put(face, cfg(), {"a": [1]})
     cp2, versions = make_checkpoint(face.saver, {"a": [1, 2]}, cp1)

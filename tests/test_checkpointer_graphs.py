@@ -12,7 +12,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.types import Command, interrupt
 
 from langgraph_durable_mongodb import ClientConfigurationError, DeltaChainError, MongoDBCheckpointer
-from langgraph_durable_mongodb._plans.requests import Gather
+from langgraph_durable_mongodb._plans.requests import Find, Gather
 
 from .checkpoints import cfg, put
 from .clients import Face
@@ -89,6 +89,23 @@ async def test_delta_channel_history_is_bounded_and_matches_inmemory(face: Face)
     assert seed is not None  # snapshot_frequency=7: the chain ends at a stored snapshot
     rebuilt = append_writes(seed.value, [w[2] for w in history["messages"]["writes"]])
     assert append_writes(rebuilt, [w[2] for w in latest.pending_writes if w[1] == "messages"]) == expected or rebuilt == expected
+
+
+async def test_delta_channel_history_reads_the_older_pages_of_a_chain_longer_than_the_first(
+    face: Face, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langgraph_durable_mongodb.checkpointer import plans as base
+
+    monkeypatch.setattr(base, "FIRST_CHAIN_PAGE", 2)  # the target and its parent: the seed is further up
+    _, expected = await run_chat(InMemorySaver(), face.is_async, 12)
+    _, got = await run_chat(face.saver, face.is_async, 12)
+    assert got == expected
+    requests = count_requests(face)
+    config = {"configurable": {"thread_id": "chat", "checkpoint_ns": ""}}
+    history = await face.call("get_delta_channel_history", config=config, channels=["messages"])
+    pages = [r for r in requests if isinstance(r, Find) and r.projection == base._CHAIN_FIELDS]
+    assert [p.limit for p in pages][:1] == [2] and len(pages) > 1  # an older page was read
+    assert history["messages"].get("seed") is not None  # snapshot_frequency=7: found up the chain
 
 
 async def test_prune_keeps_what_a_delta_channel_replays(face: Face) -> None:
