@@ -62,10 +62,11 @@ __all__ = [
     "PULL",
     "PUSH",
     "ChildRunStart",
+    "RunningTask",
+    "checkpoint_of",
     "child_run_start",
     "node_attempt",
     "nodes_completed_by_edit",
-    "root_checkpoint",
     "run_checkpointer",
     "runs_durably_async",
     "task_writer",
@@ -175,10 +176,11 @@ def nodes_completed_by_edit(writes: list[dict[str, Any]]) -> list[str]:
     return sorted({pulled[task] for task in edited if task in pulled})
 
 
-def root_checkpoint(configurable: dict[str, Any]) -> str | None:
-    """The id of the root-namespace checkpoint the running task was prepared from."""
-    root = (configurable.get(CONFIG_KEY_CHECKPOINT_MAP) or {}).get("")
-    return root if isinstance(root, str) else None
+def checkpoint_of(configurable: dict[str, Any], checkpoint_ns: str) -> str | None:
+    """The id of the checkpoint of namespace ``checkpoint_ns`` the running task was prepared from (its config's
+    checkpoint map names one per enclosing graph run; ``""`` is the root's)."""
+    found = (configurable.get(CONFIG_KEY_CHECKPOINT_MAP) or {}).get(checkpoint_ns)
+    return found if isinstance(found, str) else None
 
 
 @dataclass(frozen=True)
@@ -189,19 +191,6 @@ class RunningTask:
     task_id: str
     checkpoint_ns: str
     prepared_from: str
-
-
-def running_task(configurable: dict[str, Any]) -> RunningTask | None:
-    """The task whose config this is, from its ``checkpoint_ns`` (``...|name:task_id``) and checkpoint map."""
-    ns = configurable.get("checkpoint_ns")
-    if not isinstance(ns, str):
-        return None
-    parent, _, last = ns.rpartition(NS_SEP)
-    task_id = last.partition(NS_END)[2]
-    prepared_from = (configurable.get(CONFIG_KEY_CHECKPOINT_MAP) or {}).get(parent)
-    if not task_id or not isinstance(prepared_from, str):
-        return None
-    return RunningTask(task_id, parent, prepared_from)
 
 
 def runs_durably_async(configurable: dict[str, Any]) -> bool:

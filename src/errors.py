@@ -202,3 +202,32 @@ class MissingValueError(DurableMongoError, RuntimeError):
     ) -> None:
         super().__init__(message)
         self.thread_id, self.checkpoint_ns, self.checkpoint_id, self.channel = thread_id, checkpoint_ns, checkpoint_id, channel
+
+
+class InvalidURIError(InvalidInputError):
+    """The text given as a MongoDB URI is not one pymongo can use; no connection was tried.
+
+    A URI starts with ``mongodb://`` or ``mongodb+srv://`` and names its hosts, e.g.
+    ``mongodb://user:password@host:27017/?authSource=admin`` (escape ``@`` and ``:`` in the password).
+    The message shows the URI with its password masked.
+    """
+
+
+class ServerUnreachableError(DurableMongoError, ConnectionError):
+    """No MongoDB server answered at the URI's hosts in time.
+
+    Check that the server runs, the URI's hosts and ports, and the network between them; the message names
+    the URI with its password masked.
+    """
+
+
+class ServerRefusedError(DurableMongoError):
+    """The server refused a command; the message carries the server's reason."""
+
+
+class AccessDeniedError(ServerRefusedError, PermissionError):
+    """The server refused the credentials (authentication failed) or the user's rights (not authorized).
+
+    Fix the user, the password, ``authSource`` or the user's roles (``readWrite`` on the database; ``dbAdmin``
+    to create indexes); retrying will not help.
+    """

@@ -40,7 +40,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.pregel import Pregel
 
 from ._bson import DEFAULT_CHUNK_BYTES, require_db_name
-from ._plans.clients import ConnectionScope, OwnsClients, database_name
+from .connections import ClosesOpenedClients, ConnectionScope, database_name
 from .checkpointer import MongoDBCheckpointer
 from .errors import InvalidInputError, TopologyError
 from .schema import CollectionNames
@@ -65,7 +65,7 @@ RESOLVERS_REMEMBERED = 256
 TASKS_REMEMBERED = 65536
 
 
-class DurablePlatform(OwnsClients):
+class DurablePlatform(ClosesOpenedClients):
     """Owns the platform checkpointer, the activity journal and the ordinal allocator.
 
     Args:

@@ -33,29 +33,29 @@ stays after its run ends, so that its token keeps counting::
   update on exactly the state read**, ``{thread_id, fence, lease_until}`` as
   read, which sets the new owner and lease and increments the fence. If the
   holder renewed or released, or another run took the lock, in between, the
-  update matches nothing and the acquirer reads again. Held by a live run:
+  update matches nothing and the acquirer reads again. CallLocks by a live run:
   poll until ``wait_seconds``, then raise ``ThreadBusyError``.
 - Renew, every ``lease_seconds / 3`` while the run lasts, conditional on
   ``{thread_id, fence, lease_until > now}``: a renewal fails once its lease
   has expired, even if nobody took the lock yet, and once another run has.
-  A failed renewal (or release) records the lock as lost on the ``Held``
-  (``Held.lost``), logs a warning and stops renewing; from then on
+  A failed renewal (or release) records the lock as lost on the ``CallLocks``
+  (``CallLocks.lost``), logs a warning and stops renewing; from then on
   ``check_held()`` (no I/O) raises ``RunLockLostError`` in that run.
 - Self-fencing: whatever stalls a run (a blocked event loop, a frozen
   process, a renewal stuck on a slow server) stalls its renewals too, so a
-  holder cannot wait for one to tell it the lock is lost. Each ``Holding``
+  holder cannot wait for one to tell it the lock is lost. Each ``HeldLock``
   keeps its own deadline on the monotonic clock: the moment its last
   successful renewal (or the take) was *sent*, plus ``lease_seconds``, which
   is no later than the ``lease_until`` that command stored. Past it,
   ``check_held()`` raises ``RunLockLostError``. The journal calls it (through
-  ``_plans.lease.check_self_fence``, bound by ``Held.mark``) just before an
+  ``_plans.lease.check_self_fence``, bound by ``CallLocks.mark``) just before an
   effect starts, the checkpointer just before it writes a checkpoint or
   pending writes: so no effect starts and no checkpoint write is sent after
   the holder's lease may have ended, by its own clock.
 - Release, conditional on ``{thread_id, fence}``: ``owner`` None and
   ``lease_until`` 1970, also when the run raises or is interrupted, and
   ``ended_cleanly``: whether it did neither. A sync run's release is sent in
-  the background once the run returned (``Held.release_in_background``);
+  the background once the run returned (``CallLocks.release_in_background``);
   this process's next run of the thread waits for it. The async face awaits
   its release: a loop that ends with the run would cancel it.
 - The next run of a thread whose last run did not end cleanly (it raised, was
@@ -111,10 +111,10 @@ from ._bson import require_db_name, require_seconds, require_str, require_thread
 from ._plans import lease
 from ._plans.faces import TwoFaces, split_clients
 from ._plans.interpreters import background_pool
-from ._plans.lease import Beat
-from ._plans.owner import identity, owner_gone
 from ._plans.requests import CreateIndexes, FencedUpdate, Find, FindOneAndUpdate, Heartbeat, InsertOne, Plan, Sleep
 from .errors import RunLockLostError, ThreadBusyError
+from .heartbeats import Beat
+from .liveness import identity, owner_gone
 from .schema import INDEXES, CollectionNames
 from .storage_format import StorageFormat
 
@@ -128,7 +128,7 @@ TAKEN_REMEMBERED = 10_000
 RELEASED = datetime(1970, 1, 1)
 
 #: The locks the current context holds, by (lock store, thread id): a nested run on one of them re-enters.
-_HELD: ContextVar[Mapping[tuple[int, str], Holding]] = ContextVar(
+_HELD: ContextVar[Mapping[tuple[int, str], HeldLock]] = ContextVar(
     "langgraph_durable_mongodb_run_locks", default=MappingProxyType({})
 )
 
@@ -205,7 +205,7 @@ def batch_rounds(thread_ids: Sequence[str | None]) -> list[list[int]]:
     return rounds
 
 
-class Holding:
+class HeldLock:
     """One run's hold on one thread's lock: the token it took (``fence``) and whether it has lost it since.
 
     ``lost`` is set by the renewal or the release that found the lock no longer this holding's (its lease
@@ -265,7 +265,7 @@ class Holding:
 
 def follows_unclean_end(thread_id: str) -> bool:
     """Whether the current context holds the thread's lock and took it from a run that did not end cleanly
-    (``Holding.inherited``): that run's effects may be recorded at occurrences this run numbers as new. No I/O."""
+    (``HeldLock.inherited``): that run's effects may be recorded at occurrences this run numbers as new. No I/O."""
     return any(h.inherited for h in _HELD.get().values() if h.thread_id == str(thread_id))
 
 
@@ -274,7 +274,7 @@ def check_held(thread_id: str | None = None) -> bool:
 
     Call it before work that must not run beside another run of the thread, such as starting an effect. The
     lock is lost when a renewal found it so, or when the holder's own monotonic clock says its lease may have
-    run out since its last successful renewal (``Holding.lapsed``: a stall that also kept the renewals back).
+    run out since its last successful renewal (``HeldLock.lapsed``: a stall that also kept the renewals back).
 
     Args:
         thread_id: the thread the work belongs to; None checks every lock the current context holds.
@@ -284,7 +284,7 @@ def check_held(thread_id: str | None = None) -> bool:
 
     Raises:
         RunLockLostError: the current context held that thread's lock and lost it, or its lease may have run
-            out (see ``Holding.lose``, ``Holding.lapsed``).
+            out (see ``HeldLock.lose``, ``HeldLock.lapsed``).
     """
     held = False
     for holding in _HELD.get().values():
@@ -296,12 +296,12 @@ def check_held(thread_id: str | None = None) -> bool:
     return held
 
 
-class Held:
-    """The locks one call holds, one ``Holding`` per thread. ``release``/``arelease`` are idempotent."""
+class CallLocks:
+    """The locks one call holds, one ``HeldLock`` per thread. ``release``/``arelease`` are idempotent."""
 
     def __init__(self, locks: RunLocks) -> None:
         self.locks = locks
-        self.holdings: list[Holding] = []
+        self.holdings: list[HeldLock] = []
 
     @property
     def thread_ids(self) -> list[str]:
@@ -328,7 +328,7 @@ class Held:
         for holding in self.holdings:
             holding.beat.stop()
 
-    def _unreleased(self) -> list[Holding]:
+    def _unreleased(self) -> list[HeldLock]:
         """The holdings not released yet, last first, now marked released and no longer renewing."""
         pending = [h for h in reversed(self.holdings) if not h.released]
         for holding in pending:
@@ -402,7 +402,7 @@ class RunLocks(TwoFaces):
         #: Threads whose lock this process has taken before: their next take tries the released lock first.
         self._taken_before: OrderedDict[str, None] = OrderedDict()
         self._taken_lock = threading.Lock()
-        #: Releases sent in the background (``Held.release``), by thread: the thread's next take waits for its own.
+        #: Releases sent in the background (``CallLocks.release``), by thread: the thread's next take waits for its own.
         self._releasing: dict[str, concurrent.futures.Future[None]] = {}
 
     # ---- plans (the storage logic, once) ----
@@ -415,7 +415,7 @@ class RunLocks(TwoFaces):
         return {"owner": owner, **identity(), "lease_until": now + timedelta(seconds=self.lease_seconds), "started_at": now}
 
     def _acquire_plan(self, thread_id: str) -> Plan:
-        """Take the thread's lock (see the module docstring); returns the renewing ``Holding``.
+        """Take the thread's lock (see the module docstring); returns the renewing ``HeldLock``.
 
         Raises ``ThreadBusyError`` when a live run holds it past ``wait_seconds``.
         """
@@ -435,7 +435,7 @@ class RunLocks(TwoFaces):
                 continue
             taken = yield from self._take_plan(thread_id, found[0] if found else None, owner, now)
         self._note_taken(thread_id)
-        holding = Holding(thread_id, owner, taken[0], self.lease_seconds, since, inherited=taken[1])
+        holding = HeldLock(thread_id, owner, taken[0], self.lease_seconds, since, inherited=taken[1])
         every = self.lease_seconds / lease.RENEWALS_PER_LEASE
         holding.beat = yield Heartbeat(lambda: self._renew_plan(holding), every)
         return holding
@@ -481,7 +481,7 @@ class RunLocks(TwoFaces):
             logger.info("took over the run lock of thread %r from %s", thread_id, _describe(holder))
         return (holder.get("fence") or 0) + 1, holder.get("owner") is not None or not _ended_cleanly(holder)
 
-    def _renew_plan(self, holding: Holding) -> Plan:
+    def _renew_plan(self, holding: HeldLock) -> Plan:
         """Extend the lease while the lock is still this holding's and unexpired; returns whether it was."""
         now, sent = lease.utcnow(), time.monotonic()
         renewed = yield FencedUpdate(
@@ -495,7 +495,7 @@ class RunLocks(TwoFaces):
             holding.lose()
         return renewed
 
-    def _release_plan(self, holding: Holding, cleanly: bool) -> Plan:
+    def _release_plan(self, holding: HeldLock, cleanly: bool) -> Plan:
         """Free the lock if it is still this holding's, saying whether the run ended cleanly; else record it as
         lost."""
         released = yield FencedUpdate(
@@ -506,7 +506,7 @@ class RunLocks(TwoFaces):
         if not released:
             holding.lose()
 
-    def _release_in_background(self, holding: Holding, cleanly: bool) -> None:
+    def _release_in_background(self, holding: HeldLock, cleanly: bool) -> None:
         try:
             future = background_pool().submit(self._release_logged, holding, cleanly)
         except RuntimeError:  # the interpreter is shutting down: no thread starts any more
@@ -516,7 +516,7 @@ class RunLocks(TwoFaces):
             self._releasing[holding.thread_id] = future
         future.add_done_callback(lambda done: self._released(holding.thread_id, done))
 
-    def _release_logged(self, holding: Holding, cleanly: bool) -> None:
+    def _release_logged(self, holding: HeldLock, cleanly: bool) -> None:
         try:
             self._run(self._release_plan(holding, cleanly))
         except Exception as error:  # noqa: BLE001 - nobody waits for it: say so, the lease frees the lock
@@ -533,7 +533,7 @@ class RunLocks(TwoFaces):
             return self._releasing.get(thread_id)
 
     def wait_releases(self, timeout: float | None = None) -> None:
-        """Wait until this process's background releases (``Held.release_in_background``: a sync run's, once it
+        """Wait until this process's background releases (``CallLocks.release_in_background``: a sync run's, once it
         returned) are done: the locks are then free in the database.
 
         Args:
@@ -554,20 +554,20 @@ class RunLocks(TwoFaces):
         held = _HELD.get()
         return sorted({t for t in thread_ids if (id(self), t) not in held})
 
-    def acquire(self, thread_ids: Iterable[str]) -> Held:
+    def acquire(self, thread_ids: Iterable[str]) -> CallLocks:
         """Take the run lock of every thread this context does not hold yet, in sorted order.
 
         Args:
             thread_ids: the threads (sorted order: two batches cannot deadlock).
 
         Returns:
-            the ``Held`` locks, renewing until ``release()``.
+            the ``CallLocks`` locks, renewing until ``release()``.
 
         Raises:
             ThreadBusyError: another run held one of them past ``wait_seconds`` (those taken are released).
             ClientConfigurationError: these locks have no sync client.
         """
-        held = Held(self)
+        held = CallLocks(self)
         try:
             for thread_id in self._needed(thread_ids):
                 if (releasing := self._release_of(thread_id)) is not None:
@@ -578,10 +578,10 @@ class RunLocks(TwoFaces):
             raise
         return held
 
-    async def aacquire(self, thread_ids: Iterable[str]) -> Held:
+    async def aacquire(self, thread_ids: Iterable[str]) -> CallLocks:
         """Async ``acquire`` on the async client (renewals from a task; release with ``arelease()``): same
         arguments, return and errors."""
-        held = Held(self)
+        held = CallLocks(self)
         try:
             for thread_id in self._needed(thread_ids):
                 if (releasing := self._release_of(thread_id)) is not None:
@@ -593,14 +593,14 @@ class RunLocks(TwoFaces):
         return held
 
     @contextmanager
-    def hold(self, thread_ids: Iterable[str]) -> Iterator[Held]:
+    def hold(self, thread_ids: Iterable[str]) -> Iterator[CallLocks]:
         """``acquire`` for the block, marked as this context's, released at its end (also on an error).
 
         Args:
             thread_ids: the threads; those this context already holds are re-entered, not waited for.
 
         Returns:
-            A context manager yielding the ``Held`` locks (``held.lost`` names a thread whose lock was lost).
+            A context manager yielding the ``CallLocks`` locks (``held.lost`` names a thread whose lock was lost).
 
         Raises:
             ThreadBusyError: another run held one of them past ``wait_seconds`` (those taken are released).
@@ -616,7 +616,7 @@ class RunLocks(TwoFaces):
         held.release()
 
     @asynccontextmanager
-    async def ahold(self, thread_ids: Iterable[str]) -> AsyncIterator[Held]:
+    async def ahold(self, thread_ids: Iterable[str]) -> AsyncIterator[CallLocks]:
         """Async ``hold`` on the async client (``async with``): same arguments and errors."""
         held = await self.aacquire(thread_ids)
         try:
@@ -680,7 +680,7 @@ class LockedIterator(Iterator[Any]):
     def __init__(self, locks: RunLocks, thread_ids: list[str], iterable: Iterable[Any]) -> None:
         self._locks, self._thread_ids = locks, thread_ids
         self._iterator = iter(iterable)
-        self._held: Held | None = None
+        self._held: CallLocks | None = None
         self._done = False
 
     def __iter__(self) -> LockedIterator:
@@ -725,7 +725,7 @@ class LockedAsyncIterator(AsyncIterator[Any]):
     def __init__(self, locks: RunLocks, thread_ids: list[str], iterable: Any) -> None:
         self._locks, self._thread_ids = locks, thread_ids
         self._iterator = iterable.__aiter__()
-        self._held: Held | None = None
+        self._held: CallLocks | None = None
         self._done = False
 
     def __aiter__(self) -> LockedAsyncIterator:
@@ -768,8 +768,8 @@ class LockedAsyncIterator(AsyncIterator[Any]):
 
 
 __all__ = [
-    "Held",
-    "Holding",
+    "CallLocks",
+    "HeldLock",
     "LockedAsyncIterator",
     "LockedIterator",
     "RunLocks",

@@ -52,10 +52,10 @@ from typing import Any
 from contextlib import asynccontextmanager
 
 
-from ._plans.clients import database_name
-from ._plans.owner import identity
 from .checkpointer import MongoDBCheckpointer
+from .connections import database_name
 from .errors import ClientConfigurationError, InvalidInputError
+from .liveness import identity
 from .platform import DurablePlatform
 
 __all__ = ["checkpointer", "database_of", "ttl_of"]
@@ -64,7 +64,7 @@ __all__ = ["checkpointer", "database_of", "ttl_of"]
 def database_of(uri: str, environ: Mapping[str, str] | None = None) -> str:
     """The database a server platform uses: the URI's path, else ``MONGODB_DB``, else ``langgraph``.
 
-    The rule of ``from_conn_string`` and the CLI too (``_plans.clients.database_name``).
+    The rule of ``from_conn_string`` and the CLI too (``connections.database_name``).
     """
     return database_name(uri, None, environ)
 

@@ -18,6 +18,13 @@ class Terminal(io.StringIO):
         return True
 
 
+def mongod_command(self: object, command: object, *args: object, **kwargs: object) -> dict:
+    """mongomock's ``Database.command`` (patched in), answering what ``doctor`` asks as a MongoDB 7 mongod does:
+    mongomock has no buildInfo/serverStatus/hello; the real-server tests run the genuine ones."""
+    name = command if isinstance(command, str) else next(iter(command))
+    return {"buildInfo": {"version": "7.0.0"}, "serverStatus": {"process": "mongod"}, "hello": {"isWritablePrimary": True}}[name]
+
+
 def run(client: Any, *argv: str, stdin: io.StringIO | None = None) -> tuple[int, str]:
     """``(exit code, stdout)`` of the CLI on ``client`` (a new one from ``--uri`` when None)."""
     out = io.StringIO()

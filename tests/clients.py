@@ -12,6 +12,7 @@ clients:
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import uuid
 from collections.abc import Iterator
@@ -38,9 +39,17 @@ def tier_uri(request: pytest.FixtureRequest) -> str:
     return uri_of(request, request.getfixturevalue("mongodb_server"))
 
 
+def with_database(uri: str, db_name: str) -> str:
+    """``uri`` naming the database ``db_name`` in its path (its options kept)."""
+    base, _, query = uri.partition("?")
+    return f"{base.rstrip('/')}/{db_name}" + (f"?{query}" if query else "")
+
+
 OFFLINE = ["mongomock", "mongomock_motor"]
 SERVER = ["pymongo", "pymongo_async", "motor"]
 ALL_CLIENTS = OFFLINE + [p for k in SERVER for p in on_servers(k)]
+#: A test mark: the test runs on the offline client kinds only.
+offline = pytest.mark.parametrize("client_kind", OFFLINE, indirect=True)
 
 
 def make_client(kind: str, uri: str | None) -> Any:
@@ -69,6 +78,15 @@ def make_client(kind: str, uri: str | None) -> Any:
 
 def is_async_kind(kind: str) -> bool:
     return kind in ("mongomock_motor", "pymongo_async", "motor")
+
+
+def names_us_once(client: Any) -> bool:
+    """The client's handshake names us once, with our version (PyMongo's own entry stays first)."""
+    name, version = "langgraph-durable-mongodb", importlib.metadata.version("langgraph-durable-mongodb")
+    driver = client.options.pool_options.metadata["driver"]
+    # pymongo before 4.20 lists "c" and "async" among the names without a version: the lists need not line up
+    names, versions = driver["name"].split("|"), driver["version"].split("|")
+    return names[0] == "PyMongo" and names.count(name) == 1 and versions[-1] == version
 
 
 class Face:

@@ -11,6 +11,7 @@ test: tests/conftest.py loads this module as a plugin, as it does tests.clients.
 from __future__ import annotations
 
 import itertools
+from datetime import timedelta
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -28,8 +29,12 @@ from langgraph_durable_mongodb.journal import (
     NodePosition,
     ResolverLocator,
     langgraph_task,
+    digest,
     effect_scope,
 )
+from langgraph_durable_mongodb._plans.lease import utcnow
+from langgraph_durable_mongodb.liveness import identity
+from langgraph_durable_mongodb.journal.documents import claim_fields, new_entry
 from langgraph_durable_mongodb.resolver import DurableSubgraphResolver, OrdinalAllocator, durable_scope
 
 from .clients import is_async_kind, on_servers
@@ -37,6 +42,35 @@ from .clients import is_async_kind, on_servers
 SYNC_KINDS = ["mongomock", *on_servers("pymongo")]
 ASYNC_KINDS = ["mongomock_motor", *on_servers("pymongo_async"), *on_servers("motor")]
 KINDS = SYNC_KINDS + ASYNC_KINDS
+
+#: A test mark: skip where this process has no process identity to tell a dead owner by.
+linux_only = pytest.mark.skipif("owner_process" not in identity(), reason="needs /proc (Linux) to tell a dead owner")
+
+#: A position and an effect call for the journal tests' entries.
+POS = EffectPosition("t1", "agent/1", "work", "1", "1")
+SEARCH = EffectCall("tool", "search", input={"q": "weather"})
+
+
+def owned_entry(pos: EffectPosition = POS, *, lease_seconds: float = 3600, **fields: Any) -> dict[str, Any]:
+    """A ``started`` entry claimed by this process (its identity), with ``fields`` changed."""
+    now = utcnow()
+    claim = claim_fields(
+        SEARCH,
+        pos,
+        owner="other-worker",
+        now=now,
+        lease_until=now + timedelta(seconds=lease_seconds),
+        input={"digest": digest(SEARCH.input), "preview": ""},
+    )
+    entry = new_entry(pos, claim, {})
+    for key, value in fields.items():  # "owner_process.start": a nested field
+        *parents, last = key.split(".")
+        doc = entry
+        for parent in parents:
+            doc[parent] = dict(doc[parent])
+            doc = doc[parent]
+        doc[last] = value
+    return entry
 
 
 def run_now(coro: Coroutine[Any, Any, Any]) -> Any:

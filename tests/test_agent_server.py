@@ -42,6 +42,8 @@ from pymongo import MongoClient
 
 from langgraph_sdk import get_client
 
+from .clients import with_database
+
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "agent_server"
 LANGGRAPH = Path(sys.executable).with_name("langgraph")  # langgraph-cli[inmem], in the test extra
 #: `langgraph dev` offline and quiet: no analytics, no version check, no LangSmith tracing.
@@ -137,11 +139,6 @@ async def wait_for(predicate: Any, what: str, server: DevServer, timeout: float 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}; server log:\n{server.tail()}")
         await asyncio.sleep(0.05)
-
-
-def with_database(uri: str, db_name: str) -> str:
-    base, _, query = uri.partition("?")
-    return f"{base.rstrip('/')}/{db_name}" + (f"?{query}" if query else "")
 
 
 class Project:

@@ -23,7 +23,7 @@ from langgraph_durable_mongodb import ClientConfigurationError, DurablePlatform,
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.server import checkpointer, database_of, ttl_of
 
-from .test_driver_info import names_us_once
+from .clients import names_us_once
 
 
 class State(TypedDict, total=False):

@@ -92,9 +92,19 @@ def test_the_package_has_no_import_cycle() -> None:
     assert cycles(graph) == []
 
 
+#: Every layer above the base modules that hold no plan (``connections``, ``liveness``, ``heartbeats``).
+ABOVE_THE_BASE = (
+    "_plans", "journal", "checkpointer", "resolver", "run_lock", "platform", "server", "cli", "demo", "views", "ui",
+)
+
+
 @pytest.mark.parametrize(
     ("layer", "forbidden"),
     [
+        # what is not a plan (clients, process liveness, the renewer thread) lies beneath the plan layer
+        ("connections", ABOVE_THE_BASE),
+        ("liveness", ABOVE_THE_BASE),
+        ("heartbeats", ABOVE_THE_BASE),
         ("_plans", ("journal", "checkpointer", "resolver", "run_lock", "platform", "cli", "demo", "views", "ui")),
         ("run_lock", ("journal", "checkpointer", "resolver", "platform")),
         ("schema", ("_plans", "journal", "checkpointer", "resolver", "run_lock", "platform")),
@@ -106,8 +116,11 @@ def test_the_package_has_no_import_cycle() -> None:
         ("views", ("resolver", "run_lock", "platform", "cli", "ui", "demo")),
         # the web inspector reads through the views and acts through the CLI's commands: never storage itself
         ("ui", ("_plans", "checkpointer.plans", "journal.plans", "resolver", "run_lock", "platform", "demo")),
-        # the importer uses the saver's public API only
-        ("mongodbsaver_import", ("checkpointer.plans", "checkpointer.documents", "checkpointer.memory", "journal", "cli")),
+        # doctor's checks, and what a server's failure means: beneath the CLI, never reaching into it
+        ("deployment", ("journal", "checkpointer", "resolver", "run_lock", "platform", "cli", "views", "ui", "demo")),
+        ("server_errors", ABOVE_THE_BASE),
+        # the migration from MongoDBSaver uses the saver's public API only; its command line is the CLI's
+        ("migrate", ("checkpointer.plans", "checkpointer.documents", "checkpointer.memory", "journal", "cli")),
     ],
 )
 def test_a_layer_imports_nothing_above_it(layer: str, forbidden: tuple[str, ...]) -> None:
@@ -122,9 +135,38 @@ def test_a_layer_imports_nothing_above_it(layer: str, forbidden: tuple[str, ...]
     assert offending == []
 
 
+def pymongo_imports(path: Path) -> list[str]:
+    """The ``pymongo`` modules ``path`` imports, at any depth (lazy ones and ``TYPE_CHECKING`` ones included)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names if alias.name.split(".")[0] == "pymongo"]
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "pymongo":
+            found.append(str(node.module))
+    return found
+
+
+def test_no_module_of_the_cli_imports_pymongo() -> None:
+    """One way into storage: the CLI reads through the domain modules' plans (``views``, ``deployment``), opens its
+    client through ``connections`` and hears of a server's failure as our typed errors (``server_errors``)."""
+    offending = {path.name: pymongo_imports(path) for path in sorted((SRC / "cli").glob("*.py"))}
+    assert {name: found for name, found in offending.items() if found} == {}
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["import pymongo\n", "from pymongo.errors import PyMongoError\n", "def f():\n    import pymongo.errors as e\n"],
+)
+def test_the_pymongo_check_sees_every_form_of_import(source: str, tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(source)
+    assert pymongo_imports(tmp_path / "m.py") != []
+    assert pymongo_imports(SRC / "connections.py") != []  # and it reads the real tree
+
+
 def test_the_check_sees_imports_a_cycle_would_be_made_of() -> None:
     """The checks above would pass on an empty graph: show they read real edges, lazy ones included."""
     assert f"{PACKAGE}._plans.interpreters" in GRAPH[f"{PACKAGE}._plans.faces"]
+    assert f"{PACKAGE}.connections" in GRAPH[f"{PACKAGE}._plans.faces"]
     assert f"{PACKAGE}.resolver.position" in GRAPH[f"{PACKAGE}.journal.attempt"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 

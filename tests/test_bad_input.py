@@ -34,7 +34,7 @@ from langgraph_durable_mongodb.journal import EffectPosition, effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
 from .clients import Face
-from .test_checkpointer_contract import cfg, put
+from .checkpoints import cfg, put
 from .workers import durable_worker
 from .workers.harness import reference_run
 

@@ -8,7 +8,7 @@ from mongomock_motor import AsyncMongoMockClient
 
 from langgraph_durable_mongodb import ClientConfigurationError, InvalidInputError, MongoDBCheckpointer
 
-from .test_checkpointer_graphs import nested_graph
+from .graphs import nested_graph
 
 
 def test_from_conn_string_sync(mongodb_uri: str, server_db_name: str) -> None:

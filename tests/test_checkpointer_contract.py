@@ -9,36 +9,14 @@ import time
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.base import ERROR, INTERRUPT, empty_checkpoint
+from langgraph.checkpoint.base import ERROR, INTERRUPT
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # noqa: F401 - used by DeltaChannel tests
 
 from langgraph_durable_mongodb import DurableMongoError, InvalidInputError, MongoDBCheckpointer, ThreadExistsError
 from langgraph_durable_mongodb._plans.requests import Find, Gather, Upsert
 
+from .checkpoints import cfg, make_checkpoint, put
 from .clients import Face
-
-
-def cfg(thread: str = "t1", ns: str = "", checkpoint_id: str | None = None) -> dict:
-    conf = {"thread_id": thread, "checkpoint_ns": ns}
-    if checkpoint_id:
-        conf["checkpoint_id"] = checkpoint_id
-    return {"configurable": conf}
-
-
-def make_checkpoint(saver: MongoDBCheckpointer, values: dict, previous: dict | None = None) -> tuple[dict, dict]:
-    """A checkpoint holding ``values``, with fresh versions for all of them."""
-    cp = empty_checkpoint()
-    base = dict(previous["channel_versions"]) if previous else {}
-    new_versions = {k: saver.get_next_version(base.get(k), None) for k in values}
-    cp["channel_versions"] = {**base, **new_versions}
-    cp["channel_values"] = {**(previous or {}).get("channel_values", {}), **values}
-    return cp, new_versions
-
-
-async def put(face: Face, config: dict, values: dict, metadata: dict | None = None, previous: dict | None = None) -> tuple[dict, dict]:
-    cp, new_versions = make_checkpoint(face.saver, values, previous)
-    saved = await face.call("put", config, cp, metadata or {"source": "loop", "step": 0}, new_versions)
-    return saved, cp
 
 
 async def test_put_and_get_tuple_round_trip(face: Face) -> None:
@@ -65,6 +43,19 @@ async def test_put_and_get_tuple_round_trip(face: Face) -> None:
     assert {e["c"] for e in doc["values"] if "t" in e} == {"small"}
     blobs = await face.raw("checkpoint_blobs")
     assert [(b["channel"], b["version"]) for b in blobs] == [("big", got.checkpoint["channel_versions"]["big"])]
+
+
+async def test_a_document_holds_inline_values_up_to_inline_document_bytes(face: Face) -> None:
+    # each value is below inline_value_bytes, together they are not: the one past the budget goes to a blob
+    face.saver.inline_document_bytes = 1000
+    values = {"a": "a" * 400, "b": "b" * 400, "c": "c" * 400}
+    _, cp = await put(face, cfg(), values)
+    [doc] = await face.raw("checkpoints")
+    assert [e["c"] for e in doc["values"] if "t" in e] == ["a", "b"]
+    blobs = await face.raw("checkpoint_blobs")
+    assert [(b["channel"], b["version"]) for b in blobs] == [("c", cp["channel_versions"]["c"])]
+    got = await face.call("get_tuple", cfg())
+    assert got.checkpoint["channel_values"] == values
 
 
 async def test_put_is_an_upsert_and_parent_is_kept(face: Face) -> None:

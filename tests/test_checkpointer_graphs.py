@@ -2,47 +2,21 @@
 
 from __future__ import annotations
 
-import operator
 from datetime import datetime, timedelta
-from typing import Annotated, Any, TypedDict
+from typing import Any, TypedDict
 
 import pytest
-from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.graph import START, StateGraph
 from langgraph.types import Command, interrupt
 
 from langgraph_durable_mongodb import ClientConfigurationError, DeltaChainError, MongoDBCheckpointer
-from langgraph_durable_mongodb._plans.requests import Gather
+from langgraph_durable_mongodb._plans.requests import Find, Gather
 
+from .checkpoints import cfg, put
 from .clients import Face
-
-
-class State(TypedDict):
-    log: Annotated[list, operator.add]
-    n: int
-
-
-def nested_graph() -> StateGraph:
-    def review(state: State) -> dict:
-        answer = interrupt("approve?")
-        return {"log": [f"review:{answer}"], "n": state["n"] + 1}
-
-    inner = StateGraph(State)
-    inner.add_node("review", review)
-    inner.add_edge(START, "review")
-    middle = StateGraph(State)
-    middle.add_node("inner", inner.compile())
-    middle.add_node("after", lambda s: {"log": ["after"]})
-    middle.add_edge(START, "inner")
-    middle.add_edge("inner", "after")
-    root = StateGraph(State)
-    root.add_node("first", lambda s: {"log": ["first"]})
-    root.add_node("middle", middle.compile())
-    root.add_edge(START, "first")
-    root.add_edge("first", "middle")
-    return root
+from .graphs import Log, append_writes, chat_graph, nested_graph, run_chat
 
 
 def _strip(value: Any) -> Any:
@@ -87,35 +61,6 @@ async def test_nested_graph_with_interrupt_matches_inmemory_saver(face: Face) ->
     assert namespaces == {"", "middle", "middle|inner"} or namespaces == {"", "middle"}
 
 
-def _append(state: list, writes: list) -> list:
-    return state + [w for batch in writes for w in (batch if isinstance(batch, list) else [batch])]
-
-
-class Chat(TypedDict):
-    messages: Annotated[list, DeltaChannel(_append, snapshot_frequency=7)]
-
-
-def chat_graph() -> StateGraph:
-    g = StateGraph(Chat)
-    g.add_node("reply", lambda s: {"messages": [f"reply to {s['messages'][-1]}"]})
-    g.add_edge(START, "reply")
-    return g
-
-
-async def run_chat(saver: Any, is_async: bool, turns: int) -> tuple[Any, list]:
-    graph = chat_graph().compile(checkpointer=saver)
-    config = {"configurable": {"thread_id": "chat"}}
-    for turn in range(turns):
-        run = {**config, "run_id": None}
-        del run["run_id"]
-        if is_async:
-            await graph.ainvoke({"messages": [f"user {turn}"]}, config)
-        else:
-            graph.invoke({"messages": [f"user {turn}"]}, config)
-    state = await graph.aget_state(config) if is_async else graph.get_state(config)
-    return graph, state.values["messages"]
-
-
 def count_requests(face: Face) -> list:
     requests: list = []
     io = face.saver._async_io if face.is_async else face.saver._sync_io
@@ -142,8 +87,25 @@ async def test_delta_channel_history_is_bounded_and_matches_inmemory(face: Face)
     assert len(requests) <= 6
     seed = history["messages"].get("seed")
     assert seed is not None  # snapshot_frequency=7: the chain ends at a stored snapshot
-    rebuilt = _append(seed.value, [w[2] for w in history["messages"]["writes"]])
-    assert _append(rebuilt, [w[2] for w in latest.pending_writes if w[1] == "messages"]) == expected or rebuilt == expected
+    rebuilt = append_writes(seed.value, [w[2] for w in history["messages"]["writes"]])
+    assert append_writes(rebuilt, [w[2] for w in latest.pending_writes if w[1] == "messages"]) == expected or rebuilt == expected
+
+
+async def test_delta_channel_history_reads_the_older_pages_of_a_chain_longer_than_the_first(
+    face: Face, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langgraph_durable_mongodb.checkpointer import plans as base
+
+    monkeypatch.setattr(base, "FIRST_CHAIN_PAGE", 2)  # the target and its parent: the seed is further up
+    _, expected = await run_chat(InMemorySaver(), face.is_async, 12)
+    _, got = await run_chat(face.saver, face.is_async, 12)
+    assert got == expected
+    requests = count_requests(face)
+    config = {"configurable": {"thread_id": "chat", "checkpoint_ns": ""}}
+    history = await face.call("get_delta_channel_history", config=config, channels=["messages"])
+    pages = [r for r in requests if isinstance(r, Find) and r.projection == base._CHAIN_FIELDS]
+    assert [p.limit for p in pages][:1] == [2] and len(pages) > 1  # an older page was read
+    assert history["messages"].get("seed") is not None  # snapshot_frequency=7: found up the chain
 
 
 async def test_prune_keeps_what_a_delta_channel_replays(face: Face) -> None:
@@ -267,7 +229,7 @@ async def test_channel_and_node_names_with_dots_and_dollars(face: Face) -> None:
 
 
 def _worker_graph() -> StateGraph:
-    g = StateGraph(State)
+    g = StateGraph(Log)
     g.add_node("step", lambda s: {"log": ["x" * 600], "n": s["n"] + 1})  # > 512 bytes: a blob per step
     g.add_edge(START, "step")
     return g
@@ -350,8 +312,6 @@ async def test_ttl_a_worker_that_did_not_read_the_thread_never_lowers_its_expiry
     """B writes; A, whose clock lags into the previous bucket, writes without reading first: B's documents
     keep their later expiry (A's new ones carry A's until A's next renewal), and A's next bucket joins them."""
     from langgraph_durable_mongodb._plans import lease as _clock
-
-    from .test_checkpointer_contract import cfg, put
 
     ttl, epoch = 3600, datetime(1970, 1, 1)
     bucket = timedelta(seconds=ttl / 10)

@@ -13,7 +13,7 @@ from pymongo.errors import OperationFailure
 from langgraph_durable_mongodb import demo
 from langgraph_durable_mongodb.cli import EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_USAGE
 from langgraph_durable_mongodb.platform import DurablePlatform
-from tests.cli_helpers import run
+from tests.cli_helpers import mongod_command, run
 
 GOLDEN = Path(__file__).parent / "golden"
 T0 = datetime(2026, 1, 1, 12, 0, 0)
@@ -91,7 +91,7 @@ def test_unknown_thread_exits_3(client: mongomock.MongoClient, capsys: pytest.Ca
 
 
 def test_doctor_reports_and_fixes_missing_indexes(client: mongomock.MongoClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mongomock.database.Database, "command", _fake_command, raising=False)
+    monkeypatch.setattr(mongomock.database.Database, "command", mongod_command, raising=False)
     client.langgraph.checkpoint_blobs.drop_index("thread_ns_channel_version")
     code, out = run(client, "doctor")
     assert code == EXIT_PROBLEM
@@ -99,12 +99,6 @@ def test_doctor_reports_and_fixes_missing_indexes(client: mongomock.MongoClient,
     code, out = run(client, "--json", "doctor", "--fix")
     assert code == 0 and json.loads(out)["ok"] is True
     assert run(client, "doctor")[0] == 0
-
-
-def _fake_command(self: object, command: object, *args: object, **kwargs: object) -> dict:
-    # mongomock has no buildInfo/serverStatus/hello; the real-server test below runs the genuine ones.
-    name = command if isinstance(command, str) else next(iter(command))
-    return {"buildInfo": {"version": "7.0.0"}, "serverStatus": {"process": "mongod"}, "hello": {"isWritablePrimary": True}}[name]
 
 
 def _fake_mongo_java_server(self: object, command: object, *args: object, **kwargs: object) -> dict:

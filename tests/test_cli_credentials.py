@@ -15,9 +15,10 @@ import mongomock
 import pytest
 from pymongo.errors import AutoReconnect, OperationFailure, ServerSelectionTimeoutError
 
-from langgraph_durable_mongodb._plans.clients import masked_uri
 from langgraph_durable_mongodb.cli import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNREACHABLE, EXIT_USAGE
-from langgraph_durable_mongodb.cli.main import server_error
+from langgraph_durable_mongodb.cli.main import exit_code
+from langgraph_durable_mongodb.connections import masked_uri
+from langgraph_durable_mongodb.server_errors import translated, typed_server_errors
 from tests.cli_helpers import run
 from tests.conftest import in_ci, why_not_startable
 from tests.servers import ferretdb
@@ -96,9 +97,13 @@ def _refusal(code: int, errmsg: str) -> OperationFailure:
     ],
 )
 def test_server_errors_are_classified_by_what_went_wrong(error: Exception, code: int, says: str) -> None:
-    cli_error = server_error(error, f"mongodb://admin:{SECRET}@127.0.0.1:1/")
-    assert cli_error.code == code
-    assert says in _no_secret(str(cli_error)) and "MongoDB at mongodb://***@127.0.0.1:1/" in str(cli_error)
+    typed = translated(error, f"mongodb://admin:{SECRET}@127.0.0.1:1/")
+    assert exit_code(typed) == code
+    assert says in _no_secret(str(typed)) and "MongoDB at mongodb://***@127.0.0.1:1/" in str(typed)
+    with pytest.raises(type(typed)) as raised, typed_server_errors(None):
+        raise error
+    assert str(raised.value) == str(typed).replace(" at mongodb://***@127.0.0.1:1/", "")
+    assert raised.value.__cause__ is None and raised.value.__suppress_context__  # pymongo's own left out of the chain
 
 
 @pytest.mark.parametrize("code, exit_code", [(18, EXIT_AUTH), (13, EXIT_AUTH), (2, EXIT_PROBLEM)])

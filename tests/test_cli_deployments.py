@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-import operator
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import pytest
 from langgraph.checkpoint.mongodb import MongoDBSaver
-from langgraph.graph import START, StateGraph
 from pymongo import MongoClient
 
 from langgraph_durable_mongodb import DurablePlatform
@@ -25,18 +23,8 @@ from langgraph_durable_mongodb.cli import EXIT_OK, EXIT_PROBLEM
 from langgraph_durable_mongodb.server import checkpointer
 
 from .cli_helpers import run
-from .test_agent_server import with_database
-
-
-class State(TypedDict, total=False):
-    notes: Annotated[list, operator.add]
-
-
-def builder() -> StateGraph:
-    graph = StateGraph(State)
-    graph.add_node("note", lambda state: {"notes": ["seen"]})
-    graph.add_edge(START, "note")
-    return graph
+from .clients import with_database
+from .graphs import note_graph
 
 
 def lock_row(out: str) -> dict[str, Any]:
@@ -49,7 +37,7 @@ async def test_doctor_on_an_agent_server_database_expects_no_run_lock(
 ) -> None:
     monkeypatch.setenv("MONGODB_URI", with_database(mongodb_uri, server_db_name))
     async with checkpointer() as saver:  # what langgraph-api opens
-        await builder().compile(checkpointer=saver).ainvoke({"notes": []}, {"configurable": {"thread_id": "served"}})
+        await note_graph().compile(checkpointer=saver).ainvoke({"notes": []}, {"configurable": {"thread_id": "served"}})
     code, out = run(None, "--json", "doctor")  # MONGODB_URI names the database
     assert code == EXIT_OK, out
     assert lock_row(out) == {"collection": "thread_runs", "index": "thread_run_lock", "present": False, "unused": True}
@@ -64,10 +52,10 @@ async def test_doctor_on_a_platform_database_finds_its_run_lock_index(
     config = {"configurable": {"thread_id": "locked"}}
     if is_async:
         async with DurablePlatform.from_conn_string(mongodb_uri, db_name=server_db_name) as platform:
-            await platform.compile(builder()).ainvoke({"notes": []}, config)
+            await platform.compile(note_graph()).ainvoke({"notes": []}, config)
     else:
         with DurablePlatform.from_conn_string(mongodb_uri, db_name=server_db_name) as platform:
-            platform.compile(builder()).invoke({"notes": []}, config)
+            platform.compile(note_graph()).invoke({"notes": []}, config)
     code, out = run(None, "--uri", mongodb_uri, "--db", server_db_name, "--json", "doctor")
     assert lock_row(out)["present"] is True, out
 
@@ -76,7 +64,7 @@ def test_the_fix_hint_keeps_the_uri_and_the_database(
     mongodb_uri: str, server_db_name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with DurablePlatform.from_conn_string(mongodb_uri, db_name=server_db_name) as platform:
-        platform.compile(builder()).invoke({"notes": []}, {"configurable": {"thread_id": "t"}})
+        platform.compile(note_graph()).invoke({"notes": []}, {"configurable": {"thread_id": "t"}})
     with MongoClient(mongodb_uri) as client:
         client[server_db_name]["checkpoint_writes"].drop_index("thread_ns_checkpoint_task_idx")
     monkeypatch.delenv("MONGODB_URI", raising=False)
@@ -99,7 +87,7 @@ def test_threads_on_a_mongodbsaver_database_names_the_import(
     mongodb_uri: str, server_db_name: str, capsys: pytest.CaptureFixture
 ) -> None:
     with MongoClient(mongodb_uri) as client:
-        graph = builder().compile(checkpointer=MongoDBSaver(client, db_name=server_db_name))
+        graph = note_graph().compile(checkpointer=MongoDBSaver(client, db_name=server_db_name))
         graph.invoke({"notes": []}, {"configurable": {"thread_id": "theirs"}})
     for command in (["threads"], ["inspect", "theirs"]):
         code, out = run(None, "--uri", mongodb_uri, "--db", server_db_name, *command)

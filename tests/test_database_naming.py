@@ -7,22 +7,21 @@ is checked in the raw databases. A URI passed where a client belongs is refused,
 
 from __future__ import annotations
 
-import operator
 import uuid
 from collections.abc import Iterator
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import pytest
-from langgraph.graph import START, StateGraph
 from pymongo import MongoClient
 
 from langgraph_durable_mongodb import DurablePlatform, MongoDBCheckpointer
-from langgraph_durable_mongodb._plans.clients import database_name
+from langgraph_durable_mongodb.connections import database_name
 from langgraph_durable_mongodb.errors import InvalidInputError
 from langgraph_durable_mongodb.server import database_of
 
 from .cli_helpers import run
-from .test_agent_server import with_database
+from .clients import with_database
+from .graphs import note_graph
 
 
 @pytest.mark.parametrize(
@@ -40,17 +39,6 @@ def test_the_rule(uri: str | None, db_name: str | None, environ: dict[str, str],
     assert database_name(uri, db_name, environ) == expected
     if db_name is None and uri is not None:
         assert database_of(uri, environ) == expected  # the server factory's
-
-
-class State(TypedDict, total=False):
-    notes: Annotated[list, operator.add]
-
-
-def builder() -> StateGraph:
-    graph = StateGraph(State)
-    graph.add_node("note", lambda state: {"notes": ["seen"]})
-    graph.add_edge(START, "note")
-    return graph
 
 
 @pytest.fixture
@@ -79,8 +67,8 @@ async def run_graph(opener: Any, is_async: bool, make_graph: Any, thread_id: str
 
 
 FORMS = {
-    "platform": (DurablePlatform.from_conn_string, lambda platform: platform.compile(builder())),
-    "checkpointer": (MongoDBCheckpointer.from_conn_string, lambda saver: builder().compile(checkpointer=saver)),
+    "platform": (DurablePlatform.from_conn_string, lambda platform: platform.compile(note_graph())),
+    "checkpointer": (MongoDBCheckpointer.from_conn_string, lambda saver: note_graph().compile(checkpointer=saver)),
 }
 
 
@@ -105,7 +93,7 @@ def test_the_cli_reads_the_database_of_the_uri_and_takes_db_after_the_command(
     path, other = names
     for db in names:
         with MongoDBCheckpointer.from_conn_string(mongodb_uri, db_name=db) as saver:
-            builder().compile(checkpointer=saver).invoke({"notes": []}, {"configurable": {"thread_id": f"in-{db}"}})
+            note_graph().compile(checkpointer=saver).invoke({"notes": []}, {"configurable": {"thread_id": f"in-{db}"}})
     code, out = run(None, "--uri", with_database(mongodb_uri, path), "--json", "threads")
     assert code == 0 and f"in-{path}" in out and f"in-{other}" not in out
     code, out = run(None, "--uri", with_database(mongodb_uri, path), "threads", "--db", other, "--json")

@@ -8,7 +8,6 @@ no test here needs a server (``connect=false``).
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 from typing import Any
 
 import pytest
@@ -16,18 +15,9 @@ from pymongo import AsyncMongoClient, MongoClient
 
 from langgraph_durable_mongodb import DurablePlatform, MongoDBCheckpointer, cli, demo
 
+from .clients import names_us_once
+
 URI = "mongodb://127.0.0.1:1/?connect=false&serverSelectionTimeoutMS=100"
-NAME, VERSION = "langgraph-durable-mongodb", importlib.metadata.version("langgraph-durable-mongodb")
-
-
-def names_us_once(client: Any) -> bool:
-    """The client's handshake names us once, with our version (PyMongo's own entry stays first)."""
-    driver = client.options.pool_options.metadata["driver"]
-    # pymongo before 4.20 lists "c" and "async" among the names without a version: the lists need not line up
-    names, versions = driver["name"].split("|"), driver["version"].split("|")
-    return names[0] == "PyMongo" and names.count(NAME) == 1 and versions[-1] == VERSION
-
-
 def test_from_conn_string_names_us_on_the_sync_client() -> None:
     with DurablePlatform.from_conn_string(URI) as platform:
         assert names_us_once(platform.checkpointer.client)
@@ -60,8 +50,8 @@ def test_the_cli_client_names_us(monkeypatch: pytest.MonkeyPatch) -> None:
             super().__init__(*args, **kwargs)
             made.append(self)
 
-    # the module, not the package's `main` function of the same name
-    monkeypatch.setattr(importlib.import_module("langgraph_durable_mongodb.cli.main"), "MongoClient", Recorded)
+    # where the CLI's client is made (connections.command_client)
+    monkeypatch.setattr(importlib.import_module("langgraph_durable_mongodb.connections"), "MongoClient", Recorded)
     cli.main(["--uri", URI, "threads"])  # unreachable: exits non-zero, after making its client
     assert len(made) == 1 and names_us_once(made[0])
 

@@ -27,13 +27,13 @@ from langgraph_durable_mongodb.platform import DurablePlatform
 from langgraph_durable_mongodb.schema import CollectionNames, indexes_by_collection
 
 from .clients import on_servers, tier_uri
-from .test_journal_costs import State, three_effects
+from .graphs import Notes, three_effects
 
 
 def in_child(builder: StateGraph) -> StateGraph:
     """``builder``'s graph as the compiled child of a root graph: its node's occurrence is allocated beneath the
     root-level one, and a resume confirms it with a query on ``operation_ordinals``."""
-    root = StateGraph(State)
+    root = StateGraph(Notes)
     root.add_node("child", builder.compile())
     root.add_edge(START, "child")
     return root

@@ -11,11 +11,10 @@ counted.
 from __future__ import annotations
 
 import asyncio
-import operator
 import threading
 import time
 from collections.abc import Callable
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import pytest
 from langchain_core.tools import tool
@@ -25,20 +24,11 @@ from langgraph_durable_mongodb import EffectInProgressError
 from langgraph_durable_mongodb.journal import SecureTool, effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
-from .test_platform_replay import PlainCompile
+from .graphs import Notes
+from .platforms import platform  # noqa: F401 - the fixture: both compile forms
 
 WORK = 1.0  # seconds the effect's thread works
 FAIL_AFTER = 0.2
-
-
-@pytest.fixture(params=["platform.compile", "plain compile"])
-def platform(make_platform: Any, request: pytest.FixtureRequest) -> Any:
-    real = make_platform()
-    return real if request.param == "platform.compile" else PlainCompile(real)
-
-
-class State(TypedDict, total=False):
-    notes: Annotated[list, operator.add]
 
 
 def config() -> dict:
@@ -96,10 +86,10 @@ def racing_graph(send: Callable[[], Any], mailer: Mailer, fail: list[bool]) -> S
     """``mail`` sends; ``check``, in parallel, fails ``FAIL_AFTER`` seconds after the sending started, while
     ``fail`` is set."""
 
-    async def mail(state: State) -> State:
+    async def mail(state: Notes) -> Notes:
         return {"notes": [await send()]}
 
-    async def check(state: State) -> State:
+    async def check(state: Notes) -> Notes:
         while fail and not mailer.runs:
             await asyncio.sleep(0.01)
         await asyncio.sleep(FAIL_AFTER)
@@ -107,7 +97,7 @@ def racing_graph(send: Callable[[], Any], mailer: Mailer, fail: list[bool]) -> S
             raise RuntimeError("the parallel check failed")
         return {"notes": ["checked"]}
 
-    builder = StateGraph(State)
+    builder = StateGraph(Notes)
     builder.add_node("mail", mail)
     builder.add_node("check", check)
     builder.add_edge(START, "mail")

@@ -23,7 +23,7 @@ from pymongo.errors import DuplicateKeyError
 from langgraph_durable_mongodb.errors import EffectOutcomeUnknownError
 from langgraph_durable_mongodb.journal import ActivityJournal, EffectCall, EffectPosition
 
-from .clients import make_client, on_servers, tier_uri
+from .clients import make_client, offline, on_servers, tier_uri
 from .journal_helpers import Counter, JournalFace
 
 POS = EffectPosition("t1", "agent/1", "work", "1", "1")
@@ -204,7 +204,7 @@ async def test_two_workers_claiming_a_new_position_at_once_run_it_once(jface: Jo
     assert (doc["attempts"], doc["replays"]) == (1, 1)  # the other waited, then replayed
 
 
-@pytest.mark.parametrize("client_kind", ["mongomock", "mongomock_motor"], indirect=True)
+@offline
 async def test_a_visit_that_loses_the_insert_race_replays_the_winner(
     jface: JournalFace, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,9 +12,8 @@ servers, pymongo command monitoring counts the commands on the wire.
 
 from __future__ import annotations
 
-import operator
 import uuid
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import pytest
 from langgraph.graph import START, StateGraph
@@ -24,12 +23,7 @@ from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
 from .clients import CollectionCommands, count_requests, on_servers, tier_uri
-
-EFFECTS = 3
-
-
-class State(TypedDict, total=False):
-    notes: Annotated[list, operator.add]
+from .graphs import EFFECTS, Notes, three_effects
 
 
 @pytest.fixture(params=["embedded", *on_servers("server")])
@@ -59,24 +53,6 @@ def counted(request: pytest.FixtureRequest) -> Any:
         client.close()
 
 
-def three_effects(at_most_once: bool = False, fail_once: list[bool] | None = None) -> StateGraph:
-    @effect(kind="tool", name="lookup", at_most_once=at_most_once)
-    def lookup(ref: str) -> str:
-        return f"found {ref}"
-
-    def node(state: State) -> State:
-        found = [lookup(str(i)) for i in range(EFFECTS)]
-        if fail_once:
-            fail_once.clear()
-            raise ConnectionError("worker lost after the effects")
-        return {"notes": found}
-
-    graph = StateGraph(State)
-    graph.add_node("work", node)
-    graph.add_edge(START, "work")
-    return graph
-
-
 def run_twice(platform: DurablePlatform, graph: Any, names: list[str]) -> tuple[list[str], list[str]]:
     """The journal commands of a first run that fails after its effects, and of the resume that replays them."""
     config = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:6]}"}}
@@ -104,10 +80,10 @@ async def test_async_under_the_run_lock_an_effect_costs_one_command(counted: Any
     async def lookup(ref: str) -> str:
         return f"found {ref}"
 
-    async def node(state: State) -> State:
+    async def node(state: Notes) -> Notes:
         return {"notes": [await lookup(str(i)) for i in range(EFFECTS)]}
 
-    graph = StateGraph(State)
+    graph = StateGraph(Notes)
     graph.add_node("work", node)
     graph.add_edge(START, "work")
     await platform.compile(graph).ainvoke({"notes": []}, {"configurable": {"thread_id": "async"}})

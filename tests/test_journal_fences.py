@@ -16,15 +16,13 @@ import pytest
 
 from langgraph_durable_mongodb._plans.requests import FencedUpdate
 from langgraph_durable_mongodb.errors import EffectInProgressError
-from langgraph_durable_mongodb.journal import EffectCall, EffectPosition
+from langgraph_durable_mongodb.journal import EffectCall
 from langgraph_durable_mongodb._plans.lease import utcnow
 from langgraph_durable_mongodb._plans.requests import Invoke
 
-from .journal_helpers import Counter, JournalFace
+from .clients import offline
+from .journal_helpers import POS, Counter, JournalFace
 
-offline = pytest.mark.parametrize("client_kind", ["mongomock", "mongomock_motor"], indirect=True)
-
-POS = EffectPosition("t1", "agent/1", "work", "1", "1")
 REPORT = EffectCall("tool", "report", input={"q": "all"})
 
 

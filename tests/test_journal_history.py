@@ -7,9 +7,8 @@ server tier, and counts the real executions of the effect.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -23,7 +22,8 @@ from langgraph_durable_mongodb import RecordedFailureError
 from langgraph_durable_mongodb.journal import SecureLLM, SecureTool, effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
-from .test_platform_replay import PlainCompile
+from .graphs import Notes
+from .platforms import platform  # noqa: F401 - the fixture: both compile forms
 
 
 class PSPTimeout(Exception):
@@ -32,16 +32,6 @@ class PSPTimeout(Exception):
 
 class Crash(Exception):
     """The worker dies after the node handled the timeout."""
-
-
-@pytest.fixture(params=["platform.compile", "plain compile"])
-def platform(make_platform: Any, request: pytest.FixtureRequest) -> Any:
-    real = make_platform()
-    return real if request.param == "platform.compile" else PlainCompile(real)
-
-
-class State(TypedDict, total=False):
-    notes: Annotated[list, operator.add]
 
 
 def config(thread: str = "pay-1") -> dict:
@@ -106,7 +96,7 @@ def charger(kind: str, psp: PSP, at_most_once: bool, is_async: bool) -> Callable
 def handling_graph(call: Callable[[], Any], is_async: bool, crash: list[bool]) -> StateGraph:
     """A node that catches ``PSPTimeout`` and charges again, then crashes once (``crash``)."""
 
-    def pay(state: State) -> State:
+    def pay(state: Notes) -> Notes:
         try:
             receipt = call()
         except PSPTimeout:
@@ -116,7 +106,7 @@ def handling_graph(call: Callable[[], Any], is_async: bool, crash: list[bool]) -
             raise Crash("worker lost")
         return {"notes": [receipt]}
 
-    async def apay(state: State) -> State:
+    async def apay(state: Notes) -> Notes:
         try:
             receipt = await call()
         except PSPTimeout:
@@ -126,7 +116,7 @@ def handling_graph(call: Callable[[], Any], is_async: bool, crash: list[bool]) -
             raise Crash("worker lost")
         return {"notes": [receipt]}
 
-    graph = StateGraph(State)
+    graph = StateGraph(Notes)
     graph.add_node("pay", apay if is_async else pay)
     graph.add_edge(START, "pay")
     return graph
@@ -177,13 +167,13 @@ async def test_a_retry_policy_attempt_runs_a_failed_effect_again(platform: Durab
     psp = PSP(failures=1)
     call = charger("effect", psp, True, is_async)
 
-    def pay(state: State) -> State:
+    def pay(state: Notes) -> Notes:
         return {"notes": [call()]}
 
-    async def apay(state: State) -> State:
+    async def apay(state: Notes) -> Notes:
         return {"notes": [await call()]}
 
-    builder = StateGraph(State)
+    builder = StateGraph(Notes)
     retry = RetryPolicy(max_attempts=3, initial_interval=0.01, jitter=False, retry_on=PSPTimeout)
     builder.add_node("pay", apay if is_async else pay, retry_policy=retry)
     builder.add_edge(START, "pay")
@@ -210,7 +200,7 @@ async def test_a_handled_failure_whose_type_cannot_be_rebuilt_raises_a_typed_err
 
     crash = [True]
 
-    def pay(state: State) -> State:
+    def pay(state: Notes) -> Notes:
         try:
             receipt = charge()
         except local:
@@ -220,7 +210,7 @@ async def test_a_handled_failure_whose_type_cannot_be_rebuilt_raises_a_typed_err
             raise Crash("worker lost")
         return {"notes": [receipt]}
 
-    builder = StateGraph(State)
+    builder = StateGraph(Notes)
     builder.add_node("pay", pay)
     builder.add_edge(START, "pay")
     graph = platform.compile(builder)

@@ -19,18 +19,13 @@ import pytest
 
 from langgraph_durable_mongodb._plans.requests import FencedUpdate
 from langgraph_durable_mongodb.errors import EffectInProgressError, EffectOutcomeUnknownError
-from langgraph_durable_mongodb.journal import ActivityJournal, EffectCall, EffectPosition, current_effect, digest
-from langgraph_durable_mongodb.journal.documents import claim_fields, new_entry
-from langgraph_durable_mongodb._plans.owner import identity
+from langgraph_durable_mongodb.journal import ActivityJournal, EffectPosition, current_effect
+from langgraph_durable_mongodb.liveness import identity
 from langgraph_durable_mongodb._plans.lease import utcnow
 
-from .journal_helpers import Counter, JournalFace
+from .clients import offline
+from .journal_helpers import POS, SEARCH, Counter, JournalFace, linux_only, owned_entry
 
-offline = pytest.mark.parametrize("client_kind", ["mongomock", "mongomock_motor"], indirect=True)
-linux_only = pytest.mark.skipif("owner_process" not in identity(), reason="needs /proc (Linux) to tell a dead owner")
-
-POS = EffectPosition("t1", "agent/1", "work", "1", "1")
-SEARCH = EffectCall("tool", "search", input={"q": "weather"})
 LEASE = 0.3  # renewed every 0.1 s
 
 
@@ -89,28 +84,6 @@ async def assert_held_by_a_live_worker(face: JournalFace, pos: EffectPosition = 
     with pytest.raises(EffectInProgressError):
         await face.variant(wait_seconds=0).run(SEARCH, other, pos)
     assert other.n == 0
-
-
-def owned_entry(pos: EffectPosition = POS, *, lease_seconds: float = 3600, **fields: Any) -> dict[str, Any]:
-    """A ``started`` entry claimed by this process (its identity), with ``fields`` changed."""
-    now = utcnow()
-    claim = claim_fields(
-        SEARCH,
-        pos,
-        owner="other-worker",
-        now=now,
-        lease_until=now + timedelta(seconds=lease_seconds),
-        input={"digest": digest(SEARCH.input), "preview": ""},
-    )
-    entry = new_entry(pos, claim, {})
-    for key, value in fields.items():  # "owner_process.start": a nested field
-        *parents, last = key.split(".")
-        doc = entry
-        for parent in parents:
-            doc[parent] = dict(doc[parent])
-            doc = doc[parent]
-        doc[last] = value
-    return entry
 
 
 # -- scenarios, shared by the offline and the real-server tests ------------------------

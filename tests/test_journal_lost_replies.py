@@ -9,8 +9,7 @@ Both forms, sync and async, embedded and on the server tier; real executions and
 
 from __future__ import annotations
 
-import operator
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import pytest
 from langgraph.graph import START, StateGraph
@@ -20,17 +19,8 @@ from langgraph_durable_mongodb._plans import interpreters
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
-from .test_platform_replay import PlainCompile
-
-
-@pytest.fixture(params=["platform.compile", "plain compile"])
-def platform(make_platform: Any, request: pytest.FixtureRequest) -> Any:
-    real = make_platform()
-    return real if request.param == "platform.compile" else PlainCompile(real)
-
-
-class State(TypedDict, total=False):
-    notes: Annotated[list, operator.add]
+from .graphs import Notes
+from .platforms import platform  # noqa: F401 - the fixture: both compile forms
 
 
 def lose_the_first_claim_reply(monkeypatch: pytest.MonkeyPatch, journal_collection: str) -> list[str]:
@@ -78,13 +68,13 @@ async def test_a_claim_whose_reply_was_lost_runs_its_at_most_once_effect_once(
         charges.append(cents)
         return "ch_1"
 
-    def pay(state: State) -> State:
+    def pay(state: Notes) -> Notes:
         return {"notes": [charge(500)]}
 
-    async def apay(state: State) -> State:
+    async def apay(state: Notes) -> Notes:
         return {"notes": [await acharge(500)]}
 
-    builder = StateGraph(State)
+    builder = StateGraph(Notes)
     builder.add_node("pay", pay if face == "sync" else apay)
     builder.add_edge(START, "pay")
     graph = platform.compile(builder)

@@ -27,15 +27,13 @@ from langgraph_durable_mongodb.journal import (
     effect,
     effect_scope,
 )
-from langgraph_durable_mongodb.journal.documents import claim_fields, new_entry
 from langgraph_durable_mongodb._plans.lease import utcnow
 
-from .journal_helpers import KINDS, Counter, JournalFace, NodeRun
+from .journal_helpers import KINDS, SEARCH, Counter, JournalFace, NodeRun, owned_entry
 
 pytestmark = pytest.mark.parametrize("client_kind", KINDS, indirect=True)
 
 POS = EffectPosition("t1", "agent/1/case/1", "policy_analysis", "1", "1")
-SEARCH = EffectCall("tool", "search", input={"q": "weather"})
 
 
 class PaymentDeclined(Exception):
@@ -153,7 +151,7 @@ async def test_a_live_lease_is_waited_for_then_its_outcome_returned(jface: Journ
 
 
 async def test_a_live_lease_past_the_wait_raises_in_progress(jface: JournalFace) -> None:
-    await jface.raw_insert(_dead_worker_entry(lease_seconds=3600))
+    await jface.raw_insert(owned_entry(POS, lease_seconds=3600, owner="dead-worker"))
     count = Counter()
     with pytest.raises(EffectInProgressError, match="running in another worker") as caught:
         await jface.variant(wait_seconds=0.1).run(SEARCH, count, POS)
@@ -161,7 +159,7 @@ async def test_a_live_lease_past_the_wait_raises_in_progress(jface: JournalFace)
 
 
 async def test_an_expired_lease_runs_again_with_the_same_idempotency_key(jface: JournalFace) -> None:
-    await jface.raw_insert(_dead_worker_entry(lease_seconds=-1))
+    await jface.raw_insert(owned_entry(POS, lease_seconds=-1, owner="dead-worker"))
     seen = []
     assert await jface.run(SEARCH, lambda: seen.append(current_effect().idempotency_key) or "done", POS) == "done"
     assert seen == [POS.idempotency_key]
@@ -170,7 +168,7 @@ async def test_an_expired_lease_runs_again_with_the_same_idempotency_key(jface: 
 
 
 async def test_at_most_once_with_an_expired_lease_asks_a_person(jface: JournalFace) -> None:
-    await jface.raw_insert(_dead_worker_entry(lease_seconds=-1))
+    await jface.raw_insert(owned_entry(POS, lease_seconds=-1, owner="dead-worker"))
     count = Counter()
     charge = EffectCall("tool", "search", input={"q": "weather"}, at_most_once=True)
     with pytest.raises(EffectOutcomeUnknownError, match="may or may not have happened") as caught:
@@ -188,7 +186,7 @@ async def test_at_most_once_with_an_expired_lease_asks_a_person(jface: JournalFa
 async def test_an_effect_claimed_at_most_once_asks_a_person_though_the_code_no_longer_says_so(jface: JournalFace) -> None:
     """The dead worker claimed it ``at_most_once``: that promise is the entry's, so a resume whose code dropped the
     flag still does not run it again."""
-    await jface.raw_insert({**_dead_worker_entry(lease_seconds=-1), "at_most_once": True})
+    await jface.raw_insert(owned_entry(POS, lease_seconds=-1, owner="dead-worker", at_most_once=True))
     count = Counter()
     with pytest.raises(EffectOutcomeUnknownError, match="may or may not have happened"):
         await jface.run(SEARCH, count, POS)
@@ -361,20 +359,6 @@ async def test_the_journal_follows_the_thread(jface: JournalFace, mongo_client: 
     if face.is_async:
         await delete
     assert {d["thread_id"] for d in await face.raw()} == {"t2"}
-
-
-def _dead_worker_entry(*, lease_seconds: float) -> dict:
-    """The entry a worker leaves when it dies mid-effect."""
-    now = utcnow()
-    claim = claim_fields(
-        SEARCH,
-        POS,
-        owner="dead-worker",
-        now=now,
-        lease_until=now + timedelta(seconds=lease_seconds),
-        input={"digest": digest(SEARCH.input), "preview": ""},
-    )
-    return new_entry(POS, claim, {})
 
 
 class Opaque:

@@ -44,7 +44,7 @@ def run_and_observe(durability: str | None) -> list[dict[str, Any]]:
                     "ns": configurable["checkpoint_ns"],
                     "writer": _langgraph.task_writer(configurable),
                     "attempt": _langgraph.node_attempt(configurable),
-                    "root": _langgraph.root_checkpoint(configurable),
+                    "root": _langgraph.checkpoint_of(configurable, ""),
                     "async": _langgraph.runs_durably_async(configurable),
                     "path": config["metadata"]["langgraph_path"],
                     "checkpointer": _langgraph.run_checkpointer(configurable),

@@ -15,8 +15,8 @@ import pytest
 import langgraph_durable_mongodb
 from langgraph_durable_mongodb.errors import EffectOutcomeUnknownError
 
-from .journal_helpers import JournalFace
-from .test_journal_lease import POS, SEARCH, linux_only, offline, owned_entry
+from .clients import offline
+from .journal_helpers import POS, SEARCH, JournalFace, linux_only, owned_entry
 
 LOGGER = "langgraph_durable_mongodb"
 

@@ -25,7 +25,7 @@ from pymongo import AsyncMongoClient, MongoClient, monitoring
 
 from langgraph_durable_mongodb import InvalidInputError, MongoDBCheckpointer
 from langgraph_durable_mongodb.cli import EXIT_OK, EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_USAGE, main
-from langgraph_durable_mongodb.mongodbsaver_import import (
+from langgraph_durable_mongodb.migrate import (
     READER_MONGODBSAVER,
     READER_OWN_PARSE,
     aimport_mongodbsaver,

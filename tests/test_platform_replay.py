@@ -19,40 +19,9 @@ from langgraph_durable_mongodb import NondeterminismError, TopologyError
 from langgraph_durable_mongodb.journal import SecureLLM, SecureTool, current_effect, effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
+from .graphs import Notes, State, config, nest
 from .journal_helpers import Counter, scripted
-
-class PlainCompile:
-    """A platform whose ``compile`` is the plain form: ``builder.compile(checkpointer=platform.checkpointer)``."""
-
-    def __init__(self, platform: DurablePlatform) -> None:
-        self.platform = platform
-
-    def compile(self, builder: Any, **kwargs: Any) -> Any:
-        return builder.compile(checkpointer=self.platform.checkpointer, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.platform, name)
-
-
-@pytest.fixture(params=["platform.compile", "plain compile"])
-def platform(make_platform: Any, request: pytest.FixtureRequest) -> Any:
-    """Every row runs on both forms: ``platform.compile(builder)`` and ``builder.compile(checkpointer=...)``."""
-    real = make_platform()
-    return real if request.param == "platform.compile" else PlainCompile(real)
-
-
-def config(thread: str = "case-42") -> dict:
-    return {"configurable": {"thread_id": thread}}
-
-
-class State(TypedDict, total=False):
-    notes: Annotated[list, operator.add]
-    item: str
-    count: int
-
-
-class Notes(TypedDict):
-    notes: Annotated[list, operator.add]
+from .platforms import PlainCompile, platform  # noqa: F401 - the fixture: both compile forms
 
 
 def counting_tool(name: str, count: Counter) -> Any:
@@ -63,20 +32,6 @@ def counting_tool(name: str, count: Counter) -> Any:
         return f"{name}({ref})"
 
     return lookup
-
-
-def nest(node_name: str, node: Any, *children: str, retry: RetryPolicy | None = None) -> StateGraph:
-    """A graph running ``node`` inside compiled children named ``children`` (outermost first)."""
-    inner = StateGraph(State)
-    inner.add_node(node_name, node, retry_policy=retry)
-    inner.add_edge(START, node_name)
-    graph = inner
-    for name in reversed(children):
-        outer = StateGraph(State)
-        outer.add_node(name, graph.compile())
-        outer.add_edge(START, name)
-        graph = outer
-    return graph
 
 
 def entries(platform: DurablePlatform, thread: str = "case-42") -> list[dict]:

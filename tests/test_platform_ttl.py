@@ -8,7 +8,7 @@ from typing import Any
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
-from .test_platform_replay import State, nest
+from .graphs import State, nest
 
 PER_THREAD = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal", "operation_ordinals")
 

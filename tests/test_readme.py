@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pymongo import MongoClient
 
-from .test_agent_server import with_database
+from .clients import with_database
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -168,3 +168,17 @@ def test_function_node_running_graphs_that_disagree_on_a_node_is_ambiguous() -> 
         NamespaceError, match="node 'step' of the graphs run by 'caller' is child in one graph and ordinary"
     ):
         resolver.resolve("caller:T|step:U")
+
+
+def test_the_running_task_is_the_last_segment_prepared_from_its_loops_checkpoint() -> None:
+    from langgraph_durable_mongodb._langgraph import CONFIG_KEY_CHECKPOINT_MAP, RunningTask
+    from langgraph_durable_mongodb.resolver.namespace import root_task_name, running_task
+
+    checkpoints = {"": "c0", "a:T": "c1", "a:T|1": "c2"}
+    configurable = {"checkpoint_ns": "a:T|1|b:U", CONFIG_KEY_CHECKPOINT_MAP: checkpoints}
+    assert running_task(configurable) == RunningTask("U", "a:T|1", "c2")  # the counter stays on the loop's key
+    assert running_task({"checkpoint_ns": "a:T", CONFIG_KEY_CHECKPOINT_MAP: checkpoints}) == RunningTask("T", "", "c0")
+    assert running_task({"checkpoint_ns": "z:T|b:U", CONFIG_KEY_CHECKPOINT_MAP: checkpoints}) is None  # no such loop
+    assert running_task({"checkpoint_ns": "", CONFIG_KEY_CHECKPOINT_MAP: checkpoints}) is None  # outside a task
+    assert running_task({"checkpoint_ns": "a:T|1", CONFIG_KEY_CHECKPOINT_MAP: checkpoints}) is None  # a run, no task
+    assert root_task_name("agent:T|child|x:U") == "agent"  # unchecked past the first segment

@@ -13,109 +13,29 @@ the first and then resumes a finished thread: every effect runs once.
 from __future__ import annotations
 
 import asyncio
-import operator
 import os
 import subprocess
 import sys
 import threading
 import time
-from collections import Counter
 from datetime import datetime, timedelta, timezone
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import pytest
 from langgraph.graph import START, StateGraph
 
 from langgraph_durable_mongodb import ThreadBusyError
 from langgraph_durable_mongodb.journal import effect
-from langgraph_durable_mongodb._plans.owner import identity
+from langgraph_durable_mongodb.liveness import identity
 from langgraph_durable_mongodb.platform import DurablePlatform
 
-def config(thread: str = "case-42") -> dict:
-    return {"configurable": {"thread_id": thread}}
-
-
-class State(TypedDict, total=False):
-    notes: Annotated[list, operator.add]
-
-
-class Effects:
-    """Counts real executions; ``pay`` takes ``seconds`` and sets ``paying`` when it starts."""
-
-    def __init__(self, seconds: float = 0.3) -> None:
-        self.seconds = seconds
-        self.counts: Counter[str] = Counter()
-        self.paying = threading.Event()
-        self.lock = threading.Lock()
-
-    def hit(self, name: str) -> None:
-        with self.lock:
-            self.counts[name] += 1
-
-
-def build(platform: DurablePlatform, fx: Effects, *, fail: bool = False, use_async: bool = False) -> Any:
-    """``intake -> pay -> ship``, paused before ``pay``."""
-
-    @effect(name="pay")
-    def pay_sync(case: str) -> str:
-        fx.hit("pay")
-        fx.paying.set()
-        time.sleep(fx.seconds)
-        if fail:
-            raise ValueError("card declined")
-        return f"paid {case}"
-
-    @effect(name="pay")
-    async def pay_async(case: str) -> str:
-        fx.hit("pay")
-        fx.paying.set()
-        await asyncio.sleep(fx.seconds)
-        return f"paid {case}"
-
-    @effect(name="ship")
-    def ship_sync(case: str) -> str:
-        fx.hit("ship")
-        return f"shipped {case}"
-
-    @effect(name="ship")
-    async def ship_async(case: str) -> str:
-        fx.hit("ship")
-        return f"shipped {case}"
-
-    def intake(s: State) -> State:
-        return {"notes": ["intake"]}
-
-    if use_async:
-
-        async def pay(s: State) -> State:
-            return {"notes": [await pay_async("42")]}
-
-        async def ship(s: State) -> State:
-            return {"notes": [await ship_async("42")]}
-    else:
-
-        def pay(s: State) -> State:
-            return {"notes": [pay_sync("42")]}
-
-        def ship(s: State) -> State:
-            return {"notes": [ship_sync("42")]}
-
-    builder = StateGraph(State)
-    builder.add_node("intake", intake)
-    builder.add_node("pay", pay)
-    builder.add_node("ship", ship)
-    builder.add_edge(START, "intake")
-    builder.add_edge("intake", "pay")
-    builder.add_edge("pay", "ship")
-    return platform.compile(builder, interrupt_before=["pay"])
-
-
-FINAL = {"notes": ["intake", "paid 42", "shipped 42"]}
+from .checkout import FINAL, Effects, build
+from .graphs import Notes, config
 
 
 def runs_doc(platform: DurablePlatform, thread: str = "case-42") -> Any:
     """The thread's lock document, once this process's background releases are done (a sync run returns
-    before its release is: ``Held.release_in_background``)."""
+    before its release is: ``CallLocks.release_in_background``)."""
     platform.run_locks.wait_releases(10)
     return platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"].find_one({"thread_id": thread})
 
@@ -357,18 +277,18 @@ async def test_async_busy_thread_raises(make_platform: Any) -> None:
 
 def test_a_nested_run_of_the_same_thread_reenters(make_platform: Any) -> None:
     platform = make_platform(run_wait_seconds=0.5)
-    inner_builder = StateGraph(State)
+    inner_builder = StateGraph(Notes)
     inner_builder.add_node("inner", lambda s: {"notes": ["inner"]})
     inner_builder.add_edge(START, "inner")
     graphs: dict[str, Any] = {}  # looked up at run time: a durable graph of its own, not a child of the outer one
 
-    def outer_node(s: State) -> State:
+    def outer_node(s: Notes) -> Notes:
         # Same thread, same process, same context: re-enters instead of waiting for itself.
         with platform.run_locks.hold(["case-42"]):
             pass
         return {"notes": graphs["inner"].invoke({"notes": []}, config())["notes"]}
 
-    builder = StateGraph(State)
+    builder = StateGraph(Notes)
     builder.add_node("outer", outer_node)
     builder.add_edge(START, "outer")
     graph = platform.compile(builder)
@@ -419,11 +339,11 @@ def test_batch_locks_every_distinct_thread(make_platform: Any) -> None:
     platform = make_platform(run_wait_seconds=0)
     held: list[Any] = []
 
-    def node(s: State) -> State:
+    def node(s: Notes) -> Notes:
         held.append(sorted(d["thread_id"] for d in platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"].find({"owner": {"$ne": None}})))
         return {"notes": ["x"]}
 
-    builder = StateGraph(State)
+    builder = StateGraph(Notes)
     builder.add_node("n", node)
     builder.add_edge(START, "n")
     graph = platform.compile(builder)
@@ -435,7 +355,7 @@ def test_batch_locks_every_distinct_thread(make_platform: Any) -> None:
 
 async def test_abatch_locks_every_distinct_thread(make_platform: Any) -> None:
     platform = make_platform(run_wait_seconds=0)
-    builder = StateGraph(State)
+    builder = StateGraph(Notes)
     builder.add_node("n", lambda s: {"notes": ["x"]})
     builder.add_edge(START, "n")
     graph = platform.compile(builder)

@@ -23,7 +23,8 @@ from langgraph.graph import START, StateGraph
 from langgraph_durable_mongodb import DurableGraph, ThreadBusyError
 from langgraph_durable_mongodb.run_lock import batch_rounds, thread_id_of, thread_ids_of
 
-from .test_run_lock import FINAL, Effects, build, config
+from .checkout import FINAL, Effects, build
+from .graphs import config
 
 APIS = ["invoke", "ainvoke", "stream", "astream", "batch", "abatch"]
 

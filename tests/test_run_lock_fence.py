@@ -26,9 +26,9 @@ from langgraph_durable_mongodb import run_lock
 from langgraph_durable_mongodb._plans.requests import FencedUpdate, FindOneAndUpdate, InsertOne
 from langgraph_durable_mongodb._plans import lease
 from langgraph_durable_mongodb._plans.lease import utcnow
-from langgraph_durable_mongodb.run_lock import RELEASED, Held, Holding, RunLocks, check_held
+from langgraph_durable_mongodb.run_lock import RELEASED, CallLocks, HeldLock, RunLocks, check_held
 
-from .test_run_lock import State, config
+from .graphs import Notes, config
 
 KINDS = ["sync", "async"]
 
@@ -47,23 +47,23 @@ class Face:
     async def run(self, plan: Any) -> Any:
         return await Stepped(plan, self).finish()
 
-    async def acquire(self, thread_id: str = "t") -> Held:
+    async def acquire(self, thread_id: str = "t") -> CallLocks:
         if self.kind == "sync":
             return self.locks.acquire([thread_id])
         return await self.locks.aacquire([thread_id])
 
-    async def release(self, held: Held) -> None:
+    async def release(self, held: CallLocks) -> None:
         if self.kind == "sync":
             held.release()
         else:
             await held.arelease()
 
-    async def renew(self, holding: Holding) -> bool:
+    async def renew(self, holding: HeldLock) -> bool:
         return await self.run(self.locks._renew_plan(holding))
 
-    async def release_holding(self, holding: Holding) -> None:
-        """Release what a hand-driven acquire plan returned, as ``Held.release`` would."""
-        held = Held(self.locks)
+    async def release_holding(self, holding: HeldLock) -> None:
+        """Release what a hand-driven acquire plan returned, as ``CallLocks.release`` would."""
+        held = CallLocks(self.locks)
         held.holdings.append(holding)
         await self.release(held)
 
@@ -279,8 +279,8 @@ async def test_check_held_raises_once_the_run_s_lock_was_lost(face: Face, locks:
 
 
 def test_check_held_is_cheap_and_takes_thread_ids_as_langgraph_does() -> None:
-    holding = Holding("7", "owner", 3, 30.0)
-    held = Held(object())  # type: ignore[arg-type]
+    holding = HeldLock("7", "owner", 3, 30.0)
+    held = CallLocks(object())  # type: ignore[arg-type]
     held.holdings.append(holding)
     with held.mark():
         check_held(7)
@@ -322,7 +322,7 @@ async def test_the_renewer_notices_a_lost_lock(make_platform: Any, kind: str, ca
 def lose_mid_run(platform: Any, lost: threading.Event) -> Any:
     """A graph whose node lets another run take its lock over, waits for the renewer to notice, then checks."""
 
-    def node(s: State) -> State:
+    def node(s: Notes) -> Notes:
         runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
@@ -335,7 +335,7 @@ def lose_mid_run(platform: Any, lost: threading.Event) -> Any:
             time.sleep(0.02)
         return {"notes": ["not stopped"]}
 
-    builder = StateGraph(State)
+    builder = StateGraph(Notes)
     builder.add_node("n", node)
     builder.add_edge(START, "n")
     return platform.compile(builder)
@@ -366,7 +366,7 @@ def effect_after_losing(platform: Any, lost: threading.Event, paid: list) -> Any
         paid.append(cents)
         return "charged"
 
-    def node(s: State) -> State:
+    def node(s: Notes) -> Notes:
         runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
         deadline = time.monotonic() + 5
         while not any(h.lost for h in run_lock._HELD.get().values()) and time.monotonic() < deadline:
@@ -375,7 +375,7 @@ def effect_after_losing(platform: Any, lost: threading.Event, paid: list) -> Any
         lost.set()
         return {"notes": [charge(100)]}
 
-    builder = StateGraph(State)
+    builder = StateGraph(Notes)
     builder.add_node("n", node)
     builder.add_edge(START, "n")
     return platform.compile(builder)
@@ -398,7 +398,7 @@ async def test_an_async_effect_does_not_start_once_its_run_lost_the_lock(make_pl
         paid.append(cents)
         return "charged"
 
-    async def node(s: State) -> State:
+    async def node(s: Notes) -> Notes:
         runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
         deadline = time.monotonic() + 5
         while not any(h.lost for h in run_lock._HELD.get().values()) and time.monotonic() < deadline:
@@ -406,7 +406,7 @@ async def test_an_async_effect_does_not_start_once_its_run_lost_the_lock(make_pl
             await asyncio.sleep(0.02)  # the renewal task runs meanwhile
         return {"notes": [await charge(100)]}
 
-    builder = StateGraph(State)
+    builder = StateGraph(Notes)
     builder.add_node("n", node)
     builder.add_edge(START, "n")
     with pytest.raises(RunLockLostError, match="'t'"):

@@ -30,9 +30,9 @@ from langgraph_durable_mongodb._plans.lease import utcnow
 from langgraph_durable_mongodb._plans.requests import Sleep
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.journal.plans import JournalPlans
-from langgraph_durable_mongodb.run_lock import Held, Holding, RunLocks
+from langgraph_durable_mongodb.run_lock import CallLocks, HeldLock, RunLocks
 
-from .test_run_lock import State, config
+from .graphs import Notes, config
 
 LEASE = 0.6
 
@@ -78,19 +78,19 @@ def stalled_graph(platform: Any, paid: list, stall: Any, pay: bool = True, sync:
 
     # Each node journals a lookup first: its position and entries are then known, so the charge after the
     # stall sends no command before it starts (nothing that would give a renewal the time to notice).
-    async def node(s: State) -> State:
+    async def node(s: Notes) -> Notes:
         lookup("warm")
         result = stall()
         if asyncio.iscoroutine(result):
             await result
         return {"notes": [await charge(100)] if pay else ["stalled"]}
 
-    def sync_node(s: State) -> State:
+    def sync_node(s: Notes) -> Notes:
         lookup("warm")
         stall()
         return {"notes": [charge_sync(100)] if pay else ["stalled"]}
 
-    builder = StateGraph(State)
+    builder = StateGraph(Notes)
     builder.add_node("n", sync_node if sync else node)
     builder.add_edge(START, "n")
     return platform.compile(builder)
@@ -157,7 +157,7 @@ CHILD = textwrap.dedent(
     from langgraph.graph import START, StateGraph
     from langgraph_durable_mongodb.journal import effect
     from langgraph_durable_mongodb.platform import DurablePlatform
-    from tests.test_run_lock import State
+    from tests.graphs import Notes
 
     uri, db_name, out = sys.argv[1:4]
     platform = DurablePlatform(MongoClient(uri), db_name=db_name, run_lease_seconds=float(sys.argv[4]))
@@ -181,7 +181,7 @@ CHILD = textwrap.dedent(
             time.sleep(0.005)
         return {"notes": [charge(100)]}
 
-    builder = StateGraph(State)
+    builder = StateGraph(Notes)
     builder.add_node("n", node)
     builder.add_edge(START, "n")
     try:
@@ -238,8 +238,8 @@ async def test_a_lapsed_holder_writes_no_checkpoint_and_no_pending_writes(make_p
 
     platform = make_platform()
     saver = platform.checkpointer
-    holding = Holding("t", "me", 1, LEASE, since=time.monotonic() - 2 * LEASE)
-    held = Held(platform.run_locks)
+    holding = HeldLock("t", "me", 1, LEASE, since=time.monotonic() - 2 * LEASE)
+    held = CallLocks(platform.run_locks)
     held.holdings.append(holding)
     conf = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
     with held.mark():
@@ -289,13 +289,13 @@ async def test_an_effect_whose_claim_outlived_the_lease_does_not_start_and_runs_
         paid.append(cents)
         return "charged"
 
-    def node(s: State) -> State:
+    def node(s: Notes) -> Notes:
         return {"notes": [charge(100)]}
 
-    async def anode(s: State) -> State:
+    async def anode(s: Notes) -> Notes:
         return {"notes": [await acharge(100)]}
 
-    builder = StateGraph(State)
+    builder = StateGraph(Notes)
     builder.add_node("n", node if face == "sync" else anode)
     builder.add_edge(START, "n")
     with pytest.raises(RunLockLostError, match="'t'"):

@@ -15,7 +15,7 @@ import pytest
 from bson import Binary
 from pymongo import AsyncMongoClient, MongoClient
 
-from langgraph_durable_mongodb.cli.doctor import server_identity
+from langgraph_durable_mongodb.deployment import server_identity
 from tests.conftest import choose_server, server_ids, why_not_startable
 from tests.servers import ferretdb, mongo_java_server
 from tests.workers.harness import judge, measure_gaps, server_gaps
@@ -87,7 +87,7 @@ def test_mongo_java_server_reports_wire_13_and_stops_on_sigterm(mongo_java_serve
     assert not server.state_dir.exists()
 
 
-#: What each server the suite launches says it is (``cli.server_identity``).
+#: What each server the suite launches says it is (``deployment.server_identity``).
 IDENTITIES = {
     "ferretdb": {"version": "7.0.42", "name": "FerretDB", "ferretdb": "v1.24.2", "mongo_java_server": False},
     "mongo_java_server": {"version": "5.0.0", "name": "mongo-java-server", "ferretdb": None, "mongo_java_server": True},

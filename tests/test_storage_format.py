@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import uuid
-from collections.abc import Iterator
 from typing import Any, TypedDict
 
 import mongomock
@@ -19,18 +17,15 @@ import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.mongodb import MongoDBSaver
 from langgraph.graph import START, StateGraph
-from mongomock_motor import AsyncMongoMockClient
-from pymongo import AsyncMongoClient, MongoClient, monitoring
 
 from langgraph_durable_mongodb import ActivityJournal, IncompatibleStorageError
 from langgraph_durable_mongodb.cli import EXIT_PROBLEM, main
 from langgraph_durable_mongodb.platform import DurablePlatform
 from langgraph_durable_mongodb.storage_format import FORMAT_VERSION, format_document
 
-from .clients import on_servers, tier_uri
-from .test_cli import _fake_command
-
-WRITES = {"insert", "update", "delete", "findAndModify", "createIndexes", "create", "drop", "dropIndexes"}
+from .cli_helpers import mongod_command
+from .clients import on_servers
+from .stores import Store, store  # noqa: F401 - the fixture: one database, mongomock or a server
 
 
 class State(TypedDict, total=False):
@@ -42,61 +37,6 @@ def builder() -> StateGraph:
     b.add_node("inc", lambda s: {"x": s.get("x", 0) + 1})
     b.add_edge(START, "inc")
     return b
-
-
-class Commands(monitoring.CommandListener):
-    def __init__(self, db_name: str) -> None:
-        self.db_name, self.seen = db_name, []
-
-    def started(self, event: monitoring.CommandStartedEvent) -> None:
-        if event.database_name == self.db_name:
-            self.seen.append((event.command_name, event.command.get(event.command_name), event.command.get("filter")))
-
-    def succeeded(self, event: Any) -> None:
-        pass
-
-    def failed(self, event: Any) -> None:
-        pass
-
-
-class Store:
-    """One database on mongomock or on a server of the tier, with a sync and an async client over its data."""
-
-    def __init__(self, kind: str, uri: str | None) -> None:
-        self.db_name = f"t_{uuid.uuid4().hex[:12]}"
-        self.commands = Commands(self.db_name) if uri else None
-        if uri is None:
-            self.client = mongomock.MongoClient()
-            self.async_client = AsyncMongoMockClient(mock_mongo_client=self.client)
-        else:
-            self.client = MongoClient(uri, event_listeners=[self.commands])
-            self.async_client = AsyncMongoClient(uri, event_listeners=[self.commands])
-
-    @property
-    def db(self) -> Any:
-        return self.client[self.db_name]
-
-    def platform(self) -> DurablePlatform:
-        return DurablePlatform(self.client, async_client=self.async_client, db_name=self.db_name)
-
-    def snapshot(self) -> dict[str, Any]:
-        """Every collection's documents and index names, as stored."""
-        return {
-            name: (sorted(map(repr, self.db[name].find())), sorted(self.db[name].index_information()))
-            for name in sorted(self.db.list_collection_names())
-        }
-
-    def wire_writes(self) -> list[str]:
-        return [name for name, _, _ in (self.commands.seen if self.commands else []) if name in WRITES]
-
-
-@pytest.fixture(params=["mongomock", *on_servers("server")])
-def store(request: pytest.FixtureRequest) -> Iterator[Store]:
-    made = Store(request.param, None if request.param == "mongomock" else tier_uri(request))
-    yield made
-    made.client.drop_database(made.db_name)
-    if request.param != "mongomock":
-        made.client.close()
 
 
 def write_mongodbsaver_thread(store: Store) -> None:
@@ -216,7 +156,7 @@ def doctor_format(client: Any, db_name: str) -> str:
 
 async def test_doctor_reports_the_format(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     if store.commands is None:
-        monkeypatch.setattr(mongomock.database.Database, "command", _fake_command, raising=False)
+        monkeypatch.setattr(mongomock.database.Database, "command", mongod_command, raising=False)
     client = store.client
     assert doctor_format(client, store.db_name) == "none yet"
     await first_use(store.platform(), "graph", False)

@@ -20,7 +20,7 @@ from langgraph_durable_mongodb.errors import CorruptDocumentError, MissingValueE
 from langgraph_durable_mongodb.journal import effect
 
 from .clients import make_platform  # noqa: F401 - the fixture
-from .test_ttl_strategies import invoke, state_of
+from .graphs import invoke, state_of
 
 THREAD = "damaged"
 

@@ -26,8 +26,7 @@ from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
 from .clients import Face
-from .test_checkpointer_graphs import run_chat
-from .test_platform_replay import State
+from .graphs import State, invoke, run_chat, state_of
 
 PER_THREAD = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal", "operation_ordinals")
 KEEP_LATEST = {"strategy": "keep_latest", "default_ttl": 60}
@@ -50,16 +49,6 @@ def expire(platform: DurablePlatform, *thread_ids: str) -> None:
 async def sweep(platform: DurablePlatform, mode: str) -> list[str]:
     saver = platform.checkpointer
     return await saver.asweep_expired() if mode == "async" else saver.sweep_expired()
-
-
-async def invoke(graph: Any, mode: str, value: Any, thread_id: str) -> Any:
-    config = {"configurable": {"thread_id": thread_id}}
-    return await graph.ainvoke(value, config) if mode == "async" else graph.invoke(value, config)
-
-
-async def state_of(graph: Any, mode: str, thread_id: str) -> Any:
-    config = {"configurable": {"thread_id": thread_id}}
-    return await graph.aget_state(config) if mode == "async" else graph.get_state(config)
 
 
 def pending_node_graph(platform: DurablePlatform, mode: str, calls: Counter, children: tuple[str, ...] = ("outer",)) -> Any:

@@ -13,15 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..connections import LoopBound, LoopClients, announce
 from ..errors import ClientConfigurationError, InvalidInputError
-from .clients import LoopBound, LoopClients, announce
 from .interpreters import AsyncInterpreter, SyncInterpreter
 from .requests import Plan
 
 
 def is_async_client(client: Any) -> bool:
     """True for pymongo's ``AsyncMongoClient``, motor and mongomock_motor clients (or their databases), and for
-    our ``LoopClients`` (one ``AsyncMongoClient`` per event loop, ``clients.py``)."""
+    our ``LoopClients`` (one ``AsyncMongoClient`` per event loop, ``connections.py``)."""
     return isinstance(client, (LoopClients, LoopBound)) or any(
         cls.__module__.startswith(("pymongo.asynchronous", "motor", "mongomock_motor")) for cls in type(client).__mro__
     )

@@ -25,8 +25,8 @@ from typing import Any
 from pymongo import ReplaceOne, ReturnDocument, UpdateOne
 from pymongo.errors import BulkWriteError, DuplicateKeyError, OperationFailure
 
+from ..heartbeats import RENEWER, Beat, TaskBeat, renewal_failed
 from . import quirks as server_quirks
-from .lease import RENEWER, Beat, TaskBeat, renewal_failed
 from .requests import (
     END,
     Aggregate,

@@ -1,4 +1,5 @@
-"""The documents the checkpointer stores (their collections and indexes: ``schema.py``).
+"""The documents the checkpointer stores, and the codec of their channel values (collections and indexes:
+``schema.py``). Pure functions: the plans (``plans.py``) do the I/O.
 
 Three collections, split like langgraph-checkpoint-postgres:
 
@@ -14,24 +15,38 @@ Three collections, split like langgraph-checkpoint-postgres:
     ``ordinals``, ``[{name, ordinal}, ...]``: the highest occurrence ordinal of
     each root-level node known when it was written
     (``MongoDBCheckpointer.carry_in_root_checkpoints``), so a run's new
-    occurrences are allocated without reading the ordinals collection first. ``values`` has one entry per stored
-    channel value, ``{c: channel, v: version}`` and one of:
+    occurrences are allocated without reading the ordinals collection first.
+    ``values`` has one entry per channel value of the checkpoint,
+    ``{c: channel, v: version}`` (``CHANNEL``, ``VERSION``), stored one of three
+    ways (``lay_out_values`` decides, at ``put``):
 
-    - ``t``/``d``: the serialized value, inline here. A value whose version is
-      new at this checkpoint is inline when it is at most ``inline_value_bytes``
-      (and the document's inline total stays within ``inline_document_bytes``);
-      an unchanged value is copied inline again when it is at most
-      ``copy_value_bytes``, so the latest checkpoint usually holds every value
-      itself and a read needs no second query for values;
-    - ``k``: the id of the checkpoint of the same thread and namespace that
-      holds it inline (an unchanged value larger than ``copy_value_bytes``,
-      whose location the saver remembers from the parent);
-    - neither: the value is in ``checkpoint_blobs`` (too large to inline, or
-      moved there by ``prune``/``delete_for_runs`` when its holder was deleted).
+    - inline: ``t``/``d``/``h`` (``VALUE_TYPE``, ``VALUE_DATA``, ``CHECKSUM``),
+      the serde type, the serialized bytes and their CRC-32, here in the entry.
+      A value whose version is new at this checkpoint is inline when it is at
+      most ``inline_value_bytes`` and the document's inline total stays within
+      ``inline_document_bytes``; an unchanged value is written inline again
+      under the same limits, unless it is larger than ``copy_value_bytes`` and
+      the saver remembers where its parent's copy is (``ValueLocations``), so
+      the latest checkpoint usually holds every value itself and a read needs
+      no second query for values;
+    - held: ``k`` (``HOLDER``), the ``checkpoint_id`` of the checkpoint of the
+      same thread and namespace that holds the value inline (an unchanged value
+      larger than ``copy_value_bytes``, where the parent's entry said it is);
+    - in blobs: neither, the value is in ``checkpoint_blobs`` under
+      (thread, namespace, channel, version): too large to inline, an unchanged
+      value whose parent's entry said it is there, or moved there by
+      ``prune``/``delete_for_runs`` when the checkpoint holding it was deleted
+      (a reader also looks a value up in blobs when its holder is gone).
+
+    ``h`` is absent from a value written before checksums existed (read as it is).
 ``checkpoint_blobs``
-    one channel value per (thread, namespace, channel, version), written once.
+    one channel value per (thread, namespace, channel, version), written once,
+    in chunks of at most ``chunk_bytes``: ``chunk``, ``data``; chunk 0 also
+    ``type``, ``h`` (the CRC-32 of the whole value) and, for more than one
+    chunk, ``n`` (the chunk count).
 ``checkpoint_writes``
-    one pending write per (thread, namespace, checkpoint, task, index).
+    one pending write per (thread, namespace, checkpoint, task, index), chunked
+    like a blob, with ``channel`` and ``task_path``.
 
 A document's ``_id`` is its key (``key_id``), so every write names its document
 by ``_id``: an index lookup on any server, and the one filter FerretDB's SQLite
@@ -45,12 +60,25 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Iterable, Mapping
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .._bson import OPTIONAL, require_fields
-from ..errors import CorruptDocumentError
+from .._bson import OPTIONAL, assemble_values, require_fields, value_documents
+from ..errors import CorruptDocumentError, MissingValueError
+from ..schema import BLOB_KEY
+from .memory import LARGE, Location
+
+#: The fields of an entry of a checkpoint's ``values`` (see the module docstring).
+CHANNEL = "c"
+VERSION = "v"
+VALUE_TYPE = "t"
+VALUE_DATA = "d"
+#: The CRC-32 of a value's bytes: in an inline entry, and on chunk 0 of a blob or a pending write.
+CHECKSUM = "h"
+HOLDER = "k"
 
 #: Each key field of a collection, in ``_id`` order.
 CHECKPOINT_KEY = ("thread_id", "checkpoint_ns", "checkpoint_id")
@@ -75,20 +103,21 @@ WRITE_FIELDS: dict[str, tuple[type, ...]] = {
 }
 #: What a channel value's documents in ``checkpoint_blobs`` must hold (the first chunk also ``type``).
 BLOB_FIELDS: dict[str, tuple[type, ...]] = {"chunk": (int, OPTIONAL), "data": (bytes,)}
-_HEAD_FIELDS: dict[str, tuple[type, ...]] = {"type": (str,), "n": (int, OPTIONAL), "h": (int, OPTIONAL)}
+_HEAD_FIELDS: dict[str, tuple[type, ...]] = {"type": (str,), "n": (int, OPTIONAL), CHECKSUM: (int, OPTIONAL)}
 
 
 def entry_fields(doc: Mapping[str, Any]) -> dict[str, tuple[type, ...]]:
-    """What each entry of a checkpoint's ``values`` must hold: a channel and a version, and ``t``/``d`` when
-    the value is inline, ``k`` when another checkpoint holds it."""
+    """What each entry of a checkpoint's ``values`` must hold: a channel and a version, and the type and bytes
+    when the value is inline, the holder when another checkpoint holds it."""
     values = doc.get("values")
     fields: dict[str, tuple[type, ...]] = {}
     for i, entry in enumerate(values if isinstance(values, list) else ()):
-        fields.update({f"values.{i}": (dict,), f"values.{i}.c": (str,), f"values.{i}.v": (str, int, float)})
-        if isinstance(entry, dict) and ("t" in entry or "d" in entry):
-            fields.update({f"values.{i}.t": (str,), f"values.{i}.d": (bytes,), f"values.{i}.h": (int, OPTIONAL)})
-        elif isinstance(entry, dict) and "k" in entry:
-            fields[f"values.{i}.k"] = (str,)
+        at = f"values.{i}"
+        fields.update({at: (dict,), f"{at}.{CHANNEL}": (str,), f"{at}.{VERSION}": (str, int, float)})
+        if isinstance(entry, dict) and (VALUE_TYPE in entry or VALUE_DATA in entry):
+            fields.update({f"{at}.{VALUE_TYPE}": (str,), f"{at}.{VALUE_DATA}": (bytes,), f"{at}.{CHECKSUM}": (int, OPTIONAL)})
+        elif isinstance(entry, dict) and HOLDER in entry:
+            fields[f"{at}.{HOLDER}"] = (str,)
     return fields
 
 
@@ -101,7 +130,7 @@ def checksum(data: bytes) -> int:
 
 def with_checksum(docs: list[dict[str, Any]], data: bytes) -> list[dict[str, Any]]:
     """A value's chunk documents (``_bson.value_documents``), the first carrying the checksum of all its bytes."""
-    docs[0]["h"] = checksum(data)
+    docs[0][CHECKSUM] = checksum(data)
     return docs
 
 
@@ -134,7 +163,7 @@ def check_assembled(
     for doc in docs:
         key = tuple(doc.get(f) for f in key_fields)
         if doc.get("chunk", 0) == 0 and key in values:
-            check_checksum(collection, doc, "data", values[key][1], doc.get("h"))
+            check_checksum(collection, doc, "data", values[key][1], doc.get(CHECKSUM))
 
 
 def check_checkpoints(collection: str, docs: Iterable[Mapping[str, Any]]) -> None:
@@ -173,4 +202,252 @@ def checkpoint_key(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> di
 
 def stored_channels(doc: dict[str, Any]) -> set[str]:
     """Channels whose value is stored at this checkpoint (a DeltaChannel seed, say)."""
-    return {entry["c"] for entry in doc.get("values", ())}
+    return {entry[CHANNEL] for entry in doc.get("values", ())}
+
+
+# -- channel values ---------------------------------------------------------------
+#
+# A value key is (thread, namespace, channel, version): ``BLOB_KEY``'s fields, in that order. A serialized value
+# is the ``(type, bytes)`` of the saver's serde, whose ``dumps``/``loads`` the codec is handed.
+
+
+def value_key(doc: Mapping[str, Any], entry: Mapping[str, Any]) -> tuple:
+    """The key of the value an entry of checkpoint document ``doc``'s ``values`` stands for."""
+    return (doc["thread_id"], doc["checkpoint_ns"], entry[CHANNEL], entry[VERSION])
+
+
+def is_inline(entry: Mapping[str, Any]) -> bool:
+    """Whether the entry holds its value itself (a chain walk reads an entry's ``VALUE_TYPE``, not its bytes)."""
+    return VALUE_TYPE in entry
+
+
+def inline_entry(channel: str, version: Any, typed: tuple[str, bytes]) -> dict[str, Any]:
+    """The entry that holds a serialized value inline, with its checksum."""
+    return {CHANNEL: channel, VERSION: version, VALUE_TYPE: typed[0], VALUE_DATA: typed[1], CHECKSUM: checksum(typed[1])}
+
+
+def referenced_entry(channel: str, version: Any, holder: str | None) -> dict[str, Any]:
+    """The entry of a value stored elsewhere: inline in checkpoint ``holder``, or in blobs (``holder`` None)."""
+    entry: dict[str, Any] = {CHANNEL: channel, VERSION: version}
+    if holder is not None:
+        entry[HOLDER] = holder
+    return entry
+
+
+def as_reference(entry: Mapping[str, Any], checkpoint_id: str) -> dict[str, Any]:
+    """An entry that finds the value ``entry`` of checkpoint ``checkpoint_id`` stands for where it is: in that
+    checkpoint when the entry is inline, else where the entry references it."""
+    holder = checkpoint_id if is_inline(entry) else entry.get(HOLDER)
+    return referenced_entry(entry[CHANNEL], entry[VERSION], holder)
+
+
+def references_to(
+    holders: set[str], docs: Mapping[str, Mapping[str, Any]], among: Iterable[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """The entries that reference one of the checkpoints ``holders``, of the checkpoints ``among`` (ids into
+    ``docs``) that have any, by checkpoint id in id order."""
+    held = {cid: [e for e in docs[cid].get("values", ()) if e.get(HOLDER) in holders] for cid in sorted(among)}
+    return {cid: entries for cid, entries in held.items() if entries}
+
+
+def unlinked_values(doc: Mapping[str, Any], holders: set[str]) -> list[dict[str, Any]]:
+    """``doc``'s ``values`` with the references to ``holders`` dropped: those values are then read from blobs."""
+    return [{f: x for f, x in e.items() if f != HOLDER} if e.get(HOLDER) in holders else e for e in doc["values"]]
+
+
+def locations_of(doc: Mapping[str, Any]) -> dict[str, Location]:
+    """Where each value of a checkpoint document is stored (see ``ValueLocations``)."""
+    out: dict[str, Location] = {}
+    for e in doc.get("values", ()):
+        if is_inline(e):
+            out[e[CHANNEL]] = (e[VERSION], doc["checkpoint_id"], len(e[VALUE_DATA]))
+        else:
+            out[e[CHANNEL]] = (e[VERSION], e.get(HOLDER), LARGE)
+    return out
+
+
+@dataclass(frozen=True)
+class InlineLimits:
+    """How large a value ``lay_out_values`` keeps inline (the saver's ``*_bytes`` attributes)."""
+
+    value_bytes: int  #: a value, new or unchanged
+    document_bytes: int  #: the inline values of one document together
+    copy_bytes: int  #: an unchanged value the saver knows the location of: above this, it is referenced
+
+
+@dataclass
+class LaidOut:
+    """How ``put`` stores the channel values of one checkpoint."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)  #: the checkpoint document's ``values``
+    located: dict[str, Location] = field(default_factory=dict)  #: where each value is, for ``ValueLocations``
+    blobs: list[tuple[tuple, tuple[str, bytes]]] = field(default_factory=list)  #: (value key, serialized) to write
+
+
+def lay_out_values(
+    key: tuple[str, str, str],
+    values: Mapping[str, Any],
+    versions: Mapping[str, Any],
+    unchanged: Mapping[str, Location],
+    dumps: Callable[[Any], tuple[str, bytes]],
+    limits: InlineLimits,
+) -> LaidOut:
+    """Decide where each channel value of the checkpoint ``key`` (thread, namespace, id) is stored.
+
+    A value ``unchanged`` locates at its current version, larger than ``limits.copy_bytes``, is referenced
+    where it is, not serialized; any other is inline while the limits allow, else in blobs.
+
+    Args:
+        key: the checkpoint's thread, namespace and id.
+        values: the checkpoint's ``channel_values``, in the order their entries are stored.
+        versions: the checkpoint's ``channel_versions``.
+        unchanged: where the parent's values are, for the channels whose version did not change.
+        dumps: the serde's ``dumps_typed``.
+        limits: the inline limits.
+
+    Returns:
+        The entries, the locations and the values bound for blobs.
+    """
+    laid_out, room = LaidOut(), limits.document_bytes
+    for channel, value in values.items():
+        version, known = versions.get(channel), unchanged.get(channel)
+        if known is not None and known[0] == version and known[2] > limits.copy_bytes:
+            laid_out.entries.append(referenced_entry(channel, version, known[1]))
+            laid_out.located[channel] = known
+            continue
+        typed = dumps(value)
+        size = len(typed[1])
+        if size <= limits.value_bytes and size <= room:
+            room -= size
+            laid_out.entries.append(inline_entry(channel, version, typed))
+            laid_out.located[channel] = (version, key[2], size)
+        else:
+            laid_out.entries.append(referenced_entry(channel, version, None))
+            laid_out.blobs.append(((key[0], key[1], channel, version), typed))
+            laid_out.located[channel] = (version, None, size)
+    return laid_out
+
+
+def blob_documents(ref: tuple, typed: tuple[str, bytes], chunk_bytes: int) -> dict[str, dict[str, Any]]:
+    """The chunk documents that store one value in blobs under value key ``ref``, by ``_id``."""
+    key = dict(zip(BLOB_KEY, ref))
+    return {key_id(*ref, doc["chunk"]): doc for doc in with_checksum(value_documents(key, typed, chunk_bytes), typed[1])}
+
+
+def values_elsewhere(
+    docs: list[dict[str, Any]], channels: Any = None
+) -> tuple[dict[str, list[tuple]], set[tuple]]:
+    """The values ``docs`` reference but do not hold inline (of ``channels`` only, when given).
+
+    Returns:
+        ``(held, in_blobs)``: the keys of the values held by a checkpoint not among ``docs``, by that
+        checkpoint's ``_id``; the keys of the values in blobs.
+    """
+    among = {(d["thread_id"], d["checkpoint_ns"], d["checkpoint_id"]) for d in docs}
+    held: dict[str, list[tuple]] = defaultdict(list)
+    in_blobs: set[tuple] = set()
+    for d in docs:
+        for e in d.get("values", ()):
+            if is_inline(e) or (channels is not None and e[CHANNEL] not in channels):
+                continue
+            if HOLDER not in e:
+                in_blobs.add(value_key(d, e))
+            elif (d["thread_id"], d["checkpoint_ns"], e[HOLDER]) not in among:
+                held[key_id(d["thread_id"], d["checkpoint_ns"], e[HOLDER])].append(value_key(d, e))
+    return held, in_blobs
+
+
+def inline_values(collection: str, docs: Iterable[Mapping[str, Any]]) -> dict[tuple, tuple[str, bytes]]:
+    """The values held inline by checkpoint documents, by value key, each checked against its checksum.
+
+    Raises:
+        CorruptDocumentError: a value's bytes do not match their checksum.
+    """
+    out = {}
+    for d in docs:
+        for i, e in enumerate(d.get("values", ())):
+            if is_inline(e):
+                check_checksum(collection, d, f"values.{i}.{VALUE_DATA}", bytes(e[VALUE_DATA]), e.get(CHECKSUM))
+                out[value_key(d, e)] = (e[VALUE_TYPE], bytes(e[VALUE_DATA]))
+    return out
+
+
+def blob_values(collection: str, docs: list[dict[str, Any]]) -> dict[tuple, tuple[str, bytes]]:
+    """The values assembled from blob chunk documents, by value key, each checked against its checksum.
+
+    Raises:
+        CorruptDocumentError: a document cannot be read, or a value's bytes do not match their checksum.
+    """
+    check_values(collection, docs, BLOB_FIELDS)
+    values = assemble_values(docs, BLOB_KEY)
+    check_assembled(collection, docs, BLOB_KEY, values)
+    return values
+
+
+def load_channel_values(
+    doc: Mapping[str, Any], values: Mapping[tuple, tuple[str, bytes]], loads: Callable[[tuple[str, bytes]], Any]
+) -> dict[str, Any]:
+    """A checkpoint document's channel values, loaded from ``values`` (by value key) with ``loads``.
+
+    Raises:
+        MissingValueError: a value the document references is not in ``values``.
+    """
+    channel_values: dict[str, Any] = {}
+    for entry in doc.get("values", ()):
+        typed = values.get(value_key(doc, entry))
+        if typed is None:
+            raise _missing_value(doc, entry)
+        channel_values[entry[CHANNEL]] = loads(typed)
+    return channel_values
+
+
+def _missing_value(doc: Mapping[str, Any], entry: Mapping[str, Any]) -> MissingValueError:
+    where = {f: doc[f] for f in CHECKPOINT_KEY}
+    return MissingValueError(
+        f"thread {where['thread_id']!r} checkpoint {where['checkpoint_id']!r} (namespace {where['checkpoint_ns']!r}) "
+        f"references channel {entry[CHANNEL]!r} version {entry[VERSION]!r}, which cannot be loaded: its document in "
+        "checkpoint_blobs, or one of its chunks, is gone. Nothing was run from this checkpoint: restore the value "
+        "from a backup, or resume from an earlier checkpoint (get_state_history) that does not reference it",
+        thread_id=where["thread_id"], checkpoint_ns=where["checkpoint_ns"], checkpoint_id=where["checkpoint_id"],
+        channel=entry[CHANNEL],
+    )
+
+
+def checkpoint_document(
+    key: Mapping[str, str],
+    parent_id: str | None,
+    skeleton: tuple[str, bytes],
+    values: list[dict[str, Any]],
+    metadata: Mapping[str, Any],
+    ts: Any,
+    origin: str | None,
+    completed: Any,
+    extra: Mapping[str, Any],
+) -> dict[str, Any]:
+    """A checkpoint document as ``put`` sets it, its ``_id`` aside.
+
+    Args:
+        key: the checkpoint's key fields (``checkpoint_key``).
+        parent_id: the parent's ``checkpoint_id``, None for none.
+        skeleton: the serialized checkpoint without its channel values.
+        values: the entries of its channel values (``LaidOut.entries``).
+        metadata: the metadata, keys escaped.
+        ts: the checkpoint's ``ts``.
+        origin: the checkpoint it continues, stored when set.
+        completed: the nodes whose interrupted task its edit completed, stored when any.
+        extra: the fields that follow (what a root checkpoint carries, the expiry).
+
+    Returns:
+        The document's fields.
+    """
+    return {
+        **key,
+        "parent_checkpoint_id": parent_id,
+        "checkpoint": {"type": skeleton[0], "data": skeleton[1]},
+        "values": values,
+        "metadata": metadata,
+        "ts": ts,
+        **({"origin": origin} if origin else {}),
+        **({"completed": completed} if completed else {}),
+        **extra,
+    }

@@ -239,8 +239,18 @@ class ValueLocations:
                 del self._known[key]
 
 
-#: Tasks whose held work a saver remembers (see ``TaskHolds``).
-HOLDS_REMEMBERED = 65_536
+#: Threads whose held work a saver remembers (see ``TaskHolds``).
+THREADS_HELD = 10_000
+
+
+@dataclass
+class _TaskHold:
+    """What one task's writes wait for: the namespace of its loop, the checkpoint it was prepared from, and the
+    futures held for it."""
+
+    checkpoint_ns: str
+    prepared_from: str
+    futures: list[Any]
 
 
 class TaskHolds:
@@ -252,57 +262,62 @@ class TaskHolds:
     thread starts (``drop_failed``): every write of the run fails until then."""
 
     def __init__(self) -> None:
-        #: (thread, task id) -> (the task's namespace, the checkpoint it was prepared from, its held futures)
-        self._held: OrderedDict[tuple[str, str], tuple[str, str, list[Any]]] = OrderedDict()
+        #: thread -> task id -> its hold: a ``put`` reads its own thread's tasks only
+        self._threads: OrderedDict[str, dict[str, _TaskHold]] = OrderedDict()
         self._lock = threading.Lock()
 
     def hold(self, thread_id: str, task_id: str, checkpoint_ns: str, prepared_from: str, future: Any) -> None:
-        key = (thread_id, task_id)
         with self._lock:
-            self._held.setdefault(key, (checkpoint_ns, prepared_from, []))[2].append(future)
-            self._held.move_to_end(key)
-            while len(self._held) > HOLDS_REMEMBERED:
-                self._held.popitem(last=False)
-        future.add_done_callback(lambda done: self._release(key, done))
+            tasks = self._threads.setdefault(thread_id, {})
+            tasks.setdefault(task_id, _TaskHold(checkpoint_ns, prepared_from, [])).futures.append(future)
+            self._threads.move_to_end(thread_id)
+            while len(self._threads) > THREADS_HELD:
+                self._threads.popitem(last=False)
+        future.add_done_callback(lambda done: self._release(thread_id, task_id, done))
 
-    def _release(self, key: tuple[str, str], future: Any) -> None:
+    def _release(self, thread_id: str, task_id: str, future: Any) -> None:
         if future.cancelled() or future.exception() is not None:
             return
         with self._lock:
-            held = self._held.get(key)
-            if held is not None and future in held[2]:
-                held[2].remove(future)
-                if not held[2]:
-                    del self._held[key]
+            hold = self._threads.get(thread_id, {}).get(task_id)
+            if hold is not None and future in hold.futures:
+                hold.futures.remove(future)
+                self._forget_if_empty(thread_id, task_id)
+
+    def _forget_if_empty(self, thread_id: str, task_id: str) -> None:
+        tasks = self._threads[thread_id]
+        if not tasks[task_id].futures:
+            del tasks[task_id]
+            if not tasks:
+                del self._threads[thread_id]
 
     def of_task(self, thread_id: str, task_id: str) -> tuple[Any, ...]:
         """What is held for the task."""
         with self._lock:
-            return tuple(self._held.get((thread_id, task_id), ("", "", ()))[2])
+            hold = self._threads.get(thread_id, {}).get(task_id)
+            return tuple(hold.futures) if hold is not None else ()
 
     def before(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[Any, ...]:
         """What is held for the tasks of the namespace prepared from checkpoints older than ``checkpoint_id``."""
         with self._lock:
             return tuple(
                 f
-                for (thread, _), (ns, prepared_from, held) in self._held.items()
-                if thread == thread_id and ns == checkpoint_ns and prepared_from < checkpoint_id
-                for f in held
+                for hold in self._threads.get(thread_id, {}).values()
+                if hold.checkpoint_ns == checkpoint_ns and hold.prepared_from < checkpoint_id
+                for f in hold.futures
             )
 
     def drop_failed(self, thread_id: str) -> None:
         """No longer hold the thread's failed work: a new run of the thread starts from what is stored."""
         with self._lock:
-            held = [f for (thread, _), (_, _, futures) in self._held.items() if thread == thread_id for f in futures]
+            held = [f for hold in self._threads.get(thread_id, {}).values() for f in hold.futures]
         self.drop(tuple(f for f in held if f.done() and (f.cancelled() or f.exception() is not None)))
 
     def drop(self, futures: tuple[Any, ...]) -> None:
         """No longer hold ``futures`` (their failure was raised: the run that made them stops there)."""
         gone = set(map(id, futures))
         with self._lock:
-            for key, (ns, prepared_from, held) in list(self._held.items()):
-                kept = [f for f in held if id(f) not in gone]
-                if kept:
-                    self._held[key] = (ns, prepared_from, kept)
-                else:
-                    del self._held[key]
+            for thread_id, tasks in list(self._threads.items()):
+                for task_id, hold in list(tasks.items()):
+                    hold.futures[:] = [f for f in hold.futures if id(f) not in gone]
+                    self._forget_if_empty(thread_id, task_id)

@@ -57,23 +57,38 @@ from .._plans.requests import (
     Upsert,
     WaitNotice,
 )
-from ..errors import DeltaChainError, DurableMongoError, InvalidInputError, MissingValueError, ThreadExistsError
+from ..errors import DeltaChainError, DurableMongoError, InvalidInputError, ThreadExistsError
 from ..schema import BLOB_KEY, EXPIRY_INDEX, INDEXES, TTL_INDEX, WRITE_KEY, CollectionNames
 from .documents import (
-    BLOB_FIELDS,
+    CHANNEL,
     CHECKPOINT_KEY,
+    HOLDER,
+    VALUE_TYPE,
+    VERSION,
     WRITE_FIELDS,
+    InlineLimits,
+    LaidOut,
+    as_reference,
+    blob_documents,
+    blob_values,
     check_assembled,
     check_checkpoints,
-    check_checksum,
     check_values,
-    checksum,
-    with_checksum,
+    checkpoint_document,
     checkpoint_key,
+    inline_values,
     key_id,
+    lay_out_values,
+    load_channel_values,
+    locations_of,
+    references_to,
     stored_channels,
+    unlinked_values,
+    value_key,
+    values_elsewhere,
+    with_checksum,
 )
-from .memory import LARGE, Location, StoredCheckpoints, TaskHolds, ThreadExpiries, ValueLocations
+from .memory import StoredCheckpoints, TaskHolds, ThreadExpiries, ValueLocations
 from .ttl import TTLConfig
 
 #: Checkpoints fetched with the target by ``get_delta_channel_history``: the whole chain in one query
@@ -88,8 +103,10 @@ STORED_FIRST_CHECK_SECONDS = 0.05
 STORED_RECHECK_SECONDS = 1.0
 _EPOCH, _MILLISECOND = datetime(1970, 1, 1), timedelta(milliseconds=1)
 
-#: Checkpoints fetched per page by ``list``: blobs and writes cost one query per page, never per checkpoint.
+#: Checkpoints fetched per page by ``list``: writes and values held elsewhere cost a query per page, never per checkpoint.
 LIST_PAGE = 100
+#: The order of ``list``: newest first, then by thread and namespace, so that pages neither skip nor repeat.
+_LIST_ORDER = [("checkpoint_id", -1), ("thread_id", -1), ("checkpoint_ns", -1)]
 
 #: What a chain walk reads of a checkpoint: its links and where its values are, never the values.
 _CHAIN_FIELDS = {
@@ -98,10 +115,10 @@ _CHAIN_FIELDS = {
     "checkpoint_ns": 1,
     "checkpoint_id": 1,
     "parent_checkpoint_id": 1,
-    "values.c": 1,
-    "values.v": 1,
-    "values.k": 1,
-    "values.t": 1,
+    f"values.{CHANNEL}": 1,
+    f"values.{VERSION}": 1,
+    f"values.{HOLDER}": 1,
+    f"values.{VALUE_TYPE}": 1,
     "metadata.counters_since_delta_snapshot": 1,
     "metadata.run_id": 1,
     "origin": 1,
@@ -161,6 +178,52 @@ def _thread_ns(config: Any) -> tuple[str, str, str | None]:
     return thread_id, checkpoint_ns, checkpoint_id or None
 
 
+def _list_query(config: Any, filter: dict[str, Any] | None, before: Any) -> dict[str, Any]:
+    """The filter of ``list``: what ``config`` names, ``filter`` on the metadata, ids below ``before``'s."""
+    query = _config_query(config) if config is not None else {}
+    if filter:
+        query.update(containment_filter("metadata", filter))
+    before_id = _configurable(before).get("checkpoint_id") if before is not None else None
+    if before_id is not None:
+        bound = {"$lt": require_str("checkpoint_id", before_id)}
+        named = query.get("checkpoint_id")
+        query["checkpoint_id"] = {"$eq": named, **bound} if isinstance(named, str) else bound
+    return query
+
+
+def _config_query(config: Any) -> dict[str, Any]:
+    """The thread, namespace and checkpoint id ``config`` names, those it names only."""
+    conf = _configurable(config)
+    query: dict[str, Any] = {}
+    if "thread_id" in conf:
+        query["thread_id"] = require_thread_id(conf["thread_id"])
+    if "checkpoint_ns" in conf:
+        query["checkpoint_ns"] = require_str("checkpoint_ns", conf["checkpoint_ns"])
+    if conf.get("checkpoint_id") is not None:
+        query["checkpoint_id"] = require_str("checkpoint_id", conf["checkpoint_id"])
+    return query
+
+
+def _require_limit(limit: Any) -> None:
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+        raise InvalidInputError(f"limit must be a non-negative int or None, got {limit!r}")
+
+
+def _listed_after(last: Mapping[str, Any]) -> dict[str, Any]:
+    """The checkpoints after ``last`` in ``list`` order (``_LIST_ORDER``): the next page starts there."""
+    return {
+        "$or": [
+            {"checkpoint_id": {"$lt": last["checkpoint_id"]}},
+            {"checkpoint_id": last["checkpoint_id"], "thread_id": {"$lt": last["thread_id"]}},
+            {
+                "checkpoint_id": last["checkpoint_id"],
+                "thread_id": last["thread_id"],
+                "checkpoint_ns": {"$lt": last["checkpoint_ns"]},
+            },
+        ]
+    }
+
+
 def _parent_config(doc: Mapping[str, Any]) -> RunnableConfig | None:
     parent = doc.get("parent_checkpoint_id")
     if not parent:
@@ -197,16 +260,15 @@ def _delta_dependencies(docs_by_id: Mapping[str, Mapping[str, Any]], checkpoint_
     return needed
 
 
-def _missing_value(doc: Mapping[str, Any], entry: Mapping[str, Any]) -> MissingValueError:
-    where = {f: doc[f] for f in CHECKPOINT_KEY}
-    return MissingValueError(
-        f"thread {where['thread_id']!r} checkpoint {where['checkpoint_id']!r} (namespace {where['checkpoint_ns']!r}) "
-        f"references channel {entry['c']!r} version {entry['v']!r}, which cannot be loaded: its document in "
-        "checkpoint_blobs, or one of its chunks, is gone. Nothing was run from this checkpoint: restore the value "
-        "from a backup, or resume from an earlier checkpoint (get_state_history) that does not reference it",
-        thread_id=where["thread_id"], checkpoint_ns=where["checkpoint_ns"], checkpoint_id=where["checkpoint_id"],
-        channel=entry["c"],
-    )
+def _side_by_side(*requests: Any) -> Plan:
+    """Send the requests that are not None at once (a ``Gather`` when there are two or more); returns each one's
+    result in its place, None for a None request."""
+    sent = [r for r in requests if r is not None]
+    if len(sent) > 1:
+        results = iter((yield Gather(tuple(sent))))
+    else:
+        results = iter([(yield sent[0])] if sent else [])
+    return [next(results) if r is not None else None for r in requests]
 
 
 def _finished_root_checkpoints(root: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -219,29 +281,6 @@ def _finished_root_checkpoints(root: Mapping[str, Mapping[str, Any]]) -> list[st
         return []
     latest = root[max(root)]
     return sorted(set(root) - {latest["checkpoint_id"], latest.get("origin")})
-
-
-def _inline_values(collection: str, docs: list[dict[str, Any]]) -> dict[tuple, tuple[str, bytes]]:
-    """The values held inline by checkpoint documents, by (thread, namespace, channel, version), each checked
-    against its checksum."""
-    out = {}
-    for d in docs:
-        for i, e in enumerate(d.get("values", ())):
-            if "t" in e:
-                check_checksum(collection, d, f"values.{i}.d", bytes(e["d"]), e.get("h"))
-                out[(d["thread_id"], d["checkpoint_ns"], e["c"], e["v"])] = (e["t"], bytes(e["d"]))
-    return out
-
-
-def _locations_of(doc: Mapping[str, Any]) -> dict[str, Location]:
-    """Where each value of a checkpoint document is stored (see ``ValueLocations``)."""
-    out: dict[str, Location] = {}
-    for e in doc.get("values", ()):
-        if "t" in e:
-            out[e["c"]] = (e["v"], doc["checkpoint_id"], len(e["d"]))
-        else:
-            out[e["c"]] = (e["v"], e.get("k"), LARGE)
-    return out
 
 
 class CheckpointPlans:
@@ -258,12 +297,12 @@ class CheckpointPlans:
     _locations: ValueLocations
     _prune_observers: list[Callable[[str, list[str]], Plan]]
     _carried: RootCarry | None = None
-    #: A value whose version is new is stored inline in the checkpoint document up to this size ...
+    #: A value is stored inline in the checkpoint document up to this size (a larger one in blobs) ...
     inline_value_bytes: int = 1024 * 1024
     #: ... while the document's inline values stay within this total (a document holds 16 MiB at most).
     inline_document_bytes: int = 4 * 1024 * 1024
     #: An unchanged value this small is copied inline again, so a read of the latest checkpoint needs no
-    #: other document for it; a larger one is referenced where it is stored.
+    #: other document for it; a larger one is referenced where it is stored, when this process knows where.
     copy_value_bytes: int = 2048
 
     # -- expiry ---------------------------------------------------------------
@@ -459,60 +498,34 @@ class CheckpointPlans:
         ]
 
     def _values_with(self, first: Any, docs: list[dict[str, Any]], channels: Any = None) -> Plan:
-        """Run ``first`` beside the queries for the values ``docs`` reference but do not hold inline.
+        """Run ``first`` (None: nothing) beside the queries for the values ``docs`` reference but do not hold inline.
 
-        Returns ``(first's result, {(thread, ns, channel, version): (type, bytes)})``. A referenced
-        holder that is gone (``prune`` moved its values to blobs) costs one more query, for blobs.
+        Returns ``(first's result, {value key: (type, bytes)})``. A referenced holder that is gone (``prune``
+        moved its values to blobs) costs one more query, for blobs.
         """
-        inline = {(d["thread_id"], d["checkpoint_ns"], d["checkpoint_id"]) for d in docs}
-        held: dict[str, list[tuple]] = defaultdict(list)  # holder _id -> value keys
-        in_blobs: set[tuple] = set()
-        for d in docs:
-            for e in d.get("values", ()):
-                if "t" in e or (channels is not None and e["c"] not in channels):
-                    continue
-                ref = (d["thread_id"], d["checkpoint_ns"], e["c"], e["v"])
-                if "k" in e:
-                    if (d["thread_id"], d["checkpoint_ns"], e["k"]) not in inline:
-                        held[key_id(d["thread_id"], d["checkpoint_ns"], e["k"])].append(ref)
-                else:
-                    in_blobs.add(ref)
-        requests: list[Any] = [first] if first is not None else []
-        if held:
-            requests.append(Find(self.collections.checkpoints, {"_id": {"$in": sorted(held)}}, _HOLDER_FIELDS))
-        if in_blobs:
-            requests.append(self._blobs_query(in_blobs))
-        results = list((yield Gather(tuple(requests))) if len(requests) > 1 else [(yield requests[0])] if requests else [])
-        first_result = results.pop(0) if first is not None else None
-        values = _inline_values(self.collections.checkpoints, docs)
-        if held:
-            values.update(_inline_values(self.collections.checkpoints, results.pop(0)))
-        if in_blobs:
-            values.update(self._blob_values(results.pop(0)))
+        held, in_blobs = values_elsewhere(docs, channels)
+        holders = Find(self.collections.checkpoints, {"_id": {"$in": sorted(held)}}, _HOLDER_FIELDS) if held else None
+        first_result, holder_docs, blob_docs = yield from _side_by_side(first, holders, self._blobs_query(in_blobs))
+        values = inline_values(self.collections.checkpoints, docs)
+        values.update(inline_values(self.collections.checkpoints, holder_docs or []))
+        values.update(blob_values(self.collections.blobs, blob_docs or []))
         missing = {ref for refs in held.values() for ref in refs if ref not in values}
         if missing:
-            values.update(self._blob_values((yield self._blobs_query(missing))))
+            values.update(blob_values(self.collections.blobs, (yield self._blobs_query(missing))))
         return first_result, values
 
     def _blob_upserts(self, ref: tuple, typed: tuple[str, bytes], expiry: Mapping[str, Any]) -> list[UpdateOne]:
-        """The upserts that store one value in blobs, chunked, under ``ref`` = (thread, namespace, channel, version).
+        """The upserts that store one value in blobs, chunked, under value key ``ref``.
 
         Written once: a value already stored under its version is left as it is.
         """
-        key = dict(zip(BLOB_KEY, ref))
-        ops = []
-        for doc in with_checksum(value_documents(key, typed, self.chunk_bytes), typed[1]):
-            rest = {k: v for k, v in doc.items() if k not in BLOB_KEY}
-            ops.append(UpdateOne({"_id": key_id(*ref, doc["chunk"])}, {"$setOnInsert": {**key, **rest, **expiry}}, upsert=True))
-        return ops
+        documents = blob_documents(ref, typed, self.chunk_bytes)
+        return [UpdateOne({"_id": _id}, {"$setOnInsert": {**doc, **expiry}}, upsert=True) for _id, doc in documents.items()]
 
-    def _blob_values(self, docs: list[dict[str, Any]]) -> dict[tuple, tuple[str, bytes]]:
-        check_values(self.collections.blobs, docs, BLOB_FIELDS)
-        values = assemble_values(docs, BLOB_KEY)
-        check_assembled(self.collections.blobs, docs, BLOB_KEY, values)
-        return values
-
-    def _blobs_query(self, refs: set[tuple]) -> Find:
+    def _blobs_query(self, refs: set[tuple]) -> Find | None:
+        """The query for the blobs of these value keys (None for none)."""
+        if not refs:
+            return None
         return Find(self.collections.blobs, {"$or": [dict(zip(BLOB_KEY, ref)) for ref in sorted(refs, key=repr)]}, _VALUE_FIELDS)
 
     def _group_writes(self, docs: list[dict[str, Any]]) -> dict[tuple, list[tuple[str, str, Any]]]:
@@ -534,15 +547,9 @@ class CheckpointPlans:
 
     def _tuple(self, doc: dict[str, Any], values: Mapping[tuple, tuple[str, bytes]], pending: list) -> CheckpointTuple:
         checkpoint: Checkpoint = self.serde.loads_typed((doc["checkpoint"]["type"], bytes(doc["checkpoint"]["data"])))
-        thread_id, checkpoint_ns = doc["thread_id"], doc["checkpoint_ns"]
-        channel_values: dict[str, Any] = {}
-        for entry in doc.get("values", ()):
-            typed = values.get((thread_id, checkpoint_ns, entry["c"], entry["v"]))
-            if typed is None:
-                raise _missing_value(doc, entry)
-            channel_values[entry["c"]] = self.serde.loads_typed(typed)
+        channel_values = load_channel_values(doc, values, self.serde.loads_typed)
         return CheckpointTuple(
-            config={"configurable": checkpoint_key(thread_id, checkpoint_ns, doc["checkpoint_id"])},
+            config={"configurable": checkpoint_key(doc["thread_id"], doc["checkpoint_ns"], doc["checkpoint_id"])},
             checkpoint={**checkpoint, "channel_values": channel_values},
             metadata=unescape_document(doc.get("metadata") or {}),
             parent_config=_parent_config(doc),
@@ -565,7 +572,7 @@ class CheckpointPlans:
         tuples = yield from self._load_tuples(docs)
         yield from self._refresh_on_read(docs)
         if docs:
-            self._locations.note(thread_id, checkpoint_ns, docs[0]["checkpoint_id"], _locations_of(docs[0]))
+            self._locations.note(thread_id, checkpoint_ns, docs[0]["checkpoint_id"], locations_of(docs[0]))
         return tuples[0] if tuples else None
 
     def _expired(self, doc: Mapping[str, Any]) -> bool:
@@ -594,59 +601,35 @@ class CheckpointPlans:
         before: RunnableConfig | None,
         limit: int | None,
     ) -> Plan:
-        query: dict[str, Any] = {}
-        if config is not None:
-            conf = _configurable(config)
-            if "thread_id" in conf:
-                query["thread_id"] = require_thread_id(conf["thread_id"])
-            if "checkpoint_ns" in conf:
-                query["checkpoint_ns"] = require_str("checkpoint_ns", conf["checkpoint_ns"])
-            if conf.get("checkpoint_id") is not None:
-                query["checkpoint_id"] = require_str("checkpoint_id", conf["checkpoint_id"])
-        if filter:
-            query.update(containment_filter("metadata", filter))
-        if before is not None:
-            before_id = _configurable(before).get("checkpoint_id")
-            if before_id is not None:
-                query.setdefault("checkpoint_id", {})
-                bound = {"$lt": require_str("checkpoint_id", before_id)}
-                query["checkpoint_id"] = (
-                    {"$eq": query["checkpoint_id"], **bound} if isinstance(query["checkpoint_id"], str) else bound
-                )
-        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
-            raise InvalidInputError(f"limit must be a non-negative int or None, got {limit!r}")
-        remaining = limit
-        sort = [("checkpoint_id", -1), ("thread_id", -1), ("checkpoint_ns", -1)]
-        after: dict[str, Any] | None = None
+        query = _list_query(config, filter, before)
+        _require_limit(limit)
+        remaining, after = limit, None
         while remaining is None or remaining > 0:
             page_size = LIST_PAGE if remaining is None else min(LIST_PAGE, remaining)
-            # One document more than the page tells whether another page exists.
-            wanted = page_size + 1 if remaining is None or remaining > page_size else page_size
             page_query = query if after is None else {"$and": [query, after]}
-            docs = yield Find(self.collections.checkpoints, page_query, None, sort, wanted)
-            check_checkpoints(self.collections.checkpoints, docs)
-            more, docs = len(docs) > page_size, docs[:page_size]
-            live = [d for d in docs if not self._expired(d)]
-            tuples = yield from self._load_tuples(live)
-            yield from self._refresh_on_read(live)
-            for tup in tuples:
-                yield Emit(tup)
+            # One document more than the page tells whether another page exists.
+            docs, more = yield from self._list_page(page_query, page_size, remaining is None or remaining > page_size)
+            yield from self._emit_tuples(docs)
             if not more:
                 return
             if remaining is not None:
                 remaining -= len(docs)
-            last = docs[-1]
-            after = {
-                "$or": [
-                    {"checkpoint_id": {"$lt": last["checkpoint_id"]}},
-                    {"checkpoint_id": last["checkpoint_id"], "thread_id": {"$lt": last["thread_id"]}},
-                    {
-                        "checkpoint_id": last["checkpoint_id"],
-                        "thread_id": last["thread_id"],
-                        "checkpoint_ns": {"$lt": last["checkpoint_ns"]},
-                    },
-                ]
-            }
+            after = _listed_after(docs[-1])
+
+    def _list_page(self, query: dict[str, Any], page_size: int, probe: bool) -> Plan:
+        """Up to ``page_size`` checkpoint documents in ``list`` order, and whether more follow (known only when
+        ``probe`` asks for one document more)."""
+        docs = yield Find(self.collections.checkpoints, query, None, _LIST_ORDER, page_size + 1 if probe else page_size)
+        check_checkpoints(self.collections.checkpoints, docs)
+        return docs[:page_size], len(docs) > page_size
+
+    def _emit_tuples(self, docs: list[dict[str, Any]]) -> Plan:
+        """Emit the tuples of the checkpoint documents whose thread has not expired."""
+        live = [d for d in docs if not self._expired(d)]
+        tuples = yield from self._load_tuples(live)
+        yield from self._refresh_on_read(live)
+        for tup in tuples:
+            yield Emit(tup)
 
     # -- writing ----------------------------------------------------------------
 
@@ -660,75 +643,61 @@ class CheckpointPlans:
         thread_id, checkpoint_ns, parent_id = _thread_ns(config)
         checkpoint_id = require_str("checkpoint id", checkpoint.get("id"), allow_empty=False)
         yield from self._after_held(thread_id, checkpoint_ns, checkpoint_id)
-        skeleton = {k: v for k, v in checkpoint.items() if k != "channel_values"}
-        versions = checkpoint.get("channel_versions", {})
+        key = checkpoint_key(thread_id, checkpoint_ns, checkpoint_id)
         expiry = self._write_expiry(thread_id)
-        parent = self._locations.get(thread_id, checkpoint_ns, parent_id) if parent_id else None
-        values: list[dict[str, Any]] = []
-        located: dict[str, Location] = {}
-        blob_ops: list[UpdateOne] = []
-        room = self.inline_document_bytes
-        for channel, value in checkpoint.get("channel_values", {}).items():
-            version = versions.get(channel)
-            entry: dict[str, Any] = {"c": channel, "v": version}
-            known = parent.get(channel) if parent is not None and channel not in new_versions else None
-            if known is not None and known[0] == version and known[2] > self.copy_value_bytes:
-                # unchanged and stored already, too large to copy: reference it where it is
-                if known[1] is not None:
-                    entry["k"] = known[1]
-                located[channel] = known
-            else:
-                typed = self.serde.dumps_typed(value)
-                size = len(typed[1])
-                if size <= self.inline_value_bytes and size <= room:
-                    room -= size
-                    entry["t"], entry["d"], entry["h"] = typed[0], typed[1], checksum(typed[1])
-                    located[channel] = (version, checkpoint_id, size)
-                else:
-                    blob_ops += self._blob_upserts((thread_id, checkpoint_ns, channel, version), typed, expiry)
-                    located[channel] = (version, None, size)
-            values.append(entry)
+        laid_out = self._lay_out(thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, new_versions)
         full_metadata = get_checkpoint_metadata(config, metadata)
         stored_metadata = escape_document(full_metadata)
         origin, completed, edited = yield from self._continued_origin(
             thread_id, checkpoint_ns, parent_id, full_metadata.get("source")
         )
         carried = self._carried_by(thread_id, checkpoint_ns, checkpoint_id, parent_id, origin, completed, edited)
-        skeleton_type, skeleton_data = self.serde.dumps_typed(skeleton)
+        skeleton = self.serde.dumps_typed({k: v for k, v in checkpoint.items() if k != "channel_values"})
         registered = {"checkpoint_id": checkpoint_id, "origin": origin, "completed": completed, "carried": carried}
         self._stored.announce(thread_id, checkpoint_ns, registered)
-        if blob_ops:
-            lease.check_self_fence(thread_id)
-            yield Upsert(self.collections.blobs, blob_ops)
-        key = checkpoint_key(thread_id, checkpoint_ns, checkpoint_id)
+        yield from self._write_blobs(thread_id, laid_out.blobs, expiry)
         lease.check_self_fence(thread_id)  # a run whose lease may have run out writes no checkpoint (no I/O)
+        carried_fields = {self._carried.field: carried} if carried is not None else {}
+        document = checkpoint_document(
+            key, parent_id, skeleton, laid_out.entries, stored_metadata, checkpoint.get("ts"), origin, completed,
+            {**carried_fields, **expiry},
+        )
         yield Upsert(
             self.collections.checkpoints,
-            [
-                UpdateOne(
-                    {"_id": key_id(thread_id, checkpoint_ns, checkpoint_id)},
-                    {
-                        "$set": {
-                            **key,
-                            "parent_checkpoint_id": parent_id,
-                            "checkpoint": {"type": skeleton_type, "data": skeleton_data},
-                            "values": values,
-                            "metadata": stored_metadata,
-                            "ts": checkpoint.get("ts"),
-                            **({"origin": origin} if origin else {}),
-                            **({"completed": completed} if completed else {}),
-                            **({self._carried.field: carried} if carried is not None else {}),
-                            **expiry,
-                        }
-                    },
-                    upsert=True,
-                )
-            ],
+            [UpdateOne({"_id": key_id(thread_id, checkpoint_ns, checkpoint_id)}, {"$set": document}, upsert=True)],
         )
         self._stored.note(thread_id, checkpoint_ns, [registered], written=True)
-        self._locations.note(thread_id, checkpoint_ns, checkpoint_id, located)
+        self._locations.note(thread_id, checkpoint_ns, checkpoint_id, laid_out.located)
         yield from self._spread_expiry(thread_id, expiry)
         return {"configurable": key}
+
+    def _lay_out(
+        self,
+        thread_id: str,
+        checkpoint_ns: str,
+        checkpoint_id: str,
+        parent_id: str | None,
+        checkpoint: Checkpoint,
+        new_versions: ChannelVersions,
+    ) -> LaidOut:
+        """Where each value of a checkpoint being put goes (``lay_out_values``), knowing where this process
+        remembers its parent's values are (``ValueLocations``)."""
+        parent = self._locations.get(thread_id, checkpoint_ns, parent_id) if parent_id else None
+        unchanged = {channel: at for channel, at in (parent or {}).items() if channel not in new_versions}
+        return lay_out_values(
+            (thread_id, checkpoint_ns, checkpoint_id),
+            checkpoint.get("channel_values", {}),
+            checkpoint.get("channel_versions", {}),
+            unchanged,
+            self.serde.dumps_typed,
+            InlineLimits(self.inline_value_bytes, self.inline_document_bytes, self.copy_value_bytes),
+        )
+
+    def _write_blobs(self, thread_id: str, blobs: list[tuple[tuple, tuple[str, bytes]]], expiry: Mapping[str, Any]) -> Plan:
+        """Store the values a checkpoint being put keeps in blobs (``LaidOut.blobs``), in one command."""
+        if blobs:
+            lease.check_self_fence(thread_id)
+            yield Upsert(self.collections.blobs, [op for ref, typed in blobs for op in self._blob_upserts(ref, typed, expiry)])
 
     def _after_held(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Plan:
         """Before a checkpoint, which holds the writes of the tasks before it: wait for what is held for them
@@ -877,7 +846,8 @@ class CheckpointPlans:
         return by_ns
 
     def _delete_checkpoints(self, by_ns: Mapping[tuple[str, str], Mapping[str, Any]], keep: Mapping[tuple[str, str], set[str]]) -> Plan:
-        """Delete every checkpoint of ``by_ns`` not in ``keep``, with its writes and the blobs only it referenced."""
+        """Delete every checkpoint of ``by_ns`` not in ``keep``, with its writes and the blobs only it referenced
+        (a value it holds that a kept checkpoint references moves to blobs first)."""
         for (thread_id, ns), docs in by_ns.items():
             kept = keep.get((thread_id, ns), set())
             doomed = [cid for cid in docs if cid not in kept]
@@ -899,39 +869,40 @@ class CheckpointPlans:
         self, thread_id: str, ns: str, docs: Mapping[str, Any], kept: set[str], doomed: set[str]
     ) -> Plan:
         """Before checkpoints go: write to blobs the values they hold inline that a kept checkpoint references
-        (``k``), then drop those references, so the kept checkpoints say the values are in blobs.
+        (``HOLDER``), then drop those references, so the kept checkpoints say the values are in blobs.
 
         A process that still remembers the old holder (``ValueLocations``) may write one more reference
         to it: readers look a value up in blobs when its holder is gone.
         """
-        referencing = sorted(cid for cid in kept if any(e.get("k") in doomed for e in docs[cid].get("values", ())))
-        if not referencing:
+        references = references_to(doomed, docs, kept)
+        if not references:
             return
-        holders = {e["k"] for cid in referencing for e in docs[cid]["values"] if e.get("k") in doomed}
-        ids = [key_id(thread_id, ns, cid) for cid in sorted(holders) + referencing]
+        entries = [e for held in references.values() for e in held]
+        holders = {e[HOLDER] for e in entries}
+        ids = [key_id(thread_id, ns, cid) for cid in sorted(holders) + list(references)]
         found = yield Find(self.collections.checkpoints, {"_id": {"$in": ids}}, _HOLDER_FIELDS)
-        wanted = {(e["c"], e["v"]) for cid in referencing for e in docs[cid]["values"] if e.get("k") in doomed}
-        expiry = self._write_expiry(thread_id)
-        ops: list[UpdateOne] = []
-        inline = _inline_values(self.collections.checkpoints, [d for d in found if d["checkpoint_id"] in holders])
-        for (_, _, channel, version), typed in inline.items():
-            if (channel, version) in wanted:
-                wanted.discard((channel, version))
-                ops += self._blob_upserts((thread_id, ns, channel, version), typed, expiry)
-        if ops:
-            yield Upsert(self.collections.blobs, ops)
-            yield from self._spread_expiry(thread_id, expiry)
+        yield from self._move_to_blobs(thread_id, [d for d in found if d["checkpoint_id"] in holders], entries)
         unlinked = [
             UpdateOne(
-                {"_id": key_id(thread_id, ns, d["checkpoint_id"])},
-                {"$set": {"values": [{f: x for f, x in e.items() if f != "k"} if e.get("k") in doomed else e for e in d["values"]]}},
-                upsert=False,
+                {"_id": key_id(thread_id, ns, d["checkpoint_id"])}, {"$set": {"values": unlinked_values(d, doomed)}}, upsert=False
             )
             for d in found
             if d["checkpoint_id"] not in holders
         ]
         yield Upsert(self.collections.checkpoints, unlinked)
         self._locations.forget_thread(thread_id)
+
+    def _move_to_blobs(self, thread_id: str, holders: list[dict[str, Any]], references: list[dict[str, Any]]) -> Plan:
+        """Write to blobs the values the ``holders`` documents hold inline that ``references`` (entries) reference."""
+        wanted = {(e[CHANNEL], e[VERSION]) for e in references}
+        expiry = self._write_expiry(thread_id)
+        ops: list[UpdateOne] = []
+        for ref, typed in inline_values(self.collections.checkpoints, holders).items():
+            if ref[2:] in wanted:
+                ops += self._blob_upserts(ref, typed, expiry)
+        if ops:
+            yield Upsert(self.collections.blobs, ops)
+            yield from self._spread_expiry(thread_id, expiry)
 
     def _prune_plan(self, thread_ids: Sequence[str], strategy: str) -> Plan:
         ids = require_str_list("thread_ids", thread_ids)
@@ -986,92 +957,139 @@ class CheckpointPlans:
         1. the target checkpoint and its newest ancestors in one query (more
         pages, sized from ``counters_since_delta_snapshot``, only for a longer
         chain or interleaved forks); 2. the channels' writes at the chain's
-        checkpoints; 3. the seed blobs. With ``get_tuple`` (3), a load stays
-        within 6 commands even when a snapshot seeds the channel.
+        checkpoints, beside 3. the seeds' values (in the checkpoints holding
+        them inline, or in blobs). With ``get_tuple`` (3), a load stays within
+        6 commands even when a snapshot seeds the channel.
         """
         thread_id, checkpoint_ns, checkpoint_id = _thread_ns(config)
         channels = require_str_list("channels", channels)
         if not channels:
             return {}
         scope = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
+        result: dict[str, DeltaChannelHistory] = {c: {"writes": []} for c in channels}
+        first = yield from self._target_page(scope, checkpoint_id)
+        if not first:
+            return result
+        chain, seeds = yield from self._walk_to_seeds(scope, first, channels)
+        writes, seeded = yield from self._writes_and_seeds(scope, chain, seeds, channels)
+        for channel in channels:
+            seed_id = seeds[channel][0] if channel in seeds else None
+            result[channel]["writes"].extend(_writes_since_seed(chain, seed_id, writes, channel))
+        for channel, typed in seeded.items():
+            if typed is not None:
+                result[channel]["seed"] = self.serde.loads_typed(typed)
+        return result
+
+    def _target_page(self, scope: Mapping[str, str], checkpoint_id: str | None) -> Plan:
+        """The first page of a chain walk: the target checkpoint (``checkpoint_id``, else the latest) and its newest
+        ancestors; [] when the target does not exist."""
         # Checkpoint ids sort by creation time, so every ancestor's id is below the target's:
         # the target and its newest ancestors come in one query.
         bound = {"checkpoint_id": {"$lte": checkpoint_id}} if checkpoint_id else {}
-        first = yield Find(
-            self.collections.checkpoints, {**scope, **bound}, _CHAIN_FIELDS, [("checkpoint_id", -1)], FIRST_CHAIN_PAGE
-        )
-        result: dict[str, DeltaChannelHistory] = {c: {"writes": []} for c in channels}
-        if not first or (checkpoint_id and first[0]["checkpoint_id"] != checkpoint_id):
-            return result
-        target = first[0]
-        counters = (target.get("metadata") or {}).get("counters_since_delta_snapshot") or {}
-        page = max(FIRST_CHAIN_PAGE, 2 + max((int(v[1]) for k, v in counters.items() if unescape_key(k) in channels), default=0))
+        first = yield self._chain_query(scope, bound, FIRST_CHAIN_PAGE)
+        if first and checkpoint_id and first[0]["checkpoint_id"] != checkpoint_id:
+            return []
+        return first
 
-        docs_by_id: dict[str, dict[str, Any]] = {d["checkpoint_id"]: d for d in first[1:]}
-        exhausted = len(first) < FIRST_CHAIN_PAGE  # nothing older left to fetch
-        chain: list[str] = []
-        seeds: dict[str, dict[str, Any]] = {}
-        remaining = set(channels)
-        cursor_id, oldest = target.get("parent_checkpoint_id"), first[-1]["checkpoint_id"]
-        while cursor_id and remaining:
-            if cursor_id not in docs_by_id:
-                if exhausted:
-                    break
-                older = yield Find(
-                    self.collections.checkpoints,
-                    {**scope, "checkpoint_id": {"$lt": oldest}},
-                    _CHAIN_FIELDS,
-                    [("checkpoint_id", -1)],
-                    page,
-                )
-                if not older:
-                    break
-                exhausted = len(older) < page
-                docs_by_id.update((d["checkpoint_id"], d) for d in older)
-                oldest = older[-1]["checkpoint_id"]
-                page *= 2
-                if cursor_id not in docs_by_id:
-                    continue
-            doc = docs_by_id[cursor_id]
-            chain.append(cursor_id)
-            for entry in doc.get("values", ()):
-                if entry["c"] in remaining:
-                    seeds[entry["c"]] = {"checkpoint_id": cursor_id, **entry}
-                    remaining.discard(entry["c"])
-            cursor_id = doc.get("parent_checkpoint_id")
-
+    def _writes_and_seeds(
+        self, scope: Mapping[str, str], chain: list[str], seeds: Mapping[str, tuple[str, dict[str, Any]]], channels: list[str]
+    ) -> Plan:
+        """The pending writes to ``channels`` at the chain's checkpoints, by checkpoint id, and the serialized value
+        of each seed, by channel (None when it cannot be found), read side by side."""
         writes_query = None
         if chain:
-            writes_query = Find(
-                self.collections.writes,
-                {**scope, "checkpoint_id": {"$in": chain}, "channel": {"$in": channels}},
-                _VALUE_FIELDS,
-            )
+            where = {**scope, "checkpoint_id": {"$in": chain}, "channel": {"$in": channels}}
+            writes_query = Find(self.collections.writes, where, _VALUE_FIELDS)
         # Each seed is inline in its chain checkpoint, in the checkpoint it references, or in blobs: looked
         # up beside the writes, as values of a stand-in document that holds none itself.
-        stand_in = {
-            "thread_id": thread_id,
-            "checkpoint_ns": checkpoint_ns,
-            "checkpoint_id": None,
-            "values": [
-                {"c": c, "v": seed["v"], **({"k": seed["checkpoint_id"]} if "t" in seed else {"k": seed["k"]} if "k" in seed else {})}
-                for c, seed in seeds.items()
-            ],
-        }
+        stand_in = {**scope, "checkpoint_id": None, "values": [as_reference(e, cid) for cid, e in seeds.values()]}
         found, values = yield from self._values_with(writes_query, [stand_in])
-        if chain:
-            writes = self._group_writes(found)
-            position = {cid: i for i, cid in enumerate(chain)}
-            for channel in channels:
-                stop = position[seeds[channel]["checkpoint_id"]] if channel in seeds else len(chain) - 1
-                for cid in reversed(chain[: stop + 1]):
-                    result[channel]["writes"].extend(
-                        w for w in writes.get((thread_id, checkpoint_ns, cid), []) if w[1] == channel
-                    )
-        for channel, seed in seeds.items():
-            if (typed := values.get((thread_id, checkpoint_ns, channel, seed["v"]))) is not None:
-                result[channel]["seed"] = self.serde.loads_typed(typed)
-        return result
+        # the writes query names one namespace: its writes are told apart by checkpoint id alone
+        writes = {key[2]: rows for key, rows in self._group_writes(found).items()} if chain else {}
+        return writes, {channel: values.get(value_key(stand_in, e)) for channel, (_, e) in seeds.items()}
+
+    def _chain_query(self, scope: Mapping[str, str], bound: Mapping[str, Any], size: int) -> Find:
+        """A page of a chain walk: the checkpoints of ``scope`` within ``bound``, newest first, their links only."""
+        return Find(self.collections.checkpoints, {**scope, **bound}, _CHAIN_FIELDS, [("checkpoint_id", -1)], size)
+
+    def _walk_to_seeds(self, scope: Mapping[str, str], first: list[dict[str, Any]], channels: list[str]) -> Plan:
+        """Walk up from the target (``first[0]``, the newest of the first page) to each channel's seed, the nearest
+        ancestor that stores its value, or to the end of the chain.
+
+        Returns:
+            ``(chain, seeds)``: the ids of the ancestors walked, newest first; per channel found, the id of its
+            seed and the seed's entry.
+        """
+        target = first[0]
+        by_id = {d["checkpoint_id"]: d for d in first[1:]}
+        exhausted = len(first) < FIRST_CHAIN_PAGE
+        pages = _ChainPages(by_id, first[-1]["checkpoint_id"], _next_chain_page(target, channels), exhausted)
+        chain: list[str] = []
+        seeds: dict[str, tuple[str, dict[str, Any]]] = {}
+        remaining = set(channels)
+        cursor_id = target.get("parent_checkpoint_id")
+        while cursor_id and remaining:
+            doc = yield from self._ancestor(scope, pages, cursor_id)
+            if doc is None:
+                break
+            chain.append(cursor_id)
+            for entry in doc.get("values", ()):
+                if entry[CHANNEL] in remaining:
+                    seeds[entry[CHANNEL]] = (cursor_id, entry)
+                    remaining.discard(entry[CHANNEL])
+            cursor_id = doc.get("parent_checkpoint_id")
+        return chain, seeds
+
+    def _ancestor(self, scope: Mapping[str, str], pages: _ChainPages, checkpoint_id: str) -> Plan:
+        """The chain document of ``checkpoint_id``, reading older pages until it is among them; None when no
+        older checkpoint is left (the chain has a gap)."""
+        while checkpoint_id not in pages.by_id:
+            if pages.exhausted:
+                return None
+            older = yield self._chain_query(scope, {"checkpoint_id": {"$lt": pages.oldest}}, pages.size)
+            if not older:
+                return None
+            pages.add(older)
+        return pages.by_id[checkpoint_id]
+
+
+@dataclass
+class _ChainPages:
+    """What a chain walk has read of a namespace's checkpoints, by id, and where its next page starts: below
+    ``oldest``, ``size`` checkpoints (doubled after each page), unless a short page left nothing older."""
+
+    by_id: dict[str, dict[str, Any]]
+    oldest: str
+    size: int
+    exhausted: bool
+
+    def add(self, page: list[dict[str, Any]]) -> None:
+        self.by_id.update((d["checkpoint_id"], d) for d in page)
+        self.oldest = page[-1]["checkpoint_id"]
+        self.exhausted = len(page) < self.size
+        self.size *= 2
+
+
+def _next_chain_page(target: Mapping[str, Any], channels: list[str]) -> int:
+    """The size of the chain walk's second page: enough for the ancestors back to the channels' last snapshot
+    (``counters_since_delta_snapshot``), at least ``FIRST_CHAIN_PAGE``."""
+    counters = (target.get("metadata") or {}).get("counters_since_delta_snapshot") or {}
+    since_snapshot = (int(v[1]) for k, v in counters.items() if unescape_key(k) in channels)
+    return max(FIRST_CHAIN_PAGE, 2 + max(since_snapshot, default=0))
+
+
+def _writes_since_seed(chain: list[str], seed_id: str | None, writes: Mapping[str, list], channel: str) -> list:
+    """The pending writes to ``channel`` a DeltaChannel replays over its seed: those at the chain's checkpoints
+    from the seed's (without a seed, the oldest walked) to the target's parent, oldest first.
+
+    Args:
+        chain: the ids of the ancestors walked, newest first.
+        seed_id: the id of the channel's seed, None without one.
+        writes: the pending writes at the chain's checkpoints, by checkpoint id.
+        channel: the channel.
+    """
+    stop = chain.index(seed_id) if seed_id is not None else len(chain) - 1
+    return [w for cid in reversed(chain[: stop + 1]) for w in writes.get(cid, []) if w[1] == channel]
 
 
 def next_version(current: str | int | float | None) -> str:

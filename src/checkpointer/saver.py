@@ -19,8 +19,8 @@ from langgraph.checkpoint.base import (
 
 from .. import _langgraph
 from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
-from .._plans.clients import ConnectionScope, OwnsClients, database_name
 from .._plans.faces import TwoFaces, split_clients, started
+from ..connections import ClosesOpenedClients, ConnectionScope, database_name
 from ..errors import InvalidInputError
 from ..schema import CollectionNames
 from ..storage_format import StorageFormat
@@ -37,7 +37,7 @@ _OWN_FIELDS = frozenset(
 )
 
 
-class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
+class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
     """A LangGraph checkpointer on MongoDB, with native sync and async methods.
 
     Give it a sync client (``pymongo.MongoClient``, ``mongomock.MongoClient``)
@@ -285,7 +285,8 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
     ) -> Iterator[CheckpointTuple]:
         """List checkpoints, newest first, matching ``config``, ``filter`` and ``before``.
 
-        Reads in pages of ``LIST_PAGE`` checkpoints: blobs and writes cost one query per page.
+        Reads in pages of ``LIST_PAGE`` checkpoints: a page's writes, and the values its checkpoints do not
+        hold inline, cost a query each per page, not one per checkpoint.
 
         Args:
             config: narrows to its ``thread_id``, ``checkpoint_ns`` and ``checkpoint_id`` when present;
@@ -313,10 +314,14 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """Store a checkpoint: its skeleton, and a blob for each channel whose version is new.
+        """Store a checkpoint: one document holding its skeleton, metadata and an entry per channel value.
 
-        Channel values not in ``new_versions`` are not written again (their blobs are already stored);
-        small primitives are stored inline in the checkpoint document.
+        Each value is stored inline in that document while it is at most ``inline_value_bytes`` and the
+        document's inline values stay within ``inline_document_bytes``; a larger one goes to
+        ``checkpoint_blobs``, written once per channel version. A value whose version did not change (not in
+        ``new_versions``) is stored inline again, unless it is larger than ``copy_value_bytes`` and this
+        process knows where the parent's copy is: then its entry only references it (the checkpoint
+        holding it inline, or its blob). The stored layout: ``checkpointer/documents.py``.
 
         Args:
             config: the parent's config: ``thread_id``, ``checkpoint_ns`` and, when there is a parent,
@@ -510,7 +515,7 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
         """The writes and seed each DeltaChannel needs to rebuild its value at a checkpoint.
 
         Reads the chain with a bounded number of queries (the target and its ancestors in pages,
-        their writes, the seed blobs), not one per ancestor.
+        their writes, the seeds' values), not one per ancestor.
 
         Args:
             config: the target checkpoint (``thread_id``, ``checkpoint_ns``, ``checkpoint_id``; the
@@ -639,7 +644,7 @@ class MongoDBCheckpointer(OwnsClients, TwoFaces, CheckpointPlans, BaseCheckpoint
 
         Args:
             thread_id: the thread.
-            task: the LangGraph task whose writes wait (``_langgraph.running_task``).
+            task: the LangGraph task whose writes wait (``resolver.namespace.running_task``).
             future: the work they wait for.
         """
         self._holds.hold(thread_id, task.task_id, task.checkpoint_ns, task.prepared_from, future)

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..journal import ActivityJournal, EffectPosition
 from ..schema import POSITION_FIELDS, CollectionNames
+from ..views.documents import ThreadDocuments
 from .exits import EXIT_UNKNOWN_THREAD, EXIT_USAGE, CliError
 from .threads import require_thread
 
@@ -18,12 +19,11 @@ _POSITION = re.compile(rf"thread {_QUOTED} path {_QUOTED} node {_QUOTED}#(\S+) e
 _EXAMPLE = "\"thread 'case-42' path 'agent/1' node 'charge'#1 effect '1'\""
 
 
-def journal_documents(db: Any, names: CollectionNames, thread_id: str, with_outcomes: bool) -> list[dict[str, Any]]:
-    """The thread's raw journal documents, by path then creation.
+def journal_documents(stored: ThreadDocuments, thread_id: str, with_outcomes: bool) -> list[dict[str, Any]]:
+    """The thread's raw journal documents, by path then creation (``views.documents.journal_documents_plan``).
 
     Args:
-        db: the database.
-        names: its collection names.
+        stored: the database's documents.
         thread_id: the thread.
         with_outcomes: keep the serialized outcomes (``outcome.data`` and the chunk documents of large
             ones); without it, each entry keeps its outcome's type, digest and preview only.
@@ -34,11 +34,9 @@ def journal_documents(db: Any, names: CollectionNames, thread_id: str, with_outc
     Raises:
         CliError: the thread has no checkpoints and no journal entries (``EXIT_UNKNOWN_THREAD``).
     """
-    query = {"thread_id": thread_id} if with_outcomes else {"thread_id": thread_id, "chunk": 0}
-    projection = {"_id": 0} if with_outcomes else {"_id": 0, "outcome.data": 0}
-    docs = list(db[names.journal].find(query, projection).sort([("path", 1), ("created_at", 1)]))
+    docs = stored.journal_documents(thread_id, with_outcomes)
     if not docs:
-        require_thread(db, names, thread_id)
+        require_thread(stored, thread_id)
     return docs
 
 
@@ -94,7 +92,7 @@ def resolve(client: Any, db_name: str, names: CollectionNames, pos: EffectPositi
         CliError: no entry at the position (``EXIT_UNKNOWN_THREAD``).
         DurableMongoError: the entry changed while it was being resolved.
     """
-    settled = _entry(client[db_name], names, pos)
+    settled = _entry(ThreadDocuments(client, db_name, names), pos)
     _journal(client, db_name, names).resolve(pos, outcome)
     return {**settled, "now": "completed"}
 
@@ -114,14 +112,14 @@ def discard(client: Any, db_name: str, names: CollectionNames, pos: EffectPositi
     Raises:
         CliError: no entry at the position (``EXIT_UNKNOWN_THREAD``).
     """
-    settled = _entry(client[db_name], names, pos)
+    settled = _entry(ThreadDocuments(client, db_name, names), pos)
     _journal(client, db_name, names).discard(pos)
     return {**settled, "now": "discarded"}
 
 
-def _entry(db: Any, names: CollectionNames, pos: EffectPosition) -> dict[str, Any]:
+def _entry(stored: ThreadDocuments, pos: EffectPosition) -> dict[str, Any]:
     position = {field: getattr(pos, field) for field in POSITION_FIELDS}
-    entry = db[names.journal].find_one({**position, "chunk": 0}, {"_id": 0, "kind": 1, "name": 1, "status": 1})
+    entry = stored.entry(position)
     if entry is None:
         raise CliError(f"no journal entry at {pos}: look at the thread with `journal {pos.thread_id}`", EXIT_UNKNOWN_THREAD)
     return {"position": position, "kind": entry.get("kind"), "name": entry.get("name"), "was": entry.get("status")}

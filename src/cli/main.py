@@ -5,93 +5,143 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from bson import json_util
-from pymongo import MongoClient
-from pymongo.errors import ConfigurationError, ConnectionFailure, InvalidURI, OperationFailure, PyMongoError
 
-from .. import mongodbsaver_import
-from .._plans.clients import DRIVER_INFO, database_name, masked_uri
 from ..checkpointer import MongoDBCheckpointer
-from ..errors import DurableMongoError, InvalidInputError
+from ..connections import command_client, database_name
+from ..errors import AccessDeniedError, DurableMongoError, InvalidURIError, ServerUnreachableError
 from ..schema import CollectionNames
+from ..server_errors import typed_server_errors
+from ..views.documents import ThreadDocuments
+from . import migrate
 from .doctor import doctor, render_doctor
-from .exits import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_USAGE, CliError
+from .exits import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNREACHABLE, EXIT_USAGE, CliError
 from .inspector import ui
 from .journal import discard, journal_documents, parse_outcome, parse_position, resolve
 from .maintenance import confirm, delete, prune, render_maintenance, sweep
 from .parser import parser
 from .terminal import escaped, printable
-from .threads import databases_with_threads, inspect_thread, render_inspect, render_threads, threads
+from .threads import inspect_thread, render_inspect, render_threads
 
-#: What a MongoDB URI starts with.
-URI_SCHEMES = ("mongodb://", "mongodb+srv://")
-#: MongoDB's codes for a refused login or right (UserNotFound, Unauthorized, AuthenticationFailed), and what to fix.
-AUTH_CODES = {
-    11: "the user does not exist: check the user name and authSource",
-    13: "the user lacks a role this command needs: grant readWrite on the database (dbAdmin for doctor --fix)",
-    18: "authentication failed: check the user name, the password, authSource and authMechanism",
+#: The exit code of each typed error the CLI reports (checked in this order); any other library error: ``EXIT_PROBLEM``.
+EXIT_CODES: tuple[tuple[type[DurableMongoError], int], ...] = (
+    (InvalidURIError, EXIT_USAGE),
+    (ServerUnreachableError, EXIT_UNREACHABLE),
+    (AccessDeniedError, EXIT_AUTH),
+)
+
+
+def exit_code(error: DurableMongoError) -> int:
+    """The exit code of a library error (``EXIT_CODES``; ``EXIT_PROBLEM`` for the others: the library refused)."""
+    return next((code for kind, code in EXIT_CODES if isinstance(error, kind)), EXIT_PROBLEM)
+
+
+@dataclass
+class Invocation:
+    """One run of a command: what was parsed, the client, and where it reads and writes."""
+
+    args: argparse.Namespace
+    client: Any
+    out: TextIO
+    stdin: TextIO
+    names: CollectionNames = field(default_factory=CollectionNames)
+
+    @functools.cached_property
+    def stored(self) -> ThreadDocuments:
+        """The database's documents, read through ``views.documents``."""
+        return ThreadDocuments(self.client, self.args.db, self.names)
+
+    def dump(self, value: Any) -> None:
+        """``value`` as JSON (BSON types in relaxed Extended JSON)."""
+        self.out.write(json_util.dumps(value, indent=2, json_options=json_util.RELAXED_JSON_OPTIONS) + "\n")
+
+    def show(self, report: Any, render: Callable[[Any, TextIO], None]) -> None:
+        """``report`` as JSON with ``--json``, else as ``render`` writes it for a person."""
+        if self.args.json or getattr(self.args, "json_sub", False):
+            self.dump(report)
+        else:
+            render(report, self.out)
+
+
+def _threads(call: Invocation) -> int:
+    args = call.args
+    rows, more, problems = call.stored.summaries(args.limit, args.after)
+    call.show(rows, lambda rows, out: render_threads(rows, more, out))
+    if not rows and not problems and args.after is None:
+        _say_where_threads_are(call.stored, args.db)
+    return _report(problems)
+
+
+def _inspect(call: Invocation) -> int:
+    report = inspect_thread(call.stored, call.args.thread)
+    call.show(report, render_inspect)
+    return _report(report["problems"])
+
+
+def _journal(call: Invocation) -> int:
+    call.dump(journal_documents(call.stored, call.args.thread, call.args.with_outcomes))
+    return EXIT_OK
+
+
+def _settle(call: Invocation) -> int:
+    """``resolve`` or ``discard`` one position."""
+    args, pos = call.args, parse_position(call.args.position)
+    if args.command == "resolve":
+        settled = resolve(call.client, args.db, call.names, pos, parse_outcome(args.outcome))
+    else:
+        settled = discard(call.client, args.db, call.names, pos)
+    call.show(settled, lambda settled, out: out.write(
+        printable(f"{settled['now']} {settled['kind']} {settled['name']!r} at {pos} (was {settled['was']})") + "\n"
+    ))
+    return EXIT_OK
+
+
+def _maintain(call: Invocation) -> int:
+    """``delete``, ``prune`` or ``sweep``, asked first."""
+    args = call.args
+    saver = MongoDBCheckpointer(call.client, db_name=args.db, collections=call.names, auto_setup=False)
+    ask = functools.partial(confirm, yes=args.yes, stdin=call.stdin, prompt=sys.stderr)
+    if args.command == "delete":
+        report = delete(saver, call.names, args.threads, ask)
+    elif args.command == "prune":
+        report = prune(saver, call.names, args.threads, ask)
+    else:
+        report = sweep(saver, ask)
+    call.show(report, render_maintenance)
+    return EXIT_OK
+
+
+def _ui(call: Invocation) -> int:
+    return ui(call.args, call.client, call.out)
+
+
+def _import(call: Invocation) -> int:
+    imported = migrate.command(call.client, call.args, sys.stderr)
+    call.show(imported.as_dict(), lambda report, out: migrate.render(escaped(imported), out))
+    return migrate.exit_code(imported)
+
+
+def _doctor(call: Invocation) -> int:
+    report = doctor(call.client, call.args.db, call.names, call.args.fix, uri=call.args.uri)
+    call.show(report, render_doctor)
+    return EXIT_OK if report["ok"] else EXIT_PROBLEM
+
+
+#: Each command's step, by the name the parser gives it.
+COMMANDS: dict[str, Callable[[Invocation], int]] = {
+    "threads": _threads, "inspect": _inspect, "journal": _journal, "resolve": _settle, "discard": _settle,
+    "delete": _maintain, "prune": _maintain, "sweep": _maintain, "ui": _ui, "import-mongodbsaver": _import,
+    "doctor": _doctor,
 }
 
 
-def _dump(value: Any, out: TextIO) -> None:
-    out.write(json_util.dumps(value, indent=2, json_options=json_util.RELAXED_JSON_OPTIONS) + "\n")
-
-
 def run(args: argparse.Namespace, client: Any, out: TextIO, stdin: TextIO) -> int:
-    names = CollectionNames()
-    db = client[args.db]
-    as_json = args.json or getattr(args, "json_sub", False)
-    if args.command == "threads":
-        rows, more, problems = threads(db, names, args.limit, args.after)
-        _dump(rows, out) if as_json else render_threads(rows, more, out)
-        if not rows and not problems and args.after is None:
-            _say_where_threads_are(client, args.db, names)
-        return _report(problems)
-    if args.command == "inspect":
-        report = inspect_thread(db, names, args.thread)
-        _dump(report, out) if as_json else render_inspect(report, out)
-        return _report(report["problems"])
-    if args.command == "journal":
-        _dump(journal_documents(db, names, args.thread, args.with_outcomes), out)
-        return EXIT_OK
-    if args.command in ("resolve", "discard"):
-        pos = parse_position(args.position)
-        if args.command == "resolve":
-            settled = resolve(client, args.db, names, pos, parse_outcome(args.outcome))
-        else:
-            settled = discard(client, args.db, names, pos)
-        if as_json:
-            _dump(settled, out)
-        else:
-            out.write(printable(f"{settled['now']} {settled['kind']} {settled['name']!r} at {pos} (was {settled['was']})") + "\n")
-        return EXIT_OK
-    if args.command in ("delete", "prune", "sweep"):
-        saver = MongoDBCheckpointer(client, db_name=args.db, collections=names, auto_setup=False)
-        ask = functools.partial(confirm, yes=args.yes, stdin=stdin, prompt=sys.stderr)
-        if args.command == "delete":
-            report = delete(saver, names, args.threads, ask)
-        elif args.command == "prune":
-            report = prune(saver, names, args.threads, ask)
-        else:
-            report = sweep(saver, ask)
-        _dump(report, out) if as_json else render_maintenance(report, out)
-        return EXIT_OK
-    if args.command == "ui":
-        return ui(args, client, out)
-    if args.command == "import-mongodbsaver":
-        try:
-            imported = mongodbsaver_import.command(client, args, sys.stderr)
-        except InvalidInputError as error:
-            raise CliError(str(error), EXIT_USAGE) from None
-        _dump(imported.as_dict(), out) if as_json else mongodbsaver_import.render(escaped(imported), out)
-        if not imported.ok:
-            return EXIT_PROBLEM
-        return EXIT_UNKNOWN_THREAD if imported.unknown_threads else EXIT_OK
-    report = doctor(client, db, names, args.fix, uri=args.uri)
-    _dump(report, out) if as_json else render_doctor(report, out)
-    return EXIT_OK if report["ok"] else EXIT_PROBLEM
+    """Run the parsed command on ``client``; its exit code."""
+    return COMMANDS[args.command](Invocation(args, client, out, stdin))
 
 
 def _report(problems: list[str]) -> int:
@@ -101,58 +151,51 @@ def _report(problems: list[str]) -> int:
     return EXIT_PROBLEM if problems else EXIT_OK
 
 
-def _say_where_threads_are(client: Any, db_name: str, names: CollectionNames) -> None:
-    elsewhere = [name for name in databases_with_threads(client, names) if name != db_name]
+def _say_where_threads_are(stored: ThreadDocuments, db_name: str) -> None:
+    elsewhere = [name for name in stored.databases_with_threads() if name != db_name]
     where = f"threads are in {', '.join(elsewhere)}: pass --db NAME" if elsewhere else "nor in any other database"
     print(printable(f"no threads in database {db_name!r}; {where}"), file=sys.stderr)
 
 
-def server_error(error: PyMongoError, uri: str | None) -> CliError:
-    """What the CLI says about a server's failure, and its exit code; the URI is masked (``masked_uri``).
+def _connect(uri: str | None) -> Any:
+    """The client for ``--uri`` (or ``MONGODB_URI``).
 
-    Args:
-        error: what pymongo raised (its messages carry hosts, never credentials).
-        uri: the URI connected to (None for a client passed in).
-
-    Returns:
-        ``EXIT_AUTH`` for a refused login or right (``AUTH_CODES``), ``EXIT_UNREACHABLE`` for a connection
-        failure, ``EXIT_PROBLEM`` for any other refused command.
+    Raises:
+        CliError: no URI was given (``EXIT_USAGE``).
+        InvalidURIError: the URI is not one pymongo can use.
     """
-    where = f"MongoDB at {masked_uri(uri)}" if uri else "MongoDB"
-    if isinstance(error, OperationFailure) and error.code in AUTH_CODES:
-        return CliError(f"{where} refused: {AUTH_CODES[error.code]} ({error})", EXIT_AUTH)
-    if isinstance(error, ConnectionFailure):
-        return CliError(f"cannot reach {where}: {error}", EXIT_UNREACHABLE)
-    return CliError(f"{where} refused the command: {error}", EXIT_PROBLEM)
+    if not uri:
+        raise CliError("no server given: pass --uri mongodb://host:27017 or set MONGODB_URI", EXIT_USAGE)
+    return command_client(uri)
 
 
 def main(
     argv: list[str] | None = None, *, client: Any = None, out: TextIO | None = None, stdin: TextIO | None = None
 ) -> int:
+    """The ``langgraph-durable-mongodb`` command: parse ``argv``, connect (unless ``client`` is given), run.
+
+    Args:
+        argv: the arguments (``sys.argv[1:]`` when None).
+        client: a sync client to use instead of one opened for ``--uri``.
+        out: where the command writes (stdout when None); errors and questions go to stderr.
+        stdin: where answers are read (stdin when None).
+
+    Returns:
+        The exit code (``cli.exits``); a failure is printed to stderr as ``error: ...``.
+    """
     out, stdin = out or sys.stdout, stdin or sys.stdin
     args = parser().parse_args(argv)
     try:
-        if client is None:
-            if not args.uri:
-                raise CliError("no server given: pass --uri mongodb://host:27017 or set MONGODB_URI", EXIT_USAGE)
-            if not args.uri.startswith(URI_SCHEMES):  # pymongo would take it for a host name and time out
-                raise CliError(
-                    f"bad MongoDB URI {masked_uri(args.uri)!r}: it must start with mongodb:// or mongodb+srv://", EXIT_USAGE
-                )
-            try:
-                timeout = {} if "serverselectiontimeoutms" in args.uri.lower() else {"serverSelectionTimeoutMS": 5000}
-                client = MongoClient(args.uri, driver=DRIVER_INFO, **timeout)
-            except (InvalidURI, ConfigurationError, ValueError) as error:
-                raise CliError(f"bad MongoDB URI {masked_uri(args.uri)!r}: {error}", EXIT_USAGE) from None
+        client = client if client is not None else _connect(args.uri)
         args.db = database_name(args.uri, args.db)  # the one rule: --db, the URI's path, $MONGODB_DB, langgraph
-        try:
+        with typed_server_errors(args.uri):
             return run(args, client, out, stdin)
-        except CliError:
-            raise
-        except DurableMongoError as error:  # the library refused, saying why
-            raise CliError(str(error), EXIT_PROBLEM) from None
-        except PyMongoError as error:
-            raise server_error(error, args.uri) from None
+    except DurableMongoError as error:  # the library refused, saying why
+        return _fail(CliError(str(error), exit_code(error)))
     except CliError as error:
-        print(f"error: {printable(str(error))}", file=sys.stderr)
-        return error.code
+        return _fail(error)
+
+
+def _fail(error: CliError) -> int:
+    print(f"error: {printable(str(error))}", file=sys.stderr)
+    return error.code

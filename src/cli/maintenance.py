@@ -7,6 +7,7 @@ from typing import Any, TextIO
 
 from ..checkpointer import MongoDBCheckpointer
 from ..schema import CollectionNames
+from ..views.documents import ThreadDocuments
 from .exits import EXIT_USAGE, CliError
 from .terminal import escaped
 from .threads import require_thread
@@ -70,8 +71,8 @@ def prune(saver: MongoDBCheckpointer, names: CollectionNames, thread_ids: list[s
     Returns:
         ``{"pruned": [...], "checkpoints": {thread_id: {"before": n, "after": m}}}`` (``pruned`` empty when declined).
     """
-    db = _known(saver, names, thread_ids)
-    before = {t: db[names.checkpoints].count_documents({"thread_id": t}) for t in thread_ids}
+    stored = _known(saver, names, thread_ids)
+    before = stored.checkpoint_counts(thread_ids)
     question = (
         f"Prune {_threads(thread_ids)} in database {saver.db_name!r} to each namespace's latest checkpoint "
         "(older checkpoints and their writes go; the journal stays)?"
@@ -79,7 +80,7 @@ def prune(saver: MongoDBCheckpointer, names: CollectionNames, thread_ids: list[s
     if not ask(question):
         return {"pruned": [], "checkpoints": {t: {"before": n, "after": n} for t, n in before.items()}}
     saver.prune(thread_ids, strategy="keep_latest")
-    after = {t: db[names.checkpoints].count_documents({"thread_id": t}) for t in thread_ids}
+    after = stored.checkpoint_counts(thread_ids)
     return {"pruned": thread_ids, "checkpoints": {t: {"before": before[t], "after": after[t]} for t in thread_ids}}
 
 
@@ -101,12 +102,12 @@ def sweep(saver: MongoDBCheckpointer, ask: Callable[[str], bool]) -> dict[str, A
     return {"deleted": saver.sweep_expired()}
 
 
-def _known(saver: MongoDBCheckpointer, names: CollectionNames, thread_ids: list[str]) -> Any:
-    """The saver's database, once each thread is known to have documents."""
-    db = saver.client[saver.db_name]
+def _known(saver: MongoDBCheckpointer, names: CollectionNames, thread_ids: list[str]) -> ThreadDocuments:
+    """The saver's database's documents, once each thread is known to have some."""
+    stored = ThreadDocuments(saver.client, saver.db_name, names)
     for thread_id in thread_ids:
-        require_thread(db, names, thread_id)
-    return db
+        require_thread(stored, thread_id)
+    return stored
 
 
 def _threads(thread_ids: list[str]) -> str:

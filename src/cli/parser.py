@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from .. import mongodbsaver_import
 from . import __doc__ as USAGE
+from .migrate import add_arguments as migrate_arguments
 
 
 def parser() -> argparse.ArgumentParser:
@@ -38,7 +38,7 @@ def parser() -> argparse.ArgumentParser:
     p = _command(sub, "doctor", "connection, server features and indexes")
     p.add_argument("--fix", action="store_true", help="create missing indexes")
     p = _command(sub, "import-mongodbsaver", "copy threads from a MongoDBSaver database into --db, then verify")
-    mongodbsaver_import.add_arguments(p)
+    migrate_arguments(p)
     p = _command(sub, "ui", "a local web inspector of threads, checkpoints and effects (the ui extra)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, loopback)")
     p.add_argument("--port", type=_positive, default=8765, help="port (default: 8765)")

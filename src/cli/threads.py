@@ -8,10 +8,8 @@ from typing import Any, TextIO
 
 from .._bson import OPTIONAL, document_problem
 from .._langgraph import NS_END, NS_SEP
-from .._plans import quirks as server_quirks
-from ..schema import CollectionNames
 from ..views import tree
-from ..views.reader import require_our_format
+from ..views.documents import ThreadDocuments
 from ..views.tree import sibling_key
 from .exits import EXIT_UNKNOWN_THREAD, CliError
 from .terminal import escaped
@@ -22,10 +20,6 @@ def _namespace_label(ns: str) -> str:
     return NS_SEP.join(seg.split(NS_END)[0] for seg in ns.split(NS_SEP)) if ns else "(root)"
 
 
-#: The order of the ``thread_ns_checkpoint`` index: each thread's root namespace first, latest checkpoint first.
-INDEX_ORDER = {"thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": -1}
-#: Databases of the server itself, never holding threads.
-SYSTEM_DATABASES = frozenset({"admin", "local", "config"})
 #: What ``inspect`` reads of a checkpoint, and of a journal entry for the operation tree.
 CHECKPOINT_FIELDS = {
     "checkpoint_ns": (str,), "checkpoint_id": (str,), "metadata": (dict, OPTIONAL), "ts": (str, datetime, OPTIONAL)
@@ -49,66 +43,6 @@ def readable_documents(
     return good, problems
 
 
-def threads(
-    db: Any, names: CollectionNames, limit: int, after: str | None = None
-) -> tuple[list[dict[str, Any]], bool, list[str]]:
-    """One page of threads in ``thread_id`` order, grouped on the server: never every checkpoint to the client.
-
-    One ``aggregate`` in the order of the ``thread_ns_checkpoint`` index whose reply holds only the page's rows;
-    where ``$group`` takes only ``$sum`` (FerretDB 1.x), two ``find_one`` per listed thread add its latest
-    step and last update.
-
-    Args:
-        db: the database.
-        names: its collection names.
-        limit: the most threads to list.
-        after: list only threads whose id sorts after this one (the last id of the previous page).
-
-    Returns:
-        The rows (``thread_id``, ``checkpoints`` in every namespace, ``latest_step`` of the root namespace's
-        latest checkpoint, ``updated``: the latest checkpoint time), whether more threads follow, and the
-        problems of checkpoints whose ``thread_id`` is not a string (one named per such value; no row).
-    """
-    require_our_format(db, names)
-    coll = db[names.checkpoints]
-    match = {"thread_id": {"$gt": after}} if after is not None else {}
-    quirks = server_quirks.of_client(db) or server_quirks.identify(db.client.admin.command("buildInfo"))
-    if quirks.group_first_max:
-        group = {"_id": "$thread_id", "checkpoints": {"$sum": 1}, "updated": {"$max": "$ts"},
-                 "first_ns": {"$first": "$checkpoint_ns"}, "first_step": {"$first": "$metadata.step"}}
-        # in index order, a thread's first checkpoint is its root namespace's latest, when it has one
-        stages = [{"$match": match}, {"$sort": INDEX_ORDER}, {"$group": group}]
-    else:
-        stages = [{"$match": match}, {"$group": {"_id": "$thread_id", "checkpoints": {"$sum": 1}}}]
-    pipeline = [*stages, {"$sort": {"_id": 1}}, {"$limit": limit + 1}]
-    grouped = list(coll.aggregate(pipeline, batchSize=limit + 1))
-    rows, problems = [], []
-    for found in grouped[:limit]:
-        if not isinstance(found["_id"], str):
-            # $eq: a thread_id stored as a document such as {"$gt": ""} must not become an operator here
-            doc = coll.find_one({"thread_id": {"$eq": found["_id"]}}) or {"thread_id": found["_id"]}
-            problems.append(str(document_problem(names.checkpoints, doc, {"thread_id": (str,)})))
-            continue
-        if not quirks.group_first_max:
-            found.update(_latest(coll, found["_id"]))
-        rows.append({
-            "thread_id": found["_id"],
-            "checkpoints": found["checkpoints"],
-            "latest_step": found.get("first_step") if found.get("first_ns") == "" else None,
-            "updated": found.get("updated") or "",
-        })
-    return rows, len(grouped) > limit, problems
-
-
-def _latest(coll: Any, thread_id: str) -> dict[str, Any]:
-    """What ``$group`` says on servers it cannot (``$first``, ``$max``): two ``find_one`` by index for one thread."""
-    latest = coll.find_one({"thread_id": thread_id}, {"_id": 0, "checkpoint_ns": 1, "metadata.step": 1},
-                           sort=list(INDEX_ORDER.items())) or {}
-    last = coll.find_one({"thread_id": thread_id}, {"_id": 0, "ts": 1}, sort=[("ts", -1)]) or {}
-    return {"first_ns": latest.get("checkpoint_ns"), "first_step": (latest.get("metadata") or {}).get("step"),
-            "updated": last.get("ts")}
-
-
 def render_threads(rows: list[dict[str, Any]], more: bool, out: TextIO) -> None:
     """The thread table, and how to ask for the next page when there is one (stored text escaped)."""
     rows = escaped(rows)
@@ -123,26 +57,9 @@ def render_threads(rows: list[dict[str, Any]], more: bool, out: TextIO) -> None:
         out.write(f"more: --after {rows[-1]['thread_id']}\n")
 
 
-def databases_with_threads(client: Any, names: CollectionNames) -> list[str]:
-    """The databases on the server that hold checkpoints: one ``find`` of one document in each.
-
-    Args:
-        client: the client.
-        names: the collection names to look for.
-
-    Returns:
-        Their names, sorted.
-    """
-    return sorted(
-        name
-        for name in client.list_database_names()
-        if name not in SYSTEM_DATABASES and client[name][names.checkpoints].find_one({}, {"_id": 1}) is not None
-    )
-
-
-def require_thread(db: Any, names: CollectionNames, thread_id: str) -> None:
+def require_thread(stored: ThreadDocuments, thread_id: str) -> None:
     """Raise ``CliError`` (``EXIT_UNKNOWN_THREAD``) unless the thread has a checkpoint or a journal entry."""
-    if all(db[coll].find_one({"thread_id": thread_id}, {"_id": 1}) is None for coll in (names.checkpoints, names.journal)):
+    if not stored.exists(thread_id):
         raise unknown_thread(thread_id)
 
 
@@ -150,12 +67,11 @@ def unknown_thread(thread_id: str) -> CliError:
     return CliError(f"unknown thread {thread_id!r}: no checkpoints and no journal entries", EXIT_UNKNOWN_THREAD)
 
 
-def inspect_thread(db: Any, names: CollectionNames, thread_id: str) -> dict[str, Any]:
+def inspect_thread(stored: ThreadDocuments, thread_id: str) -> dict[str, Any]:
     """The thread's checkpoints per namespace and its operation tree.
 
     Args:
-        db: the database.
-        names: its collection names.
+        stored: the database's documents.
         thread_id: the thread.
 
     Returns:
@@ -164,17 +80,12 @@ def inspect_thread(db: Any, names: CollectionNames, thread_id: str) -> dict[str,
 
     Raises:
         CliError: the thread has no checkpoints and no journal entries (``EXIT_UNKNOWN_THREAD``).
+        IncompatibleStorageError: the database holds a foreign format.
     """
-    require_our_format(db, names)
-    docs = list(
-        db[names.checkpoints].find(
-            {"thread_id": thread_id},
-            {"checkpoint_ns": 1, "checkpoint_id": 1, "ts": 1, "metadata.step": 1, "metadata.source": 1},
-        )
-    )
-    journal = list(db[names.journal].find({"thread_id": thread_id, "chunk": 0}, {"outcome.data": 0}))
+    docs, journal = stored.inspected(thread_id)
     if not docs and not journal:
         raise unknown_thread(thread_id)
+    names = stored.names
     docs, problems = readable_documents(names.checkpoints, docs, CHECKPOINT_FIELDS)
     journal, more = readable_documents(names.journal, journal, ENTRY_FIELDS)
     per_ns: dict[str, dict[str, Any]] = {}

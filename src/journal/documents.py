@@ -41,7 +41,7 @@ from datetime import datetime
 from typing import Any
 
 from .._bson import assemble_values, value_documents
-from .._plans.owner import identity
+from ..liveness import identity
 from ..resolver.position import NodePosition
 from ..schema import POSITION_FIELDS
 from .attempt import CallSignature

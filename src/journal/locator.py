@@ -29,6 +29,7 @@ from .._bson import require_str
 from ..errors import NoDurableScopeError
 from ..resolver import OrdinalAllocator, ResolvedNamespace, TaskTrace, current_durable_scope
 from ..resolver.allocator import RootStamp
+from ..resolver.namespace import root_task_name, running_task
 from ..resolver.position import NodePosition
 from ..resolver.running import resolve_task
 from .attempt import Trail
@@ -91,11 +92,6 @@ def _root_stamp(config: RunnableConfig, root: str | None, origin: str | None, st
     return RootStamp(origin, stored.carried, stored.written and origin == root and first_attempt)
 
 
-def _root_task_name(ns: Any) -> str:
-    """The node of the root-level task a namespace starts with (``agent:T|...`` -> ``agent``)."""
-    return str(ns or "").split(_langgraph.NS_SEP, 1)[0].partition(_langgraph.NS_END)[0]
-
-
 class ResolverLocator:
     """Node positions from the resolver: stable operation paths and occurrence ordinals.
 
@@ -136,16 +132,16 @@ class ResolverLocator:
             )
         # LangGraph saves checkpoints under str(thread_id) (an int or a UUID works there): journal under the same.
         thread_id = str(configurable["thread_id"])
-        root = _langgraph.root_checkpoint(configurable) if self.saver is not None else None
+        root = _langgraph.checkpoint_of(configurable, "") if self.saver is not None else None
         unstored = root is not None and _langgraph.runs_durably_async(configurable)
-        return config, thread_id, root, unstored, _root_task_name(configurable.get("checkpoint_ns"))
+        return config, thread_id, root, unstored, root_task_name(configurable["checkpoint_ns"])
 
     def trail(self) -> Trail | None:
         """The running task's trailing records (with a saver): the task's writes wait for them."""
         if self.saver is None:
             return None
         config, thread_id, _, _, _ = self._task()
-        task = _langgraph.running_task(config["configurable"])
+        task = running_task(config["configurable"])
         if task is None:
             return None
         saver = self.saver

@@ -57,7 +57,7 @@ from typing import Any
 from pymongo.errors import ConnectionFailure
 
 from .._plans import lease
-from .._plans.owner import owner_gone
+from ..liveness import owner_gone
 from .._plans.requests import (
     END,
     Await,

@@ -112,7 +112,7 @@ _CACHED_THREADS = 4096
 
 
 @dataclass(frozen=True)
-class _Level:
+class _PathOrdinal:
     """One ordinal of a position: a child boundary, or the running node."""
 
     name: str
@@ -148,12 +148,12 @@ class RootStamp:
     new: bool
 
 
-def _boundary_levels(resolved: ResolvedNamespace) -> list[_Level]:
-    return [_Level(b.name, b.task_key, b.step, b.send, b.subgraph_run) for b in resolved.boundaries]
+def _boundary_levels(resolved: ResolvedNamespace) -> list[_PathOrdinal]:
+    return [_PathOrdinal(b.name, b.task_key, b.step, b.send, b.subgraph_run) for b in resolved.boundaries]
 
 
-def _node_level(resolved: ResolvedNamespace) -> _Level:
-    return _Level(resolved.node_name, resolved.node_task_key, resolved.node_step, resolved.node_send, 0)
+def _node_level(resolved: ResolvedNamespace) -> _PathOrdinal:
+    return _PathOrdinal(resolved.node_name, resolved.node_task_key, resolved.node_step, resolved.node_send, 0)
 
 
 def _join(resolved: ResolvedNamespace, texts: list[str]) -> str:
@@ -404,7 +404,7 @@ class OrdinalAllocator(TwoFaces):
         table = self._water.before(thread_id, key[2])
         return None if table is None else table.get(key[1], 0) + 1
 
-    def _levels_plan(self, thread_id: str, levels: list[_Level], root: RootStamp | None = None) -> Plan:
+    def _levels_plan(self, thread_id: str, levels: list[_PathOrdinal], root: RootStamp | None = None) -> Plan:
         """The ordinal text of each level (each under the path the ones before it make), and whether the
         last level's occurrence is new.
 
@@ -426,7 +426,7 @@ class OrdinalAllocator(TwoFaces):
             texts += allocated
         return texts, inserted
 
-    def _allocated_plan(self, thread_id: str, levels: list[_Level], path: str, under_new: bool, root_key: str) -> Plan:
+    def _allocated_plan(self, thread_id: str, levels: list[_PathOrdinal], path: str, under_new: bool, root_key: str) -> Plan:
         """The ordinal texts of levels allocated in the collection, from ``path`` down (``under_new``: the
         occurrence ``path`` ends at is new), and whether the last one was allocated just now.
 
@@ -525,7 +525,7 @@ class OrdinalAllocator(TwoFaces):
 
     # -- cache and faces -----------------------------------------------------------
 
-    def _guess(self, thread_id: str, levels: list[_Level], path: str) -> list[tuple[str, str, str]]:
+    def _guess(self, thread_id: str, levels: list[_PathOrdinal], path: str) -> list[tuple[str, str, str]]:
         """The keys of the leading levels the cache remembers, each under the path the guesses before it make
         (from ``path`` down)."""
         guessed: list[tuple[str, str, str]] = []

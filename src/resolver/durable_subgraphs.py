@@ -69,7 +69,7 @@ _BIND_FIX = (
 
 
 @dataclass(frozen=True)
-class _Level:
+class _WalkedSegment:
     """One walked namespace segment: the node it names, its kind, and its path of node names."""
 
     segment: NamespaceSegment
@@ -157,15 +157,15 @@ class DurableSubgraphResolver:
         levels = [Level(level.segment, level.path, level.kind is NodeKind.CHILD) for level in self._walk(ns)]
         return resolve_levels(config, trace, levels, origin, _unbound)
 
-    def _walk(self, ns: Any) -> tuple[_Level, ...]:
+    def _walk(self, ns: Any) -> tuple[_WalkedSegment, ...]:
         if not isinstance(ns, str):
             raise NamespaceError(f"a checkpoint namespace is a string, got {type(ns).__name__}")
         return self._cached_walk(ns)
 
-    def _walk_uncached(self, ns: str) -> tuple[_Level, ...]:
+    def _walk_uncached(self, ns: str) -> tuple[_WalkedSegment, ...]:
         segments = parse_namespace(ns)
         graphs: tuple[GraphTopology, ...] = (self._topology.root,)
-        walked: list[_Level] = []
+        walked: list[_WalkedSegment] = []
         for position, segment in enumerate(segments):
             parent = walked[-1].path if walked else ""
             path = f"{parent}/{segment.name}" if parent else segment.name
@@ -182,7 +182,7 @@ class DurableSubgraphResolver:
                     "the topology knows of. If it does run one, let discovery find it: add the graph as "
                     "a node, or name it in the node's code (closure, global, default or partial argument)"
                 )
-            walked.append(_Level(segment, node.kind, path))
+            walked.append(_WalkedSegment(segment, node.kind, path))
             graphs = node.subgraphs
         return tuple(walked)
 

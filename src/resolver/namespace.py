@@ -17,8 +17,11 @@ Example::
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import Any
 
+from .. import _langgraph
 from .._langgraph import NS_END, NS_SEP
 from ..errors import NamespaceError
 
@@ -28,6 +31,8 @@ __all__ = [
     "ResolvedNamespace",
     "SendOrigin",
     "parse_namespace",
+    "root_task_name",
+    "running_task",
 ]
 
 
@@ -115,6 +120,12 @@ def parse_namespace(ns: str) -> tuple[NamespaceSegment, ...]:
             f"checkpoint namespace {ns!r} names no node; resolve it while a graph node runs "
             "(LangGraph sets configurable.checkpoint_ns for every task)"
         )
+    return _parsed(ns)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(ns: str) -> tuple[NamespaceSegment, ...]:
+    """``parse_namespace`` of a non-empty string; a run's effects parse the same few namespaces again and again."""
     segments: list[NamespaceSegment] = []
     prefix = ""
     follows_segment = False
@@ -147,3 +158,23 @@ def parse_namespace(ns: str) -> tuple[NamespaceSegment, ...]:
             f"namespace {ns!r} ends with a subgraph counter: it names a subgraph run, not the node that is running"
         )
     return tuple(segments)
+
+
+def running_task(configurable: dict[str, Any]) -> _langgraph.RunningTask | None:
+    """The task whose config this is: the last segment of its ``checkpoint_ns``, the namespace of the loop running
+    it, and the checkpoint of that namespace it was prepared from. None outside a task, or for a namespace that
+    names none (``parse_namespace`` would refuse it)."""
+    try:
+        task = parse_namespace(configurable.get("checkpoint_ns"))[-1]  # type: ignore[arg-type]
+    except NamespaceError:
+        return None
+    prepared_from = _langgraph.checkpoint_of(configurable, task.parent_ns)
+    return None if prepared_from is None else _langgraph.RunningTask(task.task_id, task.parent_ns, prepared_from)
+
+
+def root_task_name(ns: str) -> str:
+    """The node of the root-level task a namespace starts with (``agent:T|...`` -> ``agent``).
+
+    It reads the first segment only, unchecked: the rest may be one ``parse_namespace`` refuses (a child
+    compiled with ``checkpointer=True``), and the resolver then raises ``TopologyError`` with its fix."""
+    return ns.split(NS_SEP, 1)[0].partition(NS_END)[0]

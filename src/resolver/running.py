@@ -111,7 +111,7 @@ def resolve_levels(
     """
     configurable = config.get("configurable") or {}
     ns, thread_id = configurable.get("checkpoint_ns"), str(configurable.get("thread_id", ""))
-    root = origin if origin is not None else _langgraph.root_checkpoint(configurable)
+    root = origin if origin is not None else _langgraph.checkpoint_of(configurable, "")
     boundaries = tuple(_boundary(level, trace, thread_id, root, unseen) for level in levels[:-1])
     node = levels[-1]
     metadata = config.get("metadata") or {}

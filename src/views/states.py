@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from .._plans import lease
-from .._plans.owner import owner_gone
+from ..liveness import owner_gone
 
 #: LangGraph's channels of a task's error and of an ``interrupt()`` (keys of ``WRITES_IDX_MAP``).
 ERROR, INTERRUPT = "__error__", "__interrupt__"

@@ -26,7 +26,6 @@ file, and ``go build`` it. The binary lands in
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import socket
@@ -35,14 +34,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
+from .common import Command, Server, free_port, go_build, running, stop
 from .common import cache_dir as common_cache_dir
-from .common import free_port, go_build
 from .common import log_tail as _log_tail
-from .common import terminate as _terminate
 
 VERSION = "v1.24.2"
 MODULE = "github.com/FerretDB/FerretDB"
@@ -133,17 +129,6 @@ def ping(host: str, port: int, timeout: float = 2.0) -> bool:
     return b"\x01ok\x00" + struct.pack("<d", 1.0) in reply  # {ok: 1.0} as a BSON double
 
 
-@dataclass
-class Server:
-    process: subprocess.Popen
-    uri: str
-    state_dir: Path
-
-    @property
-    def log_path(self) -> Path:
-        return self.state_dir / "ferretdb.log"
-
-
 def start(
     binary: Path | None = None,
     timeout: float = 60.0,
@@ -176,7 +161,7 @@ def start(
         cmd += ["--test-enable-new-auth", "--setup-database=admin", f"--setup-username={user[0]}", f"--setup-password={user[1]}"]
     with open(state / "ferretdb.log", "ab") as log:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=detach)
-    server = Server(proc, f"mongodb://127.0.0.1:{port}/", state)
+    server = Server(proc, f"mongodb://127.0.0.1:{port}/", state, "ferretdb.log")
     deadline = time.monotonic() + timeout
     while not ping("127.0.0.1", port):
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -188,87 +173,16 @@ def start(
     return server
 
 
-def stop(server: Server, keep_state: bool = False) -> None:
-    """Stop the server; delete its state dir unless ``keep_state`` (to ``start`` it again with its data)."""
-    if server.process.poll() is None:
-        _terminate(server.process.pid, lambda: server.process.poll() is None)
-    if not keep_state:
-        shutil.rmtree(server.state_dir, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def running_ferretdb(timeout: float = 60.0) -> Iterator[str]:
+def running_ferretdb(timeout: float = 60.0) -> contextlib.AbstractContextManager[str]:
     """Start FerretDB (building it first if needed), yield its URI, stop it afterwards."""
-    server = start(timeout=timeout)
-    try:
-        yield server.uri
-    finally:
-        stop(server)
-
-
-# --- CLI: `start` leaves the server running in the background; `stop` ends it. -----------------
-
-def _run_file() -> Path:
-    return cache_dir() / "running.json"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    with contextlib.suppress(OSError):  # Linux: a zombie is not alive
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    return True
-
-
-def _is_ours(running: dict) -> bool:
-    """The recorded server still runs (guards against a recycled pid)."""
-    if not _pid_alive(running["pid"]):
-        return False
-    with contextlib.suppress(OSError):  # Linux: check it is the FerretDB we started
-        return running["state_dir"].encode() in Path(f"/proc/{running['pid']}/cmdline").read_bytes()
-    return True
+    return running(start, timeout)
 
 
 def main(argv: list[str]) -> int:
-    cmd = argv[1] if len(argv) == 2 else ""
-    run_file = _run_file()
-    running = json.loads(run_file.read_text()) if run_file.exists() else None
-    if running and not _is_ours(running):  # stale record: the server is gone
-        shutil.rmtree(running["state_dir"], ignore_errors=True)
-        run_file.unlink()
-        running = None
-    try:
-        if cmd == "install":
-            print(install())
-        elif cmd == "start":
-            if running:
-                print(running["uri"])
-                return 0
-            server = start(detach=True)
-            run_file.parent.mkdir(parents=True, exist_ok=True)
-            run_file.write_text(json.dumps({"pid": server.process.pid, "uri": server.uri, "state_dir": str(server.state_dir)}))
-            print(server.uri)
-        elif cmd == "uri":
-            if not running:
-                print("FerretDB is not running (use `start`)", file=sys.stderr)
-                return 1
-            print(running["uri"])
-        elif cmd == "stop":
-            if running:
-                _terminate(running["pid"], lambda: _pid_alive(running["pid"]))
-                shutil.rmtree(running["state_dir"], ignore_errors=True)
-                run_file.unlink(missing_ok=True)
-        else:
-            print("usage: python -m tests.servers.ferretdb install|start|stop|uri", file=sys.stderr)
-            return 2
-    except FerretDBError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    """The command: ``install``, ``start`` (in the background), ``uri``, ``stop``."""
+    return Command(
+        "FerretDB", "ferretdb", FerretDBError, cache_dir(), install, lambda: (start(detach=True), {}), mark="state_dir"
+    ).main(argv)
 
 
 if __name__ == "__main__":

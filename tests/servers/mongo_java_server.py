@@ -27,21 +27,17 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
+from .common import Command, Server, running, stop
 from .common import cache_dir as common_cache_dir
 from .common import log_tail as _log_tail
-from .common import terminate as _terminate
 
 VERSION = "1.47.0"
 SOURCES = Path(__file__).resolve().parent / "mongo_java_server_launcher"
@@ -113,17 +109,6 @@ def install(verbose: bool = True) -> Path:
     return target
 
 
-@dataclass
-class Server:
-    process: subprocess.Popen
-    uri: str
-    state_dir: Path
-
-    @property
-    def log_path(self) -> Path:
-        return self.state_dir / "server.log"
-
-
 def start(jar: Path | None = None, timeout: float = 60.0, detach: bool = False, port: int = 0) -> Server:
     """Start the server on 127.0.0.1 (``port`` 0: a free one); return once it listens.
 
@@ -143,95 +128,27 @@ def start(jar: Path | None = None, timeout: float = 60.0, detach: bool = False, 
         if proc.poll() is not None or time.monotonic() > deadline:
             why = f"exited with code {proc.returncode}" if proc.poll() is not None else f"did not listen in {timeout:.0f}s"
             tail = _log_tail(state / "server.log")
-            stop(Server(proc, "", state))
+            stop(Server(proc, "", state, "server.log"))
             raise MongoJavaServerError(f"mongo-java-server {why} ({' '.join(cmd)}). Last log lines:\n{tail}")
         time.sleep(0.05)
-    return Server(proc, (state / "uri").read_text().strip(), state)
+    return Server(proc, (state / "uri").read_text().strip(), state, "server.log")
 
 
-def stop(server: Server) -> None:
-    """Stop the server (its data is gone with it) and delete its state dir."""
-    if server.process.poll() is None:
-        _terminate(server.process.pid, lambda: server.process.poll() is None)
-    shutil.rmtree(server.state_dir, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def running_mongo_java_server(timeout: float = 60.0) -> Iterator[str]:
+def running_mongo_java_server(timeout: float = 60.0) -> contextlib.AbstractContextManager[str]:
     """Start mongo-java-server (building it first if needed), yield its URI, stop it afterwards."""
-    server = start(timeout=timeout)
-    try:
-        yield server.uri
-    finally:
-        stop(server)
+    return running(start, timeout)
 
 
-# --- CLI: `start` leaves the server running in the background; `stop` ends it. -----------------
-
-def _run_file() -> Path:
-    return cache_dir() / "running.json"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    with contextlib.suppress(OSError):  # Linux: a zombie is not alive
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    return True
-
-
-def _is_ours(running: dict) -> bool:
-    """The recorded server still runs (guards against a recycled pid)."""
-    if not _pid_alive(running["pid"]):
-        return False
-    with contextlib.suppress(OSError):  # Linux: check it is the launcher we started
-        return running["jar"].encode() in Path(f"/proc/{running['pid']}/cmdline").read_bytes()
-    return True
+def _start_detached() -> tuple[Server, dict[str, str]]:
+    jar = install()
+    return start(jar, detach=True), {"jar": str(jar)}
 
 
 def main(argv: list[str]) -> int:
-    cmd = argv[1] if len(argv) == 2 else ""
-    run_file = _run_file()
-    running = json.loads(run_file.read_text()) if run_file.exists() else None
-    if running and not _is_ours(running):  # stale record: the server is gone
-        shutil.rmtree(running["state_dir"], ignore_errors=True)
-        run_file.unlink()
-        running = None
-    try:
-        if cmd == "install":
-            print(install())
-        elif cmd == "start":
-            if running:
-                print(running["uri"])
-                return 0
-            jar = install()
-            server = start(jar, detach=True)
-            run_file.parent.mkdir(parents=True, exist_ok=True)
-            run_file.write_text(json.dumps(
-                {"pid": server.process.pid, "uri": server.uri, "state_dir": str(server.state_dir), "jar": str(jar)}
-            ))
-            print(server.uri)
-        elif cmd == "uri":
-            if not running:
-                print("mongo-java-server is not running (use `start`)", file=sys.stderr)
-                return 1
-            print(running["uri"])
-        elif cmd == "stop":
-            if running:
-                _terminate(running["pid"], lambda: _pid_alive(running["pid"]))
-                shutil.rmtree(running["state_dir"], ignore_errors=True)
-                run_file.unlink(missing_ok=True)
-        else:
-            print("usage: python -m tests.servers.mongo_java_server install|start|stop|uri", file=sys.stderr)
-            return 2
-    except MongoJavaServerError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    """The command: ``install``, ``start`` (in the background), ``uri``, ``stop``."""
+    return Command(
+        "mongo-java-server", "mongo_java_server", MongoJavaServerError, cache_dir(), install, _start_detached, mark="jar"
+    ).main(argv)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Import threads from ``langgraph-checkpoint-mongodb``'s ``MongoDBSaver`` into a ``MongoDBCheckpointer``.
+"""Migrate threads from ``langgraph-checkpoint-mongodb``'s ``MongoDBSaver`` into a ``MongoDBCheckpointer``.
 
 ``MongoDBSaver`` keeps one document per checkpoint (``type`` + ``checkpoint`` bytes: the whole
 checkpoint, values included; ``metadata`` with every leaf a serde ``[type, bytes]`` pair;
@@ -14,7 +14,7 @@ the thread.
 It then verifies every imported namespace: our saver's ``list`` must return the tuples the
 source gives (versions as converted), read by ``MongoDBSaver`` itself when it is installed (sync form), else by this
 module's own parse of the source documents; with ``graph=``, also ``get_state`` and
-``get_state_history``. The source is only read.
+``get_state_history``. The source is only read. The CLI's ``import-mongodbsaver`` runs it (``cli/migrate.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
 
-from ._bson import require_db_name, require_str, require_str_list
+from ._bson import require_str, require_str_list
 from ._plans.interpreters import AsyncInterpreter, SyncInterpreter
 from ._plans.requests import END, Aggregate, Find, Invoke, Next, Plan, Raised
 from .checkpointer import MongoDBCheckpointer
@@ -449,72 +449,3 @@ async def aimport_mongodbsaver(
         saver, source_db.name, names, is_async=True, batch_size=batch_size, progress=progress, reader=None, graph=None
     )
     return await AsyncInterpreter(source_db).run(steps.run())
-
-
-# -- the CLI's ``import-mongodbsaver`` ------------------------------------------------------------------------
-
-
-def add_arguments(parser: Any) -> None:
-    """The ``import-mongodbsaver`` subcommand's arguments (on its ``argparse`` parser)."""
-    parser.add_argument("--source-db", required=True, help="the MongoDBSaver database (its default: checkpointing_db)")
-    parser.add_argument("--checkpoint-collection", default="checkpoints")
-    parser.add_argument("--writes-collection", default="checkpoint_writes")
-    parser.add_argument("--thread", action="append", dest="threads", help="only this thread (repeatable)")
-    parser.add_argument("--batch-size", type=int, default=100, help="source checkpoints per query")
-
-
-class ProgressBar:
-    """``progress(done, total)`` drawn by tqdm on ``out``: only on a terminal (see ``progress_bar``)."""
-
-    def __init__(self, out: Any) -> None:
-        from tqdm import tqdm
-
-        self._bar = tqdm(desc="importing", unit="checkpoint", file=out, total=0, leave=True)
-
-    def __call__(self, done: int, total: int) -> None:
-        self._bar.total = total
-        self._bar.update(done - self._bar.n)
-        if done >= total:
-            self._bar.close()
-
-
-def progress_bar(err: Any) -> ProgressBar | None:
-    """A bar on ``err`` when it is a terminal and tqdm is installed (the ``cli`` extra); None otherwise, so
-    logs, pipes and ``--json`` get no redrawn line."""
-    if not getattr(err, "isatty", lambda: False)():
-        return None
-    try:
-        return ProgressBar(err)
-    except ImportError:
-        return None
-
-
-def command(client: Any, args: Any, err: Any) -> ImportReport:
-    """Run ``import-mongodbsaver`` as parsed: from ``args.source_db`` into ``args.db``, a bar on ``err`` if a terminal."""
-    saver = MongoDBCheckpointer(client, db_name=args.db)
-    return import_mongodbsaver(
-        client[require_db_name(args.source_db)],
-        saver,
-        checkpoint_collection=args.checkpoint_collection,
-        writes_collection=args.writes_collection,
-        thread_ids=args.threads,
-        batch_size=args.batch_size,
-        progress=progress_bar(err),
-    )
-
-
-def render(report: ImportReport, out: Any) -> None:
-    """The report as the CLI prints it."""
-    rows = [
-        ("threads", report.threads),
-        ("checkpoints", f"{report.checkpoints_imported} imported, {report.checkpoints_present} already present"),
-        ("writes", f"{report.writes_imported} imported, {report.writes_present} already present"),
-        ("verified", f"{report.verified} checkpoints against {report.reader}"),
-        ("mismatches", len(report.mismatches)),
-    ]
-    if report.unknown_threads:
-        rows.append(("unknown", ", ".join(map(repr, report.unknown_threads)) + ": not in the source"))
-    for label, value in rows:
-        out.write(f"{label:<12}{value}\n")
-    for line in report.mismatches:
-        out.write(f"  {line}\n")

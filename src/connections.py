@@ -5,7 +5,7 @@ used from another loop (a second ``asyncio.run``) it raises ``Cannot use
 AsyncMongoClient in different event loop``. So for a URI the package opens a
 ``LoopClients``: one ``AsyncMongoClient`` per event loop, made for the running
 loop on first use and closed when that loop ends (``asyncio.run``'s
-``shutdown_asyncgens``) or by ``close()``/``aclose()``. ``OwnedClients`` pairs it
+``shutdown_asyncgens``) or by ``close()``/``aclose()``. ``OpenedClients`` pairs it
 with the sync ``MongoClient``, and ``ConnectionScope`` is what
 ``from_conn_string`` returns: ``with`` or ``async with``, closing both at the end.
 """
@@ -23,7 +23,9 @@ from typing import Any, Generic, TypeVar
 
 from pymongo import AsyncMongoClient, MongoClient, uri_parser
 from pymongo.driver_info import DriverInfo
-from pymongo.errors import InvalidOperation
+from pymongo.errors import ConfigurationError, InvalidOperation, InvalidURI
+
+from .errors import InvalidURIError
 
 #: What every client of this package tells the server in its handshake (``hello``'s ``client.driver``).
 DRIVER_INFO = DriverInfo(name="langgraph-durable-mongodb", version=version("langgraph-durable-mongodb"))
@@ -85,6 +87,37 @@ def masked_uri(uri: str) -> str:
     if "@" in tail:
         tail = f"***@{tail.rpartition('@')[2]}"
     return prefix + _SECRET_OPTION.sub(r"\1\2=<redacted>", tail)
+
+
+#: What a MongoDB URI starts with.
+URI_SCHEMES = ("mongodb://", "mongodb+srv://")
+#: How long a command-line client waits to find a server, unless its URI says (pymongo's default is 30 s).
+COMMAND_SERVER_SELECTION_MS = 5000
+
+
+def command_client(uri: str) -> MongoClient:
+    """The sync client one command-line run opens for ``uri``, carrying ``DRIVER_INFO``.
+
+    It gives up on finding a server after ``COMMAND_SERVER_SELECTION_MS`` unless the URI sets
+    ``serverSelectionTimeoutMS``. No I/O: a server that cannot be reached fails the first command.
+
+    Args:
+        uri: a MongoDB URI.
+
+    Returns:
+        The client.
+
+    Raises:
+        InvalidURIError: ``uri`` does not start with ``mongodb://`` or ``mongodb+srv://`` (pymongo would take it
+            for a host name and time out), or pymongo cannot use it; the message shows it masked (``masked_uri``).
+    """
+    if not uri.startswith(URI_SCHEMES):
+        raise InvalidURIError(f"bad MongoDB URI {masked_uri(uri)!r}: it must start with mongodb:// or mongodb+srv://")
+    timeout = {} if "serverselectiontimeoutms" in uri.lower() else {"serverSelectionTimeoutMS": COMMAND_SERVER_SELECTION_MS}
+    try:
+        return MongoClient(uri, driver=DRIVER_INFO, **timeout)
+    except (InvalidURI, ConfigurationError, ValueError) as error:
+        raise InvalidURIError(f"bad MongoDB URI {masked_uri(uri)!r}: {error}") from None
 
 
 def announce(client: Any) -> None:
@@ -246,7 +279,7 @@ class LoopBound:
         return getattr(self._clients.resolve(self._path), name)
 
 
-class OwnedClients:
+class OpenedClients:
     """The clients a ``from_conn_string`` opened for ``uri``: a ``MongoClient`` and a ``LoopClients``.
 
     Both carry ``DRIVER_INFO`` in their handshake: the sync client gets it as every client given to a
@@ -271,10 +304,10 @@ class OwnedClients:
         await self.async_client.aclose()
 
 
-class OwnsClients:
-    """Mixin: an object that may own the clients it was built on (``from_conn_string``), and closes them."""
+class ClosesOpenedClients:
+    """Mixin: an object that may have opened the clients it was built on (``from_conn_string``), and closes them."""
 
-    _owned: OwnedClients | None = None
+    _opened_clients: OpenedClients | None = None
 
     def close(self) -> None:
         """Close the clients this object opened itself (``from_conn_string``); clients you passed stay open.
@@ -282,16 +315,16 @@ class OwnsClients:
         In a coroutine, use ``aclose()``: a sync ``close()`` there leaves the running loop's async client
         to be closed when that loop ends.
         """
-        if self._owned is not None:
-            self._owned.close()
+        if self._opened_clients is not None:
+            self._opened_clients.close()
 
     async def aclose(self) -> None:
         """Async ``close()``: closes the running loop's async client too, awaited (no task is left behind)."""
-        if self._owned is not None:
-            await self._owned.aclose()
+        if self._opened_clients is not None:
+            await self._opened_clients.aclose()
 
 
-T = TypeVar("T", bound=OwnsClients)
+T = TypeVar("T", bound=ClosesOpenedClients)
 
 
 class ConnectionScope(Generic[T]):
@@ -307,13 +340,13 @@ class ConnectionScope(Generic[T]):
         self._uri, self._build = uri, build
 
     def _open(self) -> T:
-        owned = OwnedClients(self._uri)
+        clients = OpenedClients(self._uri)
         try:
-            opened = self._build(owned.client, owned.async_client)
+            opened = self._build(clients.client, clients.async_client)
         except BaseException:
-            owned.close()
+            clients.close()
             raise
-        opened._owned = owned
+        opened._opened_clients = clients
         self._opened = opened
         return opened
 

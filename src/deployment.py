@@ -1,0 +1,151 @@
+"""What a deployment is made of, as ``doctor`` reports it: the server (its identity, handshake and features),
+the format its database holds, and the indexes ``schema.py`` declares (created where missing, when asked).
+
+The server's commands are plans run on the ``admin`` database; listing collections and indexes, which no
+request of the plan layer does, goes through the client's own methods.
+
+Example::
+
+    report = check_deployment(MongoClient(uri), "langgraph", CollectionNames(), fix=False)
+    report["ok"], report["server"]["name"], [row for row in report["indexes"] if not row["present"]]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pymongo.errors import OperationFailure
+
+from ._plans import quirks as server_quirks
+from ._plans.interpreters import SyncInterpreter
+from ._plans.requests import Command, Plan, Raised, Try
+from .schema import CollectionNames, indexes_by_collection
+from .storage_format import FORMAT_VERSION, read_format_plan
+
+#: MongoDB's code for a command the server does not know (a ``hello`` sent to mongo-java-server).
+COMMAND_NOT_FOUND = 59
+
+
+def _refusal(result: Any) -> OperationFailure | None:
+    """The server's refusal of a command run in a ``Try``, or None when it answered; any other error is raised."""
+    if not isinstance(result, Raised):
+        return None
+    if not isinstance(result.error, OperationFailure):
+        raise result.error
+    return result.error
+
+
+def server_identity_plan() -> Plan:
+    """The MongoDB version the server reports and, when it is a stand-in, which one (``quirks.identify``).
+
+    FerretDB says so in ``buildInfo.ferretdbVersion``; mongo-java-server only in ``serverStatus.process``
+    (``"java"``; mongod says ``"mongod"``). A user not allowed ``serverStatus`` is taken to be on MongoDB.
+    Run it on the ``admin`` database.
+
+    Returns:
+        ``({"version", "name", "ferretdb", "mongo_java_server"}, ServerQuirks)``.
+    """
+    info = yield Command({"buildInfo": 1})
+    status = yield Try(Command({"serverStatus": 1}))
+    process = None if _refusal(status) else status.value.get("process")
+    quirks = server_quirks.identify(info, process)
+    identity = {
+        "version": info.get("version"),
+        "name": quirks.name,
+        "ferretdb": info.get("ferretdbVersion"),
+        "mongo_java_server": quirks is server_quirks.MONGO_JAVA_SERVER,
+    }
+    return identity, quirks
+
+
+def handshake_plan(quirks: server_quirks.ServerQuirks) -> Plan:
+    """``("hello", reply)``, or ``("isMaster", reply)`` from a server without ``hello`` (mongo-java-server,
+    MongoDB before 4.4.2): they answer the legacy command with the same fields."""
+    if quirks.hello:
+        hello = yield Try(Command({"hello": 1}))
+        refused = _refusal(hello)
+        if refused is None:
+            return "hello", hello.value
+        if refused.code != COMMAND_NOT_FOUND:
+            raise refused
+    return "isMaster", (yield Command({"isMaster": 1}))
+
+
+def server_plan() -> Plan:
+    """``{"server": {identity..., "handshake"}, "features": {"replica_set", "transactions", "ttl_indexes"}}``,
+    on the ``admin`` database."""
+    identity, quirks = yield from server_identity_plan()
+    command, hello = yield from handshake_plan(quirks)
+    replica_set = bool(hello.get("setName"))
+    return {
+        "server": {**identity, "handshake": command},
+        "features": {"replica_set": replica_set, "transactions": replica_set and quirks.transactions,
+                     "ttl_indexes": quirks.ttl_expiry},
+    }
+
+
+def server_identity(client: Any) -> tuple[dict[str, Any], server_quirks.ServerQuirks]:
+    """``server_identity_plan`` on ``client``'s ``admin`` database.
+
+    Args:
+        client: a sync client.
+
+    Returns:
+        The server's identity and its quirks.
+    """
+    return SyncInterpreter(client.admin).run(server_identity_plan())
+
+
+def check_deployment(client: Any, db_name: str, names: CollectionNames, fix: bool) -> dict[str, Any]:
+    """The server, its features, the stored format and each declared index; with ``fix``, missing indexes created.
+
+    A database of another format (MongoDBSaver's, or a newer one) is not ours to fix: ``fix`` creates nothing there.
+
+    Args:
+        client: a sync client.
+        db_name: the database.
+        names: its collection names.
+        fix: create the indexes that are missing.
+
+    Returns:
+        ``{"server", "features", "indexes": [{"collection", "index", "present", and "created", "unused" or
+        "error"}], "format", "ok"}``: ``ok`` when the format is ours and every index is present, created or unused.
+
+    Raises:
+        pymongo.errors.PyMongoError: the server failed a command (``server_errors.typed_server_errors`` types it).
+    """
+    db = client[db_name]
+    report = SyncInterpreter(client.admin).run(server_plan())
+    stored = SyncInterpreter(db).run(read_format_plan(names))
+    ours = stored.foreign is None and (stored.version is None or stored.version <= FORMAT_VERSION)
+    fix = fix and ours
+    report["indexes"] = _index_rows(db, names, fix)
+    report["format"] = stored.describe()
+    report["ok"] = ours and all(r["present"] or r.get("created") or r.get("unused") for r in report["indexes"])
+    return report
+
+
+def _index_rows(db: Any, names: CollectionNames, fix: bool) -> list[dict[str, Any]]:
+    """One row per declared index: present, or missing (then created with ``fix``, or unused)."""
+    # Checkpoints and no run lock ever taken: a deployment with exclusive_runs=False (the Agent Server factory's).
+    collections = set(db.list_collection_names())
+    no_run_locks = names.checkpoints in collections and names.runs not in collections
+    rows = []
+    for coll, indexes in indexes_by_collection(names).items():
+        present = {ix["name"] for ix in db[coll].list_indexes()}
+        for index in indexes:
+            row = {"collection": coll, "index": index.document["name"], "present": index.document["name"] in present}
+            if not row["present"] and coll == names.runs and no_run_locks:
+                row["unused"] = True
+            elif not row["present"] and fix:
+                row.update(_created(db[coll], index))
+            rows.append(row)
+    return rows
+
+
+def _created(collection: Any, index: Any) -> dict[str, Any]:
+    try:
+        collection.create_indexes([index])
+    except OperationFailure as error:
+        return {"error": str(error)}
+    return {"created": True}

@@ -1,0 +1,199 @@
+"""What the CLI reads of threads, as plans: documents as stored, never decoded.
+
+``thread_summaries_plan`` lists one page of threads grouped on the server (never every checkpoint to the
+client); ``holds_checkpoints_plan`` tells whether a database holds any checkpoint, ``thread_exists_plan``
+whether a thread has any document; ``inspected_plan`` reads a thread's checkpoints (no values) and journal
+entries (no outcomes); ``journal_documents_plan`` its raw entries; ``entry_plan`` the entry at one position;
+``checkpoint_counts_plan`` how many checkpoints threads hold. ``ThreadDocuments`` runs them on a sync client.
+Thread ids are values in these filters, never field names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._bson import document_problem
+from .._plans.interpreters import SyncInterpreter
+from .._plans.requests import Aggregate, Find, Gather, Plan
+from ..schema import CollectionNames
+from .reader import require_our_format
+
+#: The order of the ``thread_ns_checkpoint`` index: each thread's root namespace first, latest checkpoint first.
+INDEX_ORDER = {"thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": -1}
+#: Databases of the server itself, never holding threads.
+SYSTEM_DATABASES = frozenset({"admin", "local", "config"})
+#: What ``inspected_plan`` reads of a checkpoint: never its serialized checkpoint or values.
+INSPECTED_CHECKPOINT = {"checkpoint_ns": 1, "checkpoint_id": 1, "ts": 1, "metadata.step": 1, "metadata.source": 1}
+
+
+def thread_summaries_plan(
+    names: CollectionNames, limit: int, after: str | None = None, *, group_first_max: bool = True
+) -> Plan:
+    """One page of threads in ``thread_id`` order, grouped on the server.
+
+    One ``aggregate`` in the order of the ``thread_ns_checkpoint`` index whose reply holds only the page's rows;
+    where ``$group`` takes only ``$sum`` (FerretDB 1.x), two ``find`` per listed thread add its latest step and
+    last update.
+
+    Args:
+        names: the collection names.
+        limit: the most threads to list.
+        after: list only threads whose id sorts after this one (the last id of the previous page).
+        group_first_max: the server's ``$group`` takes ``$first`` and ``$max`` (``ServerQuirks.group_first_max``).
+
+    Returns:
+        ``(rows, more, problems)``: the rows (``thread_id``, ``checkpoints`` in every namespace, ``latest_step``
+        of the root namespace's latest checkpoint, ``updated``: the latest checkpoint time), whether more threads
+        follow, and the problems of checkpoints whose ``thread_id`` is not a string (one named per such value).
+    """
+    match = {"thread_id": {"$gt": after}} if after is not None else {}
+    grouped = yield Aggregate(names.checkpoints, _summaries_pipeline(match, limit, group_first_max))
+    rows, problems = [], []
+    for found in grouped[:limit]:
+        if not isinstance(found["_id"], str):
+            problems.append((yield from _thread_id_problem_plan(names, found["_id"])))
+            continue
+        if not group_first_max:
+            found.update((yield from _latest_plan(names, found["_id"])))
+        rows.append({
+            "thread_id": found["_id"],
+            "checkpoints": found["checkpoints"],
+            "latest_step": found.get("first_step") if found.get("first_ns") == "" else None,
+            "updated": found.get("updated") or "",
+        })
+    return rows, len(grouped) > limit, problems
+
+
+def _summaries_pipeline(match: dict[str, Any], limit: int, group_first_max: bool) -> list[dict[str, Any]]:
+    if group_first_max:
+        group = {"_id": "$thread_id", "checkpoints": {"$sum": 1}, "updated": {"$max": "$ts"},
+                 "first_ns": {"$first": "$checkpoint_ns"}, "first_step": {"$first": "$metadata.step"}}
+        # in index order, a thread's first checkpoint is its root namespace's latest, when it has one
+        stages = [{"$match": match}, {"$sort": INDEX_ORDER}, {"$group": group}]
+    else:
+        stages = [{"$match": match}, {"$group": {"_id": "$thread_id", "checkpoints": {"$sum": 1}}}]
+    return [*stages, {"$sort": {"_id": 1}}, {"$limit": limit + 1}]
+
+
+def _thread_id_problem_plan(names: CollectionNames, thread_id: Any) -> Plan:
+    """The problem of the checkpoints stored under a ``thread_id`` that is not a string, naming one of them."""
+    # $eq: a thread_id stored as a document such as {"$gt": ""} must not become an operator here
+    docs = yield Find(names.checkpoints, {"thread_id": {"$eq": thread_id}}, limit=1)
+    doc = docs[0] if docs else {"thread_id": thread_id}
+    return str(document_problem(names.checkpoints, doc, {"thread_id": (str,)}))
+
+
+def _latest_plan(names: CollectionNames, thread_id: str) -> Plan:
+    """What ``$group`` says on servers it cannot (``$first``, ``$max``): two ``find`` by index for one thread."""
+    latest, last = yield Gather((
+        Find(names.checkpoints, {"thread_id": thread_id}, {"_id": 0, "checkpoint_ns": 1, "metadata.step": 1},
+             sort=list(INDEX_ORDER.items()), limit=1),
+        Find(names.checkpoints, {"thread_id": thread_id}, {"_id": 0, "ts": 1}, sort=[("ts", -1)], limit=1),
+    ))
+    latest, last = (latest or [{}])[0], (last or [{}])[0]
+    return {"first_ns": latest.get("checkpoint_ns"), "first_step": (latest.get("metadata") or {}).get("step"),
+            "updated": last.get("ts")}
+
+
+def holds_checkpoints_plan(names: CollectionNames) -> Plan:
+    """Whether the database holds any checkpoint (one ``find`` of one ``_id``)."""
+    return bool((yield Find(names.checkpoints, {}, {"_id": 1}, limit=1)))
+
+
+def thread_exists_plan(names: CollectionNames, thread_id: str) -> Plan:
+    """Whether the thread has a checkpoint or, failing that, a journal entry (one ``find`` each, at most)."""
+    for collection in (names.checkpoints, names.journal):
+        if (yield Find(collection, {"thread_id": thread_id}, {"_id": 1}, limit=1)):
+            return True
+    return False
+
+
+def inspected_plan(names: CollectionNames, thread_id: str) -> Plan:
+    """``(checkpoints, entries)``: the thread's checkpoints (``INSPECTED_CHECKPOINT``, every namespace) and its
+    journal entries without their serialized outcomes."""
+    checkpoints = yield Find(names.checkpoints, {"thread_id": thread_id}, INSPECTED_CHECKPOINT)
+    entries = yield Find(names.journal, {"thread_id": thread_id, "chunk": 0}, {"outcome.data": 0})
+    return checkpoints, entries
+
+
+def journal_documents_plan(names: CollectionNames, thread_id: str, with_outcomes: bool) -> Plan:
+    """The thread's raw journal documents without ``_id``, by path then creation; without ``with_outcomes``,
+    only each entry's first document, without its serialized outcome (its type, digest and preview stay)."""
+    query = {"thread_id": thread_id} if with_outcomes else {"thread_id": thread_id, "chunk": 0}
+    projection = {"_id": 0} if with_outcomes else {"_id": 0, "outcome.data": 0}
+    return (yield Find(names.journal, query, projection, sort=[("path", 1), ("created_at", 1)]))
+
+
+def entry_plan(names: CollectionNames, position: Mapping[str, Any]) -> Plan:
+    """The ``kind``, ``name`` and ``status`` of the entry at ``position`` (``POSITION_FIELDS``), or None."""
+    found = yield Find(names.journal, {**position, "chunk": 0}, {"_id": 0, "kind": 1, "name": 1, "status": 1}, limit=1)
+    return found[0] if found else None
+
+
+def checkpoint_counts_plan(names: CollectionNames, thread_ids: Sequence[str]) -> Plan:
+    """``{thread_id: checkpoints in every namespace}`` for each of ``thread_ids`` (0 for one without any)."""
+    counted = yield Aggregate(names.checkpoints, [
+        {"$match": {"thread_id": {"$in": list(thread_ids)}}}, {"$group": {"_id": "$thread_id", "n": {"$sum": 1}}},
+    ])
+    found = {group["_id"]: group["n"] for group in counted}
+    return {thread_id: found.get(thread_id, 0) for thread_id in thread_ids}
+
+
+class ThreadDocuments:
+    """The plans above, run on a sync client for the CLI.
+
+    Args:
+        client: a sync client (``MongoClient``, mongomock).
+        db_name: the database.
+        names: its collection names.
+    """
+
+    def __init__(self, client: Any, db_name: str, names: CollectionNames | None = None) -> None:
+        self.client, self.names = client, names or CollectionNames()
+        self.db = client[db_name]
+        self._io = SyncInterpreter(self.db)
+
+    def summaries(self, limit: int, after: str | None = None) -> tuple[list[dict[str, Any]], bool, list[str]]:
+        """``thread_summaries_plan``, on a database of our format.
+
+        Raises:
+            IncompatibleStorageError: the database holds a foreign format.
+        """
+        require_our_format(self.db, self.names)
+        group_first_max = self._io.quirks.group_first_max
+        return self._io.run(thread_summaries_plan(self.names, limit, after, group_first_max=group_first_max))
+
+    def databases_with_threads(self) -> list[str]:
+        """The databases on the server that hold checkpoints, sorted: one ``find`` of one document in each."""
+        return sorted(
+            name
+            for name in self.client.list_database_names()
+            if name not in SYSTEM_DATABASES
+            and SyncInterpreter(self.client[name]).run(holds_checkpoints_plan(self.names))
+        )
+
+    def exists(self, thread_id: str) -> bool:
+        """``thread_exists_plan``."""
+        return self._io.run(thread_exists_plan(self.names, thread_id))
+
+    def inspected(self, thread_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """``inspected_plan``, on a database of our format.
+
+        Raises:
+            IncompatibleStorageError: the database holds a foreign format.
+        """
+        require_our_format(self.db, self.names)
+        return self._io.run(inspected_plan(self.names, thread_id))
+
+    def journal_documents(self, thread_id: str, with_outcomes: bool) -> list[dict[str, Any]]:
+        """``journal_documents_plan``."""
+        return self._io.run(journal_documents_plan(self.names, thread_id, with_outcomes))
+
+    def entry(self, position: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``entry_plan``."""
+        return self._io.run(entry_plan(self.names, position))
+
+    def checkpoint_counts(self, thread_ids: Sequence[str]) -> dict[str, int]:
+        """``checkpoint_counts_plan``."""
+        return self._io.run(checkpoint_counts_plan(self.names, thread_ids))

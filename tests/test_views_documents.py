@@ -1,0 +1,87 @@
+"""The CLI's reads of threads (``views.documents``) as plans: the same answers on the sync and the async face,
+on every client kind (the CLI itself runs them on the sync face only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.checkpoint.base import empty_checkpoint
+
+from langgraph_durable_mongodb import ActivityJournal
+from langgraph_durable_mongodb._plans.interpreters import AsyncInterpreter, SyncInterpreter
+from langgraph_durable_mongodb.journal import EffectCall, EffectPosition
+from langgraph_durable_mongodb.schema import CollectionNames
+from langgraph_durable_mongodb.views.documents import (
+    checkpoint_counts_plan,
+    entry_plan,
+    holds_checkpoints_plan,
+    inspected_plan,
+    journal_documents_plan,
+    thread_exists_plan,
+    thread_summaries_plan,
+)
+from tests.clients import Face
+
+NAMES = CollectionNames()
+POS = EffectPosition("t2", "agent/1", "pay", "1", "1")
+
+
+async def run_plan(face: Face, plan: Any) -> Any:
+    if face.is_async:
+        return await AsyncInterpreter(face.db).run(plan)
+    return SyncInterpreter(face.db).run(plan)
+
+
+async def group_first_max(face: Face) -> bool:
+    """Whether the server's ``$group`` takes ``$first`` and ``$max`` (FerretDB 1.x's does not)."""
+    if face.is_async:
+        return (await AsyncInterpreter(face.db).quirks()).group_first_max
+    return SyncInterpreter(face.db).quirks.group_first_max
+
+
+async def write_chain(face: Face, thread_id: str, checkpoints: int, ns: str = "") -> None:
+    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+    for step in range(checkpoints):
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"step": step}
+        checkpoint["channel_versions"] = {"step": face.saver.get_next_version(None, None)}
+        config = await face.call("put", config, checkpoint, {"source": "loop", "step": step}, checkpoint["channel_versions"])
+
+
+async def test_the_summaries_group_threads_on_the_server_and_page_by_id(face: Face) -> None:
+    assert await run_plan(face, holds_checkpoints_plan(NAMES)) is False
+    await write_chain(face, "t1", 3)
+    await write_chain(face, "t1", 2, ns="sub:abc")
+    await write_chain(face, "t2", 1)
+    # the server's own $group, and the path of servers whose $group lacks $max (two finds per thread)
+    for with_max in sorted({await group_first_max(face), False}):
+        rows, more, problems = await run_plan(face, thread_summaries_plan(NAMES, 1, group_first_max=with_max))
+        assert ([r["thread_id"] for r in rows], more, problems) == (["t1"], True, [])
+        assert (rows[0]["checkpoints"], rows[0]["latest_step"]) == (5, 2) and rows[0]["updated"]
+        rows, more, _ = await run_plan(face, thread_summaries_plan(NAMES, 5, "t1", group_first_max=with_max))
+        assert ([(r["thread_id"], r["checkpoints"], r["latest_step"]) for r in rows], more) == ([("t2", 1, 0)], False)
+    assert await run_plan(face, holds_checkpoints_plan(NAMES)) is True
+    assert await run_plan(face, checkpoint_counts_plan(NAMES, ["t1", "t2", "nope"])) == {"t1": 5, "t2": 1, "nope": 0}
+
+
+async def test_a_thread_is_read_as_stored_without_values_or_outcomes(face: Face, mongo_client: Any, db_name: str) -> None:
+    await write_chain(face, "t2", 2)
+    journal = ActivityJournal(**{"async_client" if face.is_async else "client": mongo_client}, db_name=db_name)
+    call = EffectCall("tool", "pay", input={"amount": 1})
+    if face.is_async:
+        await journal.arun(call, lambda: "paid", position=POS)
+    else:
+        journal.run(call, lambda: "paid", position=POS)
+
+    assert await run_plan(face, thread_exists_plan(NAMES, "t2")) is True
+    assert await run_plan(face, thread_exists_plan(NAMES, "nope")) is False
+    checkpoints, entries = await run_plan(face, inspected_plan(NAMES, "t2"))
+    assert len(checkpoints) == 2 and not any("values" in doc or "checkpoint" in doc for doc in checkpoints)
+    assert [e["name"] for e in entries] == ["pay"] and "data" not in entries[0]["outcome"]
+    [raw] = await run_plan(face, journal_documents_plan(NAMES, "t2", with_outcomes=False))
+    assert "_id" not in raw and "data" not in raw["outcome"]
+    [whole] = await run_plan(face, journal_documents_plan(NAMES, "t2", with_outcomes=True))
+    assert "data" in whole["outcome"]
+    position = {"thread_id": "t2", "path": "agent/1", "node": "pay", "occurrence": "1", "effect_key": "1"}
+    assert await run_plan(face, entry_plan(NAMES, position)) == {"kind": "tool", "name": "pay", "status": "completed"}
+    assert await run_plan(face, entry_plan(NAMES, {**position, "effect_key": "2"})) is None
