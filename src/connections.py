@@ -315,16 +315,27 @@ class ClosesOpenedClients:
         In a coroutine, use ``aclose()``: a sync ``close()`` there leaves the running loop's async client
         to be closed when that loop ends.
         """
-        if self._opened_clients is not None:
-            self._opened_clients.close()
+        close_opened(self._opened_clients)
 
     async def aclose(self) -> None:
         """Async ``close()``: closes the running loop's async client too, awaited (no task is left behind)."""
-        if self._opened_clients is not None:
-            await self._opened_clients.aclose()
+        await aclose_opened(self._opened_clients)
 
 
-T = TypeVar("T", bound=ClosesOpenedClients)
+def close_opened(opened: OpenedClients | None) -> None:
+    """Close the clients ``from_conn_string`` opened for an object (``_opened_clients``; None: it opened none)."""
+    if opened is not None:
+        opened.close()
+
+
+async def aclose_opened(opened: OpenedClients | None) -> None:
+    """Async ``close_opened``: closes the running loop's async client too, awaited."""
+    if opened is not None:
+        await opened.aclose()
+
+
+#: What ``ConnectionScope`` builds: an object with an ``_opened_clients`` attribute it closes (``close_opened``).
+T = TypeVar("T")
 
 
 class ConnectionScope(Generic[T]):

@@ -115,12 +115,12 @@ ABOVE_THE_BASE = (
         # the thread views read storage for the CLI and the web inspector, never the other way round
         ("views", ("resolver", "run_lock", "platform", "cli", "ui", "demo")),
         # the web inspector reads through the views and acts through the CLI's commands: never storage itself
-        ("ui", ("_plans", "checkpointer.plans", "journal.plans", "resolver", "run_lock", "platform", "demo")),
+        ("ui", ("_plans", "checkpointer.store", "checkpointer.maintenance", "journal.plans", "resolver", "run_lock", "platform", "demo")),
         # doctor's checks, and what a server's failure means: beneath the CLI, never reaching into it
         ("deployment", ("journal", "checkpointer", "resolver", "run_lock", "platform", "cli", "views", "ui", "demo")),
         ("server_errors", ABOVE_THE_BASE),
         # the migration from MongoDBSaver uses the saver's public API only; its command line is the CLI's
-        ("migrate", ("checkpointer.plans", "checkpointer.documents", "checkpointer.memory", "journal", "cli")),
+        ("migrate", ("checkpointer.store", "checkpointer.maintenance", "checkpointer.roots", "checkpointer.expiry", "checkpointer.documents", "checkpointer.memory", "journal", "cli")),
     ],
 )
 def test_a_layer_imports_nothing_above_it(layer: str, forbidden: tuple[str, ...]) -> None:

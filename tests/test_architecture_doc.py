@@ -11,7 +11,7 @@ PAGE = (ROOT / "ARCHITECTURE.md").read_text()
 
 
 def modules() -> list[str]:
-    """Every module of ``src`` as a path relative to it (``checkpointer/plans.py``), packages' ``__init__`` aside."""
+    """Every module of ``src`` as a path relative to it (``checkpointer/store.py``), packages' ``__init__`` aside."""
     return sorted(
         str(p.relative_to(SRC)) for p in SRC.rglob("*.py") if p.name not in ("__init__.py", "__main__.py")
     )
@@ -48,6 +48,6 @@ def test_every_module_the_page_names_exists() -> None:
 
 def test_the_check_sees_a_module_left_out() -> None:
     bullets = package_bullets(PAGE)
-    assert named("checkpointer/plans.py", PAGE, bullets)
+    assert named("checkpointer/store.py", PAGE, bullets)
     assert not named("checkpointer/nowhere.py", PAGE, bullets)
     assert not named("nowhere.py", PAGE, bullets)

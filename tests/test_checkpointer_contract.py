@@ -166,7 +166,7 @@ async def test_list_filters_before_limit_and_namespaces(face: Face) -> None:
 
 
 async def test_list_pages_without_losing_or_repeating(face: Face, monkeypatch: pytest.MonkeyPatch) -> None:
-    from langgraph_durable_mongodb.checkpointer import plans as base
+    from langgraph_durable_mongodb.checkpointer import store as base
 
     monkeypatch.setattr(base, "LIST_PAGE", 3)
     previous = None
@@ -480,7 +480,7 @@ def counted_requests(face: Face) -> list:
 async def test_wait_stored_returns_for_a_stored_checkpoint_waits_for_a_later_one_and_times_out(
     face: Face, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from langgraph_durable_mongodb.checkpointer import plans as base
+    from langgraph_durable_mongodb.checkpointer import roots as base
 
     monkeypatch.setattr(base, "STORED_RECHECK_SECONDS", 0.05)
     first, cp1 = await put(face, cfg(), {"n": 1})
@@ -518,7 +518,7 @@ async def test_wait_stored_waits_for_this_saver_s_own_background_store_without_a
 ) -> None:
     """durability="async": the node's first effect waits for the put LangGraph runs in the background, woken by it
     (the registry's grace before a query is made long here: a waiter left to sleep it out would fail the test)."""
-    from langgraph_durable_mongodb.checkpointer import plans as base
+    from langgraph_durable_mongodb.checkpointer import roots as base
 
     monkeypatch.setattr(base, "STORED_FIRST_CHECK_SECONDS", 10.0)
     first, cp1 = await put(face, cfg(), {"n": 1})

@@ -94,7 +94,7 @@ async def test_delta_channel_history_is_bounded_and_matches_inmemory(face: Face)
 async def test_delta_channel_history_reads_the_older_pages_of_a_chain_longer_than_the_first(
     face: Face, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from langgraph_durable_mongodb.checkpointer import plans as base
+    from langgraph_durable_mongodb.checkpointer import store as base
 
     monkeypatch.setattr(base, "FIRST_CHAIN_PAGE", 2)  # the target and its parent: the seed is further up
     _, expected = await run_chat(InMemorySaver(), face.is_async, 12)
@@ -103,7 +103,7 @@ async def test_delta_channel_history_reads_the_older_pages_of_a_chain_longer_tha
     requests = count_requests(face)
     config = {"configurable": {"thread_id": "chat", "checkpoint_ns": ""}}
     history = await face.call("get_delta_channel_history", config=config, channels=["messages"])
-    pages = [r for r in requests if isinstance(r, Find) and r.projection == base._CHAIN_FIELDS]
+    pages = [r for r in requests if isinstance(r, Find) and r.projection == base.CHAIN_FIELDS]
     assert [p.limit for p in pages][:1] == [2] and len(pages) > 1  # an older page was read
     assert history["messages"].get("seed") is not None  # snapshot_frequency=7: found up the chain
 

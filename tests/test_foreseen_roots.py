@@ -95,13 +95,14 @@ def test_the_first_run_of_a_new_thread_waits_for_no_store(platform: Any, mode: s
     store of its first one has begun (slowed here)."""
     platform.setup()
     saver, waits = platform.checkpointer, []
-    put = saver._put_plan  # noqa: SLF001 - the plan both faces of put run
+    store = saver._store  # noqa: SLF001 - its put_plan is the plan both faces of put run
+    put = store.put_plan
 
     def slow_put(*args: Any, **kwargs: Any) -> Any:
         yield Sleep(0.2)
         return (yield from put(*args, **kwargs))
 
-    monkeypatch.setattr(saver, "_put_plan", slow_put)
+    monkeypatch.setattr(store, "put_plan", slow_put)
     monkeypatch.setattr(saver, "wait_stored", lambda *args, **kwargs: waits.append(args))
 
     async def await_stored(*args: Any, **kwargs: Any) -> None:

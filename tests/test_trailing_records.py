@@ -96,7 +96,7 @@ def node_of(mode: str, steps: Any) -> Any:
 def watch_writes(platform: Any, thread: str, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """The thread's completed entries as each ``put_writes`` sends its writes (read from the database then)."""
     saver, seen = platform.checkpointer, []
-    plan = saver._put_writes_plan  # noqa: SLF001 - the plan both faces of put_writes run
+    plan = saver._store.put_writes_plan  # noqa: SLF001 - the plan both faces of put_writes run
 
     def watched(*args: Any, **kwargs: Any) -> Any:
         inner = plan(*args, **kwargs)
@@ -109,7 +109,7 @@ def watch_writes(platform: Any, thread: str, monkeypatch: pytest.MonkeyPatch) ->
         except StopIteration as done:
             return done.value
 
-    monkeypatch.setattr(saver, "_put_writes_plan", watched)
+    monkeypatch.setattr(saver._store, "put_writes_plan", watched)  # noqa: SLF001
     return seen
 
 

@@ -20,12 +20,17 @@ from langgraph.checkpoint.base import (
 from .. import _langgraph
 from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
 from .._plans.faces import TwoFaces, split_clients, started
-from ..connections import ClosesOpenedClients, ConnectionScope, database_name
+from .._plans.requests import CreateIndexes, Plan
+from ..connections import ConnectionScope, OpenedClients, aclose_opened, close_opened, database_name
 from ..errors import InvalidInputError
-from ..schema import CollectionNames
+from ..schema import EXPIRY_INDEX, INDEXES, TTL_INDEX, CollectionNames
 from ..storage_format import StorageFormat
+from .documents import InlineLimits
+from .expiry import ThreadExpiry
+from .maintenance import ThreadMaintenance
 from .memory import Stored, StoredCheckpoints, TaskHolds, ThreadExpiries, ValueLocations
-from .plans import CheckpointPlans, RootCarry, next_version
+from .roots import RootCarry, RootCheckpoints
+from .store import CheckpointStore, next_version
 from .sweeper import AsyncSweeper, Sweeper
 from .ttl import TTLConfig
 
@@ -37,7 +42,7 @@ _OWN_FIELDS = frozenset(
 )
 
 
-class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCheckpointSaver[str]):
+class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
     """A LangGraph checkpointer on MongoDB, with native sync and async methods.
 
     Give it a sync client (``pymongo.MongoClient``, ``mongomock.MongoClient``)
@@ -90,6 +95,15 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
         "async methods (ainvoke, astream, aget_state) cannot run natively; use invoke/stream, "
         "or also pass async_client=AsyncMongoClient(uri)"
     )
+    #: A value is stored inline in the checkpoint document up to this size (a larger one in blobs) ...
+    inline_value_bytes: int = 1024 * 1024
+    #: ... while the document's inline values stay within this total (a document holds 16 MiB at most).
+    inline_document_bytes: int = 4 * 1024 * 1024
+    #: An unchanged value this small is copied inline again, so a read of the latest checkpoint needs no
+    #: other document for it; a larger one is referenced where it is stored, when this process knows where.
+    copy_value_bytes: int = 2048
+    #: The clients ``from_conn_string`` opened for this saver (``ConnectionScope`` sets them), closed by ``close()``.
+    _opened_clients: OpenedClients | None = None
 
     def __init__(
         self,
@@ -123,14 +137,16 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
             auto_setup,
             self.storage_format.check_plan,
         )
-        self._expiries = ThreadExpiries()
-        self._stored = StoredCheckpoints()
-        self._holds = TaskHolds()
-        self._locations = ValueLocations()
+        # What this process remembers (``memory.py``), shared by the parts below; a ``with_allowlist`` clone
+        # shares the parts too (each part that serializes gets the serde per call).
+        locations = ValueLocations()
+        self._expiry = ThreadExpiry(ttl_config, self.collections, ThreadExpiries())
+        self._roots = RootCheckpoints(self.collections, StoredCheckpoints(), TaskHolds())
+        self._store = CheckpointStore(self.collections, chunk_bytes, self._expiry, self._roots, locations)
+        self._maintenance = ThreadMaintenance(self.collections, chunk_bytes, self._expiry, locations)
         self._child_run_observers: list[Callable[[str, RunnableConfig], None]] = []
         # LangGraph's strict msgpack mode clones a saver with copy.copy (``with_allowlist``): this stays the original.
         self._base_saver = self
-        self._prune_observers: list[Callable[[str, list[str]], Any]] = []
         self._sweepers: list[Sweeper] = []
         self._async_sweepers: list[AsyncSweeper] = []
 
@@ -142,6 +158,23 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
         same store, whose serde also reads the types of the graph's schemas.
         """
         return self._base_saver
+
+    def expiry_fields(self, thread_id: str) -> dict[str, Any]:
+        """``{"expire_at": ...}`` for a document another component adds to the thread (empty without ttl).
+
+        The journal and the ordinal allocator stamp their documents with it. It is the thread's
+        current expiry as this process knows it, so the new document expires with the rest of the
+        thread; only the checkpointer's own writes move the expiry forward, since a refresh then
+        moves every document with it. A thread this process knows nothing of, or whose expiry has
+        passed, gets that of a write now (``expiry.py`` tells how a write's expiry is chosen).
+
+        Args:
+            thread_id: the thread the new document belongs to.
+
+        Returns:
+            ``{"expire_at": datetime}`` under ``ttl``, else ``{}``.
+        """
+        return self._expiry.fields(thread_id)
 
     def carry_in_root_checkpoints(self, field: str, stamp: Callable[..., Any], learn: Callable[..., None]) -> None:
         """Keep another component's per-thread state in the thread's root checkpoints (one carrier).
@@ -165,7 +198,7 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
         """
         if not isinstance(field, str) or not field.isidentifier() or field in _OWN_FIELDS:
             raise InvalidInputError(f"carry_in_root_checkpoints needs a free plain field name, got {field!r}")
-        self._carried = RootCarry(field, stamp, learn)
+        self._roots.carried = RootCarry(field, stamp, learn)
 
     def observe_child_runs(self, observer: Callable[[str, RunnableConfig], None]) -> None:
         """Call ``observer(thread_id, config)`` at each read that may start a compiled child's run.
@@ -192,13 +225,13 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
         Args:
             forget: called once per pruned thread.
         """
-        self._prune_observers.append(forget)
+        self._maintenance.prune_observers.append(forget)
 
     def _notice_run_start(self, config: Any) -> None:
         """A checkpoint read that starts a run: a root run drops what it cannot inherit of the thread's held work
         (``TaskHolds.drop_failed``), a child run goes to the observers (``observe_child_runs``)."""
         if _langgraph.root_run_start(config):
-            self._holds.drop_failed(str(config["configurable"].get("thread_id")))
+            self._roots.holds.drop_failed(str(config["configurable"].get("thread_id")))
         if not self._child_run_observers or not isinstance(config, dict):
             return
         if not (config.get("metadata") or {}).get("langgraph_checkpoint_ns"):
@@ -273,7 +306,7 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
             ClientConfigurationError: this saver has only an async client.
         """
         self._notice_run_start(config)
-        return self._run(self._get_tuple_plan(config))
+        return self._run(self._store.get_tuple_plan(config, self.serde))
 
     def list(
         self,
@@ -304,7 +337,7 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
                 int (raised by the call itself, before any query).
             ClientConfigurationError: this saver has only an async client (raised by the call itself).
         """
-        plan = started(self._list_plan(config, filter, before, limit))
+        plan = started(self._store.list_plan(config, filter, before, limit, self.serde))
         return self._sync_face().iterate(plan)
 
     def put(
@@ -338,7 +371,7 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
                 metadata key that is not a string.
             ClientConfigurationError: this saver has only an async client.
         """
-        return self._run(self._put_plan(config, checkpoint, metadata, new_versions))
+        return self._run(self._store.put_plan(config, checkpoint, metadata, new_versions, self.serde, self._inline_limits()))
 
     def put_writes(
         self,
@@ -363,7 +396,7 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
                 not a string.
             ClientConfigurationError: this saver has only an async client.
         """
-        self._run(self._put_writes_plan(config, writes, task_id, task_path))
+        self._run(self._store.put_writes_plan(config, writes, task_id, task_path, self.serde))
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete the thread's checkpoints, blobs, writes, journal entries and ordinals, in every namespace.
@@ -377,7 +410,7 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
             InvalidInputError: ``thread_id`` is not a string.
             ClientConfigurationError: this saver has only an async client.
         """
-        self._run(self._delete_thread_plan(thread_id))
+        self._run(self._maintenance.delete_thread_plan(thread_id))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints the runs created, with their writes and the blobs only they used.
@@ -394,7 +427,7 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
             InvalidInputError: ``run_ids`` is not a list or tuple of strings.
             ClientConfigurationError: this saver has only an async client.
         """
-        self._run(self._delete_for_runs_plan(run_ids))
+        self._run(self._maintenance.delete_for_runs_plan(run_ids))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy the source thread whole to a thread that has no documents yet.
@@ -411,7 +444,7 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
                 ``delete_thread(target_thread_id)``, or pick another id.
             InvalidInputError: an id is not a string, or both are the same.
         """
-        self._run(self._copy_thread_plan(source_thread_id, target_thread_id))
+        self._run(self._maintenance.copy_thread_plan(source_thread_id, target_thread_id))
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """Prune threads: keep each namespace's latest checkpoint, or delete the threads.
@@ -427,7 +460,7 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
             InvalidInputError: ``thread_ids`` is not a list or tuple of strings, or ``strategy`` is unknown.
             ClientConfigurationError: this saver has only an async client.
         """
-        self._run(self._prune_plan(thread_ids, strategy))
+        self._run(self._maintenance.prune_plan(thread_ids, strategy))
 
     def sweep_expired(self) -> list[str]:
         """Apply the TTL strategy to the threads past their TTL, at most ``sweep_limit`` of them.
@@ -445,7 +478,7 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
         Raises:
             ClientConfigurationError: this saver has only an async client.
         """
-        return self._run(self._sweep_expired_plan())
+        return self._run(self._maintenance.sweep_expired_plan())
 
     def start_sweeper(self) -> Sweeper:
         """Run ``sweep_expired`` now and then every ``sweep_interval_minutes``, in a thread, until stopped.
@@ -493,13 +526,27 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
         """Stop the sweepers ``start_sweeper`` started, then close the clients ``from_conn_string`` opened
         (clients you passed stay open). Sweepers ``astart_sweeper`` started need ``aclose()``."""
         self.stop_sweepers()
-        super().close()
+        close_opened(self._opened_clients)
 
     async def aclose(self) -> None:
         """Stop every sweeper this saver started (thread and task), then close what ``close()`` closes, awaited."""
         self.stop_sweepers()
         await self.astop_sweepers()
-        await super().aclose()
+        await aclose_opened(self._opened_clients)
+
+    def _inline_limits(self) -> InlineLimits:
+        return InlineLimits(self.inline_value_bytes, self.inline_document_bytes, self.copy_value_bytes)
+
+    def _setup_plan(self) -> Plan:
+        for role in ("checkpoints", "blobs", "writes"):
+            yield CreateIndexes(getattr(self.collections, role), list(INDEXES[role]))
+        if self.ttl_config is not None and self.ttl_config.strategy == "keep_latest":
+            yield CreateIndexes(self.collections.checkpoints, [EXPIRY_INDEX])
+        elif self.ttl is not None:
+            # Servers without TTL support (FerretDB) keep working: readers
+            # already treat expired threads as gone, and sweep_expired() deletes them.
+            for coll in self.collections.per_thread:
+                yield CreateIndexes(coll, [TTL_INDEX], optional=True)
 
     def _sweep_interval(self) -> float:
         if self.ttl_config is None or self.ttl_config.sweep_interval_minutes is None:
@@ -530,7 +577,7 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
             InvalidInputError: a malformed config, or an id or channel that is not a string.
             ClientConfigurationError: this saver has only an async client.
         """
-        return self._run(self._delta_history_plan(config, channels))
+        return self._run(self._store.delta_history_plan(config, channels, self.serde))
 
     # -- the saver contract: async --------------------------------------------------
 
@@ -538,7 +585,7 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
         """Async ``get_tuple`` on the async client: same arguments, return and errors (``ClientConfigurationError``
         when this saver has only a sync client)."""
         self._notice_run_start(config)
-        return await self._arun(self._get_tuple_plan(config))
+        return await self._arun(self._store.get_tuple_plan(config, self.serde))
 
     async def alist(
         self,
@@ -550,7 +597,7 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
     ) -> AsyncIterator[CheckpointTuple]:
         """Async ``list`` on the async client: same arguments, items and errors (all raised when iterating;
         ``ClientConfigurationError`` when this saver has only a sync client)."""
-        plan = started(self._list_plan(config, filter, before, limit))
+        plan = started(self._store.list_plan(config, filter, before, limit, self.serde))
         io = await self._async_face()
         async for item in io.iterate(plan):
             yield item
@@ -564,7 +611,7 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
     ) -> RunnableConfig:
         """Async ``put`` on the async client: same arguments, return and errors (``ClientConfigurationError``
         when this saver has only a sync client)."""
-        return await self._arun(self._put_plan(config, checkpoint, metadata, new_versions))
+        return await self._arun(self._store.put_plan(config, checkpoint, metadata, new_versions, self.serde, self._inline_limits()))
 
     async def aput_writes(
         self,
@@ -575,35 +622,35 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
     ) -> None:
         """Async ``put_writes`` on the async client: same arguments and errors (``config`` must name a
         ``checkpoint_id``; ``ClientConfigurationError`` when this saver has only a sync client)."""
-        await self._arun(self._put_writes_plan(config, writes, task_id, task_path))
+        await self._arun(self._store.put_writes_plan(config, writes, task_id, task_path, self.serde))
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Async ``delete_thread`` on the async client: same arguments and errors."""
-        await self._arun(self._delete_thread_plan(thread_id))
+        await self._arun(self._maintenance.delete_thread_plan(thread_id))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Async ``delete_for_runs`` on the async client: same arguments and errors (``DeltaChainError``
         refuses, deleting nothing, when another run's checkpoint still replays these runs' writes)."""
-        await self._arun(self._delete_for_runs_plan(run_ids))
+        await self._arun(self._maintenance.delete_for_runs_plan(run_ids))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Async ``copy_thread`` on the async client: same arguments and errors; refuses a target with documents
         the same way (``ThreadExistsError``)."""
-        await self._arun(self._copy_thread_plan(source_thread_id, target_thread_id))
+        await self._arun(self._maintenance.copy_thread_plan(source_thread_id, target_thread_id))
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """Async ``prune`` on the async client: same arguments and errors."""
-        await self._arun(self._prune_plan(thread_ids, strategy))
+        await self._arun(self._maintenance.prune_plan(thread_ids, strategy))
 
     async def asweep_expired(self) -> list[str]:
         """Async ``sweep_expired`` on the async client: same return and errors."""
-        return await self._arun(self._sweep_expired_plan())
+        return await self._arun(self._maintenance.sweep_expired_plan())
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
         """Async ``get_delta_channel_history`` on the async client: same arguments, return and errors."""
-        return await self._arun(self._delta_history_plan(config, channels))
+        return await self._arun(self._store.delta_history_plan(config, channels, self.serde))
 
     # -- stored checkpoints (the journal's durability="async" guard) -------------------
 
@@ -630,8 +677,8 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
             DurableMongoError: not stored within ``timeout``; the message says what to check.
             ClientConfigurationError: a database lookup was needed and this saver has no sync client.
         """
-        if not self._stored.known(thread_id, checkpoint_id, stored=not begun):
-            self._run(self._wait_stored_plan(thread_id, checkpoint_id, timeout, begun))
+        if not self._roots.stored.known(thread_id, checkpoint_id, stored=not begun):
+            self._run(self._roots.wait_stored_plan(thread_id, checkpoint_id, timeout, begun))
 
     def hold_task_writes(
         self, thread_id: str, task: _langgraph.RunningTask, future: concurrent.futures.Future[Any]
@@ -647,7 +694,7 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
             task: the LangGraph task whose writes wait (``resolver.namespace.running_task``).
             future: the work they wait for.
         """
-        self._holds.hold(thread_id, task.task_id, task.checkpoint_ns, task.prepared_from, future)
+        self._roots.holds.hold(thread_id, task.task_id, task.checkpoint_ns, task.prepared_from, future)
 
     def foresee_root(self, thread_id: str, checkpoint_id: str) -> bool:
         """Whether what the root checkpoint records is known without waiting: it is remembered, or it is newer than
@@ -663,18 +710,7 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
         Returns:
             False when only its store (``wait_stored(begun=True)``) or the database can tell.
         """
-        if self._stored.known(thread_id, checkpoint_id, stored=False):
-            return True
-        newest = self._stored.newest(thread_id)
-        if newest is None or checkpoint_id <= newest:
-            return False
-        carried = None
-        if self._carried is not None:
-            carried = self._carried.stamp(thread_id, checkpoint_id, (), None, None)
-            if carried is None:
-                return False
-        self._stored.announce(thread_id, "", {"checkpoint_id": checkpoint_id, "carried": carried})
-        return True
+        return self._roots.foresee(thread_id, checkpoint_id)
 
     def origin_of(self, thread_id: str, checkpoint_id: str, node: str | None = None) -> str:
         """The root checkpoint whose tasks the tasks prepared from ``checkpoint_id`` continue.
@@ -699,13 +735,13 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
         Raises:
             ClientConfigurationError: a lookup was needed and this saver has no sync client.
         """
-        return self._stored.origin(thread_id, checkpoint_id, node) or self._run(self._origin_plan(thread_id, checkpoint_id, node))
+        return self._roots.stored.origin(thread_id, checkpoint_id, node) or self._run(self._roots.origin_plan(thread_id, checkpoint_id, node))
 
     async def aorigin_of(self, thread_id: str, checkpoint_id: str, node: str | None = None) -> str:
         """Async ``origin_of`` on the async client: same arguments, return and errors (``ClientConfigurationError``
         when a lookup is needed and this saver has only a sync client)."""
-        known = self._stored.origin(thread_id, checkpoint_id, node)
-        return known or await self._arun(self._origin_plan(thread_id, checkpoint_id, node))
+        known = self._roots.stored.origin(thread_id, checkpoint_id, node)
+        return known or await self._arun(self._roots.origin_plan(thread_id, checkpoint_id, node))
 
     def stored_root(self, thread_id: str, checkpoint_id: str) -> Stored | None:
         """What is known of a stored root checkpoint: its origin, what it carries, and whether this process wrote it
@@ -721,12 +757,12 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
         Raises:
             ClientConfigurationError: a lookup was needed and this saver has no sync client.
         """
-        return self._stored.root(thread_id, checkpoint_id) or self._run(self._root_plan(thread_id, checkpoint_id))
+        return self._roots.stored.root(thread_id, checkpoint_id) or self._run(self._roots.root_plan(thread_id, checkpoint_id))
 
     async def astored_root(self, thread_id: str, checkpoint_id: str) -> Stored | None:
         """Async ``stored_root`` on the async client: same arguments, return and errors (``ClientConfigurationError``
         when a lookup is needed and this saver has only a sync client)."""
-        return self._stored.root(thread_id, checkpoint_id) or await self._arun(self._root_plan(thread_id, checkpoint_id))
+        return self._roots.stored.root(thread_id, checkpoint_id) or await self._arun(self._roots.root_plan(thread_id, checkpoint_id))
 
     async def await_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0, *, begun: bool = False) -> None:
         """Async ``wait_stored`` on the event loop: it waits without blocking the loop that may be running the store.
@@ -741,8 +777,8 @@ class MongoDBCheckpointer(ClosesOpenedClients, TwoFaces, CheckpointPlans, BaseCh
             DurableMongoError: not stored within ``timeout``.
             ClientConfigurationError: a database lookup was needed and this saver has no async client.
         """
-        if not self._stored.known(thread_id, checkpoint_id, stored=not begun):
-            await self._arun(self._wait_stored_plan(thread_id, checkpoint_id, timeout, begun))
+        if not self._roots.stored.known(thread_id, checkpoint_id, stored=not begun):
+            await self._arun(self._roots.wait_stored_plan(thread_id, checkpoint_id, timeout, begun))
 
     def get_next_version(self, current: str | int | float | None, channel: None = None) -> str:
         """The next version of a channel: a zero-padded counter plus random bits (no I/O).
