@@ -83,7 +83,15 @@ class ThreadExpiry:
         older = {"$or": [{"expire_at": {"$exists": False}}, {"expire_at": {"$lt": value}}]}
         for coll in self.collections.per_thread:
             yield UpdateMany(coll, {"thread_id": thread_id, **older}, {"$set": {"expire_at": value}})
-        self.known.raise_to(thread_id, value, spread=True)
+        self.spread_to(thread_id, value)
+
+    def spread_to(self, thread_id: str, expire_at: Any) -> None:
+        """Note that every document of the thread now carries ``expire_at`` (spread, or stamped on each copy)."""
+        self.known.raise_to(thread_id, expire_at, spread=True)
+
+    def forget(self, thread_id: str) -> None:
+        """Forget the thread's expiry: it was deleted, or its expiry removed (a ``keep_latest`` sweep)."""
+        self.known.forget(thread_id)
 
     def expired(self, doc: Mapping[str, Any]) -> bool:
         """Whether a checkpoint document read is past its thread's expiry, for readers.

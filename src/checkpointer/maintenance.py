@@ -97,7 +97,7 @@ class ThreadMaintenance:
         require_str("thread_id", thread_id)
         for coll in self.collections.per_thread:
             yield DeleteMany(coll, {"thread_id": thread_id})
-        self.expiry.known.forget(thread_id)
+        self.expiry.forget(thread_id)
         self.locations.forget_thread(thread_id)
 
     def sweep_expired_plan(self) -> Plan:
@@ -131,7 +131,7 @@ class ThreadMaintenance:
             for coll in self.collections.per_thread:
                 yield UpdateMany(coll, {"thread_id": {"$in": threads}}, {"$unset": {"expire_at": ""}})
             for thread_id in threads:
-                self.expiry.known.forget(thread_id)
+                self.expiry.forget(thread_id)
         return threads
 
     def copy_thread_plan(self, source_thread_id: str, target_thread_id: str) -> Plan:
@@ -172,7 +172,7 @@ class ThreadMaintenance:
                     copy["_id"] = key_id(*(copy.get(f) for f in keyed[coll]))
             yield InsertMany(coll, copies)
         if expiry:  # the target was empty: every document of it is a copy stamped just now
-            self.expiry.known.raise_to(target_thread_id, expiry["expire_at"], spread=True)
+            self.expiry.spread_to(target_thread_id, expiry["expire_at"])
 
     def _chain_docs(self, thread_ids: list[str]) -> Plan:
         docs = yield Find(self.collections.checkpoints, {"thread_id": {"$in": thread_ids}}, CHAIN_FIELDS)
