@@ -1550,6 +1550,34 @@ MUTANTS: tuple[Mutant, ...] = (
         "                if False:\n                    pass",
         ("tests/test_run_lock.py", "-m", "not server", "-k", "returns_before and ainvoke"),
     ),
+    Mutant(
+        "a failed root store abandons nothing its run announced",
+        "src/checkpointer/store.py",
+        "            if not checkpoint_ns:\n                self.roots.abandon(thread_id)",
+        "            pass",
+        ("tests/test_abandoned_root_checkpoint.py", "-m", "not server"),
+    ),
+    Mutant(
+        "a resume keeps what the failed run announced after its store failed",
+        "src/checkpointer/roots.py",
+        "        if broken:\n            self._drop_unstored(thread_id)",
+        "        if False:\n            pass",
+        ("tests/test_abandoned_root_checkpoint.py", "-m", "not server"),
+    ),
+    Mutant(
+        "a request's failure is not raised in its plan",
+        "src/_plans/interpreters.py",
+        "            result = self.execute(request)\n        except BaseException as error:  # noqa: BLE001 - raised in the plan, which re-raises what it does not handle\n            return _plan_raise(plan, error)",
+        "            result = self.execute(request)\n        except BaseException as error:  # noqa: BLE001\n            raise",
+        ("tests/test_abandoned_root_checkpoint.py", "-m", "not server", "-k", "not async_face"),
+    ),
+    Mutant(
+        "an async request's failure is not raised in its plan",
+        "src/_plans/interpreters.py",
+        "            result = await self.execute(request)\n        except BaseException as error:  # noqa: BLE001 - raised in the plan, which re-raises what it does not handle\n            return _plan_raise(plan, error)",
+        "            result = await self.execute(request)\n        except BaseException as error:  # noqa: BLE001\n            raise",
+        ("tests/test_abandoned_root_checkpoint.py", "-m", "not server", "-k", "async_face"),
+    ),
 )
 
 

@@ -119,7 +119,10 @@ class DurablePlatform(ClosesOpenedClients):
         self._resolvers: OrderedDict[tuple[int, ...], tuple[Any, DurableSubgraphResolver]] = OrderedDict()
         self._classes: dict[type, type] = {}
         self.checkpointer.carry_in_root_checkpoints(
-            "ordinals", self.allocator.root_high_water, self.allocator.learn_root_high_water
+            "ordinals",
+            self.allocator.root_high_water,
+            self.allocator.learn_root_high_water,
+            self.allocator.abandon_root_checkpoints,
         )
         self.checkpointer.observe_child_runs(self.tasks.note_child_run)
         self.checkpointer.observe_sweep_prunes(self._forget_finished)

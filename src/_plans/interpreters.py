@@ -104,6 +104,15 @@ def _plan_step(plan: Plan, result: Any) -> tuple[bool, Any]:
         return False, stop.value
 
 
+def _plan_raise(plan: Plan, error: BaseException) -> tuple[bool, Any]:
+    """Raise ``error`` (a request's failure) in the plan, at the ``yield`` that asked for it: the plan's ``except``
+    and ``with`` blocks see it there and then, not when the suspended plan is collected. As ``_plan_step``."""
+    try:
+        return True, plan.throw(error)
+    except StopIteration as stop:
+        return False, stop.value
+
+
 class _Collections:
     """The collection objects of one database, made once: a driver's ``db[name]`` builds a new one per call,
     and building them took a measurable share of the client CPU of a LangGraph step when profiled."""
@@ -135,7 +144,7 @@ class SyncInterpreter(_Collections):
         """Drive a plan to its return value."""
         going, value = _plan_step(plan, None)
         while going:
-            going, value = _plan_step(plan, self.execute(value))
+            going, value = self._answer(plan, value)
         return value
 
     def iterate(self, plan: Plan) -> Iterator[Any]:
@@ -146,7 +155,15 @@ class SyncInterpreter(_Collections):
                 yield request.value
                 going, request = _plan_step(plan, None)
             else:
-                going, request = _plan_step(plan, self.execute(request))
+                going, request = self._answer(plan, request)
+
+    def _answer(self, plan: Plan, request: Any) -> tuple[bool, Any]:
+        """Execute ``request`` and send its result to the plan, or raise its failure there (``_plan_raise``)."""
+        try:
+            result = self.execute(request)
+        except BaseException as error:  # noqa: BLE001 - raised in the plan, which re-raises what it does not handle
+            return _plan_raise(plan, error)
+        return _plan_step(plan, result)
 
     def execute(self, request: Any) -> Any:
         return getattr(self, "_" + request.op)(request)
@@ -340,7 +357,7 @@ class AsyncInterpreter(_Collections):
         """Drive a plan to its return value."""
         going, value = _plan_step(plan, None)
         while going:
-            going, value = _plan_step(plan, await self.execute(value))
+            going, value = await self._answer(plan, value)
         return value
 
     async def iterate(self, plan: Plan) -> AsyncIterator[Any]:
@@ -351,7 +368,15 @@ class AsyncInterpreter(_Collections):
                 yield request.value
                 going, request = _plan_step(plan, None)
             else:
-                going, request = _plan_step(plan, await self.execute(request))
+                going, request = await self._answer(plan, request)
+
+    async def _answer(self, plan: Plan, request: Any) -> tuple[bool, Any]:
+        """``SyncInterpreter._answer``, awaited; a cancellation is raised in the plan too."""
+        try:
+            result = await self.execute(request)
+        except BaseException as error:  # noqa: BLE001 - raised in the plan, which re-raises what it does not handle
+            return _plan_raise(plan, error)
+        return _plan_step(plan, result)
 
     async def execute(self, request: Any) -> Any:
         return await getattr(self, "_" + request.op)(request)

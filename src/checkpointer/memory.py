@@ -196,6 +196,14 @@ class StoredCheckpoints:
         with self._lock:
             return self._origins.get((thread_id, "", checkpoint_id))
 
+    def drop_unstored(self, thread_id: str) -> list[str]:
+        """Forget the thread's root checkpoints announced and not noted as stored; return their ids."""
+        with self._lock:
+            dropped = [key for key, known in self._origins.items() if key[:2] == (thread_id, "") and not known.stored]
+            for key in dropped:
+                del self._origins[key]
+        return [key[2] for key in dropped]
+
 
 #: Checkpoints whose value locations a saver remembers (see ``ValueLocations``).
 LOCATIONS_REMEMBERED = 4_096

@@ -8,7 +8,9 @@ holds (``memory.TaskHolds``) make a task's writes wait for the journal records o
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +20,7 @@ from .._plans.requests import Find, Join, Plan, WaitNotice
 from ..errors import DurableMongoError
 from ..schema import CollectionNames
 from .documents import checkpoint_key
-from .memory import StoredCheckpoints, TaskHolds
+from .memory import STORED_REMEMBERED, StoredCheckpoints, TaskHolds
 
 #: ``wait_stored`` asks only the registry for this long first: a checkpoint this process stores in the background
 #: (``durability="async"``: the tasks prepared from it already run) is noted there when its write returns, so
@@ -43,13 +45,15 @@ class RootCarry:
     as_node=...)`` at their interrupt), ``edited`` is what the edited checkpoint carries; ``parent`` is what the
     new checkpoint's parent carries, when the registry remembers it. ``learn(thread_id,
     value, fresh=...)`` gets it back from the latest root checkpoint whenever that one is read (None when it
-    carries none, ``fresh`` when the thread has no checkpoint at all). The stored-checkpoint registry keeps
+    carries none, ``fresh`` when the thread has no checkpoint at all). ``abandon(thread_id, checkpoint_ids)``
+    hears of root checkpoints stamped or foreseen that will never be stored. The stored-checkpoint registry keeps
     what each root checkpoint it notes carries (``Stored.carried``).
     """
 
     field: str
     stamp: Callable[[str], Any]
     learn: Callable[..., None]
+    abandon: Callable[[str, list[str]], None] | None = None
 
 
 def _registered(doc: Mapping[str, Any], carried: Any) -> dict[str, Any]:
@@ -72,6 +76,9 @@ class RootCheckpoints:
         self.holds = holds
         #: What another component carries in the root checkpoints (``carry_in_root_checkpoints``), if any.
         self.carried: RootCarry | None = None
+        #: Threads a root checkpoint's store failed for since their latest root checkpoint was last read.
+        self._broken: OrderedDict[str, bool] = OrderedDict()
+        self._lock = threading.Lock()
 
     def origin_plan(self, thread_id: str, checkpoint_id: str, node: str | None) -> Plan:
         """See ``MongoDBCheckpointer.origin_of``: the registry, else one query by the checkpoint's key."""
@@ -117,9 +124,30 @@ class RootCheckpoints:
         field = self.carried.field if self.carried is not None else None
         self.stored.note(thread_id, checkpoint_ns, [_registered(d, d.get(field) if field else None) for d in docs])
 
+    def abandon(self, thread_id: str) -> None:
+        """A root checkpoint's store failed: LangGraph stores no later checkpoint of that run (each store waits for
+        the one before), so every root checkpoint announced and not stored will never be; the carrier forgets them.
+        So do the ones the failed run announces until the thread's latest checkpoint is read again (a resume)."""
+        with self._lock:
+            self._broken[thread_id] = True
+            self._broken.move_to_end(thread_id)
+            while len(self._broken) > STORED_REMEMBERED:
+                self._broken.popitem(last=False)
+        self._drop_unstored(thread_id)
+
+    def _drop_unstored(self, thread_id: str) -> None:
+        dropped = self.stored.drop_unstored(thread_id)
+        if dropped and self.carried is not None and self.carried.abandon is not None:
+            self.carried.abandon(thread_id, dropped)
+
     def read_latest(self, thread_id: str, docs: list[dict[str, Any]]) -> None:
         """The latest root checkpoint of the thread was read (``docs``: it, or nothing): tell the carrier what it
-        carries, and remember a thread without checkpoints."""
+        carries (and what a failed run announced since its store failed: ``abandon``), and remember a thread
+        without checkpoints."""
+        with self._lock:
+            broken = self._broken.pop(thread_id, False)
+        if broken:
+            self._drop_unstored(thread_id)
         if self.carried is not None:
             self.carried.learn(thread_id, docs[0].get(self.carried.field) if docs else None, fresh=not docs)
         if not docs:

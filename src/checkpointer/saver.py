@@ -176,7 +176,13 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         """
         return self._expiry.fields(thread_id)
 
-    def carry_in_root_checkpoints(self, field: str, stamp: Callable[..., Any], learn: Callable[..., None]) -> None:
+    def carry_in_root_checkpoints(
+        self,
+        field: str,
+        stamp: Callable[..., Any],
+        learn: Callable[..., None],
+        abandon: Callable[[str, list[str]], None] | None = None,
+    ) -> None:
         """Keep another component's per-thread state in the thread's root checkpoints (one carrier).
 
         Whatever LangGraph does to the thread then does it to that state too, at no command of its own: a
@@ -192,13 +198,16 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
                 parent carries when this saver remembers it (else None).
             learn: ``learn(thread_id, value, fresh=bool)``: the latest root checkpoint was read; ``value`` is
                 what it carries (None when none), ``fresh`` says the thread has no checkpoint at all.
+            abandon: ``abandon(thread_id, checkpoint_ids)``: root checkpoints ``stamp`` was called for, or that were
+                foreseen (``foresee_root``), will never be stored: a store of the run failed, and LangGraph stores
+                no later checkpoint of that run.
 
         Raises:
             InvalidInputError: ``field`` is a field the saver uses, or not a plain field name.
         """
         if not isinstance(field, str) or not field.isidentifier() or field in _OWN_FIELDS:
             raise InvalidInputError(f"carry_in_root_checkpoints needs a free plain field name, got {field!r}")
-        self._roots.carried = RootCarry(field, stamp, learn)
+        self._roots.carried = RootCarry(field, stamp, learn, abandon)
 
     def observe_child_runs(self, observer: Callable[[str, RunnableConfig], None]) -> None:
         """Call ``observer(thread_id, config)`` at each read that may start a compiled child's run.

@@ -363,37 +363,45 @@ class CheckpointStore:
         serde: SerializerProtocol,
         limits: InlineLimits,
     ) -> Plan:
-        """See ``MongoDBCheckpointer.put``: ``limits`` are the saver's ``*_bytes`` attributes."""
+        """See ``MongoDBCheckpointer.put``: ``limits`` are the saver's ``*_bytes`` attributes.
+
+        A root checkpoint whose store fails breaks the run's chain of stores: what the run announced and did not
+        store is abandoned (``RootCheckpoints.abandon``)."""
         thread_id, checkpoint_ns, parent_id = _thread_ns(config)
-        checkpoint_id = require_str("checkpoint id", checkpoint.get("id"), allow_empty=False)
-        yield from self.roots.after_held(thread_id, checkpoint_ns, checkpoint_id)
-        key = checkpoint_key(thread_id, checkpoint_ns, checkpoint_id)
-        expiry = self.expiry.of_write(thread_id)
-        laid_out = self._lay_out((thread_id, checkpoint_ns, checkpoint_id), parent_id, checkpoint, new_versions, serde, limits)
-        full_metadata = get_checkpoint_metadata(config, metadata)
-        stored_metadata = escape_document(full_metadata)
-        origin, completed, edited = yield from self.roots.continued_origin(
-            thread_id, checkpoint_ns, parent_id, full_metadata.get("source")
-        )
-        carried = self.roots.carried_by(thread_id, checkpoint_ns, checkpoint_id, parent_id, origin, completed, edited)
-        skeleton = serde.dumps_typed({k: v for k, v in checkpoint.items() if k != "channel_values"})
-        registered = {"checkpoint_id": checkpoint_id, "origin": origin, "completed": completed, "carried": carried}
-        self.roots.stored.announce(thread_id, checkpoint_ns, registered)
-        yield from self._write_blobs(thread_id, laid_out.blobs, expiry)
-        lease.check_self_fence(thread_id)  # a run whose lease may have run out writes no checkpoint (no I/O)
-        carried_fields = {self.roots.carried.field: carried} if carried is not None else {}
-        document = checkpoint_document(
-            key, parent_id, skeleton, laid_out.entries, stored_metadata, checkpoint.get("ts"), origin, completed,
-            {**carried_fields, **expiry},
-        )
-        yield Upsert(
-            self.collections.checkpoints,
-            [UpdateOne({"_id": key_id(thread_id, checkpoint_ns, checkpoint_id)}, {"$set": document}, upsert=True)],
-        )
-        self.roots.stored.note(thread_id, checkpoint_ns, [registered], written=True)
-        self.locations.note(thread_id, checkpoint_ns, checkpoint_id, laid_out.located)
-        yield from self.expiry.spread(thread_id, expiry)
-        return {"configurable": key}
+        try:
+            checkpoint_id = require_str("checkpoint id", checkpoint.get("id"), allow_empty=False)
+            yield from self.roots.after_held(thread_id, checkpoint_ns, checkpoint_id)
+            key = checkpoint_key(thread_id, checkpoint_ns, checkpoint_id)
+            expiry = self.expiry.of_write(thread_id)
+            laid_out = self._lay_out((thread_id, checkpoint_ns, checkpoint_id), parent_id, checkpoint, new_versions, serde, limits)
+            full_metadata = get_checkpoint_metadata(config, metadata)
+            stored_metadata = escape_document(full_metadata)
+            origin, completed, edited = yield from self.roots.continued_origin(
+                thread_id, checkpoint_ns, parent_id, full_metadata.get("source")
+            )
+            carried = self.roots.carried_by(thread_id, checkpoint_ns, checkpoint_id, parent_id, origin, completed, edited)
+            skeleton = serde.dumps_typed({k: v for k, v in checkpoint.items() if k != "channel_values"})
+            registered = {"checkpoint_id": checkpoint_id, "origin": origin, "completed": completed, "carried": carried}
+            self.roots.stored.announce(thread_id, checkpoint_ns, registered)
+            yield from self._write_blobs(thread_id, laid_out.blobs, expiry)
+            lease.check_self_fence(thread_id)  # a run whose lease may have run out writes no checkpoint (no I/O)
+            carried_fields = {self.roots.carried.field: carried} if carried is not None else {}
+            document = checkpoint_document(
+                key, parent_id, skeleton, laid_out.entries, stored_metadata, checkpoint.get("ts"), origin, completed,
+                {**carried_fields, **expiry},
+            )
+            yield Upsert(
+                self.collections.checkpoints,
+                [UpdateOne({"_id": key_id(thread_id, checkpoint_ns, checkpoint_id)}, {"$set": document}, upsert=True)],
+            )
+            self.roots.stored.note(thread_id, checkpoint_ns, [registered], written=True)
+            self.locations.note(thread_id, checkpoint_ns, checkpoint_id, laid_out.located)
+            yield from self.expiry.spread(thread_id, expiry)
+            return {"configurable": key}
+        except BaseException:
+            if not checkpoint_ns:
+                self.roots.abandon(thread_id)
+            raise
 
     def _lay_out(
         self,

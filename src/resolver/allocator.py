@@ -578,6 +578,17 @@ class OrdinalAllocator(TwoFaces):
         """
         self._water.learn(thread_id, carried, fresh=fresh)
 
+    def abandon_root_checkpoints(self, thread_id: str, checkpoint_ids: Collection[str]) -> None:
+        """The root checkpoints ``checkpoint_ids`` will never be stored (their store, or one before it, failed): the
+        root-level ordinals their occurrences took count in no later checkpoint's high water (``RootHighWater.abandon``),
+        so a resume numbers those occurrences again as a process that never saw them would.
+
+        Args:
+            thread_id: the thread.
+            checkpoint_ids: the checkpoints (``MongoDBCheckpointer.carry_in_root_checkpoints``'s ``abandon``).
+        """
+        self._water.abandon(thread_id, checkpoint_ids)
+
     def _forget(self, thread_id: str, keys: list[tuple[str, str, str]] | None = None) -> None:
         """Drop the thread's cached allocations (``keys`` only, when given)."""
         with self._lock:

@@ -11,6 +11,11 @@ so a checkpoint's high water counts the thread's latest high water as read (``le
 since by occurrences keyed by *older* checkpoints only (checkpoint ids sort by creation). An edit, a fork,
 a new checkpoint of any kind is newer than everything taken before it, and so counts all of it.
 
+Except what was taken under a checkpoint that will never be stored (``abandon``): when a root checkpoint's store
+fails, LangGraph stores no later checkpoint of that run, and a resume starts again from the one before, under new
+checkpoint ids. The occurrences the failed run numbered are then numbered again, to the same ordinals, in this
+process as in any other: their records are found where the failed run left them.
+
 Example::
 
     water = RootHighWater()
@@ -133,6 +138,14 @@ class RootHighWater:
             for node in completed:
                 known.base[node] = max(known.base.get(node, 0), interrupted.get(node, 0) + 1)
             return _carried(known.before(checkpoint_id))
+
+    def abandon(self, thread_id: str, keys: Collection[str]) -> None:
+        """Forget the ordinals taken by occurrences keyed by ``keys``, root checkpoints that will never be stored:
+        no later checkpoint counts them, as none would in a process that never saw them."""
+        with self._lock:
+            known = self._threads.get(thread_id)
+            for key in keys if known is not None else ():
+                known.takes.pop(key, None)
 
     def forget(self, thread_id: str) -> None:
         with self._lock:

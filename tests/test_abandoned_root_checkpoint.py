@@ -1,0 +1,155 @@
+"""A root checkpoint whose store failed leaves no mark on the ordinals of the resumed run.
+
+Under ``durability="async"`` LangGraph stores a root checkpoint in the background while the tasks prepared from
+it already run, so their effects are numbered (and recorded) before it is in the database. When that store
+fails (the server went away), the run raises and a resume starts again from the checkpoint before it, under a
+new checkpoint id. The occurrences the failed run numbered must keep their ordinals in the resume, in this
+process as in a fresh one: otherwise the recorded effects sit at ``child/1`` and the resume looks for them at
+``child/2``, and runs them again. (CI met this on FerretDB: ``test_server_killed_and_restarted_mid_run_async``.)
+
+The fault is injected in the interpreters: the store of the root checkpoint the child is prepared from waits
+until the child's effect ran, then fails, sent or not (``applied``: the server wrote it, the reply was lost).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+from langgraph.graph import START, StateGraph
+from pymongo.errors import AutoReconnect
+
+from langgraph_durable_mongodb._plans import interpreters
+from langgraph_durable_mongodb.journal import effect
+
+from .graphs import Notes, config
+from .platforms import platform  # noqa: F401 - the fixture: both compile forms
+
+CHILD_STEP = 1  # the root checkpoint of step 1 prepares the child's task (step 0 prepares intake)
+
+
+class Fault:
+    """Fails the store of the root checkpoint of ``CHILD_STEP``, once, after the child's effect ran."""
+
+    def __init__(self, applied: bool) -> None:
+        self.applied = applied
+        self.effect_ran = threading.Event()
+        self.failed: list[str] = []
+
+    def hits(self, request: Any) -> bool:
+        if self.failed or request.collection != "checkpoints":
+            return False
+        fields = [getattr(op, "_doc", {}).get("$set", {}) for op in request.operations]
+        return any(f.get("checkpoint_ns") == "" and (f.get("metadata") or {}).get("step") == CHILD_STEP for f in fields)
+
+    def fail(self, request: Any) -> None:
+        self.failed.append(next(op._doc["$set"]["checkpoint_id"] for op in request.operations))  # noqa: SLF001
+        raise AutoReconnect("connection closed (the server went away)")
+
+
+@pytest.fixture
+def fault(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Fault:
+    fault = Fault(applied=request.param)
+    sync_upsert, async_upsert = interpreters.SyncInterpreter._upsert, interpreters.AsyncInterpreter._upsert
+
+    def sync_faulty(self: Any, upsert: Any) -> Any:
+        if fault.hits(upsert):
+            assert fault.effect_ran.wait(10), "the child's effect never ran"
+            if fault.applied:
+                sync_upsert(self, upsert)
+            fault.fail(upsert)
+        return sync_upsert(self, upsert)
+
+    async def async_faulty(self: Any, upsert: Any) -> Any:
+        if fault.hits(upsert):
+            deadline = time.monotonic() + 10
+            while not fault.effect_ran.is_set():
+                assert time.monotonic() < deadline, "the child's effect never ran"
+                await asyncio.sleep(0.005)
+            if fault.applied:
+                await async_upsert(self, upsert)
+            fault.fail(upsert)
+        return await async_upsert(self, upsert)
+
+    monkeypatch.setattr(interpreters.SyncInterpreter, "_upsert", sync_faulty)
+    monkeypatch.setattr(interpreters.AsyncInterpreter, "_upsert", async_faulty)
+    return fault
+
+
+def case_graph(face: str, fault: Fault, executions: list[str]) -> StateGraph:
+    """intake → case (a compiled child: gather) → decide, each node running one effect."""
+
+    def node(name: str) -> Any:
+        def run(case: str) -> str:
+            executions.append(name)
+            if name == "lookup":
+                fault.effect_ran.set()
+            return f"{name}:{case}"
+
+        sync_effect = effect(kind="tool", name=name)(run)
+
+        @effect(kind="tool", name=name)
+        async def async_effect(case: str) -> str:
+            return run(case)
+
+        def sync_node(state: Notes) -> Notes:
+            return {"notes": [sync_effect("c-1")]}
+
+        async def async_node(state: Notes) -> Notes:
+            return {"notes": [await async_effect("c-1")]}
+
+        return sync_node if face == "sync" else async_node
+
+    child = StateGraph(Notes)
+    child.add_node("gather", node("lookup"))
+    child.add_edge(START, "gather")
+    root = StateGraph(Notes)
+    root.add_node("intake", node("triage"))
+    root.add_node("case", child.compile())
+    root.add_node("decide", node("pay"))
+    root.add_edge(START, "intake")
+    root.add_edge("intake", "case")
+    root.add_edge("case", "decide")
+    return root
+
+
+def journal_positions(platform: Any, thread_id: str) -> list[tuple[str, str, str]]:
+    """The raw journal entries' ``(path, node, occurrence, name)``."""
+    journal = platform.checkpointer.client[platform.checkpointer.db_name]["activity_journal"]
+    docs = journal.find({"thread_id": thread_id, "chunk": 0}, {"_id": 0})
+    return sorted((d["path"], d["node"], d["occurrence"], d["name"]) for d in docs)
+
+
+EXPECTED = [
+    ("agent/1", "decide", "1", "pay"),
+    ("agent/1", "intake", "1", "triage"),
+    ("agent/1/case/1", "gather", "1", "lookup"),
+]
+
+
+async def run(graph: Any, face: str, value: Any, thread_id: str) -> Any:
+    if face == "async":
+        return await graph.ainvoke(value, config(thread_id), durability="async")
+    return graph.invoke(value, config(thread_id), durability="async")
+
+
+@pytest.mark.parametrize("fault", [False, True], ids=["not applied", "applied, reply lost"], indirect=True)
+@pytest.mark.parametrize("face", ["sync", "async"], ids=["sync_face", "async_face"])
+async def test_a_resume_after_a_failed_root_store_keeps_the_ordinals_and_replays(platform: Any, fault: Fault, face: str) -> None:
+    executions: list[str] = []
+    graph = platform.compile(case_graph(face, fault, executions))
+    with pytest.raises(AutoReconnect):
+        await run(graph, face, {"notes": []}, "t-1")
+    assert fault.failed, "the root store was never failed"
+    assert executions[:2] == ["triage", "lookup"]  # decide's may have run too: the failure surfaces later
+    before = list(executions)
+
+    result = await run(graph, face, None, "t-1")
+
+    # the child returns its whole state, the parent's notes included, which the parent's reducer adds again
+    assert result["notes"] == ["triage:c-1", "triage:c-1", "lookup:c-1", "pay:c-1"]
+    assert journal_positions(platform, "t-1") == EXPECTED
+    assert executions == before + ["pay"] * (before.count("pay") == 0)  # what was recorded is replayed
