@@ -616,8 +616,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "the format check sees no foreign data",
         "src/storage_format.py",
-        "    return StoredFormat(foreign=_shape_of(sample[0]), has_data=True)",
-        "    return StoredFormat(has_data=True)",
+        "    return StoredFormat(foreign=_shape_of(sample[0]), has_data=True, thread_collections=None)",
+        "    return StoredFormat(has_data=True, thread_collections=None)",
         ("tests/test_storage_format.py", "-m", "not server", "-k", "mongodbsaver or no_one"),
     ),
     Mutant(
@@ -626,6 +626,48 @@ MUTANTS: tuple[Mutant, ...] = (
         '    if "type" in checkpoint:',
         "    if False:",
         ("tests/test_storage_format.py", "-m", "not server", "-k", "mongodbsaver"),
+    ),
+    Mutant(
+        "a fresh database's stamp declares no per-thread collection",
+        "src/storage_format.py",
+        "            yield InsertOne(self.collections.metadata, format_document(names))",
+        "            yield InsertOne(self.collections.metadata, format_document())",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "another_process_deletes or stored_once"),
+    ),
+    Mutant(
+        "a collection declared after the format check is never stored",
+        "src/storage_format.py",
+        "        if self._checked:\n            yield from self._declare_plan()\n            return",
+        "        if self._checked:\n            return",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "saver_in_use"),
+    ),
+    Mutant(
+        "delete_thread trusts the per-thread collections it knew at its format check",
+        "src/checkpointer/maintenance.py",
+        "        names = yield from self.storage_format.thread_collections_plan()\n        for thread_id in thread_ids:",
+        "        names = self.storage_format.thread_collections.names\n        for thread_id in thread_ids:",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "declared_after"),
+    ),
+    Mutant(
+        "a stamp without declarations is read as declaring nothing",
+        "src/thread_collections.py",
+        "        self._add(self._assumed if declared is None else declared)",
+        "        self._add(declared or ())",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "before_declarations"),
+    ),
+    Mutant(
+        "the journal declares no per-thread collection",
+        "src/journal/journal.py",
+        "        storage_format.thread_collections.register(self.collection)",
+        "        pass",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "another_process"),
+    ),
+    Mutant(
+        "the allocator declares no per-thread collection",
+        "src/resolver/allocator.py",
+        "        storage_format.thread_collections.register(collection_name)",
+        "        pass",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "another_process"),
     ),
     Mutant(
         "a face's first plan skips the storage format check",
@@ -687,8 +729,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "ttl keep_latest sweep deletes the thread",
         "src/checkpointer/maintenance.py",
-        '        if config.strategy == "delete":\n            for thread_id in threads:',
-        "        if True:\n            for thread_id in threads:",
+        '        if config.strategy == "delete":\n            if threads:',
+        "        if True:\n            if threads:",
         ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "keep_latest_prunes"),
     ),
     Mutant(

@@ -74,9 +74,9 @@ expired lock can both win.
 A run that calls the same thread again from inside itself (same process,
 same context) re-enters the lock instead of waiting for itself.
 
-The lock is live state of running processes, not thread data: it is not in
-``CollectionNames.per_thread`` (``copy_thread`` does not copy it, TTLs do not
-expire it) and ``delete_thread`` leaves it alone, so deleting a thread
+The lock is live state of running processes, not thread data: its collection
+is not declared per-thread (``thread_collections.py``: ``copy_thread`` does not
+copy it, TTLs do not expire it) and ``delete_thread`` leaves it alone, so deleting a thread
 mid-run cannot let a second run in beside the first. A lock left by a dead
 run is taken over by the next run (at once on the same host, else when its
 lease expires).

@@ -37,8 +37,9 @@ class CollectionNames:
     """The name of each collection (see the module docstring for what each holds).
 
     The journal and ordinal collections belong to the activity journal and the
-    resolver; the checkpointer deletes, copies and expires them with the thread
-    (``per_thread``) so a thread's history is never split.
+    resolver, which declare them per-thread collections (``thread_collections.py``):
+    the checkpointer then deletes, copies and expires them with the thread, so a
+    thread's history is never split.
     """
 
     checkpoints: str = "checkpoints"
@@ -54,7 +55,9 @@ class CollectionNames:
 
     @property
     def per_thread(self) -> tuple[str, ...]:
-        """The collections whose documents belong to one thread (and carry its ``expire_at``)."""
+        """This package's collections whose documents belong to one thread (and carry its ``expire_at``):
+        what its storage classes declare (``thread_collections.py``), and what a database stamped before
+        declarations holds."""
         return (self.checkpoints, self.blobs, self.writes, self.journal, self.ordinals)
 
 

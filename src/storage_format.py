@@ -1,8 +1,10 @@
 """The storage format of a database: which version of this package's documents it holds, declared once.
 
-One document in the metadata collection (``schema.CollectionNames.metadata``) records it::
+One document in the metadata collection (``schema.CollectionNames.metadata``) records it, with the
+collections that hold per-thread documents (``thread_collections.py``)::
 
-    {"_id": "storage_format", "format": "langgraph-durable-mongodb", "version": FORMAT_VERSION}
+    {"_id": "storage_format", "format": "langgraph-durable-mongodb", "version": FORMAT_VERSION,
+     "thread_collections": ["checkpoints", "checkpoint_blobs", "checkpoint_writes", ...]}
 
 Every storage class runs ``StorageFormat.check_plan`` before its first plan (``_plans.faces``), so before
 its first write: an empty database is stamped; one holding our checkpoints without a stamp (written by
@@ -11,38 +13,45 @@ its first write: an empty database is stamped; one holding our checkpoints witho
 before anything is written.
 
 Cost: one ``find`` on a stamped database, once per ``StorageFormat`` (a ``DurablePlatform`` shares one
-among its storage classes); two ``find``s and the stamp's ``insert`` the first time.
+among its storage classes); two ``find``s and the stamp's ``insert`` the first time; one ``update`` when
+this process declares a per-thread collection the database does not list yet.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._plans.requests import Find, InsertOne, Plan
+from ._plans.requests import Find, InsertOne, Plan, UpdateMany
 from .errors import IncompatibleStorageError
 from .schema import CollectionNames
+from .thread_collections import ThreadCollections
 
 #: The version of the documents this package writes. Raise it when a release changes their shape.
 FORMAT_VERSION = 1
 FORMAT_NAME = "langgraph-durable-mongodb"
 FORMAT_DOCUMENT_ID = "storage_format"
+#: The field of the stamp listing the per-thread collections (``thread_collections.py``).
+THREAD_COLLECTIONS = "thread_collections"
 #: How ``StoredFormat.foreign`` names a ``langgraph-checkpoint-mongodb`` database.
 MONGODBSAVER = "MongoDBSaver"
 
 
-def format_document() -> dict[str, Any]:
-    """The metadata document that stamps a database with this package's format."""
-    return {"_id": FORMAT_DOCUMENT_ID, "format": FORMAT_NAME, "version": FORMAT_VERSION}
+def format_document(thread_collections: Sequence[str] = ()) -> dict[str, Any]:
+    """The metadata document that stamps a database with this package's format, declaring ``thread_collections``."""
+    return {"_id": FORMAT_DOCUMENT_ID, "format": FORMAT_NAME, "version": FORMAT_VERSION, THREAD_COLLECTIONS: list(thread_collections)}
 
 
 @dataclass(frozen=True)
 class StoredFormat:
-    """What a database holds: a stamped ``version``, a ``foreign`` format, our unstamped data, or nothing."""
+    """What a database holds: a stamped ``version``, a ``foreign`` format, our unstamped data, or nothing;
+    and the per-thread collections it declares (None: stamped, or written, before declarations)."""
 
     version: int | None = None
     foreign: str | None = None
     has_data: bool = False
+    thread_collections: tuple[str, ...] | None = ()
 
     def describe(self) -> str:
         """``version 1``, ``foreign: MongoDBSaver``, ``unstamped (written by 0.1.0)`` or ``none yet``."""
@@ -68,11 +77,19 @@ def read_format_plan(names: CollectionNames) -> Plan:
         version = stamp.get("version")
         if stamp.get("format") != FORMAT_NAME or not isinstance(version, int):
             return StoredFormat(foreign=f"a {FORMAT_DOCUMENT_ID} document of {stamp.get('format')!r}", has_data=True)
-        return StoredFormat(version=version, has_data=True)
+        return StoredFormat(version=version, has_data=True, thread_collections=_declared(stamp))
     sample = yield Find(names.checkpoints, {}, {"_id": 0, "type": 1, "ts": 1}, limit=1)
     if not sample:
         return StoredFormat()
-    return StoredFormat(foreign=_shape_of(sample[0]), has_data=True)
+    return StoredFormat(foreign=_shape_of(sample[0]), has_data=True, thread_collections=None)
+
+
+def _declared(stamp: dict[str, Any]) -> tuple[str, ...] | None:
+    """The per-thread collections a stamp lists; None for a stamp written before it listed them."""
+    listed = stamp.get(THREAD_COLLECTIONS)
+    if not isinstance(listed, list):
+        return None
+    return tuple(n for n in listed if isinstance(n, str))
 
 
 class StorageFormat:
@@ -87,17 +104,27 @@ class StorageFormat:
     def __init__(self, db_name: str, collections: CollectionNames | None = None) -> None:
         self.db_name = db_name
         self.collections = collections or CollectionNames()
+        #: The per-thread collections of the database: declared by the storage classes sharing this check,
+        #: and read from the stamp.
+        self.thread_collections = ThreadCollections(self.collections)
         self._checked = False
 
     def check_plan(self) -> Plan:
-        """Stamp an empty or 0.1.0 database; raise ``IncompatibleStorageError`` for a newer or foreign format."""
+        """Stamp an empty or 0.1.0 database; raise ``IncompatibleStorageError`` for a newer or foreign format.
+
+        Also learns the per-thread collections the stamp declares, and adds to it those declared here since.
+        """
         if self._checked:
+            yield from self._declare_plan()
             return
         stored = yield from read_format_plan(self.collections)
         if stored.foreign is not None:
             raise IncompatibleStorageError(self.foreign_message(stored), db_name=self.db_name, found=stored.describe())
+        self.thread_collections.learn(stored.thread_collections)
         if stored.version is None:
-            yield InsertOne(self.collections.metadata, format_document())
+            names = self.thread_collections.names
+            yield InsertOne(self.collections.metadata, format_document(names))
+            self.thread_collections.stored(names)
         elif stored.version > FORMAT_VERSION:
             raise IncompatibleStorageError(
                 f"database {self.db_name!r} holds storage format version {stored.version}, newer than this "
@@ -106,7 +133,28 @@ class StorageFormat:
                 db_name=self.db_name,
                 found=stored.describe(),
             )
+        yield from self._declare_plan()
         self._checked = True
+
+    def thread_collections_plan(self) -> Plan:
+        """Every per-thread collection of the database, read again: another process may have declared one
+        since this one checked (one ``find``). For what deletes or copies a thread whole.
+
+        Returns:
+            The collection names (``ThreadCollections.names``).
+        """
+        found = yield Find(self.collections.metadata, {"_id": FORMAT_DOCUMENT_ID}, {"_id": 0, THREAD_COLLECTIONS: 1}, limit=1)
+        if found:
+            self.thread_collections.learn(_declared(found[0]))
+        return self.thread_collections.names
+
+    def _declare_plan(self) -> Plan:
+        """Add to the stamp the per-thread collections it does not list yet (one ``update``, when there are)."""
+        missing = self.thread_collections.unstored()
+        if missing:
+            update = {"$addToSet": {THREAD_COLLECTIONS: {"$each": missing}}}
+            yield UpdateMany(self.collections.metadata, {"_id": FORMAT_DOCUMENT_ID}, update)
+            self.thread_collections.stored(missing)
 
     def foreign_message(self, stored: StoredFormat) -> str:
         """What to say of a database holding ``stored``, a foreign format: what it is, and what to do

@@ -109,6 +109,8 @@ ABOVE_THE_BASE = (
         ("run_lock", ("journal", "checkpointer", "resolver", "platform")),
         ("schema", ("_plans", "journal", "checkpointer", "resolver", "run_lock", "platform")),
         ("storage_format", ("journal", "checkpointer", "resolver", "run_lock", "platform", "cli")),
+        # what a thread's documents are spread over, declared by their owners: beneath every storage class
+        ("thread_collections", ("_plans", "storage_format", "journal", "checkpointer", "resolver", "run_lock", "platform", "cli")),
         ("checkpointer", ("journal", "resolver", "run_lock", "platform")),
         ("resolver", ("journal", "checkpointer", "run_lock", "platform")),
         ("journal", ("checkpointer", "run_lock", "platform")),

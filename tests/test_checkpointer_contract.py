@@ -586,8 +586,8 @@ async def test_copy_thread_refuses_a_target_with_documents_and_writes_nothing(fa
     assert refused.value.thread_id == "taken"
     assert set(refused.value.collections) == {"checkpoints", "checkpoint_blobs", "checkpoint_writes"}
     assert await snapshot(face, "source", "taken") == before
-    # A target holding documents in any one per-thread collection is refused the same way.
-    for coll in face.saver.collections.per_thread:
+    # A target holding documents in any one per-thread collection the database declares is refused the same way.
+    for coll in face.saver.storage_format.thread_collections.names:
         inserted = face.db[coll].insert_one({"thread_id": "partial", "marker": coll})
         if face.is_async:
             await inserted

@@ -21,6 +21,7 @@ from langgraph.graph import START, StateGraph
 from langgraph_durable_mongodb import ActivityJournal, IncompatibleStorageError
 from langgraph_durable_mongodb.cli import EXIT_PROBLEM, main
 from langgraph_durable_mongodb.platform import DurablePlatform
+from langgraph_durable_mongodb.schema import CollectionNames
 from langgraph_durable_mongodb.storage_format import FORMAT_VERSION, format_document
 
 from .cli_helpers import mongod_command
@@ -73,7 +74,7 @@ FORMS = ["graph", "plain", "saver", "journal", "setup"]
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
 async def test_a_fresh_database_is_stamped_with_the_format_version(store: Store, is_async: bool) -> None:
     assert await first_use(store.platform(), "graph", is_async) == {"x": 2}
-    assert list(store.db.durable_metadata.find()) == [format_document()]
+    assert list(store.db.durable_metadata.find()) == [format_document(CollectionNames().per_thread)]
     assert format_document()["version"] == FORMAT_VERSION
 
 
@@ -84,7 +85,7 @@ async def test_our_unstamped_data_from_0_1_0_is_stamped_and_still_read(store: St
     graph = store.platform().compile(builder())
     state = await graph.aget_state(CONFIG) if is_async else graph.get_state(CONFIG)
     assert state.values == {"x": 2}
-    assert list(store.db.durable_metadata.find()) == [format_document()]
+    assert list(store.db.durable_metadata.find()) == [format_document(CollectionNames().per_thread)]
 
 
 @pytest.mark.parametrize("form", FORMS)

@@ -16,7 +16,7 @@ from typing import Any
 
 from .._plans import lease
 from .._plans.requests import Plan, UpdateMany
-from ..schema import CollectionNames
+from ..thread_collections import ThreadCollections
 from .memory import ThreadExpiries
 from .ttl import TTLConfig
 
@@ -28,11 +28,11 @@ class ThreadExpiry:
 
     Args:
         ttl_config: the saver's parsed TTL (None: threads never expire).
-        collections: the collections whose per-thread documents carry the expiry.
+        collections: the per-thread collections, whose documents carry the expiry.
         known: the expiries this process stamped or read (``memory.ThreadExpiries``).
     """
 
-    def __init__(self, ttl_config: TTLConfig | None, collections: CollectionNames, known: ThreadExpiries) -> None:
+    def __init__(self, ttl_config: TTLConfig | None, collections: ThreadCollections, known: ThreadExpiries) -> None:
         self.ttl_config = ttl_config
         self.seconds = ttl_config.seconds if ttl_config is not None else None
         self.collections = collections
@@ -81,7 +81,7 @@ class ThreadExpiry:
         if spread is not None and spread >= value:
             return
         older = {"$or": [{"expire_at": {"$exists": False}}, {"expire_at": {"$lt": value}}]}
-        for coll in self.collections.per_thread:
+        for coll in self.collections.names:
             yield UpdateMany(coll, {"thread_id": thread_id, **older}, {"$set": {"expire_at": value}})
         self.spread_to(thread_id, value)
 

@@ -13,6 +13,7 @@ from .._plans import lease
 from .._plans.requests import Aggregate, DeleteMany, Find, Gather, InsertMany, Plan, UpdateMany, Upsert
 from ..errors import DeltaChainError, InvalidInputError, ThreadExistsError
 from ..schema import BLOB_KEY, WRITE_KEY, CollectionNames
+from ..storage_format import StorageFormat
 from .documents import (
     CHANNEL,
     CHECKPOINT_KEY,
@@ -77,15 +78,22 @@ def _finished_root_checkpoints(root: Mapping[str, Mapping[str, Any]]) -> list[st
 class ThreadMaintenance:
     """The plans that delete, copy, prune and sweep whole threads, in every per-thread collection.
 
+    The checkpointer's own collections are three of those; the others (the journal's, the allocator's) are
+    what the database declares (``thread_collections.py``), read again before a thread is deleted or copied.
+
     Args:
-        collections: the collections, ``per_thread`` among them.
+        collections: the checkpointer's collections.
+        storage_format: the database's format check, which knows the per-thread collections.
         chunk_bytes: serialized bytes per blob document (a pruned checkpoint's values may move to blobs).
         expiry: the threads' expiry: forgotten with a thread, stamped on a copy.
         locations: where this process remembers each checkpoint's values are, forgotten with them.
     """
 
-    def __init__(self, collections: CollectionNames, chunk_bytes: int, expiry: ThreadExpiry, locations: ValueLocations) -> None:
+    def __init__(
+        self, collections: CollectionNames, storage_format: StorageFormat, chunk_bytes: int, expiry: ThreadExpiry, locations: ValueLocations
+    ) -> None:
         self.collections = collections
+        self.storage_format = storage_format
         self.chunk_bytes = chunk_bytes
         self.expiry = expiry
         self.locations = locations
@@ -93,12 +101,17 @@ class ThreadMaintenance:
         self.prune_observers: list[Callable[[str, list[str]], Plan]] = []
 
     def delete_thread_plan(self, thread_id: str) -> Plan:
-        """See ``MongoDBCheckpointer.delete_thread``: one ``deleteMany`` per per-thread collection."""
+        """See ``MongoDBCheckpointer.delete_thread``: the per-thread collections read, then one ``deleteMany`` each."""
         require_str("thread_id", thread_id)
-        for coll in self.collections.per_thread:
-            yield DeleteMany(coll, {"thread_id": thread_id})
-        self.expiry.forget(thread_id)
-        self.locations.forget_thread(thread_id)
+        yield from self._delete_threads_plan([thread_id])
+
+    def _delete_threads_plan(self, thread_ids: list[str]) -> Plan:
+        names = yield from self.storage_format.thread_collections_plan()
+        for thread_id in thread_ids:
+            for coll in names:
+                yield DeleteMany(coll, {"thread_id": thread_id})
+            self.expiry.forget(thread_id)
+            self.locations.forget_thread(thread_id)
 
     def sweep_expired_plan(self) -> Plan:
         """Apply the TTL strategy to at most ``sweep_limit`` expired threads (by thread id; a swept thread no longer matches).
@@ -119,8 +132,8 @@ class ThreadMaintenance:
         expired = yield Aggregate(self.collections.checkpoints, pipeline + ([{"$limit": limit}] if limit else []))
         threads = sorted(d["_id"] for d in expired)
         if config.strategy == "delete":
-            for thread_id in threads:
-                yield from self.delete_thread_plan(thread_id)
+            if threads:
+                yield from self._delete_threads_plan(threads)
             return threads
         if threads:
             by_ns = yield from self._keep_latest_plan(threads)
@@ -128,7 +141,7 @@ class ThreadMaintenance:
                 finished = _finished_root_checkpoints(by_ns.get((thread_id, ""), {}))
                 for forget in self.prune_observers:
                     yield from forget(thread_id, finished)
-            for coll in self.collections.per_thread:
+            for coll in (yield from self.storage_format.thread_collections_plan()):
                 yield UpdateMany(coll, {"thread_id": {"$in": threads}}, {"$unset": {"expire_at": ""}})
             for thread_id in threads:
                 self.expiry.forget(thread_id)
@@ -145,7 +158,7 @@ class ThreadMaintenance:
         require_str("target_thread_id", target_thread_id)
         if source_thread_id == target_thread_id:
             raise InvalidInputError("copy_thread needs two different thread ids")
-        names = self.collections.per_thread
+        names = yield from self.storage_format.thread_collections_plan()
         found = yield Gather(tuple(Find(c, {"thread_id": target_thread_id}, {"_id": 1}, limit=1) for c in names))
         holding = tuple(c for c, docs in zip(names, found) if docs)
         if holding:
@@ -244,8 +257,8 @@ class ThreadMaintenance:
         """See ``MongoDBCheckpointer.prune``."""
         ids = require_str_list("thread_ids", thread_ids)
         if strategy == "delete":
-            for t in ids:
-                yield from self.delete_thread_plan(t)
+            if ids:
+                yield from self._delete_threads_plan(ids)
             return
         if strategy != "keep_latest":
             raise InvalidInputError(f'unknown prune strategy {strategy!r}; use "keep_latest" or "delete"')

@@ -131,6 +131,9 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         self.chunk_bytes = chunk_bytes
         #: The database's storage format check, shared with the journal, allocator and run locks beside it.
         self.storage_format = StorageFormat(db_name, self.collections)
+        threads = self.storage_format.thread_collections
+        for name in (self.collections.checkpoints, self.collections.blobs, self.collections.writes):
+            threads.register(name)
         self._init_faces(
             client[db_name] if client is not None else None,
             async_client[db_name] if async_client is not None else None,
@@ -140,10 +143,10 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         # What this process remembers (``memory.py``), shared by the parts below; a ``with_allowlist`` clone
         # shares the parts too (each part that serializes gets the serde per call).
         locations = ValueLocations()
-        self._expiry = ThreadExpiry(ttl_config, self.collections, ThreadExpiries())
+        self._expiry = ThreadExpiry(ttl_config, threads, ThreadExpiries())
         self._roots = RootCheckpoints(self.collections, StoredCheckpoints(), TaskHolds())
         self._store = CheckpointStore(self.collections, chunk_bytes, self._expiry, self._roots, locations)
-        self._maintenance = ThreadMaintenance(self.collections, chunk_bytes, self._expiry, locations)
+        self._maintenance = ThreadMaintenance(self.collections, self.storage_format, chunk_bytes, self._expiry, locations)
         self._child_run_observers: list[Callable[[str, RunnableConfig], None]] = []
         # LangGraph's strict msgpack mode clones a saver with copy.copy (``with_allowlist``): this stays the original.
         self._base_saver = self
@@ -408,7 +411,9 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         self._run(self._store.put_writes_plan(config, writes, task_id, task_path, self.serde))
 
     def delete_thread(self, thread_id: str) -> None:
-        """Delete the thread's checkpoints, blobs, writes, journal entries and ordinals, in every namespace.
+        """Delete the thread's documents in every per-thread collection, in every namespace: its checkpoints,
+        blobs and writes, and its journal entries and ordinals (the collections the database declares:
+        ``thread_collections.py``; one ``find`` reads them first).
 
         The thread's run lock (``thread_runs``) is left alone: it is live state of a run, not thread data.
 
@@ -441,8 +446,9 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy the source thread whole to a thread that has no documents yet.
 
-        Every checkpoint of every namespace (ids and parents kept), its blobs and writes,
-        the journal and the ordinals are copied; the target gets its own expiry under ``ttl``.
+        Every checkpoint of every namespace (ids and parents kept), its blobs and writes, and the documents
+        of the other per-thread collections the database declares (the journal, the ordinals) are copied;
+        the target gets its own expiry under ``ttl``.
 
         Args:
             source_thread_id: the thread to copy (unchanged by the copy).
@@ -554,7 +560,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         elif self.ttl is not None:
             # Servers without TTL support (FerretDB) keep working: readers
             # already treat expired threads as gone, and sweep_expired() deletes them.
-            for coll in self.collections.per_thread:
+            for coll in self.storage_format.thread_collections.names:
                 yield CreateIndexes(coll, [TTL_INDEX], optional=True)
 
     def _sweep_interval(self) -> float:

@@ -73,7 +73,8 @@ class ActivityJournal(TwoFaces, JournalPlans):
             previews show the inputs anyway).
         auto_setup: create indexes before the first operation of each face.
         storage_format: the database's format check, run before the first operation
-            (``for_checkpointer`` shares the saver's); by default one of its own.
+            (``for_checkpointer`` shares the saver's); by default one of its own. The journal declares its
+            collection a per-thread one there (``thread_collections.py``).
     """
 
     _needs_sync = (
@@ -128,6 +129,7 @@ class ActivityJournal(TwoFaces, JournalPlans):
         if storage_format is None:
             names = CollectionNames(journal=self.collection, metadata=self.metadata_collection)
             storage_format = StorageFormat(db_name, names)
+        storage_format.thread_collections.register(self.collection)  # deleted, copied and expired with its thread
         self._init_faces(
             client[db_name] if client is not None else None,
             async_client[db_name] if async_client is not None else None,

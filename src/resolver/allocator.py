@@ -182,7 +182,8 @@ class OrdinalAllocator(TwoFaces):
         expiry: ``thread_id -> {"expire_at": ...}`` stamped on new allocations, so a thread with a TTL
             expires whole (``DurablePlatform`` passes the checkpointer's ``expiry_fields``).
         storage_format: the database's format check, run before the first operation (``DurablePlatform``
-            passes the checkpointer's); by default one of its own.
+            passes the checkpointer's); by default one of its own. The allocator declares its collection a
+            per-thread one there (``thread_collections.py``).
 
     Raises:
         ClientConfigurationError: no database, or two of one kind.
@@ -208,6 +209,7 @@ class OrdinalAllocator(TwoFaces):
         self._expiry = expiry
         if storage_format is None:
             storage_format = StorageFormat(databases[0].name, CollectionNames(ordinals=collection_name))
+        storage_format.thread_collections.register(collection_name)  # deleted, copied and expired with its thread
         self._init_faces(sync[0] if sync else None, aio[0] if aio else None, True, storage_format.check_plan)
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, dict[tuple[str, str, str], int]] = OrderedDict()
