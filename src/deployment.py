@@ -1,8 +1,8 @@
 """What a deployment is made of, as ``doctor`` reports it: the server (its identity, handshake and features),
 the format its database holds, and the indexes ``schema.py`` declares (created where missing, when asked).
 
-The server's commands are plans run on the ``admin`` database; listing collections and indexes, which no
-request of the plan layer does, goes through the client's own methods.
+The server's commands are plans run on the ``admin`` database; the format and index checks are plans run on
+the deployment's database.
 
 Example::
 
@@ -18,7 +18,7 @@ from pymongo.errors import OperationFailure
 
 from ._plans import quirks as server_quirks
 from ._plans.interpreters import SyncInterpreter
-from ._plans.requests import Command, Plan, Raised, Try
+from ._plans.requests import Command, CreateIndexes, ListCollections, ListIndexes, Plan, Raised, Try
 from .schema import CollectionNames, indexes_by_collection
 from .storage_format import FORMAT_VERSION, read_format_plan
 
@@ -114,38 +114,35 @@ def check_deployment(client: Any, db_name: str, names: CollectionNames, fix: boo
     Raises:
         pymongo.errors.PyMongoError: the server failed a command (``server_errors.typed_server_errors`` types it).
     """
-    db = client[db_name]
     report = SyncInterpreter(client.admin).run(server_plan())
-    stored = SyncInterpreter(db).run(read_format_plan(names))
+    db = SyncInterpreter(client[db_name])
+    stored = db.run(read_format_plan(names))
     ours = stored.foreign is None and (stored.version is None or stored.version <= FORMAT_VERSION)
-    fix = fix and ours
-    report["indexes"] = _index_rows(db, names, fix)
+    report["indexes"] = db.run(index_rows_plan(names, fix and ours))
     report["format"] = stored.describe()
     report["ok"] = ours and all(r["present"] or r.get("created") or r.get("unused") for r in report["indexes"])
     return report
 
 
-def _index_rows(db: Any, names: CollectionNames, fix: bool) -> list[dict[str, Any]]:
-    """One row per declared index: present, or missing (then created with ``fix``, or unused)."""
+def index_rows_plan(names: CollectionNames, fix: bool) -> Plan:
+    """One row per declared index: present, or missing (then created with ``fix``, or unused).
+
+    Returns:
+        ``[{"collection", "index", "present", and "created", "unused" or "error"}]``.
+    """
     # Checkpoints and no run lock ever taken: a deployment with exclusive_runs=False (the Agent Server factory's).
-    collections = set(db.list_collection_names())
+    collections = set((yield ListCollections()))
     no_run_locks = names.checkpoints in collections and names.runs not in collections
     rows = []
     for coll, indexes in indexes_by_collection(names).items():
-        present = {ix["name"] for ix in db[coll].list_indexes()}
+        present = set((yield ListIndexes(coll)))
         for index in indexes:
             row = {"collection": coll, "index": index.document["name"], "present": index.document["name"] in present}
             if not row["present"] and coll == names.runs and no_run_locks:
                 row["unused"] = True
             elif not row["present"] and fix:
-                row.update(_created(db[coll], index))
+                created = yield Try(CreateIndexes(coll, [index]))
+                refused = _refusal(created)
+                row.update({"error": str(refused)} if refused is not None else {"created": True})
             rows.append(row)
     return rows
-
-
-def _created(collection: Any, index: Any) -> dict[str, Any]:
-    try:
-        collection.create_indexes([index])
-    except OperationFailure as error:
-        return {"error": str(error)}
-    return {"created": True}

@@ -16,9 +16,12 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.mongodb import MongoDBSaver
-from pymongo import MongoClient
+from pymongo import AsyncMongoClient, MongoClient
 
 from langgraph_durable_mongodb import DurablePlatform
+from langgraph_durable_mongodb._plans.interpreters import AsyncInterpreter, SyncInterpreter
+from langgraph_durable_mongodb.deployment import index_rows_plan
+from langgraph_durable_mongodb.schema import CollectionNames
 from langgraph_durable_mongodb.cli import EXIT_OK, EXIT_PROBLEM
 from langgraph_durable_mongodb.server import checkpointer
 
@@ -102,3 +105,25 @@ def test_doctor_on_an_empty_database_still_wants_the_run_lock_index(mongodb_uri:
     assert code == EXIT_PROBLEM and lock_row(out) == {"collection": "thread_runs", "index": "thread_run_lock", "present": False}
     code, out = run(None, "--uri", mongodb_uri, "--db", server_db_name, "--json", "doctor", "--fix")
     assert code == EXIT_OK and lock_row(out)["created"] is True
+
+
+async def test_the_index_check_reads_and_fixes_alike_on_both_faces(mongodb_uri: str, server_db_name: str) -> None:
+    """``doctor``'s index rows are a plan: the async face lists collections and indexes, and creates the missing,
+    as the sync face does."""
+    with DurablePlatform.from_conn_string(mongodb_uri, db_name=server_db_name) as platform:
+        platform.setup()  # every declared index
+    names, client, aclient = CollectionNames(), MongoClient(mongodb_uri), AsyncMongoClient(mongodb_uri)
+    try:
+        client[server_db_name]["activity_journal"].drop_index("thread_status")
+        sync_rows = SyncInterpreter(client[server_db_name]).run(index_rows_plan(names, fix=False))
+        async_rows = await AsyncInterpreter(aclient[server_db_name]).run(index_rows_plan(names, fix=False))
+        assert sync_rows == async_rows
+        assert [r["index"] for r in async_rows if not r["present"]] == ["thread_status"]
+        fixed = await AsyncInterpreter(aclient[server_db_name]).run(index_rows_plan(names, fix=True))
+        assert [r for r in fixed if not r["present"]] == [
+            {"collection": "activity_journal", "index": "thread_status", "present": False, "created": True}
+        ]
+        assert all(r["present"] for r in SyncInterpreter(client[server_db_name]).run(index_rows_plan(names, fix=False)))
+    finally:
+        client.close()
+        await aclient.close()

@@ -46,6 +46,8 @@ from .requests import (
     InsertOne,
     Invoke,
     Join,
+    ListCollections,
+    ListIndexes,
     Next,
     Plan,
     Raised,
@@ -240,6 +242,12 @@ class SyncInterpreter(_Collections):
 
     def _command(self, request: Command) -> Any:
         return self.db.command(request.command)
+
+    def _list_collections(self, request: ListCollections) -> list[str]:
+        return list(self.db.list_collection_names())
+
+    def _list_indexes(self, request: ListIndexes) -> list[str]:
+        return [ix["name"] for ix in self._coll(request.collection).list_indexes()]
 
     # -- not I/O --
 
@@ -454,6 +462,12 @@ class AsyncInterpreter(_Collections):
 
     async def _command(self, request: Command) -> Any:
         return await self.db.command(request.command)
+
+    async def _list_collections(self, request: ListCollections) -> list[str]:
+        return list(await self.db.list_collection_names())
+
+    async def _list_indexes(self, request: ListIndexes) -> list[str]:
+        return [ix["name"] for ix in await _to_list(self._coll(request.collection).list_indexes())]
 
     # -- not I/O --
 

@@ -161,6 +161,21 @@ class Command:
     command: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class ListCollections:
+    """Returns the names of the database's collections."""
+
+    op: ClassVar[str] = "list_collections"
+
+
+@dataclass(frozen=True)
+class ListIndexes:
+    """Returns the names of the collection's indexes (none for a collection that does not exist)."""
+
+    op: ClassVar[str] = "list_indexes"
+    collection: str
+
+
 # -- not I/O ---------------------------------------------------------------------
 
 
