@@ -670,6 +670,27 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_thread_collections.py", "-m", "not server", "-k", "another_process"),
     ),
     Mutant(
+        "close() closes the clients under a sync run's background release",
+        "src/platform.py",
+        "        self.checkpointer.stop_sweepers()\n        self._finish_releases()\n        super().close()",
+        "        self.checkpointer.stop_sweepers()\n        super().close()",
+        ("tests/test_run_lock.py", "-k", "closing_the_platform and close and not aclose"),
+    ),
+    Mutant(
+        "aclose() closes the clients under a sync run's background release",
+        "src/platform.py",
+        "        await asyncio.to_thread(self._finish_releases)\n",
+        "",
+        ("tests/test_run_lock.py", "-k", "closing_the_platform and aclose"),
+    ),
+    Mutant(
+        "doctor creates no missing index, on either face",
+        "src/deployment.py",
+        "            elif not row[\"present\"] and fix:",
+        "            elif False:",
+        ("tests/test_cli_deployments.py", "-k", "both_faces"),
+    ),
+    Mutant(
         "a face's first plan skips the storage format check",
         "src/_plans/faces.py",
         "        yield from self._guard()",
@@ -849,15 +870,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "doctor --fix creates our indexes in a foreign database",
         "src/deployment.py",
-        "    fix = fix and ours\n",
-        "",
+        "    report[\"indexes\"] = db.run(index_rows_plan(names, fix and ours))",
+        "    report[\"indexes\"] = db.run(index_rows_plan(names, fix))",
         ("tests/test_storage_format.py", "-m", "not server", "-k", "doctor"),
     ),
     Mutant(
         "closing the platform leaves the checkpointer's sweepers running",
         "src/platform.py",
-        "        self.checkpointer.stop_sweepers()\n        await self.checkpointer.astop_sweepers()\n        await super().aclose()",
-        "        await super().aclose()",
+        "        self.checkpointer.stop_sweepers()\n        await self.checkpointer.astop_sweepers()\n        await asyncio.to_thread",
+        "        await asyncio.to_thread",
         # the Agent Server factory's sweeper too: the platform's aclose() at the end of its block stops it
         (
             "tests/test_ttl_strategies.py",
@@ -869,8 +890,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "a sync close of the platform leaves the sweeper thread running",
         "src/platform.py",
-        "        self.checkpointer.stop_sweepers()\n        super().close()",
-        "        super().close()",
+        "        self.checkpointer.stop_sweepers()\n        self._finish_releases()\n        super().close()",
+        "        self._finish_releases()\n        super().close()",
         ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "closing_the_platform and sync"),
     ),
     # issue 20: an edit made as the interrupted node completes it; its next visit is a new occurrence

@@ -28,6 +28,8 @@ Example (``uri`` a MongoDB URI, ``builder`` your ``StateGraph``)::
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -61,6 +63,9 @@ from .run_lock import (
 
 #: Compiled graphs whose discovered topology a platform remembers.
 RESOLVERS_REMEMBERED = 256
+#: How long ``close()`` waits for the run locks' background releases (one command each).
+RELEASES_AT_CLOSE_SECONDS = 10.0
+_log = logging.getLogger(__name__)
 #: Tasks running compiled children whose facts a platform remembers (``TaskTrace``), the least recent forgotten.
 TASKS_REMEMBERED = 65536
 
@@ -144,16 +149,30 @@ class DurablePlatform(ClosesOpenedClients):
         serve_effects(self.checkpointer, self._effects_for)
 
     def close(self) -> None:
-        """Stop the checkpointer's thread sweepers, then close the clients ``from_conn_string`` opened;
-        clients you passed stay open. In a coroutine, use ``aclose()``."""
+        """Stop the checkpointer's thread sweepers and let the run locks' background releases finish (at most
+        ``RELEASES_AT_CLOSE_SECONDS``), then close the clients ``from_conn_string`` opened; clients you passed
+        stay open. In a coroutine, use ``aclose()``."""
         self.checkpointer.stop_sweepers()
+        self._finish_releases()
         super().close()
 
     async def aclose(self) -> None:
-        """Stop every sweeper the checkpointer started, then close what ``close()`` closes, awaited."""
+        """Stop every sweeper the checkpointer started, let the releases finish, then close what ``close()``
+        closes, awaited."""
         self.checkpointer.stop_sweepers()
         await self.checkpointer.astop_sweepers()
+        await asyncio.to_thread(self._finish_releases)
         await super().aclose()
+
+    def _finish_releases(self) -> None:
+        """A sync run's lock is released in the background once the run returned: a client closed under that
+        release would leave the lock held until its lease expires, and the thread's next run waiting for it."""
+        if self.run_locks is None:
+            return
+        try:
+            self.run_locks.wait_releases(RELEASES_AT_CLOSE_SECONDS)
+        except TimeoutError as error:
+            _log.warning("closing with run locks still being released: %s; they free themselves when their lease expires", error)
 
     @classmethod
     def embedded(cls, **options: Any) -> DurablePlatform:

@@ -28,9 +28,10 @@ from langgraph_durable_mongodb import ThreadBusyError
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.liveness import identity
 from langgraph_durable_mongodb.platform import DurablePlatform
+from langgraph_durable_mongodb.run_lock import RunLocks
 
 from .checkout import FINAL, Effects, build
-from .graphs import Notes, config
+from .graphs import Notes, config, note_graph
 
 
 def runs_doc(platform: DurablePlatform, thread: str = "case-42") -> Any:
@@ -394,3 +395,27 @@ def test_a_sync_run_returns_before_its_release_and_the_next_run_here_waits_for_i
     out = graph.invoke(None, config()) if then == "invoke" else asyncio.run(graph.ainvoke(None, config()))
     assert out == FINAL  # no ThreadBusyError after 0.2 s: it waited for this process's own release
     assert held_by(platform) is None
+
+
+@pytest.mark.parametrize("closing", ["close", "aclose"])
+async def test_closing_the_platform_lets_a_sync_runs_release_finish_first(
+    mongodb_uri: str, server_db_name: str, closing: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sync run returns before its lock's release is sent; a ``with`` block's close right after must not close
+    the client under that release: the lock would stay held until its lease expired, and the next run wait."""
+    release = RunLocks._release_logged
+
+    def slow_release(self: RunLocks, *args: Any) -> None:
+        time.sleep(0.3)  # the run has returned and the block is closing by now
+        release(self, *args)
+
+    monkeypatch.setattr(RunLocks, "_release_logged", slow_release)
+    if closing == "close":
+        with DurablePlatform.from_conn_string(mongodb_uri, db_name=server_db_name) as platform:
+            platform.compile(note_graph()).invoke({"notes": []}, config("closing"))
+    else:
+        async with DurablePlatform.from_conn_string(mongodb_uri, db_name=server_db_name) as platform:
+            platform.compile(note_graph()).invoke({"notes": []}, config("closing"))
+    with DurablePlatform.from_conn_string(mongodb_uri, db_name=server_db_name) as reader:
+        doc = reader.checkpointer.client[server_db_name]["thread_runs"].find_one({"thread_id": "closing"})
+    assert doc is not None and doc["owner"] is None and doc["ended_cleanly"] is True
