@@ -6,6 +6,7 @@ import asyncio
 import copy
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from langgraph.checkpoint.base import ERROR, INTERRUPT
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # noqa: F401 - used by DeltaChannel tests
 
 from langgraph_durable_mongodb import DurableMongoError, InvalidInputError, MongoDBCheckpointer, ThreadExistsError
-from langgraph_durable_mongodb._plans.requests import Find, Gather, Upsert
+from langgraph_durable_mongodb._plans.requests import Find, Gather, Upsert, WaitNotice
 
 from .checkpoints import cfg, make_checkpoint, put
 from .clients import Face
@@ -463,14 +464,16 @@ async def wait_stored(face: Face, thread_id: str, checkpoint_id: str, timeout: f
         face.saver.wait_stored(thread_id, checkpoint_id, timeout)
 
 
-def counted_requests(face: Face) -> list:
-    """Every request the saver's face executes from now on (a Gather's parts one by one)."""
+def counted_requests(face: Face, seen: Callable[[Any], Any] = lambda request: None) -> list:
+    """Every request the saver's face executes from now on (a Gather's parts one by one), each shown to ``seen``
+    before it runs."""
     requests: list = []
     io = face.saver._async_io if face.is_async else face.saver._sync_io
     original = io.execute
 
     def counted(request: Any) -> Any:
         requests.extend(request.requests if isinstance(request, Gather) else [request])
+        seen(request)
         return original(request)
 
     io.execute = counted
@@ -524,22 +527,24 @@ async def test_wait_stored_waits_for_this_saver_s_own_background_store_without_a
     first, cp1 = await put(face, cfg(), {"n": 1})
     cp, versions = make_checkpoint(face.saver, {"n": 2}, cp1)
     args = (first, cp, {"source": "loop", "step": 1}, versions)
-    requests = counted_requests(face)
+    # The store starts once the wait has begun, however late this thread gets there on a loaded machine.
+    waiting = asyncio.Event() if face.is_async else threading.Event()
+    requests = counted_requests(face, lambda request: isinstance(request, WaitNotice) and waiting.set())
     started = time.monotonic()
     if face.is_async:
 
-        async def store_soon() -> None:
-            await asyncio.sleep(0.005)
+        async def store_once_waited() -> None:
+            await waiting.wait()
             await face.saver.aput(*args)
 
-        later = asyncio.ensure_future(store_soon())
+        later = asyncio.ensure_future(store_once_waited())
         await face.saver.await_stored("t1", cp["id"], 30)
         await later
     else:
-        timer = threading.Timer(0.005, face.saver.put, args)
-        timer.start()
+        store = threading.Thread(target=lambda: waiting.wait(30) and face.saver.put(*args))
+        store.start()
         face.saver.wait_stored("t1", cp["id"], 30)
-        timer.join()
+        store.join()
     assert time.monotonic() - started < 5  # woken by the store, not by the end of the grace
     assert [r for r in requests if isinstance(r, Find)] == []  # the registry answered: only the put's own write
     # one wait, which the store's note ended: no polling
