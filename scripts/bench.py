@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Benchmarks of issues 8, 14 and 20: our MongoDBCheckpointer against langgraph-checkpoint-mongodb's MongoDBSaver.
+"""Benchmarks of issues 8, 14, 20 and 24: our MongoDBCheckpointer against langgraph-checkpoint-mongodb's MongoDBSaver.
 
 Run it with ``scripts/bench`` (which prepares .venv and builds the servers); directly::
 
     .venv/bin/python scripts/bench.py [--quick] [--server both|ferretdb|mongo_java_server] [--json out.json]
-                                      [--markdown out.md] [--only chat,async,steps,journal,resolver,wide,rtt]
+                                      [--markdown out.md] [--only chat,async,steps,journal,resolver,wide,rtt,ui,codec]
 
 Both savers run on the same server, in the same process, interleaved call by call
 (ours, reference, reference, ours, ...) so drift hits both alike. The server is
@@ -37,6 +37,10 @@ Sections:
 ``rtt``      issue 20: a ReAct turn through toxiproxy at 1 ms per round trip, ours against LangGraph's
              ``@task`` and ``MongoDBSaver``, and a plain chat turn; client CPU of a durable turn, async
              (scripts/bench_rtt.py).
+``codec``    issue 24: the stored-value codec, our saver with ``k`` references (as shipped) against the same saver
+             laid out like langgraph-checkpoint-postgres (every value in blobs keyed by channel and version), on an
+             ``add_messages`` chat with a 50 KB value in state: commands per turn, wall direct and at 1 ms
+             (toxiproxy), ``get_tuple``, ``list``, bytes stored, ``prune`` (scripts/bench_codec.py).
 
 Ratios are ours / reference, measured in the same run: below 1.0 means ours is faster
 or smaller. Absolute times depend on the server and the machine; on FerretDB's SQLite
@@ -816,6 +820,13 @@ def bench_rtt(uri: str, s: Settings, server: ServerCPU, log: Callable[[str], Non
     return bench_rtt.bench_rtt(uri, s, server, log, cpu_line=cpu_line)
 
 
+def bench_codec(uri: str, s: Settings, log: Callable[[str], None]) -> dict[str, Any]:
+    """Issue 24's stored-value codec, ``k`` references against the postgres layout: scripts/bench_codec.py."""
+    import bench_codec
+
+    return bench_codec.bench_codec(uri, s, log)
+
+
 def bench_resolver(uri: str, s: Settings, log: Callable[[str], None]) -> dict[str, Any]:
     """Resolver cost per effect (microbenchmark)."""
     from langgraph_durable_mongodb import resolver
@@ -1294,6 +1305,10 @@ def render_server(results: dict[str, Any]) -> str:
         lines += render_rtt(results["rtt"])
     if results.get("ui") is not None:
         lines += render_ui(results["ui"])
+    if results.get("codec") is not None:
+        from bench_codec import render_codec
+
+        lines += render_codec(results["codec"])
     return "\n".join(lines)
 
 
@@ -1392,7 +1407,7 @@ def render_ui(res: dict[str, Any]) -> list[str]:
 # main
 
 
-SECTIONS = ("chat", "async", "steps", "journal", "resolver", "wide", "rtt", "ui")
+SECTIONS = ("chat", "async", "steps", "journal", "resolver", "wide", "rtt", "ui", "codec")
 SERVERS = ("ferretdb", "mongo_java_server")
 
 
@@ -1474,6 +1489,7 @@ def main(argv: list[str] | None = None) -> int:
                 # the CPU line is measured on mongo-java-server (or MONGODB_URI) only: FerretDB's scans would swamp it
                 "rtt": lambda: bench_rtt(uri, s, cpu, log, cpu_line=server != "ferretdb"),
                 "ui": lambda: bench_ui(uri, s, log),
+                "codec": lambda: bench_codec(uri, s, log),
             }
             for number, name in enumerate(SECTIONS, 1):
                 if name not in only:
