@@ -18,15 +18,16 @@ from typing import Any
 
 from .._bson import require_str
 from .._plans.requests import Aggregate, Find, Gather, Plan
-from ..checkpointer.documents import key_id
+from ..checkpointer.documents import STORED_CHANNELS_PROJECTION, key_id, stored_channels
 from ..errors import InvalidInputError
 from ..schema import CollectionNames
 from .states import ERROR, INTERRUPT, due_nodes
 
-#: What the views read of a root checkpoint: never its serialized checkpoint or values, only channel names.
+#: What the views read of a root checkpoint: never its serialized checkpoint or values, only channel names
+#: (``stored_channels``).
 CHECKPOINT_PROJECTION = {
     "_id": 0, "thread_id": 1, "checkpoint_id": 1, "parent_checkpoint_id": 1, "ts": 1,
-    "metadata.step": 1, "metadata.source": 1, "values.c": 1, "ordinals": 1,
+    "metadata.step": 1, "metadata.source": 1, **STORED_CHANNELS_PROJECTION, "ordinals": 1,
 }
 #: What the thread list reads of a journal entry: enough to tell its state.
 ENTRY_STATE_PROJECTION = {
@@ -126,7 +127,7 @@ def _page_runs_plan(names: CollectionNames, ids: list[str], page: dict[str, Any]
 def _due_writes_plan(names: CollectionNames, ids: list[str], latest_docs: list[dict[str, Any]]) -> Plan:
     """``{thread_id: {channel, ...}}``: the error and interrupt writes of the latest checkpoint of each listed thread
     that has tasks still due."""
-    due = [doc["checkpoint_id"] for doc in latest_docs if due_nodes(c.get("c") for c in doc.get("values") or [])]
+    due = [doc["checkpoint_id"] for doc in latest_docs if due_nodes(stored_channels(doc))]
     if not due:
         return {}
     span = {"thread_id": {"$gte": ids[0], "$lte": ids[-1]}}
