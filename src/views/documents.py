@@ -114,9 +114,9 @@ def entry_plan(names: CollectionNames, position: Mapping[str, Any]) -> Plan:
 def checkpoint_counts_plan(names: CollectionNames, thread_ids: Sequence[str]) -> Plan:
     """``{thread_id: checkpoints in every namespace}`` for each of ``thread_ids`` (0 for one without any)."""
     counted = yield Aggregate(names.checkpoints, [
-        {"$match": {"thread_id": {"$in": list(thread_ids)}}}, {"$group": {"_id": "$thread_id", "n": {"$sum": 1}}},
+        {"$match": {"thread_id": {"$in": list(thread_ids)}}}, {"$group": {"_id": "$thread_id", "checkpoints": {"$sum": 1}}},
     ])
-    found = {group["_id"]: group["n"] for group in counted}
+    found = {group["_id"]: group["checkpoints"] for group in counted}
     return {thread_id: found.get(thread_id, 0) for thread_id in thread_ids}
 
 
