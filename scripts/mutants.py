@@ -1461,9 +1461,23 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "the thread list without $max in $group (FerretDB) shows each thread's oldest root checkpoint",
         "src/views/plans.py",
-        'CHECKPOINT_PROJECTION, sort=[("checkpoint_id", -1)], limit=1)\n        for t in ids',
-        'CHECKPOINT_PROJECTION, sort=[("checkpoint_id", 1)], limit=1)\n        for t in ids',
+        'Find(names.checkpoints, query, {"_id": 0, field: 1}, sort=[(field, -1)], limit=1)',
+        'Find(names.checkpoints, query, {"_id": 0, field: 1}, sort=[(field, 1)], limit=1)',
         ("tests/test_views_servers.py", "-m", "not server", "-k", "without_group_max"),
+    ),
+    Mutant(
+        "the thread lists' $first takes a thread's first checkpoint as stored, not in index order",
+        "src/views/plans.py",
+        '            stages.append({"$sort": dict(CHECKPOINT_INDEX_ORDER)})',
+        "            pass",
+        ("tests/test_views_documents.py", "tests/test_cli_threads.py", "-m", "not server", "-k", "summaries or pages"),
+    ),
+    Mutant(
+        "the thread list without $first in $group (FerretDB) reads a thread's first checkpoint as stored",
+        "src/views/plans.py",
+        "projection, sort=list(CHECKPOINT_INDEX_ORDER), limit=1)",
+        "projection, sort=None, limit=1)",
+        ("tests/test_views_documents.py", "-m", "not server", "-k", "summaries"),
     ),
     Mutant(
         "ui listens on a remote host without --allow-remote",

@@ -223,16 +223,16 @@ class _Import:
             self.checkpoints,
             [
                 {"$match": match},
-                {"$group": {"_id": {"t": "$thread_id", "ns": "$checkpoint_ns"}, "n": {"$sum": 1}}},
-                {"$sort": {"_id.t": 1, "_id.ns": 1}},
+                {"$group": {"_id": {"thread_id": "$thread_id", "checkpoint_ns": "$checkpoint_ns"}, "checkpoints": {"$sum": 1}}},
+                {"$sort": {"_id.thread_id": 1, "_id.checkpoint_ns": 1}},
             ],
         )
-        total = sum(g["n"] for g in namespaces)
-        self.report.threads = len({g["_id"]["t"] for g in namespaces})
+        total = sum(g["checkpoints"] for g in namespaces)
+        pairs = [(g["_id"]["thread_id"], g["_id"]["checkpoint_ns"]) for g in namespaces]
+        self.report.threads = len({thread_id for thread_id, _ in pairs})
         if self.thread_ids is not None:
-            found = {g["_id"]["t"] for g in namespaces}
+            found = {thread_id for thread_id, _ in pairs}
             self.report.unknown_threads = [t for t in self.thread_ids if t not in found]
-        pairs = [(g["_id"]["t"], g["_id"]["ns"]) for g in namespaces]
         for thread_id, ns in pairs:
             yield from self._import_namespace(thread_id, ns, total)
         for thread_id, ns in pairs:

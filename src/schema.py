@@ -30,6 +30,9 @@ WRITE_KEY = ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx")
 POSITION_FIELDS = ("thread_id", "path", "node", "occurrence", "effect_key")
 #: The key fields of an ordinal allocation, after ``thread_id``.
 ORDINAL_KEY = ("parent_path", "name", "task_key")
+#: The order of the checkpoints' ``thread_ns_checkpoint`` index: by thread, each thread's root namespace ("")
+#: first, latest checkpoint first. A sort in this order is served by the index (the thread lists group in it).
+CHECKPOINT_INDEX_ORDER = (("thread_id", ASCENDING), ("checkpoint_ns", ASCENDING), ("checkpoint_id", DESCENDING))
 
 
 @dataclass(frozen=True)
@@ -68,11 +71,7 @@ def _ascending(*fields: str) -> list[tuple[str, int]]:
 #: The indexes of each role.
 INDEXES: dict[str, tuple[IndexModel, ...]] = {
     "checkpoints": (
-        IndexModel(
-            [("thread_id", ASCENDING), ("checkpoint_ns", ASCENDING), ("checkpoint_id", DESCENDING)],
-            unique=True,
-            name="thread_ns_checkpoint",
-        ),
+        IndexModel(list(CHECKPOINT_INDEX_ORDER), unique=True, name="thread_ns_checkpoint"),
         IndexModel(_ascending("thread_id", "metadata.run_id"), name="thread_run"),
         IndexModel(_ascending("thread_id", "metadata.source", "metadata.step"), name="thread_source_step"),
     ),

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
 from langgraph_durable_mongodb import ActivityJournal
 from langgraph_durable_mongodb._plans.interpreters import AsyncInterpreter, SyncInterpreter
+from langgraph_durable_mongodb.errors import InvalidInputError
 from langgraph_durable_mongodb.journal import EffectCall, EffectPosition
 from langgraph_durable_mongodb.schema import CollectionNames
 from langgraph_durable_mongodb.views.documents import (
@@ -62,6 +64,14 @@ async def test_the_summaries_group_threads_on_the_server_and_page_by_id(face: Fa
         assert ([(r["thread_id"], r["checkpoints"], r["latest_step"]) for r in rows], more) == ([("t2", 1, 0)], False)
     assert await run_plan(face, holds_checkpoints_plan(NAMES)) is True
     assert await run_plan(face, checkpoint_counts_plan(NAMES, ["t1", "t2", "nope"])) == {"t1": 5, "t2": 1, "nope": 0}
+
+
+@pytest.mark.parametrize("after", [{"$gt": ""}, 42, ["t1"]])
+def test_the_summaries_refuse_an_after_that_is_not_a_string_before_any_request(after: Any) -> None:
+    """``after`` is a value in the thread list's filter: anything but a string (a document would be an operator)
+    is refused before the plan's first request, as the web inspector's ``thread_id_range`` refuses it."""
+    with pytest.raises(InvalidInputError, match="after must be a str"):
+        next(thread_summaries_plan(NAMES, 5, after))
 
 
 async def test_a_thread_is_read_as_stored_without_values_or_outcomes(face: Face, mongo_client: Any, db_name: str) -> None:

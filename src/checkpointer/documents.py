@@ -80,6 +80,9 @@ VALUE_DATA = "d"
 CHECKSUM = "h"
 HOLDER = "k"
 
+#: What ``stored_channels`` reads of a checkpoint document: its values' channel names, never the values.
+STORED_CHANNELS_PROJECTION = {f"values.{CHANNEL}": 1}
+
 #: Each key field of a collection, in ``_id`` order.
 CHECKPOINT_KEY = ("thread_id", "checkpoint_ns", "checkpoint_id")
 
@@ -200,9 +203,13 @@ def checkpoint_key(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> di
     return {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}
 
 
-def stored_channels(doc: dict[str, Any]) -> set[str]:
-    """Channels whose value is stored at this checkpoint (a DeltaChannel seed, say)."""
-    return {entry[CHANNEL] for entry in doc.get("values", ())}
+def stored_channels(doc: Mapping[str, Any]) -> set[str]:
+    """The channels checkpoint document ``doc`` stores a value for (a DeltaChannel seed, say), read from
+    ``STORED_CHANNELS_PROJECTION`` or more. A document written by hand may hold anything: an entry without a
+    string channel names none, and ``values`` that is not a list names no channel."""
+    values = doc.get("values")
+    entries = values if isinstance(values, list) else ()
+    return {e[CHANNEL] for e in entries if isinstance(e, Mapping) and isinstance(e.get(CHANNEL), str)}
 
 
 # -- channel values ---------------------------------------------------------------

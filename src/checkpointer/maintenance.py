@@ -206,8 +206,8 @@ class ThreadMaintenance:
             yield from self._rehome_held_values(thread_id, ns, docs, kept, set(doomed))
             yield DeleteMany(self.collections.checkpoints, {**scope, "checkpoint_id": {"$in": doomed}})
             yield DeleteMany(self.collections.writes, {**scope, "checkpoint_id": {"$in": doomed}})
-            live = {(e["c"], e["v"]) for cid in kept for e in docs[cid].get("values", ())}
-            dead = {(e["c"], e["v"]) for cid in doomed for e in docs[cid].get("values", ())} - live
+            live = {(e[CHANNEL], e[VERSION]) for cid in kept for e in docs[cid].get("values", ())}
+            dead = {(e[CHANNEL], e[VERSION]) for cid in doomed for e in docs[cid].get("values", ())} - live
             if dead:
                 yield DeleteMany(
                     self.collections.blobs,

@@ -15,12 +15,11 @@ from typing import Any
 
 from .._bson import document_problem
 from .._plans.interpreters import SyncInterpreter
-from .._plans.requests import Aggregate, Find, Gather, Plan
+from .._plans.requests import Aggregate, Find, Plan
 from ..schema import CollectionNames
+from .plans import thread_groups_plan, thread_id_range
 from .reader import require_our_format
 
-#: The order of the ``thread_ns_checkpoint`` index: each thread's root namespace first, latest checkpoint first.
-INDEX_ORDER = {"thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": -1}
 #: Databases of the server itself, never holding threads.
 SYSTEM_DATABASES = frozenset({"admin", "local", "config"})
 #: What ``inspected_plan`` reads of a checkpoint: never its serialized checkpoint or values.
@@ -30,7 +29,7 @@ INSPECTED_CHECKPOINT = {"checkpoint_ns": 1, "checkpoint_id": 1, "ts": 1, "metada
 def thread_summaries_plan(
     names: CollectionNames, limit: int, after: str | None = None, *, group_first_max: bool = True
 ) -> Plan:
-    """One page of threads in ``thread_id`` order, grouped on the server.
+    """One page of threads in ``thread_id`` order, grouped on the server (``plans.thread_groups_plan``).
 
     One ``aggregate`` in the order of the ``thread_ns_checkpoint`` index whose reply holds only the page's rows;
     where ``$group`` takes only ``$sum`` (FerretDB 1.x), two ``find`` per listed thread add its latest step and
@@ -46,34 +45,27 @@ def thread_summaries_plan(
         ``(rows, more, problems)``: the rows (``thread_id``, ``checkpoints`` in every namespace, ``latest_step``
         of the root namespace's latest checkpoint, ``updated``: the latest checkpoint time), whether more threads
         follow, and the problems of checkpoints whose ``thread_id`` is not a string (one named per such value).
+
+    Raises:
+        InvalidInputError: ``after`` is not a string (before any request).
     """
-    match = {"thread_id": {"$gt": after}} if after is not None else {}
-    grouped = yield Aggregate(names.checkpoints, _summaries_pipeline(match, limit, group_first_max))
+    groups, more = yield from thread_groups_plan(
+        names, thread_id_range("", after), limit, maxes={"updated": "ts"},
+        # in index order, a thread's first checkpoint is its root namespace's latest, when it has one
+        firsts={"first_ns": "checkpoint_ns", "first_step": "metadata.step"}, group_max=group_first_max,
+    )
     rows, problems = [], []
-    for found in grouped[:limit]:
+    for found in groups:
         if not isinstance(found["_id"], str):
             problems.append((yield from _thread_id_problem_plan(names, found["_id"])))
             continue
-        if not group_first_max:
-            found.update((yield from _latest_plan(names, found["_id"])))
         rows.append({
             "thread_id": found["_id"],
             "checkpoints": found["checkpoints"],
             "latest_step": found.get("first_step") if found.get("first_ns") == "" else None,
             "updated": found.get("updated") or "",
         })
-    return rows, len(grouped) > limit, problems
-
-
-def _summaries_pipeline(match: dict[str, Any], limit: int, group_first_max: bool) -> list[dict[str, Any]]:
-    if group_first_max:
-        group = {"_id": "$thread_id", "checkpoints": {"$sum": 1}, "updated": {"$max": "$ts"},
-                 "first_ns": {"$first": "$checkpoint_ns"}, "first_step": {"$first": "$metadata.step"}}
-        # in index order, a thread's first checkpoint is its root namespace's latest, when it has one
-        stages = [{"$match": match}, {"$sort": INDEX_ORDER}, {"$group": group}]
-    else:
-        stages = [{"$match": match}, {"$group": {"_id": "$thread_id", "checkpoints": {"$sum": 1}}}]
-    return [*stages, {"$sort": {"_id": 1}}, {"$limit": limit + 1}]
+    return rows, more, problems
 
 
 def _thread_id_problem_plan(names: CollectionNames, thread_id: Any) -> Plan:
@@ -82,18 +74,6 @@ def _thread_id_problem_plan(names: CollectionNames, thread_id: Any) -> Plan:
     docs = yield Find(names.checkpoints, {"thread_id": {"$eq": thread_id}}, limit=1)
     doc = docs[0] if docs else {"thread_id": thread_id}
     return str(document_problem(names.checkpoints, doc, {"thread_id": (str,)}))
-
-
-def _latest_plan(names: CollectionNames, thread_id: str) -> Plan:
-    """What ``$group`` says on servers it cannot (``$first``, ``$max``): two ``find`` by index for one thread."""
-    latest, last = yield Gather((
-        Find(names.checkpoints, {"thread_id": thread_id}, {"_id": 0, "checkpoint_ns": 1, "metadata.step": 1},
-             sort=list(INDEX_ORDER.items()), limit=1),
-        Find(names.checkpoints, {"thread_id": thread_id}, {"_id": 0, "ts": 1}, sort=[("ts", -1)], limit=1),
-    ))
-    latest, last = (latest or [{}])[0], (last or [{}])[0]
-    return {"first_ns": latest.get("checkpoint_ns"), "first_step": (latest.get("metadata") or {}).get("step"),
-            "updated": last.get("ts")}
 
 
 def holds_checkpoints_plan(names: CollectionNames) -> Plan:
@@ -134,9 +114,9 @@ def entry_plan(names: CollectionNames, position: Mapping[str, Any]) -> Plan:
 def checkpoint_counts_plan(names: CollectionNames, thread_ids: Sequence[str]) -> Plan:
     """``{thread_id: checkpoints in every namespace}`` for each of ``thread_ids`` (0 for one without any)."""
     counted = yield Aggregate(names.checkpoints, [
-        {"$match": {"thread_id": {"$in": list(thread_ids)}}}, {"$group": {"_id": "$thread_id", "n": {"$sum": 1}}},
+        {"$match": {"thread_id": {"$in": list(thread_ids)}}}, {"$group": {"_id": "$thread_id", "checkpoints": {"$sum": 1}}},
     ])
-    found = {group["_id"]: group["n"] for group in counted}
+    found = {group["_id"]: group["checkpoints"] for group in counted}
     return {thread_id: found.get(thread_id, 0) for thread_id in thread_ids}
 
 
@@ -158,6 +138,7 @@ class ThreadDocuments:
         """``thread_summaries_plan``, on a database of our format.
 
         Raises:
+            InvalidInputError: ``after`` is not a string.
             IncompatibleStorageError: the database holds a foreign format.
         """
         require_our_format(self.db, self.names)

@@ -1,12 +1,16 @@
 """The queries of the thread views, as plans: each names one thread, or is bounded by one page of thread ids.
 
+``thread_groups_plan`` is the one aggregate of both thread lists, the web inspector's (``thread_page_plan``) and
+the CLI's (``documents.thread_summaries_plan``): one page of checkpoints grouped by thread on the server, in id
+order, with a ``find`` per listed thread where ``$group`` takes no ``$max`` (FerretDB 1.x).
+
 ``thread_page_plan`` reads one page of the thread list in at most five commands whatever the number of
-threads: one ``aggregate`` groups the root checkpoints of the page's id range in the order of the
-``thread_ns_checkpoint`` index, then the page's latest root checkpoints (by ``_id``), run locks (by
-``thread_id``), journal entries (the page's id range on the ``thread_status`` index) and, for threads with
-tasks still due, the error and interrupt writes of their latest checkpoint. ``thread_plan`` reads one
-thread: its root checkpoints (latest first, ``limit``), their writes' task paths and channels (never their
-values), its journal entries and its run lock.
+threads (where ``$group`` takes ``$max``): one ``aggregate`` groups the root checkpoints of the page's id
+range, then the page's latest root checkpoints (by ``_id``), run locks (by ``thread_id``), journal entries
+(the page's id range on the ``thread_status`` index) and, for threads with tasks still due, the error and
+interrupt writes of their latest checkpoint. ``thread_plan`` reads one thread: its root checkpoints (latest
+first, ``limit``), their writes' task paths and channels (never their values), its journal entries and its
+run lock.
 
 Thread ids and prefixes are values in these filters, never field names, and are checked to be strings
 before the first request, so no input can become an operator or a field path.
@@ -14,19 +18,21 @@ before the first request, so no input can become an operator or a field path.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .._bson import require_str
 from .._plans.requests import Aggregate, Find, Gather, Plan
-from ..checkpointer.documents import key_id
+from ..checkpointer.documents import STORED_CHANNELS_PROJECTION, key_id, stored_channels
 from ..errors import InvalidInputError
-from ..schema import CollectionNames
+from ..schema import CHECKPOINT_INDEX_ORDER, CollectionNames
 from .states import ERROR, INTERRUPT, due_nodes
 
-#: What the views read of a root checkpoint: never its serialized checkpoint or values, only channel names.
+#: What the views read of a root checkpoint: never its serialized checkpoint or values, only channel names
+#: (``stored_channels``).
 CHECKPOINT_PROJECTION = {
     "_id": 0, "thread_id": 1, "checkpoint_id": 1, "parent_checkpoint_id": 1, "ts": 1,
-    "metadata.step": 1, "metadata.source": 1, "values.c": 1, "ordinals": 1,
+    "metadata.step": 1, "metadata.source": 1, **STORED_CHANNELS_PROJECTION, "ordinals": 1,
 }
 #: What the thread list reads of a journal entry: enough to tell its state.
 ENTRY_STATE_PROJECTION = {
@@ -72,6 +78,76 @@ def _page_size(limit: Any) -> int:
     return limit
 
 
+def thread_groups_plan(
+    names: CollectionNames,
+    match: Mapping[str, Any],
+    limit: int,
+    *,
+    maxes: Mapping[str, str] | None = None,
+    firsts: Mapping[str, str] | None = None,
+    group_max: bool = True,
+) -> Plan:
+    """One page of the thread list: the checkpoints ``match`` selects, grouped by ``thread_id`` on the server in
+    id order, in one ``aggregate`` whose reply holds only the page (never every checkpoint to the client).
+
+    Args:
+        names: the collection names.
+        match: the checkpoints grouped: a ``thread_id_range`` condition, and any other (``checkpoint_ns``).
+        limit: the most groups on the page (one more is read to tell whether more follow).
+        maxes: ``{name: field}``: each group's greatest value of ``field`` (``$max``), as ``name``.
+        firsts: ``{name: field}``: ``field`` of each group's first checkpoint in ``CHECKPOINT_INDEX_ORDER``
+            (``$first`` after a ``$sort`` the index serves), as ``name``.
+        group_max: the server's ``$group`` takes ``$first`` and ``$max`` (``ServerQuirks.group_first_max``);
+            else it only counts, and ``firsts`` and ``maxes`` are read for each listed thread by ``find`` on
+            the index (one for ``firsts``, one per field of ``maxes``).
+
+    Returns:
+        ``(groups, more)``: ``[{"_id", "checkpoints", name: value, ...}]`` in ``_id`` order, and whether more
+        threads follow. A group's ``_id`` may be a non-string ``thread_id`` (stored by hand): nothing more is
+        read for it, the caller reports it.
+    """
+    maxes, firsts = dict(maxes or {}), dict(firsts or {})
+    stages: list[dict[str, Any]] = [{"$match": dict(match)}]
+    group: dict[str, Any] = {"_id": "$thread_id", "checkpoints": {"$sum": 1}}
+    if group_max:
+        group.update({name: {"$max": f"${field}"} for name, field in maxes.items()})
+        group.update({name: {"$first": f"${field}"} for name, field in firsts.items()})
+        if firsts:
+            stages.append({"$sort": dict(CHECKPOINT_INDEX_ORDER)})
+    grouped = yield Aggregate(names.checkpoints, [*stages, {"$group": group}, {"$sort": {"_id": 1}}, {"$limit": limit + 1}])
+    groups = grouped[:limit]
+    if not group_max:
+        yield from _grouped_by_find_plan(names, match, groups, maxes, firsts)
+    return groups, len(grouped) > limit
+
+
+def _grouped_by_find_plan(
+    names: CollectionNames, match: Mapping[str, Any], groups: list[dict[str, Any]], maxes: dict[str, str], firsts: dict[str, str]
+) -> Plan:
+    """What ``$group`` says where it cannot (``$first``, ``$max``: FerretDB 1.x), into ``groups``: a ``find`` by
+    index per thread for its ``firsts``, and one per field of ``maxes``."""
+    reads: list[tuple[dict[str, Any], dict[str, str], Find]] = []
+    for group in (g for g in groups if isinstance(g["_id"], str)):
+        query = {**match, "thread_id": group["_id"]}
+        if firsts:
+            projection = {"_id": 0, **dict.fromkeys(firsts.values(), 1)}
+            reads.append((group, firsts, Find(names.checkpoints, query, projection, sort=list(CHECKPOINT_INDEX_ORDER), limit=1)))
+        for name, field in maxes.items():
+            reads.append((group, {name: field}, Find(names.checkpoints, query, {"_id": 0, field: 1}, sort=[(field, -1)], limit=1)))
+    if not reads:
+        return
+    found = yield Gather(tuple(find for _, _, find in reads))
+    for (group, fields, _), docs in zip(reads, found):
+        group.update({name: _dotted(docs[0] if docs else {}, field) for name, field in fields.items()})
+
+
+def _dotted(doc: Any, path: str) -> Any:
+    """The value at the dotted ``path`` of ``doc`` (``metadata.step``), or None."""
+    for part in path.split("."):
+        doc = doc.get(part) if isinstance(doc, Mapping) else None
+    return doc
+
+
 def thread_page_plan(
     names: CollectionNames, prefix: str = "", after: str | None = None, limit: int = 50, *, group_max: bool = True
 ) -> Plan:
@@ -83,7 +159,7 @@ def thread_page_plan(
         after: list only ids sorting after it (the last id of the previous page).
         limit: the most threads listed (1 to ``MAX_PAGE``).
         group_max: the server's ``$group`` takes ``$max`` (``ServerQuirks.group_first_max``); else one more
-            ``find`` per listed thread reads its latest root checkpoint.
+            ``find`` per listed thread reads the id of its latest root checkpoint.
 
     Returns:
         ``{"groups": [{"_id", "checkpoints", "latest"}], "more", "latest": {thread_id: checkpoint},
@@ -95,17 +171,12 @@ def thread_page_plan(
     """
     match = {**thread_id_range(prefix, after), "checkpoint_ns": ""}
     limit = _page_size(limit)
-    group: dict[str, Any] = {"_id": "$thread_id", "checkpoints": {"$sum": 1}}
-    if group_max:
-        group["latest"] = {"$max": "$checkpoint_id"}  # checkpoint ids sort by time
-    grouped = yield Aggregate(
-        names.checkpoints, [{"$match": match}, {"$group": group}, {"$sort": {"_id": 1}}, {"$limit": limit + 1}]
-    )
-    groups = grouped[:limit]
+    # checkpoint ids sort by time: a thread's greatest is its latest
+    groups, more = yield from thread_groups_plan(names, match, limit, maxes={"latest": "checkpoint_id"}, group_max=group_max)
     ids = [g["_id"] for g in groups if isinstance(g["_id"], str)]
-    page = {"groups": groups, "more": len(grouped) > limit, "latest": {}, "locks": {}, "entries": [], "written": {}}
+    page = {"groups": groups, "more": more, "latest": {}, "locks": {}, "entries": [], "written": {}}
     if ids:
-        latest_docs = yield from _latest_roots_plan(names, groups, ids, group_max)
+        latest_docs = yield from _latest_roots_plan(names, groups)
         page["latest"] = {doc["thread_id"]: doc for doc in latest_docs}
         yield from _page_runs_plan(names, ids, page)
         page["written"] = yield from _due_writes_plan(names, ids, latest_docs)
@@ -126,7 +197,7 @@ def _page_runs_plan(names: CollectionNames, ids: list[str], page: dict[str, Any]
 def _due_writes_plan(names: CollectionNames, ids: list[str], latest_docs: list[dict[str, Any]]) -> Plan:
     """``{thread_id: {channel, ...}}``: the error and interrupt writes of the latest checkpoint of each listed thread
     that has tasks still due."""
-    due = [doc["checkpoint_id"] for doc in latest_docs if due_nodes(c.get("c") for c in doc.get("values") or [])]
+    due = [doc["checkpoint_id"] for doc in latest_docs if due_nodes(stored_channels(doc))]
     if not due:
         return {}
     span = {"thread_id": {"$gte": ids[0], "$lte": ids[-1]}}
@@ -143,17 +214,10 @@ def _due_writes_plan(names: CollectionNames, ids: list[str], latest_docs: list[d
     return written
 
 
-def _latest_roots_plan(names: CollectionNames, groups: list[dict[str, Any]], ids: list[str], group_max: bool) -> Plan:
-    """The latest root checkpoint of each listed thread: by ``_id`` from the group's ``latest`` in one ``find``,
-    or (no ``$max`` in ``$group``) one ``find`` per thread on the index."""
-    if group_max:
-        keys = [key_id(g["_id"], "", g["latest"]) for g in groups if isinstance(g["_id"], str) and isinstance(g.get("latest"), str)]
-        return (yield Find(names.checkpoints, {"_id": {"$in": keys}}, CHECKPOINT_PROJECTION))
-    found = yield Gather(tuple(
-        Find(names.checkpoints, {"thread_id": t, "checkpoint_ns": ""}, CHECKPOINT_PROJECTION, sort=[("checkpoint_id", -1)], limit=1)
-        for t in ids
-    ))
-    return [doc for docs in found for doc in docs]
+def _latest_roots_plan(names: CollectionNames, groups: list[dict[str, Any]]) -> Plan:
+    """The latest root checkpoint of each listed thread, by ``_id`` from its group's ``latest``, in one ``find``."""
+    keys = [key_id(g["_id"], "", g["latest"]) for g in groups if isinstance(g["_id"], str) and isinstance(g.get("latest"), str)]
+    return (yield Find(names.checkpoints, {"_id": {"$in": keys}}, CHECKPOINT_PROJECTION))
 
 
 def thread_plan(names: CollectionNames, thread_id: str, *, with_outcomes: bool = False, limit: int = TIMELINE_LIMIT) -> Plan:

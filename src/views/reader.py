@@ -18,6 +18,7 @@ from .._plans import lease
 from .._plans import quirks as server_quirks
 from .._plans.interpreters import SyncInterpreter
 from ..checkpointer import MongoDBCheckpointer
+from ..checkpointer.documents import stored_channels
 from ..errors import IncompatibleStorageError
 from ..journal.position import EffectPosition
 from ..schema import CollectionNames
@@ -125,7 +126,7 @@ class ThreadViews:
     @staticmethod
     def _row(thread_id: str, checkpoints: int, page: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         latest = page["latest"].get(thread_id, {})
-        due = due_nodes(v.get("c") for v in latest.get("values") or [])
+        due = due_nodes(stored_channels(latest))
         lock = page["locks"].get(thread_id)
         state = thread_state(lock, due, page["written"].get(thread_id, ()), now)
         return {
@@ -160,7 +161,7 @@ class ThreadViews:
         now = lease.utcnow()
         checkpoints = found["checkpoints"][:TIMELINE_LIMIT]
         latest = checkpoints[0] if checkpoints else {}
-        due = due_nodes(v.get("c") for v in latest.get("values") or [])
+        due = due_nodes(stored_channels(latest))
         written = [w["channel"] for w in found["writes"] if w.get("checkpoint_id") == latest.get("checkpoint_id")]
         state = thread_state(found["lock"], due, written, now)
         timeline = _timeline(checkpoints, found["writes"])
@@ -252,7 +253,7 @@ def _timeline(checkpoints: list[Mapping[str, Any]], writes: list[Mapping[str, An
             "ts": doc.get("ts"),
             "ordinals": doc.get("ordinals") or [],
             "wrote": _nodes(by_checkpoint.get(doc.get("parent_checkpoint_id"), [])),
-            "due": due_nodes(v.get("c") for v in doc.get("values") or []),
+            "due": due_nodes(stored_channels(doc)),
             "fork": doc.get("parent_checkpoint_id") is not None and children[doc.get("parent_checkpoint_id")] > 1,
         }
         for doc in checkpoints
