@@ -181,10 +181,36 @@ def make_platform(request: pytest.FixtureRequest) -> Iterator[Any]:
     client.close()
 
 
+class PlainCompile:
+    """A platform whose ``compile`` is the plain form: ``builder.compile(checkpointer=platform.checkpointer)``."""
+
+    def __init__(self, platform: Any) -> None:
+        self.platform = platform
+
+    def compile(self, builder: Any, **kwargs: Any) -> Any:
+        return builder.compile(checkpointer=self.platform.checkpointer, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.platform, name)
+
+
+#: The two ways a graph becomes durable, for the tests marked ``both_compile_forms``.
+COMPILE_FORMS = ["platform.compile", "plain compile"]
+
+
 @pytest.fixture
-def platform(make_platform: Any) -> Any:
-    """A DurablePlatform with default options, embedded and on the server tier."""
-    return make_platform()
+def compile_form() -> str:
+    """How ``platform`` compiles: ``platform.compile``, or each of ``COMPILE_FORMS`` in a test (or module) marked
+    ``both_compile_forms``."""
+    return COMPILE_FORMS[0]
+
+
+@pytest.fixture
+def platform(make_platform: Any, compile_form: str) -> Any:
+    """A DurablePlatform with default options, embedded and on the server tier; under ``both_compile_forms`` its
+    ``compile`` is also the plain ``builder.compile(checkpointer=platform.checkpointer)`` (``PlainCompile``)."""
+    real = make_platform()
+    return real if compile_form == "platform.compile" else PlainCompile(real)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -192,6 +218,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         m.name == "parametrize" and "client_kind" in m.args[0] for m in metafunc.definition.iter_markers()
     ):
         metafunc.parametrize("client_kind", ALL_CLIENTS, indirect=True)
+    if "compile_form" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_compile_forms"):
+        metafunc.parametrize("compile_form", COMPILE_FORMS)
 
 
 #: The wire command each plan request becomes (offline counts name requests as the servers name commands).

@@ -26,7 +26,9 @@ from langgraph_durable_mongodb._plans import interpreters
 from langgraph_durable_mongodb.journal import effect
 
 from .graphs import Notes, config
-from .platforms import platform  # noqa: F401 - the fixture: both compile forms
+
+#: Every test runs on ``platform.compile(builder)`` and on ``builder.compile(checkpointer=platform.checkpointer)``.
+pytestmark = pytest.mark.both_compile_forms
 
 CHILD_STEP = 1  # the root checkpoint of step 1 prepares the child's task (step 0 prepares intake)
 

@@ -21,7 +21,7 @@ from langgraph.graph import START, StateGraph
 from langgraph_durable_mongodb import effect
 from langgraph_durable_mongodb._plans.requests import Sleep
 
-from .clients import count_requests, make_platform, platform  # noqa: F401 - fixtures
+from .clients import count_requests
 
 MODES = ["sync", "async"]
 

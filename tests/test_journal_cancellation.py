@@ -25,7 +25,9 @@ from langgraph_durable_mongodb.journal import SecureTool, effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
 from .graphs import Notes
-from .platforms import platform  # noqa: F401 - the fixture: both compile forms
+
+#: Every test runs on ``platform.compile(builder)`` and on ``builder.compile(checkpointer=platform.checkpointer)``.
+pytestmark = pytest.mark.both_compile_forms
 
 WORK = 1.0  # seconds the effect's thread works
 FAIL_AFTER = 0.2

@@ -23,7 +23,9 @@ from langgraph_durable_mongodb.journal import SecureLLM, SecureTool, effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
 from .graphs import Notes
-from .platforms import platform  # noqa: F401 - the fixture: both compile forms
+
+#: Every test runs on ``platform.compile(builder)`` and on ``builder.compile(checkpointer=platform.checkpointer)``.
+pytestmark = pytest.mark.both_compile_forms
 
 
 class PSPTimeout(Exception):

@@ -20,7 +20,9 @@ from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
 from .graphs import Notes
-from .platforms import platform  # noqa: F401 - the fixture: both compile forms
+
+#: Every test runs on ``platform.compile(builder)`` and on ``builder.compile(checkpointer=platform.checkpointer)``.
+pytestmark = pytest.mark.both_compile_forms
 
 
 def lose_the_first_claim_reply(monkeypatch: pytest.MonkeyPatch, journal_collection: str) -> list[str]:

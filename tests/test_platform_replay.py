@@ -21,7 +21,10 @@ from langgraph_durable_mongodb.platform import DurablePlatform
 
 from .graphs import Notes, State, config, nest
 from .journal_helpers import Counter, scripted
-from .platforms import PlainCompile, platform  # noqa: F401 - the fixture: both compile forms
+from .clients import PlainCompile
+
+#: Every test runs on ``platform.compile(builder)`` and on ``builder.compile(checkpointer=platform.checkpointer)``.
+pytestmark = pytest.mark.both_compile_forms
 
 
 def counting_tool(name: str, count: Counter) -> Any:

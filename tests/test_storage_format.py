@@ -26,7 +26,7 @@ from langgraph_durable_mongodb.storage_format import FORMAT_VERSION, format_docu
 
 from .cli_helpers import mongod_command
 from .clients import on_servers
-from .stores import Store, store  # noqa: F401 - the fixture: one database, mongomock or a server
+from .stores import Store
 
 
 class State(TypedDict, total=False):

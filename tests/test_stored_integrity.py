@@ -19,7 +19,6 @@ from langgraph.graph import START, StateGraph
 from langgraph_durable_mongodb.errors import CorruptDocumentError, MissingValueError
 from langgraph_durable_mongodb.journal import effect
 
-from .clients import make_platform  # noqa: F401 - the fixture
 from .graphs import invoke, state_of
 
 THREAD = "damaged"

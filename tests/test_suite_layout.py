@@ -1,5 +1,5 @@
-"""The suite's own layout: test modules share fixtures and helpers through conftest.py and support modules
-(tests/clients.py, tests/graphs.py, ...), never by importing one another.
+"""The suite's own layout: test modules get fixtures through conftest.py only (its ``pytest_plugins``), and share
+helpers through support modules (tests/clients.py, tests/graphs.py, ...), never by importing one another.
 
 Imports are read from the source (``ast``), at any depth, and from the scripts a test hands a child process
 in a string.
@@ -66,3 +66,34 @@ def test_the_check_sees_every_form_of_such_an_import() -> None:
         assert module in imported_test_modules(source), source
     support = "from .graphs import Notes\nfrom tests.clients import Face\nfrom langgraph.checkpoint.conformance.spec import test_put\n"
     assert imported_test_modules(support) == set()
+
+
+def fixtures_defined(source: str) -> set[str]:
+    """The names of the fixtures a module defines (functions decorated with ``pytest.fixture``, called or not)."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for decorator in node.decorator_list:
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                if ast.unparse(target) in ("pytest.fixture", "fixture"):
+                    names.add(node.name)
+    return names
+
+
+def imported_fixtures(source: str, fixtures: dict[str, set[str]]) -> set[str]:
+    """``module.name`` of each fixture of ``fixtures`` (by support module) that ``source`` imports by name."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.level == 1 or (node.module or "").startswith("tests.")):
+            module = (node.module or "").removeprefix("tests.")
+            found |= {f"{module}.{a.name}" for a in node.names if a.name in fixtures.get(module, set())}
+    return found
+
+
+def test_test_modules_get_fixtures_through_conftest_only() -> None:
+    support = [p for p in TESTS.glob("*.py") if not p.name.startswith("test_") and p.name != "conftest.py"]
+    fixtures = {p.stem: fixtures_defined(p.read_text()) for p in support}
+    assert fixtures["clients"] and fixtures["stores"]  # the walk sees the fixtures of the plugins
+    offenders = {p.name: found for p in sorted(TESTS.glob("test_*.py")) if (found := imported_fixtures(p.read_text(), fixtures))}
+    assert offenders == {}, "name the support module in conftest.py's pytest_plugins instead of importing its fixtures"
+    assert imported_fixtures("from .stores import Store, store\n", fixtures) == {"stores.store"}  # the check bites

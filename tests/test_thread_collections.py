@@ -20,7 +20,7 @@ from langgraph_durable_mongodb.platform import DurablePlatform
 from langgraph_durable_mongodb.schema import CollectionNames
 
 from .graphs import State, nest
-from .stores import Store, store  # noqa: F401 - the fixture: one database, mongomock or a server
+from .stores import Store
 
 #: The journal's and the allocator's collections, under names a saver with the defaults does not know.
 RENAMED = CollectionNames(journal="effects", ordinals="positions")

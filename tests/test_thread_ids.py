@@ -16,7 +16,7 @@ from langgraph.types import Command, interrupt
 
 from langgraph_durable_mongodb import DurablePlatform, InvalidInputError, effect
 
-from .stores import Store, store  # noqa: F401 - the fixture: one database, mongomock or a server
+from .stores import Store
 
 
 class State(TypedDict, total=False):

@@ -30,7 +30,6 @@ from langgraph_durable_mongodb._plans.requests import Sleep
 from langgraph_durable_mongodb.journal import current_effect, effect
 from langgraph_durable_mongodb.journal.documents import EffectCall
 
-from .clients import make_platform, platform  # noqa: F401 - fixtures
 from .journal_helpers import Counter
 
 MODES = ["sync", "async"]
