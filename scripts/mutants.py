@@ -670,6 +670,13 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_thread_collections.py", "-m", "not server", "-k", "another_process"),
     ),
     Mutant(
+        "a busy thread is refused before run_wait_seconds have passed",
+        "src/run_lock.py",
+        "                if since >= deadline:",
+        "                if since >= deadline - self.wait_seconds / 2:",
+        ("tests/test_run_lock.py", "-m", "not server", "-k", "busy_thread_raises"),
+    ),
+    Mutant(
         "close() closes the clients under a sync run's background release",
         "src/platform.py",
         "        self.checkpointer.stop_sweepers()\n        self._finish_releases()\n        super().close()",

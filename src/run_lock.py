@@ -420,18 +420,18 @@ class RunLocks(TwoFaces):
         Raises ``ThreadBusyError`` when a live run holds it past ``wait_seconds``.
         """
         owner = uuid.uuid4().hex
-        deadline = lease.utcnow() + timedelta(seconds=self.wait_seconds)
         pause = lease.Backoff(POLL_FIRST, POLL_MAX)
         # A thread this process ran before was usually released by its last run: taken then in one command, unread.
         since = time.monotonic()
+        deadline = since + self.wait_seconds  # monotonic: the wall clock may step, and BSON dates drop microseconds
         taken = (yield from self._take_released_plan(thread_id, owner)) if self._was_taken(thread_id) else None
         while taken is None:
             found = yield Find(self.collection, {"thread_id": thread_id}, limit=1)
             now, since = lease.utcnow(), time.monotonic()
             if found and not _takeable(found[0], now):
-                if now >= deadline:
+                if since >= deadline:
                     raise _busy(thread_id, found[0], self.wait_seconds)
-                yield Sleep(_pause(pause.next(), deadline, found[0], now))
+                yield Sleep(_pause(pause.next(), deadline - since, found[0], now))
                 continue
             taken = yield from self._take_plan(thread_id, found[0] if found else None, owner, now)
         self._note_taken(thread_id)
@@ -644,10 +644,11 @@ def _as_read(holder: dict[str, Any]) -> dict[str, Any]:
     return {"thread_id": holder["thread_id"], "fence": holder.get("fence"), "lease_until": holder.get("lease_until")}
 
 
-def _pause(pause: float, deadline: datetime, holder: dict[str, Any], now: datetime) -> float:
-    """The next poll: after ``pause``, before the deadline, and just after the holder's lease would expire."""
+def _pause(pause: float, wait_left: float, holder: dict[str, Any], now: datetime) -> float:
+    """The next poll: after ``pause``, before the wait's end (``wait_left`` seconds), and just after the holder's
+    lease would expire."""
     lease_left = ((lease.naive(holder.get("lease_until")) or now) - now).total_seconds()
-    return min(pause, max((deadline - now).total_seconds(), 0.0), max(lease_left, 0.0) + 0.01)
+    return min(pause, max(wait_left, 0.0), max(lease_left, 0.0) + 0.01)
 
 
 def _describe(holder: dict[str, Any]) -> str:
