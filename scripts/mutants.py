@@ -630,9 +630,16 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "a fresh database's stamp declares no per-thread collection",
         "src/storage_format.py",
-        "            yield InsertOne(self.collections.metadata, format_document(names))",
-        "            yield InsertOne(self.collections.metadata, format_document())",
+        "            if (yield InsertOne(self.collections.metadata, format_document(names))):",
+        "            if (yield InsertOne(self.collections.metadata, format_document())):",
         ("tests/test_thread_collections.py", "-m", "not server", "-k", "another_process_deletes or stored_once"),
+    ),
+    Mutant(
+        "a stamp another process inserted first is taken to declare this one's collections",
+        "src/storage_format.py",
+        "            if (yield InsertOne(self.collections.metadata, format_document(names))):",
+        "            if (yield InsertOne(self.collections.metadata, format_document(names))) or True:",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "stamped_first"),
     ),
     Mutant(
         "a collection declared after the format check is never stored",

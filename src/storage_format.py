@@ -123,8 +123,8 @@ class StorageFormat:
         self.thread_collections.learn(stored.thread_collections)
         if stored.version is None:
             names = self.thread_collections.names
-            yield InsertOne(self.collections.metadata, format_document(names))
-            self.thread_collections.stored(names)
+            if (yield InsertOne(self.collections.metadata, format_document(names))):
+                self.thread_collections.stored(names)  # else another process stamped it first: declared below
         elif stored.version > FORMAT_VERSION:
             raise IncompatibleStorageError(
                 f"database {self.db_name!r} holds storage format version {stored.version}, newer than this "

@@ -14,10 +14,13 @@ from typing import Any
 import pytest
 
 from langgraph_durable_mongodb import ActivityJournal
+from langgraph_durable_mongodb._plans.interpreters import AsyncInterpreter, SyncInterpreter
+from langgraph_durable_mongodb._plans.requests import InsertOne
 from langgraph_durable_mongodb.checkpointer import MongoDBCheckpointer
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 from langgraph_durable_mongodb.schema import CollectionNames
+from langgraph_durable_mongodb.storage_format import format_document
 
 from .graphs import State, nest
 from .stores import Store
@@ -132,3 +135,20 @@ async def test_a_journal_built_on_a_saver_in_use_declares_its_collection(store: 
     journal = ActivityJournal.for_checkpointer(saver, collection="effects")  # shares the checked format
     await journal.asetup() if is_async else journal.setup()
     assert store.db.durable_metadata.find_one()["thread_collections"][-1] == "effects"
+
+
+@FACES
+async def test_a_database_another_process_stamped_first_gets_this_ones_declarations(store: Store, is_async: bool) -> None:
+    """Two processes stamp an empty database at once: the one whose insert lost adds its collections to the winner's stamp."""
+    check = platform_on(store).checkpointer.storage_format.check_plan
+    io = AsyncInterpreter(store.async_client[store.db_name]) if is_async else SyncInterpreter(store.db)
+    execute = io.execute
+
+    def racing(request: Any) -> Any:
+        if isinstance(request, InsertOne) and request.collection == "durable_metadata":
+            store.db.durable_metadata.insert_one(format_document(DEFAULTS.per_thread[:3]))  # a bare saver won
+        return execute(request)
+
+    io.execute = racing
+    await io.run(check()) if is_async else io.run(check())
+    assert store.db.durable_metadata.find_one()["thread_collections"] == [*DEFAULTS.per_thread[:3], "effects", "positions"]
