@@ -17,6 +17,7 @@ Records are slowed (a ``Sleep`` before each) so that an effect or a write that d
 from __future__ import annotations
 
 import asyncio
+import time
 import operator
 import uuid
 from typing import Annotated, Any, TypedDict
@@ -369,3 +370,78 @@ def test_a_sync_effect_after_an_async_one_on_the_loop_does_not_block_it(platform
     runner.join(20)
     assert not runner.is_alive(), "the run's event loop is blocked"
     assert outcome["out"]["notes"] == ["one", "two"]
+
+
+def test_a_run_cancelled_with_a_record_lost_holds_nothing_against_the_next(platform: Any) -> None:
+    """The record of ``pay`` fails (another worker recorded first), and the run is cancelled before anything of
+    the node raised it: no write, no checkpoint waited for it. The thread's next run drops it, replays the
+    other worker's outcome and ends, instead of raising the lost record of a run that is over."""
+    platform.setup()
+    other = ActivityJournal.for_checkpointer(platform.checkpointer)  # another worker on the same store
+    executed, lost, hang = Counter(), asyncio.Event(), [True]
+
+    @effect(kind="tool", name="pay")
+    async def pay() -> str:
+        executed()
+        other.run(EffectCall("tool", "pay", input={}), lambda: "theirs", position=current_effect().position)
+        return "ours"
+
+    async def bill(state: State) -> State:
+        paid = await pay()
+        if hang[0]:
+            lost.set()
+            await asyncio.Event().wait()  # cancelled here, its record failing behind it
+        return {"notes": [paid]}
+
+    graph = StateGraph(State)
+    graph.add_node("bill", bill)
+    graph.add_edge(START, "bill")
+    compiled, config = platform.compile(graph), {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+
+    async def cancelled_then_resumed() -> Any:
+        first = asyncio.ensure_future(compiled.ainvoke({"notes": []}, config))
+        await asyncio.wait_for(lost.wait(), 10)
+        await asyncio.sleep(SLOW)  # the record has failed by now: the other worker's entry is completed
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        hang[0] = False
+        return await compiled.ainvoke(None, config)
+
+    out = asyncio.run(cancelled_then_resumed())
+    assert out["notes"] == ["theirs"]
+    assert executed.n == 1
+
+
+class Stopped(BaseException):
+    """Ends a sync run from inside its node as a signal would: not an error LangGraph writes for the task."""
+
+
+def test_a_sync_run_stopped_with_a_record_lost_holds_nothing_against_the_next(platform: Any) -> None:
+    """The sync twin: the node is stopped right after ``pay``, whose record fails behind it; the next run ends."""
+    platform.setup()
+    other = ActivityJournal.for_checkpointer(platform.checkpointer)
+    executed, stop = Counter(), [True]
+
+    @effect(kind="tool", name="pay")
+    def pay() -> str:
+        executed()
+        other.run(EffectCall("tool", "pay", input={}), lambda: "theirs", position=current_effect().position)
+        return "ours"
+
+    def bill(state: State) -> State:
+        paid = pay()
+        if stop[0]:
+            time.sleep(SLOW)  # the record has failed by now
+            raise Stopped
+        return {"notes": [paid]}
+
+    graph = StateGraph(State)
+    graph.add_node("bill", bill)
+    graph.add_edge(START, "bill")
+    compiled, config = platform.compile(graph), {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+    with pytest.raises((Stopped, EffectRecordLostError)):
+        compiled.invoke({"notes": []}, config)
+    stop[0] = False
+    assert compiled.invoke(None, config)["notes"] == ["theirs"]
+    assert executed.n == 1
