@@ -27,6 +27,17 @@ OPTIONAL = type(None)
 _TYPE_NAMES = {str: "a string", bytes: "bytes", int: "an int", float: "a number", dict: "a document", list: "an array"}
 
 
+def dotted_value(doc: Any, path: str) -> Any:
+    """The value at the dotted ``path`` of ``doc`` (``metadata.step``; a digit indexes an array), or None."""
+    value = doc
+    for part in path.split("."):
+        if isinstance(value, list) and part.isdigit():
+            value = value[int(part)] if int(part) < len(value) else None
+        else:
+            value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
 def document_problem(collection: str, doc: Mapping[str, Any], fields: Mapping[str, tuple[type, ...]]) -> CorruptDocumentError | None:
     """The first of ``fields`` that ``doc`` lacks or holds with another type, as an error naming the collection,
     the document's ``_id`` and the field; None when every field is as written.
@@ -41,12 +52,7 @@ def document_problem(collection: str, doc: Mapping[str, Any], fields: Mapping[st
         A ``CorruptDocumentError`` to raise or report, or None.
     """
     for field, types in fields.items():
-        value: Any = doc
-        for part in field.split("."):
-            if isinstance(value, list) and part.isdigit():
-                value = value[int(part)] if int(part) < len(value) else None
-            else:
-                value = value.get(part) if isinstance(value, Mapping) else None
+        value = dotted_value(doc, field)
         if value is None and OPTIONAL in types:
             continue
         if isinstance(value, types) and not (isinstance(value, bool) and bool not in types):

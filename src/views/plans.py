@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._bson import require_str
+from .._bson import dotted_value, require_str
 from .._plans.requests import Aggregate, Find, Gather, Plan
 from ..checkpointer.documents import STORED_CHANNELS_PROJECTION, key_id, stored_channels
 from ..errors import InvalidInputError
@@ -138,14 +138,7 @@ def _grouped_by_find_plan(
         return
     found = yield Gather(tuple(find for _, _, find in reads))
     for (group, fields, _), docs in zip(reads, found):
-        group.update({name: _dotted(docs[0] if docs else {}, field) for name, field in fields.items()})
-
-
-def _dotted(doc: Any, path: str) -> Any:
-    """The value at the dotted ``path`` of ``doc`` (``metadata.step``), or None."""
-    for part in path.split("."):
-        doc = doc.get(part) if isinstance(doc, Mapping) else None
-    return doc
+        group.update({name: dotted_value(docs[0] if docs else {}, field) for name, field in fields.items()})
 
 
 def thread_page_plan(
