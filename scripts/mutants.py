@@ -609,7 +609,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "the format check lets a newer format version in",
         "src/storage_format.py",
-        "        elif stored.version > FORMAT_VERSION:",
+        "        elif version > FORMAT_VERSION:",
         "        elif False:",
         ("tests/test_storage_format.py", "-m", "not server", "-k", "newer"),
     ),
@@ -630,15 +630,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "a fresh database's stamp declares no per-thread collection",
         "src/storage_format.py",
-        "            if (yield InsertOne(self.collections.metadata, format_document(names))):",
-        "            if (yield InsertOne(self.collections.metadata, format_document())):",
+        "            if (yield InsertOne(self.collections.metadata, format_document(names, version))):",
+        "            if (yield InsertOne(self.collections.metadata, format_document((), version))):",
         ("tests/test_thread_collections.py", "-m", "not server", "-k", "another_process_deletes or stored_once"),
     ),
     Mutant(
         "a stamp another process inserted first is taken to declare this one's collections",
         "src/storage_format.py",
-        "            if (yield InsertOne(self.collections.metadata, format_document(names))):",
-        "            if (yield InsertOne(self.collections.metadata, format_document(names))) or True:",
+        "            if (yield InsertOne(self.collections.metadata, format_document(names, version))):",
+        "            if (yield InsertOne(self.collections.metadata, format_document(names, version))) or True:",
         ("tests/test_thread_collections.py", "-m", "not server", "-k", "stamped_first"),
     ),
     Mutant(
@@ -1327,8 +1327,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "issue 25: threads crashes on a non-string thread id",
         "src/views/documents.py",
-        "        if not isinstance(found[\"_id\"], str):",
-        "        if False:",
+        '    listed = [s for s in summaries if isinstance(s.get("thread_id"), str)]\n    latest = (',
+        '    listed = list(summaries)\n    latest = (',
         ("tests/test_cli_corrupt.py", "-m", "not server"),
     ),
     Mutant(
@@ -1369,9 +1369,73 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "issue 25: threads names a bad thread id with an operator query",
         "src/views/documents.py",
-        'Find(names.checkpoints, {"thread_id": {"$eq": thread_id}}, limit=1)',
-        'Find(names.checkpoints, {"thread_id": thread_id}, limit=1)',
+        'Find(names.checkpoints, {"thread_id": {"$eq": thread_id}, "checkpoint_ns": SUMMARY_NS}, limit=1)',
+        'Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": SUMMARY_NS}, limit=1)',
         ("tests/test_cli_corrupt.py", "-m", "not server", "-k", "threads"),
+    ),
+    # issue 23: the thread summary, kept by the root put's own command
+    Mutant(
+        "a root put sent again counts its checkpoint twice in the thread summary",
+        "src/thread_summaries.py",
+        '        {"_id": summary_id(thread_id), LATEST: {"$lt": checkpoint_id}},',
+        '        {"_id": summary_id(thread_id)},',
+        ("tests/test_thread_summaries.py", "-m", "not server", "-k", "stored_again"),
+    ),
+    Mutant(
+        "list without a namespace yields the thread summary as a checkpoint",
+        "src/checkpointer/store.py",
+        '    query.setdefault("checkpoint_ns", NOT_SUMMARY)\n',
+        "",
+        ("tests/test_thread_summaries.py", "-m", "not server", "-k", "without_a_namespace"),
+    ),
+    Mutant(
+        "prune leaves the summary counting the checkpoints it deleted",
+        "src/checkpointer/maintenance.py",
+        "        summaries = _pruned_summaries(by_ns, keep)\n",
+        "        summaries = []\n",
+        ("tests/test_thread_summaries.py", "-m", "not server", "-k", "prune"),
+    ),
+    Mutant(
+        "delete_for_runs leaves the summary naming the latest checkpoint it deleted",
+        "src/checkpointer/maintenance.py",
+        'None if latest == max(docs) else latest))',
+        'None))',
+        ("tests/test_thread_summaries.py", "-m", "not server", "-k", "prune"),
+    ),
+    Mutant(
+        "prune reads the thread summary as a checkpoint",
+        "src/checkpointer/maintenance.py",
+        '        query = {"thread_id": {"$in": thread_ids}, "checkpoint_ns": NOT_SUMMARY}\n',
+        '        query = {"thread_id": {"$in": thread_ids}}\n',
+        ("tests/test_thread_summaries.py", "-m", "not server", "-k", "prune"),
+    ),
+    Mutant(
+        "building the summaries starts each page's first thread afresh",
+        "src/thread_summaries.py",
+        "        summaries, pending = _fold(docs, pending)\n",
+        "        summaries, pending = _fold(docs, None)\n",
+        ("tests/test_thread_summaries.py", "-m", "not server", "-k", "format_1"),
+    ),
+    Mutant(
+        "a format 1 database is stamped newer without its migration",
+        "src/storage_format.py",
+        "            yield from MIGRATIONS[step](self.collections)\n",
+        "",
+        ("tests/test_thread_summaries.py", "-m", "not server", "-k", "format_1 or unstamped"),
+    ),
+    Mutant(
+        "the inspector lists a format 1 database without upgrading it",
+        "src/views/reader.py",
+        "    if stored.has_data and (stored.version or 0) < FORMAT_VERSION:",
+        "    if False:",
+        ("tests/test_thread_summaries.py", "-m", "not server", "-k", "inspector_upgrades"),
+    ),
+    Mutant(
+        "the thread list pages summaries out of thread id order",
+        "src/views/plans.py",
+        'SUMMARY_PROJECTION, sort=[("thread_id", 1)], limit=',
+        'SUMMARY_PROJECTION, sort=[("latest", -1)], limit=',
+        ("tests/test_views_servers.py", "tests/test_cli_threads.py", "-m", "not server"),
     ),
     # issue 22: SecureLLM streams when the wrapped model would, and runs it inside its own callback run
     Mutant(
@@ -1471,27 +1535,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "        if not self.guard.host_allowed(",
         "        if False and not self.guard.host_allowed(",
         ("tests/test_ui_api.py", "-k", "loopback"),
-    ),
-    Mutant(
-        "the thread list without $max in $group (FerretDB) shows each thread's oldest root checkpoint",
-        "src/views/plans.py",
-        'Find(names.checkpoints, query, {"_id": 0, field: 1}, sort=[(field, -1)], limit=1)',
-        'Find(names.checkpoints, query, {"_id": 0, field: 1}, sort=[(field, 1)], limit=1)',
-        ("tests/test_views_servers.py", "-m", "not server", "-k", "without_group_max"),
-    ),
-    Mutant(
-        "the thread lists' $first takes a thread's first checkpoint as stored, not in index order",
-        "src/views/plans.py",
-        '            stages.append({"$sort": dict(CHECKPOINT_INDEX_ORDER)})',
-        "            pass",
-        ("tests/test_views_documents.py", "tests/test_cli_threads.py", "-m", "not server", "-k", "summaries or pages"),
-    ),
-    Mutant(
-        "the thread list without $first in $group (FerretDB) reads a thread's first checkpoint as stored",
-        "src/views/plans.py",
-        "projection, sort=list(CHECKPOINT_INDEX_ORDER), limit=1)",
-        "projection, sort=None, limit=1)",
-        ("tests/test_views_documents.py", "-m", "not server", "-k", "summaries"),
     ),
     Mutant(
         "ui listens on a remote host without --allow-remote",

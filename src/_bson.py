@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -36,6 +37,15 @@ def dotted_value(doc: Any, path: str) -> Any:
         else:
             value = value.get(part) if isinstance(value, Mapping) else None
     return value
+
+
+def key_id(*parts: Any) -> str:
+    """The ``_id`` of the document with this key: a deterministic, injective string.
+
+    >>> key_id("t1", "", "1ef")
+    '["t1","","1ef"]'
+    """
+    return json.dumps(parts, ensure_ascii=False, separators=(",", ":"))
 
 
 def document_problem(collection: str, doc: Mapping[str, Any], fields: Mapping[str, tuple[type, ...]]) -> CorruptDocumentError | None:

@@ -12,9 +12,13 @@ its first write: an empty database is stamped; one holding our checkpoints witho
 ``MongoDBSaver``, whose collections share our default names), raises ``IncompatibleStorageError``
 before anything is written.
 
+A database of an older version is upgraded, one step of ``MIGRATIONS`` after another, each followed by
+the stamp's new version: version 1 had no thread summaries (``thread_summaries.py``). Upgrade every process
+writing a database together: one of an older version still running writes no summaries.
+
 Cost: one ``find`` on a stamped database, once per ``StorageFormat`` (a ``DurablePlatform`` shares one
 among its storage classes); two ``find``s and the stamp's ``insert`` the first time; one ``update`` when
-this process declares a per-thread collection the database does not list yet.
+this process declares a per-thread collection the database does not list yet; the migrations, once.
 """
 
 from __future__ import annotations
@@ -23,13 +27,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import thread_summaries
 from ._plans.requests import Find, InsertOne, Plan, UpdateMany
 from .errors import IncompatibleStorageError
 from .schema import CollectionNames
 from .thread_collections import ThreadCollections
 
 #: The version of the documents this package writes. Raise it when a release changes their shape.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: What upgrades a database from each version to the next: version 1 had no thread summaries.
+MIGRATIONS = {1: thread_summaries.build_plan}
 FORMAT_NAME = "langgraph-durable-mongodb"
 FORMAT_DOCUMENT_ID = "storage_format"
 #: The field of the stamp listing the per-thread collections (``thread_collections.py``).
@@ -38,9 +45,10 @@ THREAD_COLLECTIONS = "thread_collections"
 MONGODBSAVER = "MongoDBSaver"
 
 
-def format_document(thread_collections: Sequence[str] = ()) -> dict[str, Any]:
-    """The metadata document that stamps a database with this package's format, declaring ``thread_collections``."""
-    return {"_id": FORMAT_DOCUMENT_ID, "format": FORMAT_NAME, "version": FORMAT_VERSION, THREAD_COLLECTIONS: list(thread_collections)}
+def format_document(thread_collections: Sequence[str] = (), version: int = FORMAT_VERSION) -> dict[str, Any]:
+    """The metadata document that stamps a database with this package's format (or an older ``version``, which
+    ``MIGRATIONS`` then upgrade), declaring ``thread_collections``."""
+    return {"_id": FORMAT_DOCUMENT_ID, "format": FORMAT_NAME, "version": version, THREAD_COLLECTIONS: list(thread_collections)}
 
 
 @dataclass(frozen=True)
@@ -78,7 +86,7 @@ def read_format_plan(names: CollectionNames) -> Plan:
         if stamp.get("format") != FORMAT_NAME or not isinstance(version, int):
             return StoredFormat(foreign=f"a {FORMAT_DOCUMENT_ID} document of {stamp.get('format')!r}", has_data=True)
         return StoredFormat(version=version, has_data=True, thread_collections=_declared(stamp))
-    sample = yield Find(names.checkpoints, {}, {"_id": 0, "type": 1, "ts": 1}, limit=1)
+    sample = yield Find(names.checkpoints, {"checkpoint_ns": thread_summaries.NOT_SUMMARY}, {"_id": 0, "type": 1, "ts": 1}, limit=1)
     if not sample:
         return StoredFormat()
     return StoredFormat(foreign=_shape_of(sample[0]), has_data=True, thread_collections=None)
@@ -110,7 +118,8 @@ class StorageFormat:
         self._checked = False
 
     def check_plan(self) -> Plan:
-        """Stamp an empty or 0.1.0 database; raise ``IncompatibleStorageError`` for a newer or foreign format.
+        """Stamp an empty or 0.1.0 database, upgrade an older one (``MIGRATIONS``); raise
+        ``IncompatibleStorageError`` for a newer or foreign format.
 
         Also learns the per-thread collections the stamp declares, and adds to it those declared here since.
         """
@@ -121,11 +130,13 @@ class StorageFormat:
         if stored.foreign is not None:
             raise IncompatibleStorageError(self.foreign_message(stored), db_name=self.db_name, found=stored.describe())
         self.thread_collections.learn(stored.thread_collections)
-        if stored.version is None:
+        version = stored.version
+        if version is None:
             names = self.thread_collections.names
-            if (yield InsertOne(self.collections.metadata, format_document(names))):
+            version = 1 if stored.has_data else FORMAT_VERSION  # 0.1.0's data is of format 1
+            if (yield InsertOne(self.collections.metadata, format_document(names, version))):
                 self.thread_collections.stored(names)  # else another process stamped it first: declared below
-        elif stored.version > FORMAT_VERSION:
+        elif version > FORMAT_VERSION:
             raise IncompatibleStorageError(
                 f"database {self.db_name!r} holds storage format version {stored.version}, newer than this "
                 f"langgraph-durable-mongodb writes ({FORMAT_VERSION}); nothing was written. Upgrade the package "
@@ -133,8 +144,16 @@ class StorageFormat:
                 db_name=self.db_name,
                 found=stored.describe(),
             )
+        yield from self._migrate_plan(version)
         yield from self._declare_plan()
         self._checked = True
+
+    def _migrate_plan(self, version: int) -> Plan:
+        """Upgrade a database of ``version`` to ``FORMAT_VERSION``: each step of ``MIGRATIONS``, then the stamp's
+        version. Two processes upgrading at once both run a step; each step writes the same twice."""
+        for step in range(version, FORMAT_VERSION):
+            yield from MIGRATIONS[step](self.collections)
+            yield UpdateMany(self.collections.metadata, {"_id": FORMAT_DOCUMENT_ID, "version": step}, {"$set": {"version": step + 1}})
 
     def thread_collections_plan(self) -> Plan:
         """Every per-thread collection of the database, read again: another process may have declared one

@@ -22,6 +22,7 @@ import pytest
 from pymongo import monitoring
 
 from langgraph_durable_mongodb import MongoDBCheckpointer
+from langgraph_durable_mongodb.thread_summaries import NOT_SUMMARY
 from tests.conftest import server_ids, uri_of
 
 
@@ -107,7 +108,12 @@ class Face:
         return list(self.saver.list(*args, **kwargs))
 
     async def raw(self, collection: str, query: dict | None = None) -> list[dict]:
-        cursor = self.db[collection].find(query or {}, {"_id": 0})
+        """The stored documents of ``collection`` matching ``query``, without ``_id``; of ``checkpoints``, the
+        checkpoints only (``thread_summaries.NOT_SUMMARY``), unless ``query`` names a namespace."""
+        query = dict(query or {})
+        if collection == "checkpoints":
+            query.setdefault("checkpoint_ns", NOT_SUMMARY)
+        cursor = self.db[collection].find(query, {"_id": 0})
         if self.is_async:
             return await cursor.to_list(None)
         return list(cursor)

@@ -146,3 +146,28 @@ def three_effects(at_most_once: bool = False, fail_once: list[bool] | None = Non
     graph.add_node("work", node)
     graph.add_edge(START, "work")
     return graph
+
+
+async def run_probe(platform: Any, thread_id: str, calls: list[str], is_async: bool) -> None:
+    """A node two compiled children deep whose one effect appends to ``calls`` when it really runs."""
+
+    @effect(kind="tool", name="probe")
+    def probe(n: int) -> int:
+        calls.append(thread_id)
+        return n + 1
+
+    @effect(kind="tool", name="probe")
+    async def aprobe(n: int) -> int:
+        calls.append(thread_id)
+        return n + 1
+
+    async def astep(state: State) -> State:
+        return {"count": await aprobe(state.get("count", 0))}
+
+    step = astep if is_async else (lambda s: {"count": probe(s.get("count", 0))})
+    graph = platform.compile(nest("step", step, "outer", "inner"))
+    config = {"configurable": {"thread_id": thread_id}}
+    if is_async:
+        await graph.ainvoke({"count": 0}, config)
+    else:
+        graph.invoke({"count": 0}, config)

@@ -69,7 +69,7 @@ def test_threads_lists_each_thread_with_its_latest_step(client: mongomock.MongoC
     rows = {r["thread_id"]: r for r in json.loads(out)}
     assert code == 0 and set(rows) == {"case-42", "other"}
     assert rows["case-42"]["latest_step"] == 2
-    assert rows["case-42"]["checkpoints"] == client.langgraph.checkpoints.count_documents({"thread_id": "case-42"})
+    assert rows["case-42"]["checkpoints"] == client.langgraph.checkpoints.count_documents({"thread_id": "case-42", "checkpoint_ns": ""})
     code, text = run(client, "threads")
     assert text.splitlines()[0].split() == ["THREAD", "STEP", "CHECKPOINTS", "UPDATED"]
     assert any(line.startswith("case-42") for line in text.splitlines())

@@ -11,6 +11,7 @@ from pymongo.errors import WriteError
 
 from langgraph_durable_mongodb import MongoDBCheckpointer
 from langgraph_durable_mongodb.cli import EXIT_PROBLEM
+from langgraph_durable_mongodb.thread_summaries import summary_id
 from tests.cli_helpers import run, write_thread
 from tests.clients import on_servers
 
@@ -26,15 +27,16 @@ def test_threads_lists_the_readable_threads_and_names_a_non_string_thread_id(
     write_thread(saver, "b", 1)
     db = mongo_client[db_name]
     write_thread(saver, "c", 1)
-    db.checkpoints.update_one({"thread_id": "b"}, {"$set": {"thread_id": 42}})
+    # the list reads the threads' summaries: theirs are damaged
+    db.checkpoints.update_one({"_id": summary_id("b")}, {"$set": {"thread_id": 42}})
     try:  # a document that reads like an operator must not become one (FerretDB refuses to store it)
         weird: dict = {"$gt": ""}
-        db.checkpoints.update_one({"thread_id": "c"}, {"$set": {"thread_id": weird}})
+        db.checkpoints.update_one({"_id": summary_id("c")}, {"$set": {"thread_id": weird}})
     except WriteError:
         weird = {"id": "c"}
-        db.checkpoints.update_one({"thread_id": "c"}, {"$set": {"thread_id": weird}})
-    bad = db.checkpoints.find_one({"thread_id": 42})
-    operator_like = db.checkpoints.find_one({"thread_id": {"$eq": weird}})
+        db.checkpoints.update_one({"_id": summary_id("c")}, {"$set": {"thread_id": weird}})
+    bad = db.checkpoints.find_one({"_id": summary_id("b")})
+    operator_like = db.checkpoints.find_one({"_id": summary_id("c")})
     code, out = run(mongo_client, "--db", db_name, "threads")
     assert code == EXIT_PROBLEM
     assert [line.split()[0] for line in out.splitlines()] == ["THREAD", "a"]
@@ -55,7 +57,7 @@ def test_inspect_shows_the_rest_and_names_each_document_it_cannot_read(
     saver = MongoDBCheckpointer(mongo_client, db_name=db_name)
     write_thread(saver, "t", 3)
     db = mongo_client[db_name]
-    broken = db.checkpoints.find_one({"thread_id": "t"}, sort=[("checkpoint_id", 1)])
+    broken = db.checkpoints.find_one({"thread_id": "t", "checkpoint_ns": ""}, sort=[("checkpoint_id", 1)])
     db.checkpoints.update_one({"_id": broken["_id"]}, {"$unset": {"checkpoint_id": ""}})
     db.activity_journal.insert_many([
         entry("agent/1", "fetch", "1", started_at=T0),  # readable

@@ -113,7 +113,7 @@ def test_a_refusal_by_the_server_reaches_the_exit_code(
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise _refusal(code, "refused")
 
-    monkeypatch.setattr(mongomock.collection.Collection, "aggregate", refuse)
+    monkeypatch.setattr(mongomock.collection.Collection, "find", refuse)
     assert run(mongomock.MongoClient(), "threads")[0] == exit_code
     assert f"'code': {code}" in capsys.readouterr().err
 

@@ -42,7 +42,7 @@ def test_delete_asks_first_and_deletes_only_its_thread(
     mongo_client: Any, db_name: str, threads: MongoDBCheckpointer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     a, b = counts(mongo_client, db_name, "a"), counts(mongo_client, db_name, "b")
-    assert a["checkpoints"] == 5 and a["activity_journal"] == 1
+    assert a["checkpoints"] == 5 + 1 and a["activity_journal"] == 1  # its checkpoints and its summary
     # no terminal to ask and no --yes: refused, nothing deleted
     assert run(mongo_client, "--db", db_name, "delete", "a")[0] == EXIT_USAGE
     assert "pass --yes" in capsys.readouterr().err

@@ -23,20 +23,20 @@ def test_threads_pages_in_thread_id_order(mongo_client: Any, db_name: str) -> No
     saver = MongoDBCheckpointer(mongo_client, db_name=db_name)
     for thread_id in ("t03", "t01", "t05", "t04", "t02"):
         write_thread(saver, thread_id, 2)
-    write_thread(saver, "t02", 1, ns="sub:abc")  # counted; written last, so the thread's last update
-    write_thread(saver, "t06", 3, ns="sub:abc")  # no root namespace: no step to tell
+    write_thread(saver, "t02", 1, ns="sub:abc")  # a subgraph's: not a root checkpoint, not counted
+    write_thread(saver, "t06", 3, ns="sub:abc")  # no root checkpoint (LangGraph never writes one so): not listed
 
     code, out = run(mongo_client, "--db", db_name, "threads", "--limit", "2", "--json")
     assert code == 0
-    last = {t: max(d["ts"] for d in mongo_client[db_name].checkpoints.find({"thread_id": t})) for t in ("t01", "t02")}
+    roots = mongo_client[db_name].checkpoints
+    last = {t: max(d["ts"] for d in roots.find({"thread_id": t, "checkpoint_ns": ""})) for t in ("t01", "t02")}
     assert json.loads(out) == [
         {"thread_id": "t01", "checkpoints": 2, "latest_step": 1, "updated": last["t01"]},
-        {"thread_id": "t02", "checkpoints": 3, "latest_step": 1, "updated": last["t02"]},
+        {"thread_id": "t02", "checkpoints": 2, "latest_step": 1, "updated": last["t02"]},
     ]
     pages = [[r["thread_id"] for r in json.loads(run(mongo_client, "--db", db_name, "threads", "--limit", "2",
-                                                     "--after", after, "--json")[1])] for after in ("t02", "t04", "t06")]
-    assert pages == [["t03", "t04"], ["t05", "t06"], []]
-    assert json.loads(run(mongo_client, "--db", db_name, "threads", "--after", "t05", "--json")[1])[0]["latest_step"] is None
+                                                     "--after", after, "--json")[1])] for after in ("t02", "t04", "t05")]
+    assert pages == [["t03", "t04"], ["t05"], []]
 
     code, text = run(mongo_client, "--db", db_name, "threads", "--limit", "2")
     assert text.splitlines()[-1] == "more: --after t02"
@@ -78,11 +78,10 @@ def test_threads_costs_the_same_commands_and_replies_for_500_checkpoints_as_for_
     write_thread(saver, "small", 1)
     before = monitored_threads(server_uri, db_name)
     write_thread(saver, "big", 499, ns="sub:abc")
-    assert mongo_client[db_name].checkpoints.count_documents({"thread_id": "big"}) == 500
+    assert mongo_client[db_name].checkpoints.count_documents({"thread_id": "big", "checkpoint_ns": "sub:abc"}) == 499
     assert monitored_threads(server_uri, db_name) == before
-    # one aggregate whose reply holds the two grouped rows; no reply holds more than a row
-    assert [seen for seen in before if seen[0] == "aggregate"] == [("aggregate", 2)]
-    assert max(n for _, n in before) == 2 and ("getMore", 2) not in before
+    # the format's find, then two finds whose replies hold two rows each: the summaries, the latest checkpoints
+    assert before == [("find", 1), ("find", 2), ("find", 2)]
 
 
 @pytest.mark.parametrize("client_kind", SYNC_KINDS, indirect=True)

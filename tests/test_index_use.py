@@ -43,11 +43,13 @@ RESIDUAL = {
     # the DeltaChannel load reads the writes of a chain of checkpoints and keeps those of its channels
     ("checkpoint_writes", "channel"),
 }
-#: Queries whose sort is done in memory, on purpose: why each is bounded.
+#: Queries whose sort is done in memory, on purpose: why each is bounded. (collection, fields, the fields among
+#: them not matched by equality.)
 SORTED_IN_MEMORY = {
     # list() without checkpoint_ns orders one thread's checkpoints of every namespace by id: bounded by the
-    # thread (thread_id is pinned), and no LangGraph step lists across namespaces
-    ("checkpoints", ("thread_id",)),
+    # thread (thread_id is pinned), and no LangGraph step lists across namespaces; the namespace is only kept
+    # off the thread's summary ($ne "#thread", within the index's bounds)
+    ("checkpoints", ("checkpoint_ns", "thread_id"), ("checkpoint_ns",)),
 }
 #: The commands that carry a filter, and where: (filter field, sort field) per command, or the list of updates.
 FILTERS = {"find": ("filter", "sort"), "findAndModify": ("query", "sort"), "count": ("query", None)}
@@ -129,7 +131,8 @@ def why_not_served(collection: str, query: dict, sort: dict, indexes: list[tuple
                 [k for k, _ in order] == [k for k, _ in ahead]
                 and len({d * a for (_, d), (_, a) in zip(order, ahead)}) == 1
             ):
-                if (collection, tuple(sorted(fields))) in SORTED_IN_MEMORY:
+                ranged = tuple(sorted(f for f in fields if not _equality(branch[f])))
+                if (collection, tuple(sorted(fields)), ranged) in SORTED_IN_MEMORY:
                     break
                 reasons.append(f"{names}: sort {order} is not the keys after {names[:pinned]}")
                 continue

@@ -31,6 +31,7 @@ from langgraph_durable_mongodb.migrate import (
     aimport_mongodbsaver,
     import_mongodbsaver,
 )
+from langgraph_durable_mongodb.thread_summaries import NOT_SUMMARY, summary_id
 
 from .cli_helpers import Terminal
 
@@ -131,7 +132,8 @@ def test_import_copies_every_thread_verifies_it_and_leaves_the_source_untouched(
     assert (report.verified, report.states_verified, report.checkpoints_present) == (n_checkpoints, 2, 0)
     assert raw(client[source]) == before
     stored = client[dest][saver.collections.checkpoints]
-    assert len(stored.distinct("checkpoint_ns", {"thread_id": "t1"})) == 2  # the root and the subgraph's
+    assert len(stored.distinct("checkpoint_ns", {"thread_id": "t1", "checkpoint_ns": NOT_SUMMARY})) == 2  # the root and the subgraph's
+    assert stored.find_one({"_id": summary_id("t1")})["checkpoints"] == stored.count_documents({"thread_id": "t1", "checkpoint_ns": ""})
     state = build().compile(checkpointer=saver).get_state(cfg("t1"))
     assert state.next == ("review",) and [i.value for i in state.interrupts] == ["approve?"]
 
@@ -178,7 +180,7 @@ def test_a_run_stopped_midway_then_run_again_ends_as_an_uninterrupted_one(dbs: t
 
     with pytest.raises(KeyboardInterrupt):
         import_mongodbsaver(client[source], MongoDBCheckpointer(client, db_name=dest), batch_size=2, progress=stop_after_five)
-    assert client[dest].checkpoints.count_documents({}) == 5
+    assert client[dest].checkpoints.count_documents({"checkpoint_ns": NOT_SUMMARY}) == 5
     resumed = import_mongodbsaver(client[source], MongoDBCheckpointer(client, db_name=dest), batch_size=2)
     whole = import_mongodbsaver(client[source], MongoDBCheckpointer(client, db_name=dest + "_b"), batch_size=2)
 

@@ -24,6 +24,7 @@ from pymongo import monitoring
 
 from langgraph_durable_mongodb.journal import SecureLLM, SecureTool, digest, effect
 from langgraph_durable_mongodb.platform import DurablePlatform
+from langgraph_durable_mongodb.thread_summaries import NOT_SUMMARY
 
 from .clients import on_servers, tier_uri
 from .journal_helpers import scripted
@@ -208,7 +209,10 @@ def threads_named(query: dict) -> list[Any]:
 
 def is_format_probe(cmd: Any) -> bool:
     """The storage-format check of an unstamped database: the shape of one checkpoint, no values."""
-    return cmd.get("filter") == {} and cmd.get("limit") == 1 and set(cmd.get("projection", {})) == {"_id", "type", "ts"}
+    return (
+        cmd.get("filter") == {"checkpoint_ns": NOT_SUMMARY} and cmd.get("limit") == 1
+        and set(cmd.get("projection", {})) == {"_id", "type", "ts"}
+    )
 
 
 class Queries(monitoring.CommandListener):

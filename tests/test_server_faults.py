@@ -29,6 +29,7 @@ from pymongo import AsyncMongoClient, MongoClient, monitoring
 from pymongo.errors import ConnectionFailure
 
 from langgraph_durable_mongodb.platform import DurablePlatform
+from langgraph_durable_mongodb.thread_summaries import SUMMARY_NS
 
 from .servers import ferretdb
 from .workers import durable_worker
@@ -90,13 +91,17 @@ def snapshot(uri: str, db: str) -> dict[str, list[dict]]:
 
 
 def missing(before: dict[str, list[dict]], after: dict[str, list[dict]]) -> list[Any]:
-    """Documents of ``before`` that are gone (or changed, for the journal's completed entries) in ``after``."""
+    """Documents of ``before`` that are gone (or changed, for the journal's completed entries; counting fewer
+    checkpoints, for a thread summary) in ``after``."""
     lost = []
     for coll, docs in before.items():
         now = {d["_id"]: d for d in after[coll]}
         for d in docs:
             if d["_id"] not in now:
                 lost.append((coll, d["_id"]))
+            elif d.get("checkpoint_ns") == SUMMARY_NS:
+                if now[d["_id"]]["checkpoints"] < d["checkpoints"]:
+                    lost.append((coll, d["_id"], "counts fewer checkpoints"))
             elif coll != "activity_journal" or d.get("status") == "completed":
                 if coll == "activity_journal" and now[d["_id"]].get("outcome") != d.get("outcome"):
                     lost.append((coll, d["_id"], "outcome changed"))

@@ -23,6 +23,7 @@ from langgraph_durable_mongodb.cli import EXIT_PROBLEM, main
 from langgraph_durable_mongodb.platform import DurablePlatform
 from langgraph_durable_mongodb.schema import CollectionNames
 from langgraph_durable_mongodb.storage_format import FORMAT_VERSION, format_document
+from langgraph_durable_mongodb.thread_summaries import NOT_SUMMARY
 
 from .cli_helpers import mongod_command
 from .clients import on_servers
@@ -95,9 +96,10 @@ async def test_a_newer_format_is_refused_before_any_write(store: Store, form: st
     before = store.snapshot()
     if store.commands:
         store.commands.seen.clear()
-    with pytest.raises(IncompatibleStorageError, match=r"version 2, newer .* \(pip install -U langgraph-durable-mongodb\)") as raised:
+    newer = FORMAT_VERSION + 1
+    with pytest.raises(IncompatibleStorageError, match=rf"version {newer}, newer .* \(pip install -U langgraph-durable-mongodb\)") as raised:
         await first_use(store.platform(), form, is_async)
-    assert raised.value.db_name == store.db_name and raised.value.found == "version 2"
+    assert raised.value.db_name == store.db_name and raised.value.found == f"version {newer}"
     assert store.snapshot() == before and store.wire_writes() == []
 
 
@@ -135,7 +137,7 @@ async def test_the_format_check_costs_one_find_once_stamped_and_three_commands_t
     def format_commands() -> list[tuple[str, str]]:
         return [
             (name, coll) for name, coll, query in store.commands.seen  # type: ignore[union-attr]
-            if coll == "durable_metadata" or (coll == "checkpoints" and name == "find" and query == {})
+            if coll == "durable_metadata" or (coll == "checkpoints" and name == "find" and query == {"checkpoint_ns": NOT_SUMMARY})
         ]
 
     platform = store.platform()

@@ -17,12 +17,11 @@ from langgraph_durable_mongodb import ActivityJournal
 from langgraph_durable_mongodb._plans.interpreters import AsyncInterpreter, SyncInterpreter
 from langgraph_durable_mongodb._plans.requests import InsertOne
 from langgraph_durable_mongodb.checkpointer import MongoDBCheckpointer
-from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 from langgraph_durable_mongodb.schema import CollectionNames
 from langgraph_durable_mongodb.storage_format import format_document
 
-from .graphs import State, nest
+from .graphs import run_probe
 from .stores import Store
 
 #: The journal's and the allocator's collections, under names a saver with the defaults does not know.
@@ -40,31 +39,6 @@ def saver_on(store: Store) -> MongoDBCheckpointer:
     return MongoDBCheckpointer(store.client, async_client=store.async_client, db_name=store.db_name)
 
 
-async def run(platform: DurablePlatform, thread_id: str, calls: list[str], is_async: bool) -> None:
-    """A node two compiled children deep whose one effect appends to ``calls`` when it really runs."""
-
-    @effect(kind="tool", name="probe")
-    def probe(n: int) -> int:
-        calls.append(thread_id)
-        return n + 1
-
-    @effect(kind="tool", name="probe")
-    async def aprobe(n: int) -> int:
-        calls.append(thread_id)
-        return n + 1
-
-    async def astep(state: State) -> State:
-        return {"count": await aprobe(state.get("count", 0))}
-
-    step = astep if is_async else (lambda s: {"count": probe(s.get("count", 0))})
-    graph = platform.compile(nest("step", step, "outer", "inner"))
-    config = {"configurable": {"thread_id": thread_id}}
-    if is_async:
-        await graph.ainvoke({"count": 0}, config)
-    else:
-        graph.invoke({"count": 0}, config)
-
-
 async def call(saver: MongoDBCheckpointer, method: str, is_async: bool, *args: Any) -> Any:
     return await getattr(saver, f"a{method}")(*args) if is_async else getattr(saver, method)(*args)
 
@@ -77,20 +51,20 @@ def held(store: Store, names: CollectionNames, thread_id: str) -> dict[str, int]
 @FACES
 async def test_a_saver_of_another_process_deletes_the_declared_collections(store: Store, is_async: bool) -> None:
     calls: list[str] = []
-    await run(platform_on(store), "gone", calls, is_async)
-    await run(platform_on(store), "kept", calls, is_async)
+    await run_probe(platform_on(store), "gone", calls, is_async)
+    await run_probe(platform_on(store), "kept", calls, is_async)
     assert held(store, RENAMED, "gone") == {"effects": 1, "positions": 2}
     await call(saver_on(store), "delete_thread", is_async, "gone")
     assert held(store, RENAMED, "gone") == {"effects": 0, "positions": 0}
     assert held(store, RENAMED, "kept") == {"effects": 1, "positions": 2}  # nothing widened
-    await run(platform_on(store), "gone", calls, is_async)
+    await run_probe(platform_on(store), "gone", calls, is_async)
     assert calls == ["gone", "kept", "gone"]  # the id used again runs its effect: no old outcome handed back
 
 
 @FACES
 async def test_a_saver_of_another_process_copies_the_declared_collections(store: Store, is_async: bool) -> None:
     calls: list[str] = []
-    await run(platform_on(store), "source", calls, is_async)
+    await run_probe(platform_on(store), "source", calls, is_async)
     await call(saver_on(store), "copy_thread", is_async, "source", "copy")
     assert held(store, RENAMED, "copy") == held(store, RENAMED, "source") == {"effects": 1, "positions": 2}
 
@@ -100,7 +74,7 @@ async def test_a_collection_declared_after_the_saver_checked_is_deleted_too(stor
     saver, calls = saver_on(store), []
     await call(saver, "get_tuple", is_async, {"configurable": {"thread_id": "other", "checkpoint_ns": ""}})
     assert store.db.durable_metadata.find_one()["thread_collections"] == list(DEFAULTS.per_thread[:3])
-    await run(platform_on(store), "late", calls, is_async)
+    await run_probe(platform_on(store), "late", calls, is_async)
     await call(saver, "delete_thread", is_async, "late")
     assert held(store, RENAMED, "late") == {"effects": 0, "positions": 0}
 
@@ -108,7 +82,7 @@ async def test_a_collection_declared_after_the_saver_checked_is_deleted_too(stor
 @FACES
 async def test_a_database_stamped_before_declarations_is_read_as_holding_every_default(store: Store, is_async: bool) -> None:
     calls: list[str] = []
-    await run(platform_on(store, DEFAULTS), "old", calls, is_async)
+    await run_probe(platform_on(store, DEFAULTS), "old", calls, is_async)
     store.db.durable_metadata.update_one({"_id": "storage_format"}, {"$unset": {"thread_collections": ""}})
     saver = saver_on(store)
     await call(saver, "delete_thread", is_async, "old")
@@ -118,12 +92,12 @@ async def test_a_database_stamped_before_declarations_is_read_as_holding_every_d
 
 @FACES
 async def test_the_declarations_are_stored_once_per_database(store: Store, is_async: bool) -> None:
-    await run(platform_on(store), "t", [], is_async)
+    await run_probe(platform_on(store), "t", [], is_async)
     stamp = store.db.durable_metadata.find_one()
     assert stamp["thread_collections"] == ["checkpoints", "checkpoint_blobs", "checkpoint_writes", "effects", "positions"]
     if store.commands:
         store.commands.seen.clear()
-        await run(platform_on(store), "t2", [], is_async)
+        await run_probe(platform_on(store), "t2", [], is_async)
         updates = [c for c in store.commands.seen if c[0] == "update" and c[1] == "durable_metadata"]
         assert updates == []  # a process declaring nothing new writes nothing to the stamp
 

@@ -24,6 +24,7 @@ from langgraph_durable_mongodb.checkpointer.sweeper import AsyncSweeper, Sweeper
 from langgraph_durable_mongodb.checkpointer.ttl import MAX_MINUTES, MAX_SECONDS
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.platform import DurablePlatform
+from langgraph_durable_mongodb.thread_summaries import NOT_SUMMARY, summary_id
 
 from .clients import Face
 from .graphs import State, invoke, run_chat, state_of
@@ -34,8 +35,15 @@ SWEEPER_TASK = "durable-mongodb-ttl-sweeper"
 
 
 def raw(platform: DurablePlatform, coll: str, thread_id: str) -> list[dict]:
+    """The thread's stored documents in ``coll``; of ``checkpoints``, its checkpoints (not its summary)."""
     db = platform.checkpointer.client[platform.checkpointer.db_name]
-    return list(db[coll].find({"thread_id": thread_id}, {"_id": 0}))
+    query = {"thread_id": thread_id, **({"checkpoint_ns": NOT_SUMMARY} if coll == "checkpoints" else {})}
+    return list(db[coll].find(query, {"_id": 0}))
+
+
+def summary(platform: DurablePlatform, thread_id: str) -> dict | None:
+    db = platform.checkpointer.client[platform.checkpointer.db_name]
+    return db["checkpoints"].find_one({"_id": summary_id(thread_id)}, {"_id": 0})
 
 
 def expire(platform: DurablePlatform, *thread_ids: str) -> None:
@@ -142,6 +150,8 @@ async def test_keep_latest_prunes_an_expired_thread_and_a_resume_replays_every_r
     # did not wait for that checkpoint's store (a sync node run on the event loop): the nested one is always stored
     assert "second" in {d["name"] for d in ordinals} <= {"first", "outer", "second"}
     assert all("expire_at" not in d for coll in PER_THREAD for d in raw(platform, coll, "kl"))
+    # the summary counts the one root checkpoint left, still the latest, and expires with the thread again
+    assert summary(platform, "kl") == {"thread_id": "kl", "checkpoint_ns": "#thread", "latest": latest[""], "checkpoints": 1}
     assert await sweep(platform, mode) == []  # a pruned thread no longer counts as expired
 
     pruned = await state_of(graph, mode, "kl")

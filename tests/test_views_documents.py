@@ -34,13 +34,6 @@ async def run_plan(face: Face, plan: Any) -> Any:
     return SyncInterpreter(face.db).run(plan)
 
 
-async def group_first_max(face: Face) -> bool:
-    """Whether the server's ``$group`` takes ``$first`` and ``$max`` (FerretDB 1.x's does not)."""
-    if face.is_async:
-        return (await AsyncInterpreter(face.db).quirks()).group_first_max
-    return SyncInterpreter(face.db).quirks.group_first_max
-
-
 async def write_chain(face: Face, thread_id: str, checkpoints: int, ns: str = "") -> None:
     config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
     for step in range(checkpoints):
@@ -50,18 +43,17 @@ async def write_chain(face: Face, thread_id: str, checkpoints: int, ns: str = ""
         config = await face.call("put", config, checkpoint, {"source": "loop", "step": step}, checkpoint["channel_versions"])
 
 
-async def test_the_summaries_group_threads_on_the_server_and_page_by_id(face: Face) -> None:
+async def test_the_summaries_list_threads_by_id_with_their_root_checkpoints(face: Face) -> None:
     assert await run_plan(face, holds_checkpoints_plan(NAMES)) is False
     await write_chain(face, "t1", 3)
     await write_chain(face, "t1", 2, ns="sub:abc")
     await write_chain(face, "t2", 1)
-    # the server's own $group, and the path of servers whose $group lacks $max (two finds per thread)
-    for with_max in sorted({await group_first_max(face), False}):
-        rows, more, problems = await run_plan(face, thread_summaries_plan(NAMES, 1, group_first_max=with_max))
-        assert ([r["thread_id"] for r in rows], more, problems) == (["t1"], True, [])
-        assert (rows[0]["checkpoints"], rows[0]["latest_step"]) == (5, 2) and rows[0]["updated"]
-        rows, more, _ = await run_plan(face, thread_summaries_plan(NAMES, 5, "t1", group_first_max=with_max))
-        assert ([(r["thread_id"], r["checkpoints"], r["latest_step"]) for r in rows], more) == ([("t2", 1, 0)], False)
+    rows, more, problems = await run_plan(face, thread_summaries_plan(NAMES, 1))
+    assert ([r["thread_id"] for r in rows], more, problems) == (["t1"], True, [])
+    latest = max((await face.raw("checkpoints", {"thread_id": "t1", "checkpoint_ns": ""})), key=lambda d: d["checkpoint_id"])
+    assert (rows[0]["checkpoints"], rows[0]["latest_step"], rows[0]["updated"]) == (3, 2, latest["ts"])
+    rows, more, _ = await run_plan(face, thread_summaries_plan(NAMES, 5, "t1"))
+    assert ([(r["thread_id"], r["checkpoints"], r["latest_step"]) for r in rows], more) == ([("t2", 1, 0)], False)
     assert await run_plan(face, holds_checkpoints_plan(NAMES)) is True
     assert await run_plan(face, checkpoint_counts_plan(NAMES, ["t1", "t2", "nope"])) == {"t1": 5, "t2": 1, "nope": 0}
 

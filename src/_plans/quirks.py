@@ -43,8 +43,6 @@ class ServerQuirks:
     ttl_expiry: bool = True
     #: multi-document transactions exist (on a replica set).
     transactions: bool = True
-    #: ``$group`` takes ``$first`` and ``$max`` (else only ``$sum`` and ``$count``).
-    group_first_max: bool = True
 
 
 MONGODB = ServerQuirks()
@@ -56,7 +54,6 @@ FERRETDB = ServerQuirks(
     atomic_conditional_updates=False,
     ttl_expiry=False,
     transactions=False,
-    group_first_max=False,
 )
 MONGO_JAVA_SERVER = ServerQuirks("mongo-java-server", hello=False, ttl_expiry=False, transactions=False)
 

@@ -58,7 +58,6 @@ names, so a ``.`` or ``$`` in them cannot become a BSON path.
 
 from __future__ import annotations
 
-import json
 import zlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -66,7 +65,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .._bson import OPTIONAL, assemble_values, require_fields, value_documents
+from .._bson import OPTIONAL, assemble_values, key_id, require_fields, value_documents
 from ..errors import CorruptDocumentError, MissingValueError
 from ..schema import BLOB_KEY
 from .memory import LARGE, Location
@@ -188,15 +187,6 @@ def check_values(collection: str, docs: Iterable[Mapping[str, Any]], fields: Map
     """
     for doc in docs:
         require_fields(collection, [doc], {**fields, **(_HEAD_FIELDS if doc.get("chunk", 0) == 0 else {})})
-
-
-def key_id(*parts: Any) -> str:
-    """The ``_id`` of the document with this key: a deterministic, injective string.
-
-    >>> key_id("t1", "", "1ef")
-    '["t1","","1ef"]'
-    """
-    return json.dumps(parts, ensure_ascii=False, separators=(",", ":"))
 
 
 def checkpoint_key(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict[str, str]:

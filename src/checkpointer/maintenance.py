@@ -14,6 +14,7 @@ from .._plans.requests import Aggregate, DeleteMany, Find, Gather, InsertMany, P
 from ..errors import DeltaChainError, InvalidInputError, ThreadExistsError
 from ..schema import BLOB_KEY, WRITE_KEY, CollectionNames
 from ..storage_format import StorageFormat
+from ..thread_summaries import NOT_SUMMARY, pruned_update
 from .documents import (
     CHANNEL,
     CHECKPOINT_KEY,
@@ -73,6 +74,17 @@ def _finished_root_checkpoints(root: Mapping[str, Mapping[str, Any]]) -> list[st
     latest = root[max(root)]
     return sorted(set(root) - {latest["checkpoint_id"], latest.get("origin")})
 
+
+
+def _pruned_summaries(by_ns: Mapping[tuple[str, str], Mapping[str, Any]], keep: Mapping[tuple[str, str], set[str]]) -> list[UpdateOne]:
+    """The summary updates of the threads whose root checkpoints ``by_ns`` loses to the checkpoints not in ``keep``."""
+    updates = []
+    for (thread_id, ns), docs in by_ns.items():
+        kept = keep.get((thread_id, ns), set()) & set(docs)
+        if not ns and len(kept) < len(docs):
+            latest = max(kept, default="")
+            updates.append(pruned_update(thread_id, len(docs) - len(kept), None if latest == max(docs) else latest))
+    return updates
 
 
 class ThreadMaintenance:
@@ -188,7 +200,8 @@ class ThreadMaintenance:
             self.expiry.spread_to(target_thread_id, expiry["expire_at"])
 
     def _chain_docs(self, thread_ids: list[str]) -> Plan:
-        docs = yield Find(self.collections.checkpoints, {"thread_id": {"$in": thread_ids}}, CHAIN_FIELDS)
+        query = {"thread_id": {"$in": thread_ids}, "checkpoint_ns": NOT_SUMMARY}
+        docs = yield Find(self.collections.checkpoints, query, CHAIN_FIELDS)
         by_ns: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
         for d in docs:
             by_ns[(d["thread_id"], d["checkpoint_ns"])][d["checkpoint_id"]] = d
@@ -196,7 +209,9 @@ class ThreadMaintenance:
 
     def _delete_checkpoints(self, by_ns: Mapping[tuple[str, str], Mapping[str, Any]], keep: Mapping[tuple[str, str], set[str]]) -> Plan:
         """Delete every checkpoint of ``by_ns`` not in ``keep``, with its writes and the blobs only it referenced
-        (a value it holds that a kept checkpoint references moves to blobs first)."""
+        (a value it holds that a kept checkpoint references moves to blobs first), and count the root ones out
+        of their thread's summary."""
+        summaries = _pruned_summaries(by_ns, keep)
         for (thread_id, ns), docs in by_ns.items():
             kept = keep.get((thread_id, ns), set())
             doomed = [cid for cid in docs if cid not in kept]
@@ -213,6 +228,8 @@ class ThreadMaintenance:
                     self.collections.blobs,
                     {**scope, "$or": [{"channel": c, "version": v} for c, v in sorted(dead, key=repr)]},
                 )
+        if summaries:
+            yield Upsert(self.collections.checkpoints, summaries)
 
     def _rehome_held_values(
         self, thread_id: str, ns: str, docs: Mapping[str, Any], kept: set[str], doomed: set[str]

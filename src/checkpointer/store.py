@@ -37,6 +37,7 @@ from .._plans import lease
 from .._plans.requests import Emit, Find, Gather, Plan, Upsert
 from ..errors import InvalidInputError
 from ..schema import BLOB_KEY, WRITE_KEY, CollectionNames
+from ..thread_summaries import NOT_SUMMARY, require_checkpoint_ns, summary_update
 from .documents import (
     CHANNEL,
     HOLDER,
@@ -109,7 +110,7 @@ def _thread_ns(config: Any) -> tuple[str, str, str | None]:
     if "thread_id" not in conf:
         raise InvalidInputError('config["configurable"] has no "thread_id"; pass the thread to read or write')
     thread_id = require_thread_id(conf["thread_id"])
-    checkpoint_ns = require_str("checkpoint_ns", conf.get("checkpoint_ns", ""))
+    checkpoint_ns = require_checkpoint_ns(conf.get("checkpoint_ns", ""))
     checkpoint_id = conf.get("checkpoint_id")
     if checkpoint_id is not None:
         require_str("checkpoint_id", checkpoint_id)
@@ -119,6 +120,7 @@ def _thread_ns(config: Any) -> tuple[str, str, str | None]:
 def _list_query(config: Any, filter: dict[str, Any] | None, before: Any) -> dict[str, Any]:
     """The filter of ``list``: what ``config`` names, ``filter`` on the metadata, ids below ``before``'s."""
     query = _config_query(config) if config is not None else {}
+    query.setdefault("checkpoint_ns", NOT_SUMMARY)
     if filter:
         query.update(containment_filter("metadata", filter))
     before_id = _configurable(before).get("checkpoint_id") if before is not None else None
@@ -136,7 +138,7 @@ def _config_query(config: Any) -> dict[str, Any]:
     if "thread_id" in conf:
         query["thread_id"] = require_thread_id(conf["thread_id"])
     if "checkpoint_ns" in conf:
-        query["checkpoint_ns"] = require_str("checkpoint_ns", conf["checkpoint_ns"])
+        query["checkpoint_ns"] = require_checkpoint_ns(conf["checkpoint_ns"])
     if conf.get("checkpoint_id") is not None:
         query["checkpoint_id"] = require_str("checkpoint_id", conf["checkpoint_id"])
     return query
@@ -390,10 +392,9 @@ class CheckpointStore:
                 key, parent_id, skeleton, laid_out.entries, stored_metadata, checkpoint.get("ts"), origin, completed,
                 {**carried_fields, **expiry},
             )
-            yield Upsert(
-                self.collections.checkpoints,
-                [UpdateOne({"_id": key_id(thread_id, checkpoint_ns, checkpoint_id)}, {"$set": document}, upsert=True)],
-            )
+            stored = UpdateOne({"_id": key_id(thread_id, checkpoint_ns, checkpoint_id)}, {"$set": document}, upsert=True)
+            summary = [] if checkpoint_ns else [summary_update(thread_id, checkpoint_id, expiry)]
+            yield Upsert(self.collections.checkpoints, [stored, *summary])
             self.roots.stored.note(thread_id, checkpoint_ns, [registered], written=True)
             self.locations.note(thread_id, checkpoint_ns, checkpoint_id, laid_out.located)
             yield from self.expiry.spread(thread_id, expiry)

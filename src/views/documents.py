@@ -1,6 +1,6 @@
 """What the CLI reads of threads, as plans: documents as stored, never decoded.
 
-``thread_summaries_plan`` lists one page of threads grouped on the server (never every checkpoint to the
+``thread_summaries_plan`` lists one page of threads from their summaries (never every checkpoint to the
 client); ``holds_checkpoints_plan`` tells whether a database holds any checkpoint, ``thread_exists_plan``
 whether a thread has any document; ``inspected_plan`` reads a thread's checkpoints (no values) and journal
 entries (no outcomes); ``journal_documents_plan`` its raw entries; ``entry_plan`` the entry at one position;
@@ -13,65 +13,62 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._bson import document_problem
+from .._bson import document_problem, dotted_value
 from .._plans.interpreters import SyncInterpreter
 from .._plans.requests import Aggregate, Find, Plan
 from ..schema import CollectionNames
-from .plans import thread_groups_plan, thread_id_range
+from ..thread_summaries import COUNT, NOT_SUMMARY, SUMMARY_NS
+from .plans import by_thread, latest_keys, summaries_page_plan
 from .reader import require_our_format
 
 #: Databases of the server itself, never holding threads.
 SYSTEM_DATABASES = frozenset({"admin", "local", "config"})
 #: What ``inspected_plan`` reads of a checkpoint: never its serialized checkpoint or values.
 INSPECTED_CHECKPOINT = {"checkpoint_ns": 1, "checkpoint_id": 1, "ts": 1, "metadata.step": 1, "metadata.source": 1}
+#: What ``thread_summaries_plan`` reads of a thread's latest root checkpoint.
+LATEST_FIELDS = {"_id": 0, "thread_id": 1, "ts": 1, "metadata.step": 1}
 
 
-def thread_summaries_plan(
-    names: CollectionNames, limit: int, after: str | None = None, *, group_first_max: bool = True
-) -> Plan:
-    """One page of threads in ``thread_id`` order, grouped on the server (``plans.thread_groups_plan``).
-
-    One ``aggregate`` in the order of the ``thread_ns_checkpoint`` index whose reply holds only the page's rows;
-    where ``$group`` takes only ``$sum`` (FerretDB 1.x), two ``find`` per listed thread add its latest step and
-    last update.
+def thread_summaries_plan(names: CollectionNames, limit: int, after: str | None = None) -> Plan:
+    """One page of threads in ``thread_id`` order, from their summaries (``plans.summaries_page_plan``) and the
+    latest root checkpoint of each (one ``find`` by ``_id``): two commands whatever the number of threads.
 
     Args:
         names: the collection names.
         limit: the most threads to list.
         after: list only threads whose id sorts after this one (the last id of the previous page).
-        group_first_max: the server's ``$group`` takes ``$first`` and ``$max`` (``ServerQuirks.group_first_max``).
 
     Returns:
-        ``(rows, more, problems)``: the rows (``thread_id``, ``checkpoints`` in every namespace, ``latest_step``
-        of the root namespace's latest checkpoint, ``updated``: the latest checkpoint time), whether more threads
-        follow, and the problems of checkpoints whose ``thread_id`` is not a string (one named per such value).
+        ``(rows, more, problems)``: the rows (``thread_id``, ``checkpoints``: its root checkpoints, ``latest_step``
+        and ``updated``: the step and time of its latest root checkpoint), whether more threads follow, and the
+        problems of summaries whose ``thread_id`` is not a string (one named per such value).
 
     Raises:
-        InvalidInputError: ``after`` is not a string (before any request).
+        InvalidInputError: ``after`` is not a string, or ``limit`` is out of range (before any request).
     """
-    groups, more = yield from thread_groups_plan(
-        names, thread_id_range("", after), limit, maxes={"updated": "ts"},
-        # in index order, a thread's first checkpoint is its root namespace's latest, when it has one
-        firsts={"first_ns": "checkpoint_ns", "first_step": "metadata.step"}, group_max=group_first_max,
-    )
-    rows, problems = [], []
-    for found in groups:
-        if not isinstance(found["_id"], str):
-            problems.append((yield from _thread_id_problem_plan(names, found["_id"])))
-            continue
-        rows.append({
-            "thread_id": found["_id"],
-            "checkpoints": found["checkpoints"],
-            "latest_step": found.get("first_step") if found.get("first_ns") == "" else None,
-            "updated": found.get("updated") or "",
-        })
+    summaries, more = yield from summaries_page_plan(names, "", after, limit)
+    listed = [s for s in summaries if isinstance(s.get("thread_id"), str)]
+    latest = (yield Find(names.checkpoints, {"_id": {"$in": latest_keys(listed)}}, LATEST_FIELDS)) if listed else []
+    latest_of = by_thread(latest)
+    rows = [
+        {
+            "thread_id": s["thread_id"],
+            "checkpoints": s.get(COUNT),
+            "latest_step": dotted_value(latest_of.get(s["thread_id"], {}), "metadata.step"),
+            "updated": latest_of.get(s["thread_id"], {}).get("ts") or "",
+        }
+        for s in listed
+    ]
+    problems = []
+    for unlisted in (s for s in summaries if s not in listed):
+        problems.append((yield from _thread_id_problem_plan(names, unlisted.get("thread_id"))))
     return rows, more, problems
 
 
 def _thread_id_problem_plan(names: CollectionNames, thread_id: Any) -> Plan:
-    """The problem of the checkpoints stored under a ``thread_id`` that is not a string, naming one of them."""
+    """The problem of the thread summary stored under a ``thread_id`` that is not a string, naming it."""
     # $eq: a thread_id stored as a document such as {"$gt": ""} must not become an operator here
-    docs = yield Find(names.checkpoints, {"thread_id": {"$eq": thread_id}}, limit=1)
+    docs = yield Find(names.checkpoints, {"thread_id": {"$eq": thread_id}, "checkpoint_ns": SUMMARY_NS}, limit=1)
     doc = docs[0] if docs else {"thread_id": thread_id}
     return str(document_problem(names.checkpoints, doc, {"thread_id": (str,)}))
 
@@ -92,7 +89,7 @@ def thread_exists_plan(names: CollectionNames, thread_id: str) -> Plan:
 def inspected_plan(names: CollectionNames, thread_id: str) -> Plan:
     """``(checkpoints, entries)``: the thread's checkpoints (``INSPECTED_CHECKPOINT``, every namespace) and its
     journal entries without their serialized outcomes."""
-    checkpoints = yield Find(names.checkpoints, {"thread_id": thread_id}, INSPECTED_CHECKPOINT)
+    checkpoints = yield Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": NOT_SUMMARY}, INSPECTED_CHECKPOINT)
     entries = yield Find(names.journal, {"thread_id": thread_id, "chunk": 0}, {"outcome.data": 0})
     return checkpoints, entries
 
@@ -114,7 +111,7 @@ def entry_plan(names: CollectionNames, position: Mapping[str, Any]) -> Plan:
 def checkpoint_counts_plan(names: CollectionNames, thread_ids: Sequence[str]) -> Plan:
     """``{thread_id: checkpoints in every namespace}`` for each of ``thread_ids`` (0 for one without any)."""
     counted = yield Aggregate(names.checkpoints, [
-        {"$match": {"thread_id": {"$in": list(thread_ids)}}}, {"$group": {"_id": "$thread_id", "checkpoints": {"$sum": 1}}},
+        {"$match": {"thread_id": {"$in": list(thread_ids)}, "checkpoint_ns": NOT_SUMMARY}}, {"$group": {"_id": "$thread_id", "checkpoints": {"$sum": 1}}},
     ])
     found = {group["_id"]: group["checkpoints"] for group in counted}
     return {thread_id: found.get(thread_id, 0) for thread_id in thread_ids}
@@ -142,8 +139,7 @@ class ThreadDocuments:
             IncompatibleStorageError: the database holds a foreign format.
         """
         require_our_format(self.db, self.names)
-        group_first_max = self._io.quirks.group_first_max
-        return self._io.run(thread_summaries_plan(self.names, limit, after, group_first_max=group_first_max))
+        return self._io.run(thread_summaries_plan(self.names, limit, after))
 
     def databases_with_threads(self) -> list[str]:
         """The databases on the server that hold checkpoints, sorted: one ``find`` of one document in each."""

@@ -15,14 +15,14 @@ from typing import Any
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from .._plans import lease
-from .._plans import quirks as server_quirks
 from .._plans.interpreters import SyncInterpreter
 from ..checkpointer import MongoDBCheckpointer
 from ..checkpointer.documents import stored_channels
 from ..errors import IncompatibleStorageError
 from ..journal.position import EffectPosition
 from ..schema import CollectionNames
-from ..storage_format import StorageFormat, read_format_plan
+from ..storage_format import FORMAT_VERSION, StorageFormat, read_format_plan
+from ..thread_summaries import COUNT
 from .plans import TIMELINE_LIMIT, thread_page_plan, thread_plan
 from .states import DUE_PREFIX, START, due_nodes, effect_counts, effect_state, lease_live, replayed_on_resume, thread_state
 from .tree import operation_tree
@@ -34,7 +34,8 @@ PULL = "~__pregel_pull, "
 
 
 def require_our_format(db: Any, names: CollectionNames) -> None:
-    """Refuse a database of a foreign format before reading it (MongoDBSaver's steps would show as msgpack).
+    """Refuse a database of a foreign format before reading it (MongoDBSaver's steps would show as msgpack), and
+    upgrade one of an older version of ours (``storage_format.MIGRATIONS``: the lists read its thread summaries).
 
     Raises:
         IncompatibleStorageError: the database holds a foreign format; the message names the fix
@@ -44,6 +45,8 @@ def require_our_format(db: Any, names: CollectionNames) -> None:
     if stored.foreign is not None:
         message = StorageFormat(db.name, names).foreign_message(stored).replace("nothing was written. ", "")
         raise IncompatibleStorageError(message, db_name=db.name, found=stored.describe())
+    if stored.has_data and (stored.version or 0) < FORMAT_VERSION:  # written by an older version: upgrade it first
+        SyncInterpreter(db).run(StorageFormat(db.name, names).check_plan())
 
 
 def shown(value: Any) -> dict[str, Any]:
@@ -110,16 +113,15 @@ class ThreadViews:
             IncompatibleStorageError: the database holds another format.
         """
         require_our_format(self.db, self.names)
-        quirks = server_quirks.of_client(self.db) or self._io.quirks
-        page = self._io.run(thread_page_plan(self.names, prefix, after, limit, group_max=quirks.group_first_max))
+        page = self._io.run(thread_page_plan(self.names, prefix, after, limit))
         now = lease.utcnow()
         rows, problems = [], []
-        for group in page["groups"]:
-            thread_id = group["_id"]
+        for summary in page["summaries"]:
+            thread_id = summary.get("thread_id")
             if not isinstance(thread_id, str):
-                problems.append(f"{self.names.checkpoints}: a checkpoint's thread_id is {thread_id!r}, not a string")
+                problems.append(f"{self.names.checkpoints}: a thread summary's thread_id is {thread_id!r}, not a string")
                 continue
-            rows.append(self._row(thread_id, group["checkpoints"], page, now))
+            rows.append(self._row(thread_id, summary.get(COUNT), page, now))
         next_after = rows[-1]["thread_id"] if page["more"] and rows else None
         return {"threads": rows, "more": page["more"], "next_after": next_after, "problems": problems}
 
