@@ -94,7 +94,9 @@ def summaries_page_plan(names: CollectionNames, prefix: str = "", after: str | N
     Raises:
         InvalidInputError: ``prefix`` or ``after`` is not a string, or ``limit`` is out of range.
     """
-    query = {**thread_id_range(prefix, after), "checkpoint_ns": SUMMARY_NS}
+    # the namespace first: a server matching a collection scan in key order (mongo-java-server) then tests the
+    # id range only on summaries
+    query = {"checkpoint_ns": SUMMARY_NS, **thread_id_range(prefix, after)}
     found = yield Find(names.checkpoints, query, SUMMARY_PROJECTION, sort=[("thread_id", 1)], limit=_page_size(limit) + 1)
     return found[:limit], len(found) > limit
 
