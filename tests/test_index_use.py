@@ -25,6 +25,8 @@ from pymongo import AsyncMongoClient, MongoClient, monitoring
 
 from langgraph_durable_mongodb.platform import DurablePlatform
 from langgraph_durable_mongodb.schema import CollectionNames, indexes_by_collection
+from langgraph_durable_mongodb.views.documents import ThreadDocuments
+from langgraph_durable_mongodb.views.reader import ThreadViews
 
 from .clients import on_servers, tier_uri
 from .graphs import Notes, three_effects
@@ -221,3 +223,23 @@ def test_the_check_refuses_a_query_no_index_serves() -> None:
     assert why_not_served("checkpoints", {"thread_id": "t", "checkpoint_ns": ""}, {"ts": -1}, indexes["checkpoints"]) is not None
     assert why_not_served("checkpoint_writes", {"thread_id": "t", "task_path": "x"}, {}, indexes["checkpoint_writes"]) is not None
     assert why_not_served("checkpoints", {"_id": {"$in": ["a"]}}, {}, []) is None
+
+
+def test_both_thread_lists_are_paged_on_an_index(captured: Any) -> None:
+    """The web inspector's page and the CLI's: each query is served by an index (the thread summaries' by the
+    checkpoints' key index: the id range, then the namespace), whatever the page."""
+    platform, listener = captured
+    graph = platform.compile(three_effects(at_most_once=True))
+    for thread_id in ("a1", "a2", "b1"):
+        graph.invoke({"notes": []}, {"configurable": {"thread_id": thread_id}})
+    listener.queries.clear()
+    client, db_name = platform.checkpointer.client, platform.checkpointer.db_name
+    views = ThreadViews(client, db_name, CollectionNames())
+    assert [row["thread_id"] for row in views.threads(prefix="a", limit=1)["threads"]] == ["a1"]
+    assert [row["thread_id"] for row in views.threads(after="a1")["threads"]] == ["a2", "b1"]
+    assert [row["thread_id"] for row in ThreadDocuments(client, db_name).summaries(5, "a2")[0]] == ["b1"]
+    indexes = declared_indexes()
+    assert ("checkpoints", "find") in {(coll, name) for coll, name, _, _ in listener.queries}
+    unserved = [(coll, query, sort, why) for coll, _, query, sort in listener.queries
+                if (why := why_not_served(coll, query, sort, indexes.get(coll, []))) is not None]
+    assert unserved == []
