@@ -1426,7 +1426,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "the inspector lists a format 1 database without upgrading it",
         "src/views/reader.py",
-        "    if stored.has_data and (stored.version or 0) < FORMAT_VERSION:",
+        "    if stored.foreign is None and stored.has_data and (stored.version or 0) < FORMAT_VERSION:",
         "    if False:",
         ("tests/test_thread_summaries.py", "-m", "not server", "-k", "inspector_upgrades"),
     ),

@@ -45,7 +45,7 @@ def require_our_format(db: Any, names: CollectionNames) -> None:
     if stored.foreign is not None:
         message = StorageFormat(db.name, names).foreign_message(stored).replace("nothing was written. ", "")
         raise IncompatibleStorageError(message, db_name=db.name, found=stored.describe())
-    if stored.has_data and (stored.version or 0) < FORMAT_VERSION:  # written by an older version: upgrade it first
+    if stored.foreign is None and stored.has_data and (stored.version or 0) < FORMAT_VERSION:  # older: upgrade it first
         SyncInterpreter(db).run(StorageFormat(db.name, names).check_plan())
 
 
