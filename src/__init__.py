@@ -14,6 +14,7 @@ from importlib.metadata import version as _version
 
 from .checkpointer import CollectionNames, MongoDBCheckpointer
 from .errors import (
+    CheckpointNotStoredError,
     ClientConfigurationError,
     CorruptJournalEntryError,
     DeltaChainError,
@@ -37,7 +38,7 @@ from .errors import (
 )
 from .journal import ActivityJournal, SecureLLM, SecureTool, current_effect, effect
 from .platform import DurableGraph, DurablePlatform
-from .resolver import DurableSubgraphResolver, OrdinalAllocator
+from .resolver import DurableSubgraphResolver
 
 #: The installed distribution's version (its package metadata).
 __version__ = _version("langgraph-durable-mongodb")
@@ -49,6 +50,7 @@ logging.getLogger("langgraph_durable_mongodb").addHandler(logging.NullHandler())
 __all__ = [
     "__version__",
     "ActivityJournal",
+    "CheckpointNotStoredError",
     "ClientConfigurationError",
     "CollectionNames",
     "CorruptJournalEntryError",
@@ -69,7 +71,6 @@ __all__ = [
     "NoDurableScopeError",
     "NondeterminismError",
     "OutcomeNotSerializableError",
-    "OrdinalAllocator",
     "RecordedFailureError",
     "RunLockLostError",
     "SecureLLM",

@@ -184,10 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     show_journal(platform, args.thread)
     print(f"\nfinal state: {json.dumps(final)}")
     db = (platform.checkpointer.client or client)[args.db]
-    docs = list(db[platform.checkpointer.collections.journal].find({"thread_id": args.thread}, {"_id": 0}))
-    print("\njournal of the thread, as stored (--raw: the documents themselves):")
-    show_table(docs)
+    print("\njournal of the thread (--raw: the documents as stored, each keyed by its visit):")
+    show_table(platform.journal.entries(args.thread))
     if args.raw:
+        docs = list(db[platform.checkpointer.collections.journal].find({"thread_id": args.thread}, {"_id": 0}))
         print(json_util.dumps(docs, indent=2, json_options=json_util.RELAXED_JSON_OPTIONS))
     if client is not None:
         client.close()

@@ -161,6 +161,13 @@ class EffectRecordLostError(DurableMongoError, RuntimeError):
         self.position = position
 
 
+class CheckpointNotStoredError(DurableMongoError, RuntimeError):
+    """A node's first effect waited for the root checkpoint its task was prepared from (``durability="async"``
+    stores it in the background), and it will not be stored: its store, or an older one of the run, failed, or
+    it took longer than the wait allows. The effect did not run; the run stops, and a resume starts again from the
+    checkpoints that are stored."""
+
+
 class IncompatibleStorageError(DurableMongoError, RuntimeError):
     """The database holds data in a format this package does not write: a newer version of it, or a foreign one
     (``langgraph-checkpoint-mongodb``'s ``MongoDBSaver``, say). Raised before anything is written.

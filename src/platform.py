@@ -1,4 +1,4 @@
-"""``DurablePlatform``: the checkpointer, the journal and the allocator, bound to your graphs.
+"""``DurablePlatform``: the checkpointer and the journal, bound to your graphs.
 
 Compile a root graph with the platform checkpointer, and its runs are durable:
 compiled children inherit the checkpointer (``checkpointer=None``), and in
@@ -49,14 +49,13 @@ from .schema import CollectionNames
 from .journal import ActivityJournal, EffectScope, ResolverLocator
 from .journal.context import serve_effects
 from . import _langgraph
-from .resolver import DurableSubgraphResolver, OrdinalAllocator, TaskTrace
+from .resolver import DurableSubgraphResolver, TaskTrace
 from .run_lock import (
     LockedAsyncIterator,
     LockedIterator,
     RunLocks,
     batch_rounds,
     check_held,
-    follows_unclean_end,
     thread_id_of,
     thread_ids_of,
 )
@@ -71,7 +70,7 @@ TASKS_REMEMBERED = 65536
 
 
 class DurablePlatform(ClosesOpenedClients):
-    """Owns the platform checkpointer, the activity journal and the ordinal allocator.
+    """Owns the platform checkpointer and the activity journal.
 
     Args:
         client: a sync client (pymongo ``MongoClient``, mongomock) and/or
@@ -111,24 +110,11 @@ class DurablePlatform(ClosesOpenedClients):
     ) -> None:
         self.checkpointer = MongoDBCheckpointer(client, async_client=async_client, db_name=db_name, **checkpointer_options)
         self.journal = ActivityJournal.for_checkpointer(self.checkpointer, **(journal_options or {}))
-        databases = [c[db_name] for c in (self.checkpointer.client, self.checkpointer.async_client) if c is not None]
-        self.allocator = OrdinalAllocator(
-            *databases,
-            collection_name=self.checkpointer.collections.ordinals,
-            expiry=self.checkpointer.expiry_fields if self.checkpointer.ttl is not None else None,
-            storage_format=self.checkpointer.storage_format,
-        )
         self.tasks = TaskTrace(capacity=TASKS_REMEMBERED)
-        self.locator = ResolverLocator(self.allocator, self.checkpointer, self.tasks)
+        self.locator = ResolverLocator(self.checkpointer, self.tasks)
         self._lock = threading.Lock()
         self._resolvers: OrderedDict[tuple[int, ...], tuple[Any, DurableSubgraphResolver]] = OrderedDict()
         self._classes: dict[type, type] = {}
-        self.checkpointer.carry_in_root_checkpoints(
-            "ordinals",
-            self.allocator.root_high_water,
-            self.allocator.learn_root_high_water,
-            self.allocator.abandon_root_checkpoints,
-        )
         self.checkpointer.observe_child_runs(self.tasks.note_child_run)
         self.checkpointer.observe_sweep_prunes(self._forget_finished)
         self.run_locks: RunLocks | None = None
@@ -142,10 +128,7 @@ class DurablePlatform(ClosesOpenedClients):
                 wait_seconds=run_wait_seconds,
                 storage_format=self.checkpointer.storage_format,
             )
-        locks = self.run_locks is not None
-        self._effects = EffectScope(
-            self.journal, self.locator, check_held if locks else None, follows_unclean_end if locks else None
-        )
+        self._effects = EffectScope(self.journal, self.locator, check_held if self.run_locks is not None else None)
         serve_effects(self.checkpointer, self._effects_for)
 
     def close(self) -> None:
@@ -344,11 +327,11 @@ class DurablePlatform(ClosesOpenedClients):
         return resolver
 
     def _forget_finished(self, thread_id: str, finished: list[str]) -> Any:
-        """A ``keep_latest`` TTL sweep pruned the thread (``observe_sweep_prunes``): drop the ordinals and journal
-        entries of its tasks that finished; the latest checkpoint's pending tasks keep theirs."""
-        positions = yield from self.allocator.forget_root_occurrences_plan(thread_id, finished)
-        if positions is not None:
-            yield from self.journal.forget_entries_plan(thread_id, positions)
+        """A ``keep_latest`` TTL sweep pruned the thread (``observe_sweep_prunes``): drop the journal entries of its
+        tasks that finished (keyed by the root checkpoints they were prepared from); the latest checkpoint's pending
+        tasks keep theirs."""
+        if finished:
+            yield from self.journal.forget_entries_plan(thread_id, {"root_key": {"$in": sorted(finished)}})
 
     def _effects_for(self, saver: MongoDBCheckpointer) -> EffectScope:
         """The effect scope of a node whose run saves with ``saver``: the platform checkpointer, or its clone with
@@ -358,14 +341,13 @@ class DurablePlatform(ClosesOpenedClients):
         return replace(self._effects, journal=self.journal.with_serde(saver.serde))
 
     def setup(self) -> None:
-        """Create every index (checkpointer, journal, ordinals, run locks) on the sync client; idempotent.
+        """Create every index (checkpointer, journal, run locks) on the sync client; idempotent.
 
         Raises:
             ClientConfigurationError: the platform has only an async client.
         """
         self.checkpointer.setup()
         self.journal.setup()
-        self.allocator.setup()
         if self.run_locks is not None:
             self.run_locks.setup()
 
@@ -374,7 +356,6 @@ class DurablePlatform(ClosesOpenedClients):
         only a sync client)."""
         await self.checkpointer.asetup()
         await self.journal.asetup()
-        await self.allocator.asetup()
         if self.run_locks is not None:
             await self.run_locks.asetup()
 

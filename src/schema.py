@@ -9,7 +9,7 @@ Setup (each storage class creates the indexes of the collections it owns),
 | ``blobs`` | ``checkpoint_blobs`` | checkpointer | one channel value per version |
 | ``writes`` | ``checkpoint_writes`` | checkpointer | pending writes |
 | ``journal`` | ``activity_journal`` | journal | one entry per effect position |
-| ``ordinals`` | ``operation_ordinals`` | allocator | one ordinal per occurrence |
+| ``ordinals`` | ``operation_ordinals`` | none since format 3 | what format 2 numbered occurrences with (its upgrade reads it) |
 | ``runs`` | ``thread_runs`` | run locks | one run lock per thread |
 | ``metadata`` | ``durable_metadata`` | every class; journal | database-wide facts (the storage format, the input-digest key) |
 
@@ -28,8 +28,6 @@ BLOB_KEY = ("thread_id", "checkpoint_ns", "channel", "version")
 WRITE_KEY = ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx")
 #: The key fields of a journal entry: its effect position.
 POSITION_FIELDS = ("thread_id", "path", "node", "occurrence", "effect_key")
-#: The key fields of an ordinal allocation, after ``thread_id``.
-ORDINAL_KEY = ("parent_path", "name", "task_key")
 #: The order of the checkpoints' ``thread_ns_checkpoint`` index: by thread, each thread's root namespace ("")
 #: first, latest checkpoint first. A sort in this order is served by the index (the thread lists group in it).
 CHECKPOINT_INDEX_ORDER = (("thread_id", ASCENDING), ("checkpoint_ns", ASCENDING), ("checkpoint_id", DESCENDING))
@@ -39,16 +37,16 @@ CHECKPOINT_INDEX_ORDER = (("thread_id", ASCENDING), ("checkpoint_ns", ASCENDING)
 class CollectionNames:
     """The name of each collection (see the module docstring for what each holds).
 
-    The journal and ordinal collections belong to the activity journal and the
-    resolver, which declare them per-thread collections (``thread_collections.py``):
-    the checkpointer then deletes, copies and expires them with the thread, so a
-    thread's history is never split.
+    The journal collection belongs to the activity journal, which declares it a
+    per-thread collection (``thread_collections.py``): the checkpointer then deletes,
+    copies and expires it with the thread, so a thread's history is never split.
     """
 
     checkpoints: str = "checkpoints"
     blobs: str = "checkpoint_blobs"
     writes: str = "checkpoint_writes"
     journal: str = "activity_journal"
+    #: Where storage format 2 kept its occurrence ordinals: the upgrade to format 3 reads it.
     ordinals: str = "operation_ordinals"
     #: Not in ``per_thread``: a run lock is live state of a running process, not thread data; copying,
     #: expiring or deleting it with the thread would let a second run in beside the one holding it.
@@ -58,10 +56,14 @@ class CollectionNames:
 
     @property
     def per_thread(self) -> tuple[str, ...]:
-        """This package's collections whose documents belong to one thread (and carry its ``expire_at``):
-        what its storage classes declare (``thread_collections.py``), and what a database stamped before
-        declarations holds."""
-        return (self.checkpoints, self.blobs, self.writes, self.journal, self.ordinals)
+        """This package's collections whose documents belong to one thread (and carry its ``expire_at``): what
+        its storage classes declare (``thread_collections.py``)."""
+        return (self.checkpoints, self.blobs, self.writes, self.journal)
+
+    @property
+    def held_before_declarations(self) -> tuple[str, ...]:
+        """What a database stamped before declarations holds per thread: ``per_thread`` and the ordinals."""
+        return (*self.per_thread, self.ordinals)
 
 
 def _ascending(*fields: str) -> list[tuple[str, int]]:
@@ -80,10 +82,6 @@ INDEXES: dict[str, tuple[IndexModel, ...]] = {
     "journal": (
         IndexModel(_ascending(*POSITION_FIELDS, "chunk"), unique=True, name="thread_effect_position"),
         IndexModel(_ascending("thread_id", "status"), name="thread_status"),
-    ),
-    "ordinals": (
-        IndexModel(_ascending("thread_id", *ORDINAL_KEY), unique=True, name="thread_parent_name_task"),
-        IndexModel(_ascending("thread_id", "parent_path", "name", "ordinal"), unique=True, name="thread_parent_name_ordinal"),
     ),
     "runs": (IndexModel(_ascending("thread_id"), unique=True, name="thread_run_lock"),),
     "metadata": (),

@@ -3,14 +3,15 @@
 A thread's lifecycle (``delete_thread``, ``copy_thread``, ``prune(strategy="delete")``, its TTL expiry, a
 ``keep_latest`` sweep clearing expiries) applies to every document of the thread, in every collection that
 holds some. Each storage class declares its own when built (``register``): the checkpointer its checkpoints,
-blobs and writes, the activity journal its entries, the ordinal allocator its ordinals. The checkpointer's
-lifecycle then deletes, copies and expires what is declared, without knowing what the others hold.
+blobs and writes, the activity journal its entries. The checkpointer's lifecycle then deletes, copies and
+expires what is declared, without knowing what the others hold.
 
 The declarations are kept in the database's storage format document (``storage_format.py``), so a saver in a
 process that built no journal (the CLI, the web inspector, a service reading threads) still deletes and
 expires a thread's journal entries with its checkpoints: a thread id used again after ``delete_thread`` must
 never be handed the old thread's recorded effects. A database stamped before declarations existed holds
-what this package's collections held then, so it is read as declaring them all (``CollectionNames.per_thread``).
+what this package's collections held then, so it is read as declaring them all
+(``CollectionNames.held_before_declarations``).
 """
 
 from __future__ import annotations
@@ -24,12 +25,12 @@ class ThreadCollections:
     """The per-thread collections of one database known to this process, and which of them it has stored.
 
     Args:
-        names: the collection names of the storage class that built it; their ``per_thread`` collections
+        names: the collection names of the storage class that built it; their ``held_before_declarations``
             are what a database without declarations holds (``learn(None)``).
     """
 
     def __init__(self, names: CollectionNames) -> None:
-        self._assumed = names.per_thread
+        self._assumed = names.held_before_declarations
         self._names: tuple[str, ...] = ()
         self._stored: frozenset[str] = frozenset()
 
@@ -46,7 +47,8 @@ class ThreadCollections:
 
     def learn(self, declared: Sequence[str] | None) -> None:
         """Add what the database's storage format document declares (None: stamped before declarations,
-        so it holds every collection of ``CollectionNames.per_thread``, none of them stored as declared)."""
+        so it holds every collection of ``CollectionNames.held_before_declarations``, none of them stored as
+        declared)."""
         self._add(self._assumed if declared is None else declared)
         self._stored = self._stored | frozenset(declared or ())
 

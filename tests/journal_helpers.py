@@ -35,7 +35,7 @@ from langgraph_durable_mongodb.journal import (
 from langgraph_durable_mongodb._plans.lease import utcnow
 from langgraph_durable_mongodb.liveness import identity
 from langgraph_durable_mongodb.journal.documents import claim_fields, new_entry
-from langgraph_durable_mongodb.resolver import DurableSubgraphResolver, OrdinalAllocator, durable_scope
+from langgraph_durable_mongodb.resolver import DurableSubgraphResolver, durable_scope
 
 from .clients import is_async_kind, on_servers
 
@@ -177,7 +177,7 @@ class CheckpointNsLocator:
 def journaled(face: JournalFace, graph: Any) -> Iterator[None]:
     """Run ``graph`` the way the platform does: a durable scope, effects at the resolver's positions."""
     with durable_scope(DurableSubgraphResolver.from_graph(graph)):
-        with effect_scope(face.journal, ResolverLocator(OrdinalAllocator(face.db))):
+        with effect_scope(face.journal, ResolverLocator()):
             yield
 
 

@@ -5,7 +5,7 @@ database is touched.
   ``AsyncMongoClient`` and motor on the real-server tier): unusual thread ids, operators in
   identifiers and in ``list`` filters. A bystander thread's checkpoints, blobs and writes are compared
   before and after each case.
-- The whole platform (``DurablePlatform``: checkpointer, journal, resolver and allocator together),
+- The whole platform (``DurablePlatform``: checkpointer, journal and resolver together),
   embedded (mongomock) and on the real-server tier: identifiers of any type or carrying operators,
   ``$`` and ``.`` in channel, node and effect names, NUL, a 20 MiB value, malformed namespaces, and a
   journal entry edited by hand into an invalid state. A bystander thread's documents in all five
@@ -108,7 +108,7 @@ async def test_list_filters_cannot_reach_other_threads(face: Face, bystander_doc
 
 # == the whole platform =======================================================================================
 
-COLLECTIONS = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal", "operation_ordinals")
+COLLECTIONS = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal")
 
 
 @pytest.fixture
@@ -177,10 +177,8 @@ BAD_IDENTIFIER_CALLS = {
     "discard-operator": lambda p: p.journal.discard(EffectPosition({"$ne": ""}, "agent/1", "intake", "1", "1")),
     "discard-all-operators": lambda p: p.journal.discard(EffectPosition(*({"$exists": True},) * 5)),
     "resolve-operator": lambda p: p.journal.resolve(EffectPosition("bystander", {"$ne": ""}, "n", "1", "1"), "x"),
-    "allocate-operator": lambda p: p.allocator.allocate({"$gt": ""}, "agent/1", "intake", "k"),
     "delete-thread-operator": lambda p: p.checkpointer.delete_thread({"$ne": ""}),
     "copy-thread-operator": lambda p: p.checkpointer.copy_thread({"$ne": ""}, "copy"),
-    "allocator-delete-operator": lambda p: p.allocator.delete_thread({"$ne": ""}),
 }
 
 

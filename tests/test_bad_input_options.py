@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
 import mongomock
 import pytest
 from mongomock_motor import AsyncMongoMockClient
 
-from langgraph_durable_mongodb import ActivityJournal, InvalidInputError, OrdinalAllocator
+from langgraph_durable_mongodb import ActivityJournal, InvalidInputError
 from langgraph_durable_mongodb.run_lock import RunLocks
 
 
@@ -62,12 +61,3 @@ async def test_resolve_and_discard_take_an_effect_position(face: str) -> None:
             else:
                 await getattr(journal, "a" + call)(*args)
     assert client["langgraph"]["activity_journal"].count_documents({}) == 0
-
-
-def test_a_copy_by_the_allocator_alone_carries_the_targets_expiry() -> None:
-    db = mongomock.MongoClient()["db"]
-    later = datetime(2030, 1, 1)
-    allocator = OrdinalAllocator(db, expiry=lambda thread_id: {"expire_at": later if thread_id == "copy" else later - timedelta(days=9)})
-    allocator.allocate("src", "agent/1", "case", "k")
-    allocator.copy_thread("src", "copy")
-    assert {d["expire_at"] for d in db["operation_ordinals"].find({"thread_id": "copy"})} == {later}

@@ -11,9 +11,16 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.base import ERROR, INTERRUPT
+from pymongo.errors import AutoReconnect
 from langgraph.checkpoint.serde.types import _DeltaSnapshot  # noqa: F401 - used by DeltaChannel tests
 
-from langgraph_durable_mongodb import DurableMongoError, InvalidInputError, MongoDBCheckpointer, ThreadExistsError
+from langgraph_durable_mongodb import (
+    CheckpointNotStoredError,
+    DurableMongoError,
+    InvalidInputError,
+    MongoDBCheckpointer,
+    ThreadExistsError,
+)
 from langgraph_durable_mongodb._plans.requests import Find, Gather, Upsert, WaitNotice
 
 from .checkpoints import cfg, make_checkpoint, put
@@ -512,8 +519,35 @@ async def test_wait_stored_returns_for_a_stored_checkpoint_waits_for_a_later_one
             later.join()
         assert time.monotonic() - started >= 0.2
         assert await face.raw("checkpoints", {"checkpoint_id": cp["id"]})
-    with pytest.raises(DurableMongoError, match='durability="sync"'):
+    with pytest.raises(CheckpointNotStoredError, match="not stored within 0.05 s"):
         await wait_stored(face, "t1", "never-stored", 0.05)
+
+
+async def test_a_failed_root_store_ends_the_waits_for_it_and_for_newer_checkpoints(face: Face) -> None:
+    """A root checkpoint whose store fails will not be stored, nor will any newer one of its run (LangGraph's stores
+    wait for the one before): a node's first effect waiting for one of them stops with the failure, at once, instead
+    of waiting out its timeout; a new run of the thread (its latest checkpoint read) waits again."""
+    first, cp1 = await put(face, cfg(), {"n": 1})
+    cp2, versions = make_checkpoint(face.saver, {"n": 2}, cp1)
+    newer, _ = make_checkpoint(face.saver, {"n": 3}, cp2)
+    io = face.saver._async_io if face.is_async else face.saver._sync_io
+    original = io.execute
+
+    def failing(request: Any) -> Any:
+        if isinstance(request, Upsert) and request.collection == "checkpoints":
+            raise AutoReconnect("connection closed (the server went away)")
+        return original(request)
+
+    io.execute = failing
+    with pytest.raises(AutoReconnect):
+        await face.call("put", first, cp2, {"source": "loop", "step": 1}, versions)
+    io.execute = original
+    for checkpoint_id in (cp2["id"], newer["id"]):
+        with pytest.raises(CheckpointNotStoredError, match="an older checkpoint of the run, failed"):
+            await wait_stored(face, "t1", checkpoint_id, 2)  # a wait left to its timeout says otherwise
+    await face.call("get_tuple", cfg())  # a new run reads the thread's latest checkpoint
+    with pytest.raises(CheckpointNotStoredError, match="not stored within"):
+        await wait_stored(face, "t1", newer["id"], 0.05)
 
 
 async def test_wait_stored_waits_for_this_saver_s_own_background_store_without_a_query(

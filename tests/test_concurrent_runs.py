@@ -43,7 +43,7 @@ from .workers.harness import (
     workers_on,
 )
 
-PER_THREAD = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal", "operation_ordinals")
+PER_THREAD = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal")
 SPAWN = "spawn"  # a fresh `python tests/workers/durable_worker.py` per process
 
 

@@ -1,7 +1,7 @@
 """Every query on a hot path is served by a prefix of a declared index (``schema.INDEXES``) or by ``_id``.
 
 A graph run through ``DurablePlatform`` (checkpointer ``get_tuple``/``list``/``put``/``put_writes``,
-the DeltaChannel load, the journal's claim, record and replay, the ordinal allocation and the run lock),
+the DeltaChannel load, the journal's claim, record and replay, and the run lock),
 sync and async, with pymongo command monitoring capturing each command's filter and sort on the wire
 (mongomock emits no command events: this runs on the real-server tier). Neither local server shows a
 collection scan by its speed; on MongoDB a query that no index prefix serves is what makes a step slow
@@ -33,8 +33,8 @@ from .graphs import Notes, three_effects
 
 
 def in_child(builder: StateGraph) -> StateGraph:
-    """``builder``'s graph as the compiled child of a root graph: its node's occurrence is allocated beneath the
-    root-level one, and a resume confirms it with a query on ``operation_ordinals``."""
+    """``builder``'s graph as the compiled child of a root graph: its node's visit is keyed beneath the root-level
+    one, and a resume reads the visit's entries."""
     root = StateGraph(Notes)
     root.add_node("child", builder.compile())
     root.add_edge(START, "child")
@@ -169,7 +169,7 @@ def assert_served(listener: Captured) -> None:
     assert {
         ("checkpoints", "find"), ("checkpoints", "update"), ("checkpoint_writes", "find"), ("checkpoint_writes", "update"),
         ("activity_journal", "find"), ("activity_journal", "findAndModify"), ("activity_journal", "update"),
-        ("operation_ordinals", "find"), ("thread_runs", "find"),
+        ("thread_runs", "find"),
     } <= checked, checked
     unserved = [
         (coll, name, query, sort, why)

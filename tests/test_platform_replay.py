@@ -574,10 +574,7 @@ async def test_a_sync_effect_in_an_async_node_does_not_wait_on_the_loop_that_sto
     platform: DurablePlatform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """LangGraph stores the checkpoint in the background on the run's event loop (``durability="async"``, its
-    default): a sync effect called on that loop cannot wait for the store without blocking it, so it does not.
-    (A root its run creates is foreseen without a wait; here the process is made to know nothing of it, as
-    when its registry forgot the thread.)"""
-    monkeypatch.setattr(platform.checkpointer, "foresee_root", lambda thread_id, checkpoint_id: False)
+    default): a sync effect called on that loop cannot wait for the store without blocking it, so it does not."""
     runs = Counter()
 
     @effect(kind="tool", name="lookup")

@@ -10,7 +10,7 @@ from langgraph_durable_mongodb.platform import DurablePlatform
 
 from .graphs import State, nest
 
-PER_THREAD = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal", "operation_ordinals")
+PER_THREAD = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal")
 
 
 def expiries(platform: DurablePlatform, thread_id: str) -> dict[str, set[Any]]:

@@ -18,7 +18,6 @@ from langgraph_durable_mongodb.journal.journal import ActivityJournal
 from langgraph_durable_mongodb.journal.llm import SecureLLM
 from langgraph_durable_mongodb.journal.tool import SecureTool
 from langgraph_durable_mongodb.platform import DurableGraph, DurablePlatform
-from langgraph_durable_mongodb.resolver.allocator import OrdinalAllocator
 from langgraph_durable_mongodb.run_lock import RunLocks
 
 PACKAGE = "langgraph_durable_mongodb"
@@ -28,7 +27,6 @@ CLASSES = [
     ActivityJournal,
     DurablePlatform,
     DurableGraph,
-    OrdinalAllocator,
     RunLocks,
     SecureLLM,
     SecureTool,
@@ -86,7 +84,7 @@ def test_the_classes_have_public_methods_of_ours() -> None:
         "MongoDBCheckpointer.setup",
         "ActivityJournal.for_checkpointer",
         "DurableGraph.stream",
-        "OrdinalAllocator.copy_thread",
+        "MongoDBCheckpointer.wait_stored",
         "RunLocks.hold",
         "SecureTool.invoke",
         "SecureLLM.bind_tools",

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import operator
+import uuid
+from datetime import datetime, timedelta
 from typing import Annotated, TypedDict
 
-import mongomock
 import pytest
 from langgraph.graph import END, START, StateGraph
 
 from langgraph_durable_mongodb.errors import NamespaceError
+from langgraph_durable_mongodb.journal.labels import labelled
 from langgraph_durable_mongodb.resolver import (
     ChildOperationBoundary,
     DurableSubgraphResolver,
     NamespaceSegment,
-    OrdinalAllocator,
     ResolvedNamespace,
     parse_namespace,
+    visit_position,
 )
 
 
@@ -81,18 +83,21 @@ def test_concrete_example_boundaries_and_node() -> None:
 
 
 def test_concrete_example_operation_path() -> None:
-    allocator = OrdinalAllocator(mongomock.MongoClient()["db"])
-    resolved = RESOLVER.resolve(EXAMPLE)
-    assert allocator.operation_path("thread-1", resolved) == "agent/1/case_investigation/1/policy_analysis/1"
-    position = allocator.position("thread-1", resolved)
-    assert (position.path, position.node, position.occurrence) == (
-        "agent/1/case_investigation/1/policy_analysis/1",
-        "review_policy",
-        "1",
-    )
-    # A loop's second visit of the child is a new occurrence under the same parent.
-    second = RESOLVER.resolve("case_investigation:task-x|policy_analysis:task-y|review_policy:task-z")
-    assert allocator.operation_path("thread-1", second) == "agent/1/case_investigation/2/policy_analysis/1"
+    """The seed's example: a visit is keyed by LangGraph's task identities, and reads as the seed's path."""
+    a, b, c, x, y, z = (str(uuid.uuid4()) for _ in range(6))
+    first = visit_position("thread-1", RESOLVER.resolve(f"case_investigation:{a}|policy_analysis:{b}|review_policy:{c}"), root_key=a)
+    assert (first.path, first.node, first.occurrence) == (f"agent/1/case_investigation/{a}/policy_analysis/{b}", "review_policy", c)
+    # A loop's second visit of the child is a new visit under the same parent.
+    second = visit_position("thread-1", RESOLVER.resolve(f"case_investigation:{x}|policy_analysis:{y}|review_policy:{z}"), root_key=x)
+    start = datetime(2026, 1, 1)
+    entries = [
+        {"path": p.path, "node": p.node, "occurrence": p.occurrence, "root_key": p.root_key, "created_at": start + timedelta(seconds=n)}
+        for n, p in enumerate((first, second))
+    ]
+    assert [(e["path"], e["node"], e["occurrence"]) for e in labelled(entries)] == [
+        ("agent/1/case_investigation/1/policy_analysis/1", "review_policy", "1"),
+        ("agent/1/case_investigation/2/policy_analysis/1", "review_policy", "1"),
+    ]
 
 
 def test_root_level_node_has_no_boundaries() -> None:

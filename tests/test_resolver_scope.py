@@ -6,26 +6,28 @@ import asyncio
 import operator
 import threading
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Annotated, Any, TypedDict
 
-import mongomock
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, RetryPolicy, Send, interrupt
-from mongomock_motor import AsyncMongoMockClient
 
+from langgraph_durable_mongodb._langgraph import checkpoint_of
 from langgraph_durable_mongodb.errors import NamespaceError, NoDurableScopeError, TopologyError
+from langgraph_durable_mongodb.journal.labels import labelled
 from langgraph_durable_mongodb.resolver import (
     DurableScope,
     DurableSubgraphResolver,
-    OrdinalAllocator,
+    NodePosition,
     current_durable_scope,
     durable_scope,
     maybe_durable_scope,
     scoped_aiter,
     scoped_iter,
+    visit_position,
 )
 
 
@@ -44,36 +46,40 @@ class Flaky(Exception):
 
 
 class Journal:
-    """Stands in for the activity journal: records where each node's effects would go."""
+    """Stands in for the activity journal: records where each node's effects would go, and reads them as labels."""
 
     def __init__(self) -> None:
-        client = mongomock.MongoClient()
-        self.client = client
-        self.allocator = OrdinalAllocator(client["db"], AsyncMongoMockClient(mock_mongo_client=client)["db"])
-        self.seen: list[str] = []
+        self.positions: list[NodePosition] = []
         self.namespaces: list[str] = []
         self.lock = threading.Lock()
 
-    def restart(self) -> None:
-        """A new process: same database, no cache."""
-        self.allocator = OrdinalAllocator(self.client["db"], AsyncMongoMockClient(mock_mongo_client=self.client)["db"])
+    def _entries(self) -> list[dict[str, Any]]:
+        start = datetime(2026, 1, 1)
+        return [
+            {"path": p.path, "node": p.node, "occurrence": p.occurrence, "root_key": p.root_key, "created_at": start + timedelta(seconds=n)}
+            for n, p in enumerate(self.positions)
+        ]
 
-    def _record(self, config: dict, position: Any) -> str:
-        text = f"{position.path} {position.node}#{position.occurrence}"
+    @property
+    def seen(self) -> list[str]:
+        """Every position met, as labels, in the order met."""
         with self.lock:
-            self.seen.append(text)
+            return [f"{e['path']} {e['node']}#{e['occurrence']}" for e in labelled(self._entries())]
+
+    def _record(self, config: dict, position: NodePosition) -> str:
+        with self.lock:
+            self.positions.append(position)
             self.namespaces.append(config["configurable"]["checkpoint_ns"])
-        return text
+        return self.seen[-1]
 
     def here(self) -> str:
         config = get_config()
         resolved = current_durable_scope().resolve_current(config)
-        return self._record(config, self.allocator.position(config["configurable"]["thread_id"], resolved))
+        root = checkpoint_of(config["configurable"], "")
+        return self._record(config, visit_position(config["configurable"]["thread_id"], resolved, root_key=root))
 
     async def ahere(self) -> str:
-        config = get_config()
-        resolved = current_durable_scope().resolve_current(config)
-        return self._record(config, await self.allocator.aposition(config["configurable"]["thread_id"], resolved))
+        return self.here()
 
 
 @pytest.fixture
@@ -354,7 +360,7 @@ async def test_astream_pulled_from_different_asyncio_tasks(journal: Journal) -> 
     assert journal.seen == ["agent/1/l1/1/l2/1/l3/1 sync_leaf#1", "agent/1/l1/1/l2/1/l3/1 async_leaf#1"]
 
 
-def test_interrupt_resume_and_process_restart_keep_positions(journal: Journal) -> None:
+def test_interrupt_and_resume_keep_positions(journal: Journal) -> None:
     def review(state: State) -> dict:
         journal.here()
         return {"log": [interrupt("approve?")]}
@@ -362,7 +368,6 @@ def test_interrupt_resume_and_process_restart_keep_positions(journal: Journal) -
     graph = chain({"case": chain({"policy": chain({"review": review})})}, checkpointer=InMemorySaver())
     with durable_scope(DurableSubgraphResolver.from_graph(graph)):
         assert "__interrupt__" in graph.invoke({"log": []}, config())
-    journal.restart()
     with durable_scope(DurableSubgraphResolver.from_graph(graph)):
         assert graph.invoke(Command(resume="yes"), config())["log"] == ["yes"]
     assert journal.seen == ["agent/1/case/1/policy/1 review#1"] * 2

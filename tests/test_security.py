@@ -31,7 +31,7 @@ from .journal_helpers import scripted
 from .workers import durable_worker
 
 PLATFORMS = ["embedded", *on_servers("server")]
-PER_THREAD = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal", "operation_ordinals")
+PER_THREAD = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal")
 KEY = b"0123456789abcdef"
 SECRETS = ("sk-live-5f2a9c", "hunter2-pass", "Bearer eyJhbGciOi", "cs-77d1e0", "tok-9b8a7c", "4111-2222-3333-4444")
 

@@ -35,7 +35,7 @@ from .servers import ferretdb
 from .workers import durable_worker
 from .workers.harness import by_key, journal_entries, positions, read_log, reference_run
 
-COLLECTIONS = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal", "operation_ordinals")
+COLLECTIONS = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal")
 
 
 class Server:

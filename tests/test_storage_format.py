@@ -86,7 +86,7 @@ async def test_our_unstamped_data_from_0_1_0_is_stamped_and_still_read(store: St
     graph = store.platform().compile(builder())
     state = await graph.aget_state(CONFIG) if is_async else graph.get_state(CONFIG)
     assert state.values == {"x": 2}
-    assert list(store.db.durable_metadata.find()) == [format_document(CollectionNames().per_thread)]
+    assert list(store.db.durable_metadata.find()) == [format_document(CollectionNames().held_before_declarations)]
 
 
 @pytest.mark.parametrize("form", FORMS)

@@ -1,6 +1,6 @@
 """A thread's lifecycle reaches every collection declared per-thread, from any process's saver.
 
-The journal and the ordinal allocator declare their collections in the database's storage format document;
+The journal declares its collection in the database's storage format document;
 the checkpointer's ``delete_thread``/``copy_thread`` read the declarations, so a saver that built no journal
 (the CLI, the web inspector, another service) deletes a thread's journal entries with its checkpoints, and a
 thread id used again is not handed the old thread's recorded effects. The collections here are not the
@@ -24,8 +24,8 @@ from langgraph_durable_mongodb.storage_format import format_document
 from .graphs import run_probe
 from .stores import Store
 
-#: The journal's and the allocator's collections, under names a saver with the defaults does not know.
-RENAMED = CollectionNames(journal="effects", ordinals="positions")
+#: The journal's collection, under a name a saver with the defaults does not know.
+RENAMED = CollectionNames(journal="effects")
 DEFAULTS = CollectionNames()
 FACES = pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
 
@@ -44,8 +44,8 @@ async def call(saver: MongoDBCheckpointer, method: str, is_async: bool, *args: A
 
 
 def held(store: Store, names: CollectionNames, thread_id: str) -> dict[str, int]:
-    """How many documents of the thread each of the journal's and the allocator's collections holds."""
-    return {c: store.db[c].count_documents({"thread_id": thread_id}) for c in (names.journal, names.ordinals)}
+    """How many documents of the thread the journal's collection holds."""
+    return {c: store.db[c].count_documents({"thread_id": thread_id}) for c in (names.journal,)}
 
 
 @FACES
@@ -53,10 +53,10 @@ async def test_a_saver_of_another_process_deletes_the_declared_collections(store
     calls: list[str] = []
     await run_probe(platform_on(store), "gone", calls, is_async)
     await run_probe(platform_on(store), "kept", calls, is_async)
-    assert held(store, RENAMED, "gone") == {"effects": 1, "positions": 2}
+    assert held(store, RENAMED, "gone") == {"effects": 1}
     await call(saver_on(store), "delete_thread", is_async, "gone")
-    assert held(store, RENAMED, "gone") == {"effects": 0, "positions": 0}
-    assert held(store, RENAMED, "kept") == {"effects": 1, "positions": 2}  # nothing widened
+    assert held(store, RENAMED, "gone") == {"effects": 0}
+    assert held(store, RENAMED, "kept") == {"effects": 1}  # nothing widened
     await run_probe(platform_on(store), "gone", calls, is_async)
     assert calls == ["gone", "kept", "gone"]  # the id used again runs its effect: no old outcome handed back
 
@@ -66,7 +66,7 @@ async def test_a_saver_of_another_process_copies_the_declared_collections(store:
     calls: list[str] = []
     await run_probe(platform_on(store), "source", calls, is_async)
     await call(saver_on(store), "copy_thread", is_async, "source", "copy")
-    assert held(store, RENAMED, "copy") == held(store, RENAMED, "source") == {"effects": 1, "positions": 2}
+    assert held(store, RENAMED, "copy") == held(store, RENAMED, "source") == {"effects": 1}
 
 
 @FACES
@@ -76,7 +76,7 @@ async def test_a_collection_declared_after_the_saver_checked_is_deleted_too(stor
     assert store.db.durable_metadata.find_one()["thread_collections"] == list(DEFAULTS.per_thread[:3])
     await run_probe(platform_on(store), "late", calls, is_async)
     await call(saver, "delete_thread", is_async, "late")
-    assert held(store, RENAMED, "late") == {"effects": 0, "positions": 0}
+    assert held(store, RENAMED, "late") == {"effects": 0}
 
 
 @FACES
@@ -86,15 +86,15 @@ async def test_a_database_stamped_before_declarations_is_read_as_holding_every_d
     store.db.durable_metadata.update_one({"_id": "storage_format"}, {"$unset": {"thread_collections": ""}})
     saver = saver_on(store)
     await call(saver, "delete_thread", is_async, "old")
-    assert held(store, DEFAULTS, "old") == {"activity_journal": 0, "operation_ordinals": 0}
-    assert store.db.durable_metadata.find_one()["thread_collections"] == list(DEFAULTS.per_thread)
+    assert held(store, DEFAULTS, "old") == {"activity_journal": 0}
+    assert store.db.durable_metadata.find_one()["thread_collections"] == list(DEFAULTS.held_before_declarations)
 
 
 @FACES
 async def test_the_declarations_are_stored_once_per_database(store: Store, is_async: bool) -> None:
     await run_probe(platform_on(store), "t", [], is_async)
     stamp = store.db.durable_metadata.find_one()
-    assert stamp["thread_collections"] == ["checkpoints", "checkpoint_blobs", "checkpoint_writes", "effects", "positions"]
+    assert stamp["thread_collections"] == ["checkpoints", "checkpoint_blobs", "checkpoint_writes", "effects"]
     if store.commands:
         store.commands.seen.clear()
         await run_probe(platform_on(store), "t2", [], is_async)
@@ -125,4 +125,4 @@ async def test_a_database_another_process_stamped_first_gets_this_ones_declarati
 
     io.execute = racing
     await io.run(check()) if is_async else io.run(check())
-    assert store.db.durable_metadata.find_one()["thread_collections"] == [*DEFAULTS.per_thread[:3], "effects", "positions"]
+    assert store.db.durable_metadata.find_one()["thread_collections"] == [*DEFAULTS.per_thread[:3], "effects"]

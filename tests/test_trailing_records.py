@@ -132,6 +132,42 @@ def test_an_effect_starts_once_the_record_before_it_is_written(platform: Any, mo
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_an_at_most_once_outcome_is_recorded_before_it_returns(platform: Any, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An at_most_once effect's record does not trail: a crash right after it returned to its node must never leave
+    its outcome unknown (a person would have to settle it). Records are slowed down here: one written in the
+    background would still be ``started`` when the node looks."""
+    platform.setup()
+    slow_records(platform.journal, monkeypatch)
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    seen: list[list[str]] = []
+
+    @effect(kind="payment", name="charge", at_most_once=True)
+    def charge() -> str:
+        return "charged"
+
+    @effect(kind="payment", name="charge", at_most_once=True)
+    async def acharge() -> str:
+        return "charged"
+
+    def node(state: State) -> State:
+        done = charge()
+        seen.append(completed(platform.journal, thread))
+        return {"notes": [done]}
+
+    async def anode(state: State) -> State:
+        done = await acharge()
+        seen.append(await asyncio.to_thread(completed, platform.journal, thread))
+        return {"notes": [done]}
+
+    graph = StateGraph(State)
+    graph.add_node("pay", node if mode == "sync" else anode)
+    graph.add_edge(START, "pay")
+    out = run(platform.compile(graph), {"notes": []}, {"configurable": {"thread_id": thread}}, mode)
+    assert out["notes"] == ["charged"]
+    assert seen == [["charge"]]  # recorded, completed, before the node went on
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_retry_meets_the_records_of_the_attempt_before_it(platform: Any, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
     platform.setup()
     slow_records(platform.journal, monkeypatch)
@@ -209,65 +245,11 @@ def test_a_record_another_worker_beat_stops_the_run_and_the_resume_replays_their
     assert executed.n == 1
 
 
-def _prepare_then_pay(mode: str, executed: Counter, fail: list[bool]) -> StateGraph:
-    def prepare(state: State) -> State:
-        return {"notes": ["prepared"]}
-
-    def pay_body() -> str:
-        executed()
-        return "paid"
-
-    pay = effect_of("pay", mode, pay_body)
-
-    def steps() -> list[Any]:
-        if fail:
-            fail.clear()
-            return [pay, _lost]
-        return [pay]
-
-    def _lost() -> Any:
-        raise ConnectionError("the worker died after the payment")
-
-    graph = StateGraph(State)
-    graph.add_node("prepare", prepare)
-    graph.add_node("pay", node_of(mode, steps) if mode == "sync" else _awaiting_sync_tail(steps))
-    graph.add_edge(START, "prepare")
-    graph.add_edge("prepare", "pay")
-    return graph
-
-
 @pytest.mark.parametrize("mode", MODES)
-def test_after_an_unclean_end_a_new_occurrence_reads_what_that_run_recorded(make_platform: Any, mode: str) -> None:
-    """The record of the payment reached the database, the checkpoint its task came from did not (deleted here,
-    as a crash would leave it). The next process numbers the occurrence as new, yet replays the payment."""
-    first = make_platform()
-    first.setup()
-    executed, thread = Counter(), f"t-{uuid.uuid4().hex[:8]}"
-    config = {"configurable": {"thread_id": thread}}
-    with pytest.raises(ConnectionError):
-        run(first.compile(_prepare_then_pay(mode, executed, [True])), {"notes": []}, config, mode)
-    assert executed.n == 1
-    first.run_locks.wait_releases(10)  # a sync run's release is sent in the background
-    db = first.checkpointer.client[first.checkpointer.db_name]
-    assert db["thread_runs"].find_one({"thread_id": thread})["ended_cleanly"] is False
-    (entry,) = first.journal.entries(thread)
-    assert entry["status"] == "completed"
-    unstored = {"thread_id": thread, "checkpoint_id": {"$gte": entry["root_key"]}}
-    assert db["checkpoints"].delete_many(unstored).deleted_count >= 1
-    db["checkpoint_writes"].delete_many(unstored)
-
-    second = make_platform()  # a new process: it remembers nothing of the first
-    out = run(second.compile(_prepare_then_pay(mode, executed, [])), None, config, mode)
-    assert out["notes"] == ["prepared", "paid"]
-    assert executed.n == 1  # replayed from the record the first run left
-    second.run_locks.wait_releases(10)
-    assert db["thread_runs"].find_one({"thread_id": thread})["ended_cleanly"] is True
-
-
-@pytest.mark.parametrize("mode", MODES)
-def test_a_run_after_one_that_failed_reads_the_entries_of_its_new_occurrences(platform: Any, mode: str) -> None:
-    """Costs: after a clean run a new occurrence reads nothing (no effect can be journaled under it yet); after a
-    run that failed, the next run of the thread reads the entries of every occurrence, new ones included."""
+def test_a_run_after_one_that_failed_reads_the_entries_of_the_visit_it_resumes_only(platform: Any, mode: str) -> None:
+    """Costs: a visit resumed from a stored checkpoint reads its entries (the failed run may have recorded there);
+    a visit of a checkpoint the resuming run wrote itself reads nothing, whatever ended the run before: no other
+    run can have prepared a task from that checkpoint, and no effect starts before its checkpoint is stored."""
     platform.setup()
     reads: list[str] = []
     count_reads(platform.journal, reads)
@@ -303,7 +285,7 @@ def test_a_run_after_one_that_failed_reads_the_entries_of_its_new_occurrences(pl
 
     out = twice() if mode == "sync" else asyncio.run(atwice())
     assert out["notes"] == ["checked", "notified"]
-    assert reads == ["find", "find"]  # work (resumed) and more (new, yet read after the failed run)
+    assert reads == ["find"]  # work (resumed); more's visit is new by construction
 
 
 def count_reads(journal: Any, names: list[str]) -> None:
@@ -327,8 +309,10 @@ def count_reads(journal: Any, names: list[str]) -> None:
         setattr(journal, attribute, counted)
 
 
+@pytest.mark.parametrize("call", ["batch", "stream"])
 @pytest.mark.parametrize("mode", MODES)
-def test_a_batch_whose_run_failed_releases_the_lock_as_not_ended_cleanly(platform: Any, mode: str) -> None:
+def test_a_run_that_failed_releases_the_lock_as_not_ended_cleanly(platform: Any, mode: str, call: str) -> None:
+    """How the run ended is kept with its lock (``ended_cleanly``), for the views: a batch's, a stream's."""
     platform.setup()
 
     def fails(state: State) -> State:
@@ -338,9 +322,21 @@ def test_a_batch_whose_run_failed_releases_the_lock_as_not_ended_cleanly(platfor
     graph.add_node("work", fails)
     graph.add_edge(START, "work")
     compiled, thread = platform.compile(graph), f"t-{uuid.uuid4().hex[:8]}"
-    configs = [{"configurable": {"thread_id": thread}}]
+    config = {"configurable": {"thread_id": thread}}
+
+    async def arun() -> None:
+        if call == "batch":
+            await compiled.abatch([{"notes": []}], [config])
+        else:
+            async for _ in compiled.astream({"notes": []}, config):
+                pass
+
+    def srun() -> None:
+        compiled.batch([{"notes": []}], [config]) if call == "batch" else list(compiled.stream({"notes": []}, config))
+
     with pytest.raises(ConnectionError):
-        compiled.batch([{"notes": []}], configs) if mode == "sync" else asyncio.run(compiled.abatch([{"notes": []}], configs))
+        srun() if mode == "sync" else asyncio.run(arun())
+    platform.run_locks.wait_releases(10)  # a sync run's release is sent in the background
     lock = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"].find_one({"thread_id": thread})
     assert (lock["owner"], lock["ended_cleanly"]) == (None, False)
 

@@ -29,7 +29,7 @@ from langgraph_durable_mongodb.thread_summaries import NOT_SUMMARY, summary_id
 from .clients import Face
 from .graphs import State, invoke, run_chat, state_of
 
-PER_THREAD = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal", "operation_ordinals")
+PER_THREAD = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "activity_journal")
 KEEP_LATEST = {"strategy": "keep_latest", "default_ttl": 60}
 SWEEPER_TASK = "durable-mongodb-ttl-sweeper"
 
@@ -132,7 +132,7 @@ async def test_keep_latest_prunes_an_expired_thread_and_a_resume_replays_every_r
     namespaces = {d["checkpoint_ns"] for d in checkpoints}
     assert len(checkpoints) > len(namespaces)  # something to prune
     latest = {ns: max(d["checkpoint_id"] for d in checkpoints if d["checkpoint_ns"] == ns) for ns in namespaces}
-    journal, ordinals = raw(platform, "activity_journal", "kl"), raw(platform, "operation_ordinals", "kl")
+    journal = raw(platform, "activity_journal", "kl")
     assert {d["name"] for d in journal} == {"first", "second"}
 
     expire(platform, "kl")
@@ -143,12 +143,8 @@ async def test_keep_latest_prunes_an_expired_thread_and_a_resume_replays_every_r
     assert {(d["checkpoint_ns"], d["checkpoint_id"]) for d in after} == set(latest.items())
     assert {d["checkpoint_id"] for d in raw(platform, "checkpoint_writes", "kl")} <= set(latest.values())
     strip = lambda docs: sorted((({k: v for k, v in d.items() if k != "expire_at"}) for d in docs), key=repr)  # noqa: E731
-    # the pending node's entries and ordinals stay; those of the finished node go
+    # the pending node's entries stay; those of the finished node go (by the root checkpoint each visit came from)
     assert strip(raw(platform, "activity_journal", "kl")) == strip(d for d in journal if d["node"] == "second")
-    assert strip(raw(platform, "operation_ordinals", "kl")) == strip(d for d in ordinals if d["name"] != "first")
-    # root-level occurrences are numbered from the checkpoints they are keyed by, and allocated only when their node
-    # did not wait for that checkpoint's store (a sync node run on the event loop): the nested one is always stored
-    assert "second" in {d["name"] for d in ordinals} <= {"first", "outer", "second"}
     assert all("expire_at" not in d for coll in PER_THREAD for d in raw(platform, coll, "kl"))
     # the summary counts the one root checkpoint left, still the latest, and expires with the thread again
     assert summary(platform, "kl") == {"thread_id": "kl", "checkpoint_ns": "#thread", "latest": latest[""], "checkpoints": 1}
@@ -194,22 +190,21 @@ async def test_keep_latest_drops_a_finished_childs_entries_and_keeps_the_pending
     await invoke(graph, mode, {"count": 0, "notes": []}, "again")  # a second run: interrupted in outer's 2nd occurrence
     assert calls == Counter(first=2, second=2)
     before = await state_of(graph, mode, "again")
-    paths = {d["path"] for d in raw(platform, "activity_journal", "again")}
-    assert paths == {"agent/1", "agent/1/outer/1/middle/1", "agent/1/outer/2/middle/1"}
+    entries = platform.journal.entries("again")
+    assert {d["path"] for d in entries} == {"agent/1", "agent/1/outer/1/middle/1", "agent/1/outer/2/middle/1"}
+    pending = [(d["visit"]["path"], d["node"]) for d in entries if d["path"] == "agent/1/outer/2/middle/1"]
     expire(platform, "again")
     assert await sweep(platform, mode) == ["again"]
-    assert {(d["path"], d["node"]) for d in raw(platform, "activity_journal", "again")} == {("agent/1/outer/2/middle/1", "second")}
-    ordinals = {(d["parent_path"], d["name"], d["ordinal"]) for d in raw(platform, "operation_ordinals", "again")}
-    # outer/2 is numbered from its checkpoint (stored only when its node did not wait for that checkpoint's store);
-    # beneath it, every level is allocated
-    assert ordinals - {("agent/1", "outer", 2)} == {("agent/1/outer/2", "middle", 1), ("agent/1/outer/2/middle/1", "second", 1)}
+    assert [(d["path"], d["node"]) for d in raw(platform, "activity_journal", "again")] == pending  # as stored
+    # labels number the visits the journal holds: the one kept is the first now
+    assert [(d["path"], d["node"]) for d in platform.journal.entries("again")] == [("agent/1/outer/1/middle/1", "second")]
     assert (await state_of(graph, mode, "again")).values == before.values
     result = await invoke(graph, mode, Command(resume="second run"), "again")
     assert calls == Counter(first=2, second=2)  # 0 recorded effects executed again
     assert result["notes"][-1] == "second:second run"
-    # a third run allocates after the kept occurrence: never a position whose entries were dropped
+    # a third run's visits are new: never a position whose entries were dropped
     await invoke(graph, mode, {"count": 0, "notes": []}, "again")
-    assert "agent/1/outer/3/middle/1" in {d["path"] for d in raw(platform, "activity_journal", "again")}
+    assert "agent/1/outer/2/middle/1" in {d["path"] for d in platform.journal.entries("again")}
     assert calls == Counter(first=3, second=3)
 
 
@@ -241,14 +236,11 @@ async def test_keep_latest_drops_the_entries_of_finished_send_tasks(make_platfor
     root.add_edge("worker", "gate")
     graph = platform.compile(root)
     await invoke(graph, mode, {"notes": []}, "sends")
-    occurrences = {(d["node"], d["occurrence"]) for d in raw(platform, "activity_journal", "sends")}
+    occurrences = {(d["node"], d["occurrence"]) for d in platform.journal.entries("sends")}
     assert occurrences == {("worker", "1.0"), ("worker", "1.1"), ("gate", "1")}
     expire(platform, "sends")
     assert await sweep(platform, mode) == ["sends"]
-    assert {(d["node"], d["occurrence"]) for d in raw(platform, "activity_journal", "sends")} == {("gate", "1")}
-    # the finished Send group's allocations went; the pending gate/1 is numbered from its checkpoint (allocated
-    # instead, when its sync node ran on the event loop and so did not wait for that checkpoint's store)
-    assert {d["name"] for d in raw(platform, "operation_ordinals", "sends")} <= {"gate"}
+    assert {(d["node"], d["occurrence"]) for d in platform.journal.entries("sends")} == {("gate", "1")}
     result = await invoke(graph, mode, Command(resume="go"), "sends")
     assert calls == Counter(work=2, check=1)  # 0 recorded effects executed again
     assert sorted(result["notes"]) == ["A", "B", "gate:go"]

@@ -11,11 +11,6 @@ Three collections, split like langgraph-checkpoint-postgres:
     the latest one (the checkpoint whose tasks it continues; see
     ``MongoDBCheckpointer.origin_of``), with ``completed``, the nodes whose
     interrupted task that edit completed (``as_node``), when there are any.
-    A root checkpoint stored through a ``DurablePlatform`` also carries
-    ``ordinals``, ``[{name, ordinal}, ...]``: the highest occurrence ordinal of
-    each root-level node known when it was written
-    (``MongoDBCheckpointer.carry_in_root_checkpoints``), so a run's new
-    occurrences are allocated without reading the ordinals collection first.
     ``values`` has one entry per channel value of the checkpoint,
     ``{c: channel, v: version}`` (``CHANNEL``, ``VERSION``), stored one of three
     ways (``lay_out_values`` decides, at ``put``):
@@ -432,7 +427,7 @@ def checkpoint_document(
         ts: the checkpoint's ``ts``.
         origin: the checkpoint it continues, stored when set.
         completed: the nodes whose interrupted task its edit completed, stored when any.
-        extra: the fields that follow (what a root checkpoint carries, the expiry).
+        extra: the fields that follow (the expiry).
 
     Returns:
         The document's fields.

@@ -58,107 +58,84 @@ class Stored:
     Attributes:
         origin: the root checkpoint it continues (itself when it continues none).
         completed: the nodes whose interrupted task the edit that wrote it completed.
-        carried: what it carries for another component (``carry_in_root_checkpoints``), None when nothing.
         written: this process stored it, and has not read it since: no run but the one that wrote it has
             prepared tasks from it.
-        stored: it is in the database. False while this process's store of it is under way (``announce``):
-            what it records is known, its write is not done.
     """
 
     origin: str
     completed: frozenset[str]
-    carried: Any = None
     written: bool = False
-    stored: bool = True
 
 
 class StoredCheckpoints:
-    """Checkpoints this process stored, is storing, or read, each as ``Stored``.
+    """Checkpoints this process stored or read, each as ``Stored``, and the root stores that failed.
 
-    A hit tells what the checkpoint records and costs no query; it proves the checkpoint is in the database
-    only when ``Stored.stored``. A miss proves nothing.
+    A hit proves the checkpoint is in the database and tells what it records, at no query. A miss proves nothing.
     """
 
     def __init__(self) -> None:
         self._origins: OrderedDict[tuple[str, str, str], Stored] = OrderedDict()
-        #: Waiters by (thread, namespace, checkpoint, whether they wait for the write, not the announcement).
-        self._waiting: dict[tuple[str, str, str, bool], list[Callable[[], None]]] = {}
-        #: Per thread, the newest root checkpoint id remembered (ids sort by creation).
-        self._newest: OrderedDict[str, str] = OrderedDict()
+        #: Waiters by (thread, namespace, checkpoint).
+        self._waiting: dict[tuple[str, str, str], list[Callable[[], None]]] = {}
+        #: Per thread, the oldest root checkpoint whose store failed since the thread's latest was last read.
+        self._failed: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
 
     def note(
         self, thread_id: str, checkpoint_ns: str, docs: Sequence[Mapping[str, Any]], *, written: bool = False
     ) -> None:
-        """Remember checkpoints of one namespace, as ``{checkpoint_id, origin?, completed?, carried?}``, read or
-        (``written``) stored by this process, and wake whoever waits for one of them (``subscribe``)."""
-        self._remember(thread_id, checkpoint_ns, docs, written=written, stored=True)
-
-    def announce(self, thread_id: str, checkpoint_ns: str, doc: Mapping[str, Any]) -> None:
-        """Remember a checkpoint this process is about to store (``Stored.stored`` False until ``note``): the tasks
-        prepared from it learn what it records without waiting for its write (``subscribe(stored=False)``)."""
-        key = (thread_id, checkpoint_ns, doc["checkpoint_id"])
-        with self._lock:
-            known = self._origins.get(key)
-            if known is not None and known.stored:  # stored again (a put is idempotent): it stays known as stored
-                return
-        self._remember(thread_id, checkpoint_ns, [doc], written=True, stored=False)
-
-    def note_empty(self, thread_id: str) -> None:
-        """The thread was read and has no root checkpoint: every root checkpoint it gets from now on is newer than
-        any this process knows of it."""
-        with self._lock:
-            self._newest.setdefault(thread_id, "")
-            self._newest.move_to_end(thread_id)
-
-    def newest(self, thread_id: str) -> str | None:
-        """The newest root checkpoint of the thread this process read, stored or announced, or None."""
-        with self._lock:
-            return self._newest.get(thread_id)
-
-    def _remember(
-        self, thread_id: str, checkpoint_ns: str, docs: Sequence[Mapping[str, Any]], *, written: bool, stored: bool
-    ) -> None:
+        """Remember checkpoints of one namespace, as ``{checkpoint_id, origin?, completed?}``, read or (``written``)
+        stored by this process, and wake whoever waits for one of them (``subscribe``)."""
         woken: list[Callable[[], None]] = []
         with self._lock:
             for doc in docs:
                 key = (thread_id, checkpoint_ns, doc["checkpoint_id"])
-                self._origins[key] = Stored(
-                    doc.get("origin") or doc["checkpoint_id"],
-                    frozenset(doc.get("completed") or ()),
-                    doc.get("carried"),
-                    written,
-                    stored,
-                )
+                self._origins[key] = Stored(doc.get("origin") or doc["checkpoint_id"], frozenset(doc.get("completed") or ()), written)
                 self._origins.move_to_end(key)
-                if not checkpoint_ns:
-                    self._newest[thread_id] = max(self._newest.get(thread_id, ""), doc["checkpoint_id"])
-                    self._newest.move_to_end(thread_id)
-                woken += self._waiting.pop((*key, False), ())
-                if stored:
-                    woken += self._waiting.pop((*key, True), ())
+                woken += self._waiting.pop(key, ())
             while len(self._origins) > STORED_REMEMBERED:
                 self._origins.popitem(last=False)
-            while len(self._newest) > STORED_REMEMBERED:
-                self._newest.popitem(last=False)
         for wake in woken:
             wake()
 
-    def subscribe(
-        self, thread_id: str, checkpoint_id: str, wake: Callable[[], None], *, stored: bool = True
-    ) -> Callable[[], None]:
-        """Call ``wake`` once the root checkpoint is noted as stored (with ``stored=False``: or announced), at once
-        when it is remembered so already.
+    def fail(self, thread_id: str, checkpoint_id: str) -> None:
+        """The store of the root checkpoint failed: it, and every newer root checkpoint of the run, will not be
+        stored (``failed``); wake whoever waits for one of them."""
+        with self._lock:
+            known = self._failed.get(thread_id)
+            self._failed[thread_id] = checkpoint_id if known is None else min(known, checkpoint_id)
+            self._failed.move_to_end(thread_id)
+            while len(self._failed) > STORED_REMEMBERED:
+                self._failed.popitem(last=False)
+            keys = [key for key in self._waiting if key[:2] == (thread_id, "") and key[2] >= checkpoint_id]
+            woken = [wake for key in keys for wake in self._waiting.pop(key)]
+        for wake in woken:
+            wake()
+
+    def failed(self, thread_id: str, checkpoint_id: str) -> bool:
+        """Whether the root checkpoint will not be stored: its store, or an older one's, failed (``fail``)."""
+        with self._lock:
+            known = self._failed.get(thread_id)
+            return known is not None and checkpoint_id >= known and (thread_id, "", checkpoint_id) not in self._origins
+
+    def forget_failures(self, thread_id: str) -> None:
+        """A new run of the thread starts from what is stored: the failures of the runs before are past."""
+        with self._lock:
+            self._failed.pop(thread_id, None)
+
+    def subscribe(self, thread_id: str, checkpoint_id: str, wake: Callable[[], None]) -> Callable[[], None]:
+        """Call ``wake`` once the root checkpoint is noted as stored or failed, at once when it is so already.
 
         Returns:
             A function that cancels the subscription.
         """
-        key = (thread_id, "", checkpoint_id, stored)
+        key = (thread_id, "", checkpoint_id)
         with self._lock:
-            known = self._known(thread_id, checkpoint_id, stored=stored)
-            if not known:
+            failed = self._failed.get(thread_id)
+            settled = key in self._origins or (failed is not None and checkpoint_id >= failed)
+            if not settled:
                 self._waiting.setdefault(key, []).append(wake)
-        if known:
+        if settled:
             wake()
 
         def cancel() -> None:
@@ -171,14 +148,10 @@ class StoredCheckpoints:
 
         return cancel
 
-    def known(self, thread_id: str, checkpoint_id: str, *, stored: bool = True) -> bool:
-        """Whether the root checkpoint is remembered as stored (with ``stored=False``: or announced)."""
+    def known(self, thread_id: str, checkpoint_id: str) -> bool:
+        """Whether the root checkpoint is remembered as stored."""
         with self._lock:
-            return self._known(thread_id, checkpoint_id, stored=stored)
-
-    def _known(self, thread_id: str, checkpoint_id: str, *, stored: bool) -> bool:
-        entry = self._origins.get((thread_id, "", checkpoint_id))
-        return entry is not None and (entry.stored or not stored)
+            return (thread_id, "", checkpoint_id) in self._origins
 
     def origin(self, thread_id: str, checkpoint_id: str, node: str | None = None) -> str | None:
         """The origin of a remembered root checkpoint, or None when it is not remembered.
@@ -195,14 +168,6 @@ class StoredCheckpoints:
         """What is remembered of a root checkpoint, or None."""
         with self._lock:
             return self._origins.get((thread_id, "", checkpoint_id))
-
-    def drop_unstored(self, thread_id: str) -> list[str]:
-        """Forget the thread's root checkpoints announced and not noted as stored; return their ids."""
-        with self._lock:
-            dropped = [key for key, known in self._origins.items() if key[:2] == (thread_id, "") and not known.stored]
-            for key in dropped:
-                del self._origins[key]
-        return [key[2] for key in dropped]
 
 
 #: Checkpoints whose value locations a saver remembers (see ``ValueLocations``).

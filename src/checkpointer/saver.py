@@ -29,17 +29,10 @@ from .documents import InlineLimits
 from .expiry import ThreadExpiry
 from .maintenance import ThreadMaintenance
 from .memory import Stored, StoredCheckpoints, TaskHolds, ThreadExpiries, ValueLocations
-from .roots import RootCarry, RootCheckpoints
+from .roots import RootCheckpoints
 from .store import CheckpointStore, next_version
 from .sweeper import AsyncSweeper, Sweeper
 from .ttl import TTLConfig
-
-
-#: The fields of a checkpoint document the saver itself writes (``documents.py``).
-_OWN_FIELDS = frozenset(
-    {"_id", "thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "checkpoint", "values", "metadata",
-     "ts", "origin", "completed", "expire_at"}
-)
 
 
 class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
@@ -179,39 +172,6 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         """
         return self._expiry.fields(thread_id)
 
-    def carry_in_root_checkpoints(
-        self,
-        field: str,
-        stamp: Callable[..., Any],
-        learn: Callable[..., None],
-        abandon: Callable[[str, list[str]], None] | None = None,
-    ) -> None:
-        """Keep another component's per-thread state in the thread's root checkpoints (one carrier).
-
-        Whatever LangGraph does to the thread then does it to that state too, at no command of its own: a
-        deleted, expired or pruned thread takes it along, ``copy_thread`` copies it, and a run reading the
-        latest checkpoint gets it back (the platform carries the allocator's root high water so).
-
-        Args:
-            field: the checkpoint document's field that holds it (not one the saver uses).
-            stamp: ``stamp(thread_id, checkpoint_id, completed, edited, parent)``: the value for the root checkpoint
-                ``checkpoint_id`` being stored
-                (None: none); for an edit made as the nodes ``completed`` at their interrupt, ``edited`` is what
-                the edited checkpoint carries (an empty ``completed`` and None otherwise); ``parent`` is what its
-                parent carries when this saver remembers it (else None).
-            learn: ``learn(thread_id, value, fresh=bool)``: the latest root checkpoint was read; ``value`` is
-                what it carries (None when none), ``fresh`` says the thread has no checkpoint at all.
-            abandon: ``abandon(thread_id, checkpoint_ids)``: root checkpoints ``stamp`` was called for, or that were
-                foreseen (``foresee_root``), will never be stored: a store of the run failed, and LangGraph stores
-                no later checkpoint of that run.
-
-        Raises:
-            InvalidInputError: ``field`` is a field the saver uses, or not a plain field name.
-        """
-        if not isinstance(field, str) or not field.isidentifier() or field in _OWN_FIELDS:
-            raise InvalidInputError(f"carry_in_root_checkpoints needs a free plain field name, got {field!r}")
-        self._roots.carried = RootCarry(field, stamp, learn, abandon)
-
     def observe_child_runs(self, observer: Callable[[str, RunnableConfig], None]) -> None:
         """Call ``observer(thread_id, config)`` at each read that may start a compiled child's run.
 
@@ -231,19 +191,22 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         ``forget`` returns a storage plan (a generator of ``_plans.requests``), run by the sweep's face right
         after the thread's checkpoints are pruned. ``finished`` are the root checkpoint ids whose tasks
         finished: every one the thread had but its latest and the one the latest continues (``origin_of``).
-        ``DurablePlatform`` drops the journal entries and ordinals of the occurrences keyed by them; those of
-        the latest checkpoint's pending tasks stay, so a resume replays their recorded effects.
+        ``DurablePlatform`` drops the journal entries of the visits keyed by them; those of the latest
+        checkpoint's pending tasks stay, so a resume replays their recorded effects.
 
         Args:
             forget: called once per pruned thread.
         """
         self._maintenance.prune_observers.append(forget)
 
-    def _notice_run_start(self, config: Any) -> None:
+    def _notice_run_start(self, config: Any, *, on_loop: bool) -> None:
         """A checkpoint read that starts a run: a root run drops what it cannot inherit of the thread's held work
-        (``TaskHolds.drop_failed``), a child run goes to the observers (``observe_child_runs``)."""
+        (``TaskHolds.drop_failed``) and is noted as run on an event loop or not (``stores_on_event_loop``), a child
+        run goes to the observers (``observe_child_runs``)."""
         if _langgraph.root_run_start(config):
-            self._roots.holds.drop_failed(str(config["configurable"].get("thread_id")))
+            thread_id = str(config["configurable"].get("thread_id"))
+            self._roots.holds.drop_failed(thread_id)
+            self._roots.run_started(thread_id, on_loop=on_loop)
         if not self._child_run_observers or not isinstance(config, dict):
             return
         if not (config.get("metadata") or {}).get("langgraph_checkpoint_ns"):
@@ -317,7 +280,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
             InvalidInputError: ``config`` has no ``configurable`` dict or no ``thread_id``, or an id is not a string.
             ClientConfigurationError: this saver has only an async client.
         """
-        self._notice_run_start(config)
+        self._notice_run_start(config, on_loop=False)
         return self._run(self._store.get_tuple_plan(config, self.serde))
 
     def list(
@@ -599,7 +562,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Async ``get_tuple`` on the async client: same arguments, return and errors (``ClientConfigurationError``
         when this saver has only a sync client)."""
-        self._notice_run_start(config)
+        self._notice_run_start(config, on_loop=True)
         return await self._arun(self._store.get_tuple_plan(config, self.serde))
 
     async def alist(
@@ -669,31 +632,38 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
 
     # -- stored checkpoints (the journal's durability="async" guard) -------------------
 
-    def wait_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0, *, begun: bool = False) -> None:
+    def wait_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
         """Block until the root checkpoint ``checkpoint_id`` of the thread is in the database.
 
-        With ``durability="async"`` LangGraph stores a checkpoint in the
-        background while the tasks prepared from it already run. Journal
-        positions derive from what that checkpoint records: a node's first
-        effect whose root is not foreseen (``foresee_root``) waits until its
-        store has begun (``begun``), which tells what it records. A
-        checkpoint this process stored, stores, or read, or stores within
-        ``STORED_FIRST_CHECK_SECONDS``, costs no query (a bounded in-memory
-        registry); any other is looked up by its key, then and every
+        With ``durability="async"`` LangGraph stores a checkpoint in the background while the tasks prepared from
+        it already run. A journal position derives from that checkpoint (``resolver/visit.py``), so a node's first
+        effect waits here until it is stored: an effect never runs under an identity a crash could lose. A
+        checkpoint this process stored or read, or stores within ``STORED_FIRST_CHECK_SECONDS``, costs no query
+        (a bounded in-memory registry); any other is looked up by its key, then and every
         ``STORED_RECHECK_SECONDS`` while waiting.
 
         Args:
             thread_id: the thread.
             checkpoint_id: the root-namespace checkpoint the running tasks were prepared from.
             timeout: seconds to wait for the store.
-            begun: return as soon as this process has begun to store it.
 
         Raises:
-            DurableMongoError: not stored within ``timeout``; the message says what to check.
+            CheckpointNotStoredError: its store, or an older one of the run, failed here, or it was not stored
+                within ``timeout``; the message says what to do.
             ClientConfigurationError: a database lookup was needed and this saver has no sync client.
         """
-        if not self._roots.stored.known(thread_id, checkpoint_id, stored=not begun):
-            self._run(self._roots.wait_stored_plan(thread_id, checkpoint_id, timeout, begun))
+        if not self._roots.stored.known(thread_id, checkpoint_id):
+            self._run(self._roots.wait_stored_plan(thread_id, checkpoint_id, timeout))
+
+    def stores_on_event_loop(self, thread_id: str) -> bool:
+        """Whether the thread's latest run started here runs on an event loop (``ainvoke``, ``astream``): LangGraph
+        then stores its checkpoints on that loop, so a sync call on it must not block waiting for one
+        (``wait_stored``). True when no run of the thread was seen start here. No I/O.
+
+        Args:
+            thread_id: the thread.
+        """
+        return self._roots.stores_on_loop(thread_id)
 
     def hold_task_writes(
         self, thread_id: str, task: _langgraph.RunningTask, future: concurrent.futures.Future[Any]
@@ -710,22 +680,6 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
             future: the work they wait for.
         """
         self._roots.holds.hold(thread_id, task.task_id, task.checkpoint_ns, task.prepared_from, future)
-
-    def foresee_root(self, thread_id: str, checkpoint_id: str) -> bool:
-        """Whether what the root checkpoint records is known without waiting: it is remembered, or it is newer than
-        every root checkpoint of the thread this process read (or found none), stored or announced, so a run of
-        this process is creating it and will store it (``durability="async"``: the tasks prepared from it run before ``put``
-        is called). It continues nothing, and carries what this process's high water says; it is then
-        remembered as announced. No I/O.
-
-        Args:
-            thread_id: the thread.
-            checkpoint_id: the root-namespace checkpoint a running task was prepared from.
-
-        Returns:
-            False when only its store (``wait_stored(begun=True)``) or the database can tell.
-        """
-        return self._roots.foresee(thread_id, checkpoint_id)
 
     def origin_of(self, thread_id: str, checkpoint_id: str, node: str | None = None) -> str:
         """The root checkpoint whose tasks the tasks prepared from ``checkpoint_id`` continue.
@@ -759,8 +713,8 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         return known or await self._arun(self._roots.origin_plan(thread_id, checkpoint_id, node))
 
     def stored_root(self, thread_id: str, checkpoint_id: str) -> Stored | None:
-        """What is known of a stored root checkpoint: its origin, what it carries, and whether this process wrote it
-        and has not read it since (``memory.Stored``). The registry, else one query by the checkpoint's key.
+        """What is known of a stored root checkpoint: its origin, and whether this process wrote it and has not read
+        it since (``memory.Stored``). The registry, else one query by the checkpoint's key.
 
         Args:
             thread_id: the thread.
@@ -779,21 +733,20 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         when a lookup is needed and this saver has only a sync client)."""
         return self._roots.stored.root(thread_id, checkpoint_id) or await self._arun(self._roots.root_plan(thread_id, checkpoint_id))
 
-    async def await_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0, *, begun: bool = False) -> None:
+    async def await_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
         """Async ``wait_stored`` on the event loop: it waits without blocking the loop that may be running the store.
 
         Args:
             thread_id: the thread.
             checkpoint_id: the root-namespace checkpoint the running tasks were prepared from.
             timeout: seconds to wait for the store.
-            begun: return as soon as this process has begun to store it.
 
         Raises:
-            DurableMongoError: not stored within ``timeout``.
+            CheckpointNotStoredError: as ``wait_stored``.
             ClientConfigurationError: a database lookup was needed and this saver has no async client.
         """
-        if not self._roots.stored.known(thread_id, checkpoint_id, stored=not begun):
-            await self._arun(self._roots.wait_stored_plan(thread_id, checkpoint_id, timeout, begun))
+        if not self._roots.stored.known(thread_id, checkpoint_id):
+            await self._arun(self._roots.wait_stored_plan(thread_id, checkpoint_id, timeout))
 
     def get_next_version(self, current: str | int | float | None, channel: None = None) -> str:
         """The next version of a channel: a zero-padded counter plus random bits (no I/O).

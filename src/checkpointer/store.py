@@ -308,7 +308,7 @@ class CheckpointStore:
         check_checkpoints(self.collections.checkpoints, docs)
         docs = [d for d in docs if not self.expiry.expired(d)]
         if not checkpoint_ns and not checkpoint_id:
-            self.roots.read_latest(thread_id, docs)
+            self.roots.read_latest(thread_id)
         tuples = yield from self._load_tuples(docs, serde)
         yield from self.expiry.refresh_on_read(docs)
         if docs:
@@ -367,8 +367,8 @@ class CheckpointStore:
     ) -> Plan:
         """See ``MongoDBCheckpointer.put``: ``limits`` are the saver's ``*_bytes`` attributes.
 
-        A root checkpoint whose store fails breaks the run's chain of stores: what the run announced and did not
-        store is abandoned (``RootCheckpoints.abandon``)."""
+        A root checkpoint whose store fails breaks the run's chain of stores: effects waiting for it, or for a
+        newer one, stop waiting (``RootCheckpoints.store_failed``)."""
         thread_id, checkpoint_ns, parent_id = _thread_ns(config)
         try:
             checkpoint_id = require_str("checkpoint id", checkpoint.get("id"), allow_empty=False)
@@ -378,19 +378,15 @@ class CheckpointStore:
             laid_out = self._lay_out((thread_id, checkpoint_ns, checkpoint_id), parent_id, checkpoint, new_versions, serde, limits)
             full_metadata = get_checkpoint_metadata(config, metadata)
             stored_metadata = escape_document(full_metadata)
-            origin, completed, edited = yield from self.roots.continued_origin(
+            origin, completed = yield from self.roots.continued_origin(
                 thread_id, checkpoint_ns, parent_id, full_metadata.get("source")
             )
-            carried = self.roots.carried_by(thread_id, checkpoint_ns, checkpoint_id, parent_id, origin, completed, edited)
             skeleton = serde.dumps_typed({k: v for k, v in checkpoint.items() if k != "channel_values"})
-            registered = {"checkpoint_id": checkpoint_id, "origin": origin, "completed": completed, "carried": carried}
-            self.roots.stored.announce(thread_id, checkpoint_ns, registered)
+            registered = {"checkpoint_id": checkpoint_id, "origin": origin, "completed": completed}
             yield from self._write_blobs(thread_id, laid_out.blobs, expiry)
             lease.check_self_fence(thread_id)  # a run whose lease may have run out writes no checkpoint (no I/O)
-            carried_fields = {self.roots.carried.field: carried} if carried is not None else {}
             document = checkpoint_document(
-                key, parent_id, skeleton, laid_out.entries, stored_metadata, checkpoint.get("ts"), origin, completed,
-                {**carried_fields, **expiry},
+                key, parent_id, skeleton, laid_out.entries, stored_metadata, checkpoint.get("ts"), origin, completed, expiry
             )
             stored = UpdateOne({"_id": key_id(thread_id, checkpoint_ns, checkpoint_id)}, {"$set": document}, upsert=True)
             summary = [] if checkpoint_ns else [summary_update(thread_id, checkpoint_id, expiry)]
@@ -400,8 +396,8 @@ class CheckpointStore:
             yield from self.expiry.spread(thread_id, expiry)
             return {"configurable": key}
         except BaseException:
-            if not checkpoint_ns:
-                self.roots.abandon(thread_id)
+            if not checkpoint_ns and isinstance(checkpoint.get("id"), str):
+                self.roots.store_failed(thread_id, checkpoint["id"])
             raise
 
     def _lay_out(

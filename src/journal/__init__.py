@@ -11,7 +11,7 @@ Example::
     journal = ActivityJournal.for_checkpointer(saver)
     llm = SecureLLM(ChatOpenAI(model="gpt-4o")).bind_tools([search])
     tools = ToolNode([SecureTool(search)])
-    with durable_scope(resolver), effect_scope(journal, ResolverLocator(allocator)):  # DurablePlatform does this
+    with durable_scope(resolver), effect_scope(journal, ResolverLocator()):  # DurablePlatform does this
         graph.invoke(inputs, config)
 """
 

@@ -8,7 +8,7 @@ whatever saver its graphs use.
 
 Example::
 
-    with effect_scope(journal, ResolverLocator(allocator)):
+    with effect_scope(journal, ResolverLocator()):
         graph.invoke(inputs, config)
 
     @effect(kind="payment")
@@ -64,16 +64,11 @@ class EffectScope:
     whether the run holds its thread exclusively (the platform's run lock: ``run_lock.check_held``
     refuses once the run lost its thread's lock). An exclusive run journals at-least-once effects
     without claiming them first (see ``journal/plans.py``).
-
-    ``unsettled(thread_id)``, when set, says whether the run follows one that did not end cleanly
-    (``run_lock.follows_unclean_end``): that run's effects may be recorded at occurrences this run
-    numbers as new, so the journal reads a node's entries even then.
     """
 
     journal: Journal
     locator: NodeLocator
     guard: Callable[[str], bool] | None = None
-    unsettled: Callable[[str], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -248,14 +243,12 @@ class Slot:
     turns into a key once the journal has read the node's entries.
 
     ``exclusive``: the run holds its thread's run lock, so no other run can meet this position now.
-    ``unsettled``: the run follows one that did not end cleanly (``EffectScope.unsettled``).
     """
 
     attempt: Attempt
     ordinal: int
     key: str | None = None
     exclusive: bool = False
-    unsettled: bool = False
 
     @property
     def node(self) -> NodePosition:
@@ -285,8 +278,7 @@ def _bind_node(attempt: Attempt, locator: NodeLocator, found: NodePosition) -> N
 def _slot(scope: EffectScope, attempt: Attempt, node: NodePosition, ordinal: int, key: str | None) -> Slot:
     thread_id = node.thread_id
     exclusive = bool(scope.guard(thread_id)) if scope.guard is not None else False
-    unsettled = bool(scope.unsettled(thread_id)) if scope.unsettled is not None else False
-    return Slot(attempt, ordinal, key, exclusive, unsettled)
+    return Slot(attempt, ordinal, key, exclusive)
 
 
 def _trail(locator: NodeLocator) -> Trail | None:

@@ -341,7 +341,11 @@ class ActivityJournal(TwoFaces, JournalPlans):
     # -- for people ---------------------------------------------------------------------
 
     def entries(self, thread_id: str) -> list[dict[str, Any]]:
-        """The thread's entry documents in the order they were first claimed (outcome bytes left out).
+        """The thread's entry documents in the order they were first claimed (outcome bytes left out), labelled.
+
+        An entry of a platform run is keyed by its visit (``resolver/visit.py``); here its ``path`` and
+        ``occurrence`` are the readable ordinals (``agent/1/case_investigation/1``, ``2``) numbered among the
+        thread's entries (``labels.labelled``), and ``visit`` holds the stored key.
 
         Args:
             thread_id: the thread.

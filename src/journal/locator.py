@@ -2,15 +2,15 @@
 
 A *node locator* answers two questions: ``task()``, which task attempt runs now
 (cheap, no I/O; its effects share one ordinal counter), and ``node()`` /
-``anode()``, where that node is (a ``NodePosition``; may do I/O, asked once per
-attempt). ``ResolverLocator`` answers with the ordinal allocator, from the node's
-config and a ``TaskTrace`` (the platform's), or from the durable scope bound
-around the graph call; tests and other platforms may bring their own.
+``anode()``, where that node is (a ``NodePosition``; may wait, asked once per
+attempt). ``ResolverLocator`` names the node's visit from its config
+(``resolver/visit.py``) and a ``TaskTrace`` (the platform's), or from the durable
+scope bound around the graph call; tests and other platforms may bring their own.
 
 Example::
 
-    locator = ResolverLocator(allocator, saver, trace)   # what DurablePlatform serves
-    locator = ResolverLocator(allocator)                 # inside durable_scope(resolver)
+    locator = ResolverLocator(saver, trace)   # what DurablePlatform serves
+    locator = ResolverLocator()               # inside durable_scope(resolver)
     with effect_scope(journal, locator):
         graph.invoke(inputs, config)
 """
@@ -27,11 +27,11 @@ from .. import _langgraph
 from .._plans.interpreters import on_event_loop
 from .._bson import require_str
 from ..errors import NoDurableScopeError
-from ..resolver import OrdinalAllocator, ResolvedNamespace, TaskTrace, current_durable_scope
-from ..resolver.allocator import RootStamp
+from ..resolver import ResolvedNamespace, TaskTrace, current_durable_scope
 from ..resolver.namespace import root_task_name, running_task
 from ..resolver.position import NodePosition
 from ..resolver.running import resolve_task
+from ..resolver.visit import visit_position
 from .attempt import Trail
 
 
@@ -81,37 +81,32 @@ def langgraph_task(config: RunnableConfig) -> tuple[Any, int]:
     return task, _langgraph.node_attempt(configurable)
 
 
-def _root_stamp(config: RunnableConfig, root: str | None, origin: str | None, stored: Any) -> RootStamp | None:
-    """What the checkpoint the node's root-level occurrence is keyed by (``origin``) tells of it (``stored``:
-    the saver's ``Stored``), or None when it is not stored. Its occurrences are new when this process wrote it
-    (and has not read it since), the task was prepared from it, and this is the task's first attempt: no run
-    but this one can have met them."""
-    if stored is None or origin is None:
-        return None
+def _new(config: RunnableConfig, resolved: ResolvedNamespace, root: str | None, origin: str | None, stored: Any) -> bool:
+    """Whether no run but this one can have met the visit: the root checkpoint its task was prepared from was
+    written by this process (``stored``: the saver's ``Stored``) and not read since, the visit continues no edit, and
+    neither its task nor a task enclosing it is past its first attempt."""
     first_attempt = _langgraph.node_attempt(config.get("configurable") or {}) == 1
-    return RootStamp(origin, stored.carried, stored.written and origin == root and first_attempt)
+    return stored is not None and stored.written and origin == root and first_attempt and not resolved.retried
 
 
 class ResolverLocator:
-    """Node positions from the resolver: stable operation paths and occurrence ordinals.
+    """Node positions from the resolver: a visit named by LangGraph's identity of the work (``resolver/visit.py``).
 
-    Needs an ``OrdinalAllocator`` with a sync database for sync effects, an async one for async effects (or
-    both). With ``trace``, a node resolves from its config and the trace's facts of the tasks enclosing it
-    (``running.resolve_task``); without, from the durable scope bound around the graph call. With ``saver``,
-    a node's first effect learns what the root checkpoint its task was prepared from records (under
-    ``durability="async"`` LangGraph stores it in the background: ``MongoDBCheckpointer.foresee_root``, else
-    a wait for its store to begin) and which checkpoint an edit continues (``MongoDBCheckpointer.origin_of``),
-    and the task's records trail its effects (``trail``).
+    With ``trace``, a node resolves from its config and the trace's facts of the tasks enclosing it
+    (``running.resolve_task``); without, from the durable scope bound around the graph call. With ``saver``, a
+    node's first effect waits until the root checkpoint its task was prepared from is stored (under
+    ``durability="async"`` LangGraph stores it in the background: ``MongoDBCheckpointer.wait_stored``), learns
+    which checkpoint an edit continues (``MongoDBCheckpointer.origin_of``), and the task's records trail its
+    effects (``trail``).
 
     Example::
 
-        locator = ResolverLocator(OrdinalAllocator(client["app"], async_client["app"]))
+        locator = ResolverLocator()
         with durable_scope(resolver), effect_scope(journal, locator):
             graph.invoke(inputs, config)
     """
 
-    def __init__(self, allocator: OrdinalAllocator, saver: Any = None, trace: TaskTrace | None = None) -> None:
-        self.allocator = allocator
+    def __init__(self, saver: Any = None, trace: TaskTrace | None = None) -> None:
         self.saver = saver
         self.trace = trace
 
@@ -159,28 +154,37 @@ class ResolverLocator:
     def node(self) -> NodePosition:
         """Where the running node is, for a sync effect.
 
-        A sync effect called on an event loop (inside an async node) does not wait for its root checkpoint:
-        the async run stores it on that very loop, which a blocking wait would stall until it timed out. It
-        runs at once, as without a wait; make the effect async (``anode`` waits without blocking) or run with
-        ``durability="sync"`` to close that window.
+        A sync effect called on the event loop of an async run (inside an async node) does not wait for its root
+        checkpoint: the run stores it on that very loop, which a blocking wait would stall until it timed out. It
+        runs at once; a crash before that checkpoint is stored runs it again under a new position. Make the
+        effect async (``anode`` waits without blocking) or run with ``durability="sync"`` to close that window.
+        A sync run called from a coroutine stores its checkpoints in threads: there the effect waits.
         """
         config, thread_id, root, unstored, root_task = self._task()
         origin = None
         if root is not None:
-            if unstored and not self.saver.foresee_root(thread_id, root) and not on_event_loop():
-                self.saver.wait_stored(thread_id, root, begun=True)
+            if unstored and not (on_event_loop() and self.saver.stores_on_event_loop(thread_id)):
+                self.saver.wait_stored(thread_id, root)
             origin = self.saver.origin_of(thread_id, root, root_task)
         resolved = self._resolve(config, origin)
-        stamp = _root_stamp(config, root, origin, self.saver.stored_root(thread_id, origin) if origin else None)
-        return self.allocator.position(thread_id, resolved, continued=origin not in (None, root), root=stamp)
+        stored = self.saver.stored_root(thread_id, root) if root is not None and origin == root else None
+        return self._position(config, thread_id, resolved, root, origin, stored)
 
     async def anode(self) -> NodePosition:
         config, thread_id, root, unstored, root_task = self._task()
         origin = None
         if root is not None:
-            if unstored and not self.saver.foresee_root(thread_id, root):
-                await self.saver.await_stored(thread_id, root, begun=True)
+            if unstored:
+                await self.saver.await_stored(thread_id, root)
             origin = await self.saver.aorigin_of(thread_id, root, root_task)
         resolved = self._resolve(config, origin)
-        stamp = _root_stamp(config, root, origin, await self.saver.astored_root(thread_id, origin) if origin else None)
-        return await self.allocator.aposition(thread_id, resolved, continued=origin not in (None, root), root=stamp)
+        stored = await self.saver.astored_root(thread_id, root) if root is not None and origin == root else None
+        return self._position(config, thread_id, resolved, root, origin, stored)
+
+    @staticmethod
+    def _position(
+        config: RunnableConfig, thread_id: str, resolved: ResolvedNamespace, root: str | None, origin: str | None, stored: Any
+    ) -> NodePosition:
+        root_key = origin or _langgraph.checkpoint_of(config["configurable"], "")
+        new = _new(config, resolved, root, origin, stored)
+        return visit_position(thread_id, resolved, root_key=root_key, new=new, continued=origin not in (None, root))

@@ -96,6 +96,7 @@ from ..errors import (
     RecordedFailureError,
 )
 from .attempt import Attempt
+from .labels import labelled
 from .context import EffectInfo, Slot, running
 from .documents import (
     node_entries_filter,
@@ -304,9 +305,11 @@ class JournalPlans:
     ) -> Plan:
         """Run ``fn`` once and record its outcome; a recorded outcome is returned, through ``replay`` when given.
 
-        In a task with a ``Trail``, a value ``fn`` returned is recorded while the node goes on (``Defer``): the
-        task's next effect starts, and its writes are saved, only once that record is written. A failure, and
-        a value the serde cannot write, are recorded before the effect's caller hears of them.
+        In a task with a ``Trail``, a value an at-least-once ``fn`` returned is recorded while the node goes on
+        (``Defer``): the task's next effect starts, and its writes are saved, only once that record is written. An
+        ``at_most_once`` effect's value, a failure, and a value the serde cannot write are recorded before the
+        effect's caller hears of them: a crash after an ``at_most_once`` effect returned never leaves its outcome
+        unknown.
         """
         yield from self._after_trailing_records(where)
         pos, claimed = yield from self._claim(call, where)
@@ -317,7 +320,7 @@ class JournalPlans:
             result = yield Invoke(fn, self._running(call, pos, claimed))
         if isinstance(result, Raised) and result.pending is not None:
             yield from self._outlive(call, pos, claimed, result)
-        trail = where.attempt.trail if isinstance(where, Slot) else None
+        trail = where.attempt.trail if isinstance(where, Slot) and not call.at_most_once else None
         if trail is not None and isinstance(result, Returned) and (typed := self._serialized(result.value)) is not None:
             ended = _Ended(lease.utcnow(), _duration_ms(claimed), typed)
             record = yield Defer(self._record(call, pos, claimed, result, ended, trailing=True))
@@ -441,13 +444,13 @@ class JournalPlans:
 
     def _place(self, call: EffectCall, where: EffectPosition | Slot, input_digest: str) -> Plan:
         """``(position, its entry as read, exclusive, node attempt)``: the position given, or the slot's, matched among the
-        node's entries (read once per attempt, in one query; none for an occurrence allocated just now, unless the
-        run follows one that did not end cleanly, whose records may reach beyond its stored checkpoints)."""
+        node's entries (read once per attempt, in one query; none for a visit no other run can have met,
+        ``NodePosition.new``)."""
         if isinstance(where, EffectPosition):
             return where, None, False, None
         attempt, node = where.attempt, where.node
         if attempt.recorded is None:
-            docs = [] if node.new and not where.unsettled else (yield Find(self.collection, node_entries_filter(node), {"_id": 0}))
+            docs = [] if node.new else (yield Find(self.collection, node_entries_filter(node), {"_id": 0}))
             attempt.learn(call_signatures(docs), {d["effect_key"]: d for d in docs if isinstance(d.get("effect_key"), str)})
         if where.key is not None:
             attempt.reserve(where.key)
@@ -813,7 +816,7 @@ class JournalPlans:
             {"_id": 0, "outcome.data": 0},
             [("created_at", 1), ("path", 1), ("node", 1), ("occurrence", 1), ("effect_key", 1)],
         )
-        return docs
+        return labelled(docs)
 
     def _resolve_plan(self, pos: EffectPosition, value: Any) -> Plan:
         """Record ``value`` as the outcome of the position's entry (a person's decision)."""

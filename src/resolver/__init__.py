@@ -1,13 +1,13 @@
-"""Stable operation paths for compiled child graphs.
+"""Stable identities for the nodes of a graph run, compiled children included.
 
 ``DurableSubgraphResolver`` turns a running node's LangGraph checkpoint namespace
-into ordered child boundaries, ``OrdinalAllocator`` gives each occurrence a stable
-ordinal persisted in MongoDB, and ``durable_scope`` binds both to a graph run.
+into ordered child boundaries, ``visit_position`` names the node's visit from them
+(LangGraph's own identity of the work: no query, no counter), and ``durable_scope``
+binds a resolver to a graph run on any saver.
 
 Example::
 
     resolver = DurableSubgraphResolver.from_graph(graph)   # once per compiled graph
-    allocator = OrdinalAllocator(MongoClient()["app"])
 
     with durable_scope(resolver):
         graph.invoke(inputs, {"configurable": {"thread_id": "t1"}})
@@ -15,11 +15,10 @@ Example::
     # in a node, at any depth:
     config = get_config()
     resolved = current_durable_scope().resolve_current(config)
-    allocator.position(config["configurable"]["thread_id"], resolved)
-    # NodePosition('t1', 'agent/1/case_investigation/1/policy_analysis/1', 'review_policy', '1')
+    visit_position(config["configurable"]["thread_id"], resolved)
+    # NodePosition('t1', 'agent/1/case_investigation/1f0c…/policy_analysis/s1', 'review_policy', 's1')
 """
 
-from .allocator import DEFAULT_COLLECTION, ROOT_PATH, OrdinalAllocator
 from .durable_subgraphs import DurableSubgraphResolver
 from .namespace import (
     ChildOperationBoundary,
@@ -47,9 +46,9 @@ from .topology import (
     discover_topology,
 )
 from .trace import TaskTrace
+from .visit import ROOT_PATH, visit_position
 
 __all__ = [
-    "DEFAULT_COLLECTION",
     "ROOT_PATH",
     "ChildOperationBoundary",
     "DurableScope",
@@ -59,7 +58,6 @@ __all__ = [
     "NodeKind",
     "NodeTopology",
     "NodePosition",
-    "OrdinalAllocator",
     "ResolvedNamespace",
     "SendOrigin",
     "SupportsBind",
@@ -73,4 +71,5 @@ __all__ = [
     "parse_namespace",
     "scoped_aiter",
     "scoped_iter",
+    "visit_position",
 ]

@@ -25,7 +25,7 @@ identities of the first attempt:
 
 Tasks inside compiled children are identified by their step within the child's
 run, not by their task id, so a child LangGraph restarts from scratch meets the
-same identities (see ``allocator``).
+same identities (see ``visit``).
 
 Example::
 

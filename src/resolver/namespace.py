@@ -73,12 +73,12 @@ class ChildOperationBoundary:
 
     ``task_key`` identifies the task that runs the child: its task id (the text
     after ``:`` in the namespace), or, for an edge-triggered root task, the root
-    checkpoint it was prepared from (see ``allocator``). ``subgraph_run`` tells apart the compiled-graph runs
+    checkpoint it was prepared from (see ``visit``). ``subgraph_run`` tells apart the compiled-graph runs
     of one function-node task within an attempt (0 for the first; always 0 for a
     node that is itself a compiled graph). Set at run time: ``send`` when the task
     came from ``Send``, and ``step`` (the task's step within its enclosing child run)
     for a task inside a compiled child, which is then keyed by its step instead of
-    its task id (see ``allocator``).
+    its task id (see ``visit``).
     """
 
     name: str
@@ -107,6 +107,9 @@ class ResolvedNamespace:
     node_task_key: str
     node_send: SendOrigin | None = None
     node_step: int | None = None
+    #: A task enclosing the node is past its first attempt (a ``RetryPolicy`` retry): the child runs it started
+    #: afresh meet the visits of the attempts before.
+    retried: bool = False
 
 
 def _is_counter(part: str) -> bool:

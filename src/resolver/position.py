@@ -1,4 +1,4 @@
-"""Where a node runs: the value the resolver and its ordinal allocator hand the journal."""
+"""Where a node runs: the value the resolver hands the journal."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class NodePosition:
-    """The running node: ``path`` like ``agent/1/case_investigation/1``, ``occurrence`` like ``1`` or ``2.3``.
+    """One visit of a node: ``path`` and ``occurrence`` name it (for a platform run, the keys ``visit.py`` makes:
+    ``agent/1/case_investigation/<root checkpoint>``, ``s2``; a locator of your own may bring any strings).
 
-    ``new``: no effect can be journaled under the occurrence yet (the journal then skips reading its
-    entries). ``continued``: the attempt continues an interrupted occurrence after its state was edited
+    ``new``: no effect can be journaled under the visit yet (the journal then skips reading its entries).
+    ``continued``: the attempt continues an interrupted occurrence after its state was edited
     (``update_state`` on the latest checkpoint): an effect whose input changed runs instead of replaying.
-    ``root_key``: the key of the root-level occurrence the node runs under (the root checkpoint its task
-    was prepared from, or continues), stamped on its journal entries so a sweep that prunes that checkpoint
-    finds them.
+    ``root_key``: the root checkpoint the visit's root-level task was prepared from (or continues), stamped on
+    its journal entries so a sweep that prunes that checkpoint finds them.
     """
 
     thread_id: str

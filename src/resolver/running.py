@@ -113,6 +113,7 @@ def resolve_levels(
     ns, thread_id = configurable.get("checkpoint_ns"), str(configurable.get("thread_id", ""))
     root = origin if origin is not None else _langgraph.checkpoint_of(configurable, "")
     boundaries = tuple(_boundary(level, trace, thread_id, root, unseen) for level in levels[:-1])
+    retried = any((trace.run_attempt(thread_id, lv.segment.task_ns, lv.segment.counter) or 1) > 1 for lv in levels[:-1])
     node = levels[-1]
     metadata = config.get("metadata") or {}
     if metadata.get("langgraph_checkpoint_ns", ns) != ns:
@@ -131,7 +132,7 @@ def resolve_levels(
     task_path = metadata.get("langgraph_path")
     node_send = _send_origin(send_index_of(task_path), node.segment, node_step, root, node.path)
     node_key = _task_key(node.segment, is_pull(task_path), root)
-    return ResolvedNamespace(boundaries, node.segment.name, node_key, node_send, node_step)
+    return ResolvedNamespace(boundaries, node.segment.name, node_key, node_send, node_step, retried)
 
 
 def _boundary(

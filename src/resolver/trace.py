@@ -144,6 +144,13 @@ class TaskTrace(BaseCallbackHandler):
             self._tasks.move_to_end((thread_id, task_ns))
             return TaskFacts(record.step, record.send_index, record.pull)
 
+    def run_attempt(self, thread_id: str, task_ns: str, counter: int) -> int | None:
+        """The attempt of the task that started its subgraph run numbered ``counter``; None when that run's start
+        was not recorded."""
+        with self._lock:
+            record = self._tasks.get((thread_id, task_ns))
+            return record.attempt_of_run.get(counter) if record else None
+
     def subgraph_run(self, thread_id: str, task_ns: str, counter: int) -> int | None:
         """Position, within its retry attempt, of the task's subgraph run numbered ``counter``.
 

@@ -18,6 +18,7 @@ from .._plans.interpreters import SyncInterpreter
 from .._plans.requests import Aggregate, Find, Plan
 from ..schema import CollectionNames
 from ..thread_summaries import COUNT, NOT_SUMMARY, SUMMARY_NS
+from ..journal.labels import labelled
 from .plans import by_thread, latest_keys, summaries_page_plan
 from .reader import require_our_format
 
@@ -88,18 +89,20 @@ def thread_exists_plan(names: CollectionNames, thread_id: str) -> Plan:
 
 def inspected_plan(names: CollectionNames, thread_id: str) -> Plan:
     """``(checkpoints, entries)``: the thread's checkpoints (``INSPECTED_CHECKPOINT``, every namespace) and its
-    journal entries without their serialized outcomes."""
+    journal entries without their serialized outcomes, labelled (``journal.labels``)."""
     checkpoints = yield Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": NOT_SUMMARY}, INSPECTED_CHECKPOINT)
     entries = yield Find(names.journal, {"thread_id": thread_id, "chunk": 0}, {"outcome.data": 0})
-    return checkpoints, entries
+    return checkpoints, labelled(entries)
 
 
 def journal_documents_plan(names: CollectionNames, thread_id: str, with_outcomes: bool) -> Plan:
-    """The thread's raw journal documents without ``_id``, by path then creation; without ``with_outcomes``,
-    only each entry's first document, without its serialized outcome (its type, digest and preview stay)."""
+    """The thread's raw journal documents without ``_id``, in the order they were created; without
+    ``with_outcomes``, only each entry's first document, without its serialized outcome (its type, digest and
+    preview stay). Each entry reads ``path`` and ``occurrence`` as labels, its stored key under ``visit``
+    (``journal.labels``)."""
     query = {"thread_id": thread_id} if with_outcomes else {"thread_id": thread_id, "chunk": 0}
     projection = {"_id": 0} if with_outcomes else {"_id": 0, "outcome.data": 0}
-    return (yield Find(names.journal, query, projection, sort=[("path", 1), ("created_at", 1)]))
+    return labelled((yield Find(names.journal, query, projection, sort=[("created_at", 1), ("path", 1)])))
 
 
 def entry_plan(names: CollectionNames, position: Mapping[str, Any]) -> Plan:

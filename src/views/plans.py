@@ -25,13 +25,14 @@ from ..checkpointer.documents import STORED_CHANNELS_PROJECTION, key_id, stored_
 from ..errors import InvalidInputError
 from ..schema import CollectionNames
 from ..thread_summaries import SUMMARY_NS, SUMMARY_PROJECTION
+from ..journal.labels import labelled
 from .states import ERROR, INTERRUPT, due_nodes
 
 #: What the views read of a root checkpoint: never its serialized checkpoint or values, only channel names
 #: (``stored_channels``).
 CHECKPOINT_PROJECTION = {
     "_id": 0, "thread_id": 1, "checkpoint_id": 1, "parent_checkpoint_id": 1, "ts": 1,
-    "metadata.step": 1, "metadata.source": 1, **STORED_CHANNELS_PROJECTION, "ordinals": 1,
+    "metadata.step": 1, "metadata.source": 1, **STORED_CHANNELS_PROJECTION,
 }
 #: What the thread list reads of a journal entry: enough to tell its state.
 ENTRY_STATE_PROJECTION = {
@@ -176,7 +177,7 @@ def thread_plan(names: CollectionNames, thread_id: str, *, with_outcomes: bool =
         limit: the most root checkpoints read, latest first (one more tells whether older ones exist).
 
     Returns:
-        ``{"checkpoints": [...latest first], "writes": [...], "entries": [...], "lock": doc or None}``, or
+        ``{"checkpoints": [...latest first], "writes": [...], "entries": [...labelled], "lock": doc or None}``, or
         None when the thread has no checkpoint and no journal entry.
 
     Raises:
@@ -199,4 +200,4 @@ def thread_plan(names: CollectionNames, thread_id: str, *, with_outcomes: bool =
         (yield Find(names.writes, {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": {"$in": ids}}, WRITE_PROJECTION))
         if ids else []
     )
-    return {"checkpoints": checkpoints, "writes": writes, "entries": entries, "lock": locks[0] if locks else None}
+    return {"checkpoints": checkpoints, "writes": writes, "entries": labelled(entries), "lock": locks[0] if locks else None}

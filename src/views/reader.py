@@ -253,7 +253,6 @@ def _timeline(checkpoints: list[Mapping[str, Any]], writes: list[Mapping[str, An
             "step": (doc.get("metadata") or {}).get("step"),
             "source": (doc.get("metadata") or {}).get("source"),
             "ts": doc.get("ts"),
-            "ordinals": doc.get("ordinals") or [],
             "wrote": _nodes(by_checkpoint.get(doc.get("parent_checkpoint_id"), [])),
             "due": due_nodes(stored_channels(doc)),
             "fork": doc.get("parent_checkpoint_id") is not None and children[doc.get("parent_checkpoint_id")] > 1,

@@ -108,13 +108,13 @@ def replayed_on_resume(entry: Mapping[str, Any], lock: Mapping[str, Any] | None,
 
     A run that holds the thread's lock replays an effect from the entries it read, writing nothing (so
     ``replays`` stays as it was). It shows in the checkpoints instead: the effect was recorded before the
-    latest run started, and that run wrote a root checkpoint completing the effect's root-level node
-    occurrence (``agent/1/<node>/<ordinal>/...``: the checkpoint's ``ordinals`` name that ordinal).
+    latest run started, and that run wrote the root checkpoint that follows the one the effect's visit was
+    prepared from (its ``root_key``), made by the writes of the visit's root-level node.
 
     Args:
-        entry: the journal entry.
+        entry: the journal entry (as stored: its ``path`` names the visit's root-level node).
         lock: the thread's run lock (its ``started_at`` is the latest run's start), if any.
-        roots: the thread's root checkpoints: ``ts``, ``ordinals`` and ``wrote`` (the nodes whose writes made it).
+        roots: the thread's root checkpoints: ``ts``, ``parent`` and ``wrote`` (the nodes whose writes made it).
 
     Returns:
         True if the latest run replayed it.
@@ -123,10 +123,9 @@ def replayed_on_resume(entry: Mapping[str, Any], lock: Mapping[str, Any] | None,
     segments = str(entry.get("path") or "").split("/")
     if entry.get("status") != "completed" or run_started is None or finished is None or len(segments) < 4:
         return False
-    node, ordinal = segments[2], segments[3]
+    node = segments[2]
     for root in roots:
         at = _when(root.get("ts"))
-        ordinals = {o.get("name"): str(o.get("ordinal")) for o in root.get("ordinals") or [] if isinstance(o, Mapping)}
-        if at is not None and finished < run_started <= at and node in root.get("wrote", ()) and ordinals.get(node) == ordinal:
+        if at is not None and finished < run_started <= at and node in root.get("wrote", ()) and root.get("parent") == entry.get("root_key"):
             return True
     return False
