@@ -1630,6 +1630,27 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_trailing_records.py", "-m", "not server", "-k", "at_most_once_outcome"),
     ),
     Mutant(
+        "a run without a checkpointer that does not say so runs its effects unjournaled",
+        "src/journal/context.py",
+        "        if runs_without_checkpointer(config) and means_unjournaled(config):",
+        "        if runs_without_checkpointer(config):",
+        ("tests/test_stateless_runs.py", "-k", "does_not_say_so or bare_thread_pool"),
+    ),
+    Mutant(
+        "a run that opted in is not taken for one meaning to run unjournaled",
+        "src/journal/unjournaled.py",
+        " or (config.get(\"configurable\") or {}).get(UNJOURNALED) is True",
+        "",
+        ("tests/test_stateless_runs.py", "-k", "opted"),
+    ),
+    Mutant(
+        "an Agent Server run is not taken for one meaning to run unjournaled",
+        "src/_langgraph.py",
+        "    return isinstance(config, dict) and bool((config.get(\"metadata\") or {}).get(AGENT_SERVER_MARK))",
+        "    return False",
+        ("tests/test_stateless_runs.py", "-k", "agent"),
+    ),
+    Mutant(
         "labels number a Send group's tasks in the sequence of its edge-triggered ones",
         "src/journal/labels.py",
         '        yield (parent, name, match["index"] is not None), match',

@@ -17,6 +17,8 @@ else needs reading.
   (``child_run_start``). A child compiled with ``checkpointer=False`` reads
   nothing; one compiled with its own saver reads and saves with the saver its
   parent lends it (``Pregel._resolve_checkpointer``).
+- Agent Server (langgraph-api) stamps the metadata of every run it starts with its version
+  (``langgraph_api_version``), which every node of the run inherits (``agent_server_run``).
 - Inside a node, the config's ``configurable`` holds the checkpointer
   (``CONFIG_KEY_CHECKPOINTER``; Agent Server's adapter keeps ours as ``_inner``),
   the task's write callable
@@ -57,11 +59,13 @@ __all__ = [
     "CONFIG_KEY_DURABILITY",
     "CONFIG_KEY_RUNTIME",
     "CONFIG_KEY_SEND",
+    "AGENT_SERVER_MARK",
     "NS_END",
     "NS_SEP",
     "PULL",
     "PUSH",
     "ChildRunStart",
+    "agent_server_run",
     "RunningTask",
     "checkpoint_of",
     "child_run_start",
@@ -71,6 +75,16 @@ __all__ = [
     "runs_durably_async",
     "task_writer",
 ]
+
+
+#: The metadata key Agent Server sets on every run it starts (``langgraph_api/stream.py``).
+AGENT_SERVER_MARK = "langgraph_api_version"
+
+
+def agent_server_run(config: Any) -> bool:
+    """Whether ``config`` (a node's) belongs to a run Agent Server started: it stamps its version in the run's
+    metadata, which every task of the run inherits."""
+    return isinstance(config, dict) and bool((config.get("metadata") or {}).get(AGENT_SERVER_MARK))
 
 
 def task_writer(configurable: dict[str, Any]) -> Any:

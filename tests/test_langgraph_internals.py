@@ -6,9 +6,12 @@ the task paths fails here, by name, instead of somewhere deep in a run.
 
 from __future__ import annotations
 
+import importlib.util
 import operator
+from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
+import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.config import get_config
 from langgraph.graph import START, StateGraph
@@ -204,3 +207,15 @@ def test_an_edit_as_the_interrupted_node_saves_its_writes_under_that_task_on_the
 
     assert _langgraph.nodes_completed_by_edit(edited_writes("as-last")) == []  # as the node that ran last
     assert _langgraph.nodes_completed_by_edit(edited_writes("as-gate", as_node="gate")) == ["gate"]
+
+
+def test_agent_server_marks_the_runs_it_starts_with_its_version() -> None:
+    """``agent_server_run`` reads the mark langgraph-api puts in the metadata of every run it starts (its stream
+    module sets it before the graph runs); the real server's stateless run is in ``test_agent_server.py``."""
+    found = importlib.util.find_spec("langgraph_api")  # importing its modules needs a server's configuration
+    if found is None or not found.submodule_search_locations:
+        pytest.skip("langgraph-api is not installed")
+    stream = Path(found.submodule_search_locations[0], "stream.py").read_text()
+    assert f'config["metadata"]["{_langgraph.AGENT_SERVER_MARK}"] = ' in stream
+    assert _langgraph.agent_server_run({"metadata": {_langgraph.AGENT_SERVER_MARK: "0.16.7"}})
+    assert not _langgraph.agent_server_run({"metadata": {}, "configurable": {}})

@@ -1,10 +1,14 @@
-"""A graph that runs with no checkpointer at all (Agent Server's stateless runs): its effects run for real,
-unjournaled, and a graph on a saver that is not the platform's is still refused (issue 22 item 2)."""
+"""A graph that runs with no checkpointer at all: its effects run for real, unjournaled, when the run says so
+(Agent Server's stateless runs carry its mark; any other run opts in), and raise ``NoDurableScopeError`` otherwise:
+most often a graph a durable node started from a bare thread pool, which lost the node's context (issue 32 item 4).
+A graph on a saver that is not the platform's is still refused (issue 22 item 2)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import operator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -53,27 +57,72 @@ def effects_graph(
     return graph.compile(checkpointer=saver, name="stateless-agent")
 
 
+#: The configs of runs without a checkpointer that mean to run unjournaled.
+MEANT = {
+    "agent server": {"metadata": {"langgraph_api_version": "0.16.7", "graph_id": "stateless-agent"}},
+    "opted in": {"configurable": {"unjournaled": True}},
+}
+
+
+@pytest.mark.parametrize("meant", MEANT.values(), ids=MEANT.keys())
 def test_a_run_without_a_checkpointer_runs_its_effects_for_real_and_says_so_once(
-    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, meant: dict
 ) -> None:
     monkeypatch.setattr(unjournaled, "_logged", set())  # what earlier tests of this process logged
     charges, lookups, model, keys = Counter(), Counter(), scripted(AIMessage("fine")), []
     graph = effects_graph(charges, lookups, model, keys)
     with caplog.at_level(logging.INFO, logger="langgraph_durable_mongodb"):
         for _ in range(2):
-            assert graph.invoke({"notes": []})["notes"] == ["charged 100", "found P-7", "fine"]
+            assert graph.invoke({"notes": []}, meant)["notes"] == ["charged 100", "found P-7", "fine"]
     assert (charges.n, lookups.n, len(model.calls)) == (2, 2, 2)  # every call ran: nothing to replay
     assert len(set(keys)) == 2  # each call its own idempotency key
     said = [r for r in caplog.records if "without a checkpointer" in r.getMessage()]
-    assert len(said) == 1 and said[0].levelno == logging.INFO and "'work'" in said[0].getMessage()
+    assert len(said) == 1 and said[0].levelno == logging.INFO
 
 
-async def test_an_async_run_without_a_checkpointer_runs_its_effects_for_real() -> None:
+@pytest.mark.parametrize("meant", MEANT.values(), ids=MEANT.keys())
+async def test_an_async_run_without_a_checkpointer_runs_its_effects_for_real(meant: dict) -> None:
     charges, lookups, model, keys = Counter(), Counter(), scripted(AIMessage("fine")), []
     graph = effects_graph(charges, lookups, model, keys, use_async=True)
     for _ in range(2):
-        assert (await graph.ainvoke({"notes": []}))["notes"] == ["charged 100", "found P-7", "fine"]
+        assert (await graph.ainvoke({"notes": []}, meant))["notes"] == ["charged 100", "found P-7", "fine"]
     assert (charges.n, lookups.n, len(model.calls), len(set(keys))) == (2, 2, 2, 2)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_run_without_a_checkpointer_that_does_not_say_so_is_refused(mode: str) -> None:
+    charges, lookups, model, keys = Counter(), Counter(), scripted(AIMessage("fine")), []
+    graph = effects_graph(charges, lookups, model, keys, use_async=mode == "async")
+    with pytest.raises(NoDurableScopeError, match="contextvars") as refused:
+        graph.invoke({"notes": []}) if mode == "sync" else await graph.ainvoke({"notes": []})
+    assert "'unjournaled': True" in str(refused.value)
+    assert (charges.n, lookups.n, len(model.calls)) == (0, 0, 0)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_graph_a_durable_node_runs_from_a_bare_thread_pool_is_refused(make_platform: Any, mode: str) -> None:
+    """The nested graph lost the node's context (a bare ThreadPoolExecutor copies no contextvars): it looks like
+    a run without a checkpointer, and its effects would run unjournaled, again on every resume. They raise."""
+    charges, lookups, model, keys = Counter(), Counter(), scripted(AIMessage("fine")), []
+    nested = effects_graph(charges, lookups, model, keys)
+    pool = ThreadPoolExecutor(1)
+
+    def node(state: State) -> State:
+        return {"notes": pool.submit(nested.invoke, {"notes": []}).result()["notes"]}
+
+    async def anode(state: State) -> State:
+        done = await asyncio.get_running_loop().run_in_executor(pool, nested.invoke, {"notes": []})
+        return {"notes": done["notes"]}
+
+    builder = StateGraph(State)
+    builder.add_node("outer", node if mode == "sync" else anode)
+    builder.add_edge(START, "outer")
+    graph = make_platform().compile(builder)
+    config = {"configurable": {"thread_id": f"pool-{mode}"}}
+    with pytest.raises(NoDurableScopeError, match="contextvars"):
+        graph.invoke({"notes": []}, config) if mode == "sync" else await graph.ainvoke({"notes": []}, config)
+    pool.shutdown()
+    assert (charges.n, lookups.n, len(model.calls)) == (0, 0, 0)
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])

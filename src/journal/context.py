@@ -37,7 +37,7 @@ from .attempt import Attempt, Trail, current_attempt
 from .documents import EffectCall
 from .locator import NodeLocator, check_node
 from .position import EffectPosition
-from .unjournaled import note_unjournaled_run, runs_without_checkpointer, unjournaled_position
+from .unjournaled import UNJOURNALED, means_unjournaled, note_unjournaled_run, runs_without_checkpointer, unjournaled_position
 
 
 class Journal(Protocol):
@@ -134,11 +134,13 @@ def current_effect_scope() -> EffectScope:
     """The effect scope of the running node: the one bound here (``effect_scope``), else the one served for the
     checkpointer its graph saves with (``serve_effects``).
 
-    A node of a graph that runs with no checkpointer at all (Agent Server's stateless runs) gets the
-    ``Unjournaled`` scope: its effects run for real, unrecorded (``unjournaled.py``).
+    A node of a graph that runs with no checkpointer at all, in a run that says it means to (Agent Server's
+    stateless runs, or ``{"configurable": {"unjournaled": True}}``), gets the ``Unjournaled`` scope: its effects
+    run for real, unrecorded (``unjournaled.py``).
 
     Raises:
-        NoDurableScopeError: none is bound or served; the message says how to get one.
+        NoDurableScopeError: none is bound or served; the message says how to get one (a graph started from a
+            thread of a durable node's own lost the node's ``contextvars``).
     """
     scope = _bound.get()
     if scope is not None:
@@ -149,7 +151,7 @@ def current_effect_scope() -> EffectScope:
         scope_for = _serving(saver)
         if scope_for is not None:
             return scope_for(saver)
-        if runs_without_checkpointer(config):
+        if runs_without_checkpointer(config) and means_unjournaled(config):
             note_unjournaled_run(config)
             return _UNJOURNALED
         if saver is not None:
@@ -160,11 +162,12 @@ def current_effect_scope() -> EffectScope:
             )
     raise NoDurableScopeError(
         "a journaled effect (SecureLLM, SecureTool, @effect) ran outside a durable scope. If your node "
-        "started it from a thread of its own (a ThreadPoolExecutor, threading.Thread), that thread did not get "
-        "the node's contextvars: submit it as pool.submit(contextvars.copy_context().run, fn, *args), or use "
-        "langchain_core.runnables.config.ContextThreadPoolExecutor. Otherwise compile the graph with a "
-        "DurablePlatform's checkpointer (builder.compile(checkpointer=platform.checkpointer) or "
-        "platform.compile(builder)), or run it inside `with effect_scope(journal, locator):`"
+        "started it, or a graph running it, from a thread of its own (a ThreadPoolExecutor, threading.Thread), that "
+        "thread did not get the node's contextvars: submit it as pool.submit(contextvars.copy_context().run, fn, "
+        "*args), or use langchain_core.runnables.config.ContextThreadPoolExecutor. Otherwise compile the graph with "
+        "a DurablePlatform's checkpointer (builder.compile(checkpointer=platform.checkpointer) or "
+        "platform.compile(builder)), run it inside `with effect_scope(journal, locator):`, or, for a graph that "
+        f"means to run without a checkpointer and unjournaled, pass {{'configurable': {{{UNJOURNALED!r}: True}}}}"
     )
 
 

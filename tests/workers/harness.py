@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langgraph_durable_mongodb.journal.labels import labelled
+
 from . import durable_worker
 
 WORKER = Path(durable_worker.__file__)
@@ -207,7 +209,8 @@ def journal_entries(db: Any, thread: str) -> list[dict[str, Any]]:
 
 
 def positions(entries: list[dict[str, Any]]) -> list[tuple[str, ...]]:
-    return sorted((e["path"], e["node"], e["occurrence"], e["effect_key"], e["kind"], e["name"]) for e in entries)
+    """The entries' positions as labels (``journal.labels``): the same in every run of one graph, whose keys differ."""
+    return sorted((e["path"], e["node"], e["occurrence"], e["effect_key"], e["kind"], e["name"]) for e in labelled(entries))
 
 
 def statuses(entries: list[dict[str, Any]]) -> dict[str, str]:
