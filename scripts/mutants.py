@@ -1574,6 +1574,20 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # -- issue 32: positions named by LangGraph's identity of the work --
     Mutant(
+        "a re-execution after a take-over gets another idempotency key than the one its entry was first claimed under",
+        "src/journal/plans.py",
+        'recorded_key = entry.get("idempotency_key") or pos.idempotency_key',
+        "recorded_key = pos.idempotency_key",
+        ("tests/test_journal_lease.py", "-m", "not server", "-k", "take_over_keeps_the_key"),
+    ),
+    Mutant(
+        "an outcome unknown names another idempotency key than the one the system it calls saw",
+        "src/journal/plans.py",
+        'key = entry.get("idempotency_key") or pos.idempotency_key  # the one',
+        "key = pos.idempotency_key  # the one",
+        ("tests/test_journal_lease.py", "-m", "not server", "-k", "outcome_unknown_names_the_key"),
+    ),
+    Mutant(
         "a node's first effect runs before the root checkpoint its position derives from is stored",
         "src/journal/locator.py",
         "                self.saver.wait_stored(thread_id, root)",

@@ -279,3 +279,30 @@ async def test_heartbeats_and_dead_owners_on_a_real_server(
         closed = client.close()
         if face.is_async:
             await closed
+
+
+# -- the idempotency key a re-execution keeps ----------------------------------------------------------
+
+
+@offline
+async def test_a_take_over_keeps_the_key_the_entry_was_first_claimed_under(jface: JournalFace) -> None:
+    """The key is fixed when the entry is first claimed: a re-execution after its worker died passes the system it
+    calls the same key, even when the position's digest is another one (an entry written by an older format)."""
+    await jface.raw_insert(owned_entry(lease_seconds=-1, idempotency_key="ik-first-claimed"))
+    seen: list[str] = []
+
+    async def body() -> str:
+        seen.append(current_effect().idempotency_key)
+        return "ran again"
+
+    assert await jface.run(SEARCH, jface.fn(body), POS) == "ran again"
+    [doc] = await jface.raw()
+    assert seen == ["ik-first-claimed"] and doc["idempotency_key"] == "ik-first-claimed" != POS.idempotency_key
+
+
+@offline
+async def test_an_outcome_unknown_names_the_key_the_entry_was_first_claimed_under(jface: JournalFace) -> None:
+    await jface.raw_insert(owned_entry(lease_seconds=-1, idempotency_key="ik-first-claimed"))
+    with pytest.raises(EffectOutcomeUnknownError, match="ik-first-claimed") as caught:
+        await jface.run(replace(SEARCH, at_most_once=True), Counter(), POS)
+    assert caught.value.idempotency_key == "ik-first-claimed"

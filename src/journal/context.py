@@ -81,6 +81,8 @@ class EffectInfo:
         attempt: executions started at this position, this one included (0 while replayed).
         at_most_once: whether a lost outcome stops a re-run.
         replayed: its outcome comes from the journal: a wrapper's ``replay`` hook is running, not the effect.
+        recorded_key: the idempotency key the position's entry was first claimed under, when it was (a take-over
+            keeps it).
     """
 
     position: EffectPosition
@@ -89,12 +91,14 @@ class EffectInfo:
     attempt: int
     at_most_once: bool = False
     replayed: bool = False
+    recorded_key: str | None = None
     _children: Iterator[int] = field(default_factory=lambda: itertools.count(1), repr=False, compare=False)
 
     @property
     def idempotency_key(self) -> str:
-        """Stable across re-executions of this position: pass it to APIs that de-duplicate."""
-        return self.position.idempotency_key
+        """The same on every re-execution of this effect, and no other effect's: pass it to APIs that de-duplicate.
+        It is fixed when the effect's entry is first claimed (a digest of its position, ``EffectPosition``)."""
+        return self.recorded_key or self.position.idempotency_key
 
 
 #: The effect scope bound in this context (``effect_scope``).

@@ -145,6 +145,8 @@ class _Claimed:
     unclaimed: Mapping[str, Any] | None = None
     #: The node attempt that runs it (None for a position given explicitly, or a nested effect).
     node_attempt: Attempt | None = None
+    #: The idempotency key its entry was first claimed under (a take-over keeps it); None: the position's.
+    recorded_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -415,7 +417,7 @@ class JournalPlans:
     @staticmethod
     def _running(call: EffectCall, pos: EffectPosition, claimed: _Claimed) -> Callable[[], Any]:
         """The context the effect runs in: it is ``current_effect()`` there."""
-        info = EffectInfo(pos, call.kind, call.name, claimed.attempt, call.at_most_once)
+        info = EffectInfo(pos, call.kind, call.name, claimed.attempt, call.at_most_once, recorded_key=claimed.recorded_key)
         return lambda: running(info)
 
     @staticmethod
@@ -525,10 +527,14 @@ class JournalPlans:
             if action == "wait":
                 yield Sleep(self._pause(call, pos, entry, deadline, pause))
             else:
-                update = takeover_update(claim, orphaned=entry["status"] == "started")
+                recorded_key = entry.get("idempotency_key") or pos.idempotency_key  # a re-execution keeps its key
+                update = takeover_update({**claim, "idempotency_key": recorded_key}, orphaned=entry["status"] == "started")
                 if (yield FencedUpdate(self.collection, takeover_fence(pos, entry), update)):
                     attempts = entry.get("attempts", 0) + 1
-                    return _Claimed(owner, entry["fence"] + 1, attempts, time.monotonic(), secrets, node_attempt=node_attempt)
+                    return _Claimed(
+                        owner, entry["fence"] + 1, attempts, time.monotonic(), secrets, node_attempt=node_attempt,
+                        recorded_key=recorded_key,
+                    )
                 # another worker took it over first: judge its entry
             found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
             entry = found[0] if found else None
@@ -613,17 +619,18 @@ class JournalPlans:
             else f"whose process ({entry.get('owner_pid')} on {entry.get('owner_host')}) exited"
         )
         if (call.at_most_once or entry.get("at_most_once")) and entry.get("not_run") is not True:
+            key = entry.get("idempotency_key") or pos.idempotency_key  # the one the system it calls saw
             logger.warning(
                 "%s %r at %s: outcome unknown (at_most_once, started by a worker %s); idempotency key %s",
-                call.kind, call.name, pos, died, pos.idempotency_key,
+                call.kind, call.name, pos, died, key,
             )
             raise EffectOutcomeUnknownError(
                 f"{call.kind} {call.name!r} at {pos} is at_most_once and was started by a worker {died} before "
                 f"it recorded an outcome, so it may or may not have happened. Look up idempotency key "
-                f"{pos.idempotency_key} in the system it calls, then record what happened with "
+                f"{key} in the system it calls, then record what happened with "
                 "ActivityJournal.resolve(position, outcome), or let it run again with ActivityJournal.discard(position)",
                 position=pos,
-                idempotency_key=pos.idempotency_key,
+                idempotency_key=key,
             )
         logger.info("%s %r at %s was started by a worker %s: running it again", call.kind, call.name, pos, died)
         return "takeover"
