@@ -9,6 +9,8 @@ variant runs the same turn in turn (the order rotates every round, so drift hits
                reference: LangGraph's own durable execution);
 - ``compile``: ours, ``platform.compile(builder)`` with ``SecureLLM`` and ``SecureTool`` (run lock on);
 - ``plain``:   ours, ``builder.compile(checkpointer=platform.checkpointer)``, ``exclusive_runs=False``;
+- ``once``:    ``compile`` with the tool declared ``at_most_once`` (its outcome recorded before it returns: what
+               that costs a turn);
 - ``chat_ours`` / ``chat_saver``: a plain ``add_messages`` chat turn, our ``MongoDBCheckpointer`` against
                ``MongoDBSaver`` (its reference).
 
@@ -37,15 +39,16 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
 from pymongo import AsyncMongoClient, MongoClient
 
-REACT = ("saver", "task", "compile", "plain")
+REACT = ("saver", "task", "compile", "plain", "once")
 CHAT = ("chat_ours", "chat_saver")
-REFERENCE = {"saver": "task", "task": "task", "compile": "task", "plain": "task",
+REFERENCE = {"saver": "task", "task": "task", "compile": "task", "plain": "task", "once": "task",
              "chat_ours": "chat_saver", "chat_saver": "chat_saver"}
 LABELS = {
     "saver": "`MongoDBSaver`, plain model and tool",
     "task": "`MongoDBSaver`, the LLM and tool calls wrapped in `@task`",
     "compile": "ours: `platform.compile`, `SecureLLM`, `SecureTool`",
     "plain": "ours, plain form: `builder.compile(checkpointer=platform.checkpointer)`, `exclusive_runs=False`",
+    "once": "ours: `platform.compile`, the tool `at_most_once`",
     "chat_ours": "plain `add_messages` chat turn, ours (`MongoDBCheckpointer`)",
     "chat_saver": "plain `add_messages` chat turn, `MongoDBSaver`",
 }
@@ -157,13 +160,13 @@ def task_builder() -> Any:
     return react_builder(lambda m: call_model(m).result(), ask, RunnableLambda(tools, afunc=atools, name="tools"))
 
 
-def secure_builder() -> Any:
+def secure_builder(at_most_once: bool = False) -> Any:
     from langgraph.prebuilt import ToolNode
 
     from langgraph_durable_mongodb import SecureLLM, SecureTool
 
     model = SecureLLM(ScriptedModel()).bind_tools([lookup])
-    return react_builder(model.invoke, model.ainvoke, ToolNode([SecureTool(lookup)]))
+    return react_builder(model.invoke, model.ainvoke, ToolNode([SecureTool(lookup, at_most_once=at_most_once)]))
 
 
 def plain_builder() -> Any:
@@ -240,13 +243,13 @@ def make_variant(name: str, uri: str, s: core.Settings) -> Variant:
         closers.append(saver.close)
         graph = core.chat_builder("add_messages", s).compile(checkpointer=saver)
     else:
-        platform = DurablePlatform(client, db_name=db_name, exclusive_runs=name == "compile")
+        platform = DurablePlatform(client, db_name=db_name, exclusive_runs=name != "plain")
         platform.setup()
         closers.append(platform.close)
         if platform.run_locks is not None:
             settle = platform.run_locks.wait_releases
-        graph = platform.compile(secure_builder()) if name == "compile" else secure_builder().compile(
-            checkpointer=platform.checkpointer)
+        builder = secure_builder(at_most_once=name == "once")
+        graph = builder.compile(checkpointer=platform.checkpointer) if name == "plain" else platform.compile(builder)
     if name.startswith("chat"):
         inputs = core.TurnInputs(s)
     return Variant(name, client, counter, db_name, graph, inputs, closers, settle)

@@ -1574,6 +1574,20 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # -- issue 32: positions named by LangGraph's identity of the work --
     Mutant(
+        "the upgrade from format 2 ignores the root_key its root-level entries carry",
+        "src/visit_keys.py",
+        '    stood_for = doc.get("root_key") if depth == 0 else None',
+        "    stood_for = None",
+        ("tests/test_format_upgrade.py", "-m", "not server", "-k", "resumes_after_the_upgrade"),
+    ),
+    Mutant(
+        "the upgrade from format 2 keys a Send's task as an edge-triggered one",
+        "src/visit_keys.py",
+        '    send = ordinal["index"] is not None',
+        "    send = False",
+        ("tests/test_format_upgrade.py", "-m", "not server", "-k", "resumes_after_the_upgrade"),
+    ),
+    Mutant(
         "a re-execution after a take-over gets another idempotency key than the one its entry was first claimed under",
         "src/journal/plans.py",
         'recorded_key = entry.get("idempotency_key") or pos.idempotency_key',

@@ -13,8 +13,9 @@ its first write: an empty database is stamped; one holding our checkpoints witho
 before anything is written.
 
 A database of an older version is upgraded, one step of ``MIGRATIONS`` after another, each followed by
-the stamp's new version: version 1 had no thread summaries (``thread_summaries.py``). Upgrade every process
-writing a database together: one of an older version still running writes no summaries.
+the stamp's new version: version 1 had no thread summaries (``thread_summaries.py``), version 2 keyed journal
+entries by ordinals (``visit_keys.py``). Upgrade every process writing a database together: one of an older
+version still running writes no summaries, and keys its entries by ordinals no run of this version meets.
 
 Cost: one ``find`` on a stamped database, once per ``StorageFormat`` (a ``DurablePlatform`` shares one
 among its storage classes); two ``find``s and the stamp's ``insert`` the first time; one ``update`` when
@@ -27,16 +28,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import thread_summaries
+from . import thread_summaries, visit_keys
 from ._plans.requests import Find, InsertOne, Plan, UpdateMany
 from .errors import IncompatibleStorageError
 from .schema import CollectionNames
 from .thread_collections import ThreadCollections
 
 #: The version of the documents this package writes. Raise it when a release changes their shape.
-FORMAT_VERSION = 2
-#: What upgrades a database from each version to the next: version 1 had no thread summaries.
-MIGRATIONS = {1: thread_summaries.build_plan}
+FORMAT_VERSION = 3
+#: What upgrades a database from each version to the next: version 1 had no thread summaries; version 2 keyed
+#: journal entries by ordinals (``visit_keys.py``).
+MIGRATIONS = {1: thread_summaries.build_plan, 2: visit_keys.upgrade_plan}
 FORMAT_NAME = "langgraph-durable-mongodb"
 FORMAT_DOCUMENT_ID = "storage_format"
 #: The field of the stamp listing the per-thread collections (``thread_collections.py``).

@@ -7,7 +7,7 @@ from typing import Annotated, Any, TypedDict
 
 from langgraph.channels.delta import DeltaChannel
 from langgraph.graph import START, StateGraph
-from langgraph.types import RetryPolicy, interrupt
+from langgraph.types import RetryPolicy, Send, interrupt
 
 from langgraph_durable_mongodb.journal import effect
 
@@ -171,3 +171,60 @@ async def run_probe(platform: Any, thread_id: str, calls: list[str], is_async: b
         await graph.ainvoke({"count": 0}, config)
     else:
         graph.invoke({"count": 0}, config)
+
+
+class Upgraded(TypedDict, total=False):
+    notes: Annotated[list, operator.add]
+    turns: int
+    item: str
+
+
+def format2_case(executed: list[str]) -> StateGraph:
+    """The graph whose run ``tests/golden/format2_case-7.json`` holds as storage format 2 wrote it (0.1.0 at
+    37385b2, on mongomock), interrupted in ``gate`` after its payment: a root loop (``act`` twice), a compiled
+    child (``case``: ``review``), a ``Send`` fan-out (``worker`` a, b), then ``gate``. Each effect's real
+    executions go to ``executed``."""
+
+    @effect(kind="tool", name="act")
+    def act(turn: int) -> str:
+        executed.append(f"act {turn}")
+        return f"acted {turn}"
+
+    @effect(kind="tool", name="inspect")
+    def inspect_case(turn: int) -> str:
+        executed.append(f"inspect {turn}")
+        return f"inspected {turn}"
+
+    @effect(kind="tool", name="work")
+    def work(item: str) -> str:
+        executed.append(f"work {item}")
+        return item.upper()
+
+    @effect(kind="payment", name="pay", at_most_once=True)
+    def pay(n: int) -> str:
+        executed.append(f"pay {n}")
+        return f"paid {n}"
+
+    def looping(state: Upgraded) -> Upgraded:
+        turn = state.get("turns", 0) + 1
+        return {"notes": [act(turn)], "turns": turn}
+
+    def gate(state: Upgraded) -> Upgraded:
+        paid = pay(len(state["notes"]))
+        return {"notes": [paid, f"gate:{interrupt('approve?')}"]}
+
+    child = StateGraph(Upgraded)
+    child.add_node("review", lambda s: {"notes": [inspect_case(s["turns"])]})
+    child.add_edge(START, "review")
+    root = StateGraph(Upgraded)
+    root.add_node("act", looping)
+    root.add_node("case", child.compile())
+    root.add_node("fan", lambda s: {})
+    root.add_node("worker", lambda s: {"notes": [work(s["item"])]})
+    root.add_node("gate", gate)
+    root.add_edge(START, "act")
+    root.add_conditional_edges("act", lambda s: "act" if s["turns"] < 2 else "case")
+    root.add_edge("case", "fan")
+    root.add_conditional_edges("fan", lambda s: [Send("worker", {"item": i}) for i in ("a", "b")], ["worker"])
+    root.add_edge("worker", "gate")
+    return root

@@ -21,12 +21,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from ..resolver.visit import ROOT_PATH, STEP_PREFIX
+from ..visit_keys import KEY, ROOT_PATH, STEP_PREFIX
 
 __all__ = ["labelled"]
 
-_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-_KEY = re.compile(rf"^(?P<base>{_UUID}|{STEP_PREFIX}\d+)(?:\.(?P<index>\d+))?(?:\+(?P<run>\d+))?$")
 _EARLIEST = datetime.min
 
 
@@ -41,7 +39,7 @@ def _levels(doc: Mapping[str, Any]) -> list[tuple[str, re.Match[str]]] | None:
     if len(parts) % 2:
         return None
     pairs = [*zip(parts[::2], parts[1::2]), (node, occurrence)]
-    matches = [(name, _KEY.match(text)) for name, text in pairs]
+    matches = [(name, KEY.match(text)) for name, text in pairs]
     if any(match is None for _, match in matches):
         return None
     return matches  # type: ignore[return-value]

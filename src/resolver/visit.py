@@ -9,7 +9,8 @@ construction, whichever process resumes and whatever failed before:
 - a task inside a compiled child's run by its step there, ``s<N>`` (a retried or resumed child meets the same
   steps, and so its recorded effects);
 - a ``Send`` by its group (the step) and LangGraph's PUSH index, ``<group>.<index>``;
-- the ``p``-th compiled-graph run of one function-node task within its attempt by ``+p``.
+- the ``p``-th compiled-graph run of one function-node task within its attempt by ``+p``
+(the grammar: ``visit_keys.py``).
 
 The path is the fixed root ``agent/1`` followed by ``name/key`` for each compiled child the node runs in, the
 occurrence the node's own key::
@@ -26,37 +27,21 @@ ordinals (``agent/1/case_investigation/1/policy_analysis/1``) are labels, comput
 
 from __future__ import annotations
 
+from ..visit_keys import ROOT_PATH, send_key, step_key, with_run
 from .namespace import ResolvedNamespace, SendOrigin
 from .position import NodePosition
 
-__all__ = ["ROOT_PATH", "STEP_PREFIX", "step_key", "visit_position"]
-
-#: The operation path every position starts with.
-ROOT_PATH = "agent/1"
-#: A step within a child's run, as a key: ``s3``.
-STEP_PREFIX = "s"
-
-
-def step_key(step: int) -> str:
-    """The key of a task inside a compiled child's run: its step there."""
-    return f"{STEP_PREFIX}{step}"
-
-
-def _send_key(send: SendOrigin) -> str:
-    group = send.group
-    if group.startswith("step:"):  # a Send inside a child's run: grouped by its step
-        group = step_key(int(group[len("step:"):]))
-    return f"{group}.{send.index}"
+__all__ = ["ROOT_PATH", "visit_position"]
 
 
 def _key(task_key: str, step: int | None, send: SendOrigin | None, run: int = 0) -> str:
     if send is not None:
-        key = _send_key(send)
+        key = send_key(send.group, send.index)
     elif step is not None:
         key = step_key(step)
     else:
         key = task_key
-    return f"{key}+{run}" if run else key
+    return with_run(key, run)
 
 
 def visit_position(
