@@ -24,7 +24,7 @@ from pymongo import UpdateOne
 from ._plans.requests import DeleteMany, Find, Plan, Upsert
 from .schema import CollectionNames
 
-__all__ = ["KEY", "ROOT_PATH", "STEP_PREFIX", "send_key", "step_key", "upgrade_plan", "with_run"]
+__all__ = ["KEY", "ROOT_PATH", "STEP_PREFIX", "levels", "send_key", "step_key", "upgrade_plan", "with_run"]
 
 #: The operation path every position starts with.
 ROOT_PATH = "agent/1"
@@ -96,9 +96,9 @@ def _rewrite(doc: Mapping[str, Any], keyed: tuple[str, str]) -> UpdateOne:
     return UpdateOne(where, {"$set": {"path": keyed[0], "occurrence": keyed[1]}})
 
 
-def _keyed(doc: Mapping[str, Any], table: Mapping[tuple[Any, ...], Any]) -> tuple[str, str] | None:
-    """``(path, occurrence)`` of a document keyed by format 2's ordinals, as format 3 keys it; None when it is not
-    keyed by ordinals, or its ordinals cannot be read back."""
+def levels(doc: Mapping[str, Any]) -> list[tuple[str, str]] | None:
+    """``[(name, text), ...]``: each child boundary of a stored position's path, then its node and occurrence; None
+    for a position that is not an operation path's (``agent/1`` followed by ``name/text`` pairs)."""
     path, node, occurrence = doc.get("path"), doc.get("node"), doc.get("occurrence")
     if not (isinstance(path, str) and isinstance(node, str) and isinstance(occurrence, str)):
         return None
@@ -107,10 +107,18 @@ def _keyed(doc: Mapping[str, Any], table: Mapping[tuple[Any, ...], Any]) -> tupl
     parts = path[len(ROOT_PATH) + 1:].split("/") if path != ROOT_PATH else []
     if len(parts) % 2:
         return None
-    levels = [*zip(parts[::2], parts[1::2]), (node, occurrence)]
+    return [*zip(parts[::2], parts[1::2]), (node, occurrence)]
+
+
+def _keyed(doc: Mapping[str, Any], table: Mapping[tuple[Any, ...], Any]) -> tuple[str, str] | None:
+    """``(path, occurrence)`` of a document keyed by format 2's ordinals, as format 3 keys it; None when it is not
+    keyed by ordinals, or its ordinals cannot be read back."""
+    parsed = levels(doc)
+    if parsed is None:
+        return None
     keys: list[str] = []
     parent = ROOT_PATH
-    for depth, (name, text) in enumerate(levels):
+    for depth, (name, text) in enumerate(parsed):
         ordinal = _ORDINAL.match(text)
         if ordinal is None:
             return None
@@ -119,7 +127,7 @@ def _keyed(doc: Mapping[str, Any], table: Mapping[tuple[Any, ...], Any]) -> tupl
             return None
         keys.append(key)
         parent = f"{parent}/{name}/{text}"
-    new_path = "/".join([ROOT_PATH, *(f"{name}/{key}" for (name, _), key in zip(levels[:-1], keys[:-1]))])
+    new_path = "/".join([ROOT_PATH, *(f"{name}/{key}" for (name, _), key in zip(parsed[:-1], keys[:-1]))])
     return new_path, keys[-1]
 
 

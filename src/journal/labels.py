@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from ..visit_keys import KEY, ROOT_PATH, STEP_PREFIX
+from ..visit_keys import KEY, ROOT_PATH, STEP_PREFIX, levels
 
 __all__ = ["labelled"]
 
@@ -30,17 +30,9 @@ _EARLIEST = datetime.min
 
 def _levels(doc: Mapping[str, Any]) -> list[tuple[str, re.Match[str]]] | None:
     """``[(name, key match), ...]`` of an entry's boundaries and node, or None when its position is not a visit's."""
-    path, node, occurrence = doc.get("path"), doc.get("node"), doc.get("occurrence")
-    if not (isinstance(path, str) and isinstance(node, str) and isinstance(occurrence, str)) or not doc.get("root_key"):
-        return None
-    if path != ROOT_PATH and not path.startswith(ROOT_PATH + "/"):
-        return None
-    parts = path[len(ROOT_PATH) + 1:].split("/") if path != ROOT_PATH else []
-    if len(parts) % 2:
-        return None
-    pairs = [*zip(parts[::2], parts[1::2]), (node, occurrence)]
-    matches = [(name, KEY.match(text)) for name, text in pairs]
-    if any(match is None for _, match in matches):
+    pairs = levels(doc) if doc.get("root_key") else None
+    matches = [(name, KEY.match(text)) for name, text in pairs or []]
+    if pairs is None or any(match is None for _, match in matches):
         return None
     return matches  # type: ignore[return-value]
 
