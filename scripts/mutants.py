@@ -1574,6 +1574,20 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # -- issue 32: positions named by LangGraph's identity of the work --
     Mutant(
+        "resolve and discard find no entry at a position written as its labels",
+        "src/views/documents.py",
+        '        found = [e for e in labelled(entries) if "visit" in e and all(e[k] == position[k] for k in labels)]',
+        "        found = []",
+        ("tests/test_cli_journal.py", "-m", "not server", "-k", "at_its_key_or_its_labels"),
+    ),
+    Mutant(
+        "resolve settles the position as written, not the entry's stored key",
+        "src/cli/journal.py",
+        "    _journal(client, db_name, names).resolve(EffectPosition(**settled[\"position\"]), outcome)",
+        "    _journal(client, db_name, names).resolve(pos, outcome)",
+        ("tests/test_cli_journal.py", "-m", "not server", "-k", "at_its_key_or_its_labels"),
+    ),
+    Mutant(
         "the upgrade from format 2 ignores the root_key its root-level entries carry",
         "src/visit_keys.py",
         '    stood_for = doc.get("root_key") if depth == 0 else None',

@@ -6,12 +6,15 @@ import json
 from typing import Any
 
 import pytest
+from langgraph.graph import START, StateGraph
 
+from langgraph_durable_mongodb import DurablePlatform
 from langgraph_durable_mongodb.cli import EXIT_UNKNOWN_THREAD, EXIT_USAGE
 from langgraph_durable_mongodb.errors import EffectOutcomeUnknownError
-from langgraph_durable_mongodb.journal import ActivityJournal, EffectCall, EffectPosition
+from langgraph_durable_mongodb.journal import ActivityJournal, EffectCall, EffectPosition, effect
 from tests.cli_helpers import run
 from tests.clients import on_servers
+from tests.graphs import Notes
 from tests.journal_helpers import Counter
 
 SYNC_KINDS = ["mongomock", *on_servers("pymongo")]
@@ -89,3 +92,37 @@ def test_settling_a_position_without_an_entry_exits_3(mongo_client: Any, db_name
     assert run(mongo_client, "--db", db_name, "resolve", str(POS), '"x"')[0] == EXIT_UNKNOWN_THREAD
     assert f"no journal entry at {POS}" in capsys.readouterr().err
     assert mongo_client[db_name].activity_journal.count_documents({}) == 0
+
+
+@pytest.mark.parametrize("written", ["as the error printed it", "as inspect labels it"])
+@pytest.mark.parametrize("client_kind", SYNC_KINDS, indirect=True)
+def test_resolve_settles_a_platform_run_s_payment_at_its_key_or_its_labels(mongo_client: Any, db_name: str, written: str) -> None:
+    """A platform run's positions are keyed by its visits (the error prints the key); ``inspect`` shows labels.
+    ``resolve`` takes either, and settles the entry stored at the key."""
+    charges, crash = Counter(), [True]
+
+    @effect(kind="payment", name="charge", at_most_once=True)
+    def charge(amount: int) -> Any:
+        if crash:
+            crash.clear()
+            raise Interrupted  # the worker died mid-payment
+        charges()
+        return "charged"
+
+    builder = StateGraph(Notes)
+    builder.add_node("pay", lambda s: {"notes": [charge(42)]})
+    builder.add_edge(START, "pay")
+    graph = DurablePlatform(mongo_client, db_name=db_name).compile(builder)
+    config = {"configurable": {"thread_id": "case-8"}}
+    with pytest.raises(Interrupted):
+        graph.invoke({"notes": []}, config)
+    with pytest.raises(EffectOutcomeUnknownError) as caught:
+        graph.invoke(None, config)
+    stored = caught.value.position
+    assert stored.occurrence != "1"  # keyed by the root checkpoint its visit was prepared from
+    position = str(stored) if written.startswith("as the error") else "thread 'case-8' path 'agent/1' node 'pay'#1 effect '1'"
+
+    code, out = run(mongo_client, "--db", db_name, "--json", "resolve", position, '{"id": "ch_8"}')
+    assert code == 0 and json.loads(out)["position"]["occurrence"] == stored.occurrence
+    assert graph.invoke(None, config)["notes"] == [{"id": "ch_8"}]
+    assert charges.n == 0

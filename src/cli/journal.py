@@ -93,7 +93,7 @@ def resolve(client: Any, db_name: str, names: CollectionNames, pos: EffectPositi
         DurableMongoError: the entry changed while it was being resolved.
     """
     settled = _entry(ThreadDocuments(client, db_name, names), pos)
-    _journal(client, db_name, names).resolve(pos, outcome)
+    _journal(client, db_name, names).resolve(EffectPosition(**settled["position"]), outcome)
     return {**settled, "now": "completed"}
 
 
@@ -113,16 +113,16 @@ def discard(client: Any, db_name: str, names: CollectionNames, pos: EffectPositi
         CliError: no entry at the position (``EXIT_UNKNOWN_THREAD``).
     """
     settled = _entry(ThreadDocuments(client, db_name, names), pos)
-    _journal(client, db_name, names).discard(pos)
+    _journal(client, db_name, names).discard(EffectPosition(**settled["position"]))
     return {**settled, "now": "discarded"}
 
 
 def _entry(stored: ThreadDocuments, pos: EffectPosition) -> dict[str, Any]:
-    position = {field: getattr(pos, field) for field in POSITION_FIELDS}
-    entry = stored.entry(position)
+    """The entry at ``pos``, written as stored (an error's position) or as its labels read (``inspect``'s)."""
+    entry = stored.entry({field: getattr(pos, field) for field in POSITION_FIELDS})
     if entry is None:
         raise CliError(f"no journal entry at {pos}: look at the thread with `journal {pos.thread_id}`", EXIT_UNKNOWN_THREAD)
-    return {"position": position, "kind": entry.get("kind"), "name": entry.get("name"), "was": entry.get("status")}
+    return {"position": entry["position"], "kind": entry["kind"], "name": entry["name"], "was": entry["status"]}
 
 
 def _journal(client: Any, db_name: str, names: CollectionNames) -> ActivityJournal:

@@ -105,10 +105,25 @@ def journal_documents_plan(names: CollectionNames, thread_id: str, with_outcomes
     return labelled((yield Find(names.journal, query, projection, sort=[("created_at", 1), ("path", 1)])))
 
 
+#: What ``entry_plan`` reads of an entry: what it is, and what labels it.
+_ENTRY_FIELDS = {"_id": 0, "kind": 1, "name": 1, "status": 1, "path": 1, "node": 1, "occurrence": 1, "effect_key": 1,
+                 "root_key": 1, "created_at": 1}
+
+
 def entry_plan(names: CollectionNames, position: Mapping[str, Any]) -> Plan:
-    """The ``kind``, ``name`` and ``status`` of the entry at ``position`` (``POSITION_FIELDS``), or None."""
-    found = yield Find(names.journal, {**position, "chunk": 0}, {"_id": 0, "kind": 1, "name": 1, "status": 1}, limit=1)
-    return found[0] if found else None
+    """The entry at ``position`` (``POSITION_FIELDS``), as stored or as its labels read (``journal.labels``): its
+    ``kind``, ``name``, ``status`` and stored ``position``; None when no entry is there. One ``find``; a second
+    reads the thread's entries when the position is written as labels."""
+    found = yield Find(names.journal, {**position, "chunk": 0}, _ENTRY_FIELDS, limit=1)
+    if not found:
+        entries = yield Find(names.journal, {"thread_id": position["thread_id"], "chunk": 0}, _ENTRY_FIELDS)
+        labels = ("path", "node", "occurrence", "effect_key")
+        found = [e for e in labelled(entries) if "visit" in e and all(e[k] == position[k] for k in labels)]
+    if not found:
+        return None
+    entry = found[0]
+    stored = {**position, **entry.get("visit", {"path": entry["path"], "occurrence": entry["occurrence"]})}
+    return {"kind": entry.get("kind"), "name": entry.get("name"), "status": entry.get("status"), "position": stored}
 
 
 def checkpoint_counts_plan(names: CollectionNames, thread_ids: Sequence[str]) -> Plan:
