@@ -42,6 +42,8 @@ from pymongo import MongoClient
 
 from langgraph_sdk import get_client
 
+from langgraph_durable_mongodb.journal.labels import labelled
+
 from .clients import with_database
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "agent_server"
@@ -129,8 +131,8 @@ def executions(log: Path) -> list[dict[str, Any]]:
 
 
 def journal(db: Any, thread_id: str) -> dict[tuple[str, str], dict[str, Any]]:
-    """The thread's journal entries as stored, by (path, name)."""
-    return {(e["path"], e["name"]): e for e in db["activity_journal"].find({"thread_id": thread_id})}
+    """The thread's journal entries as stored, by (path as labelled, name)."""
+    return {(e["path"], e["name"]): e for e in labelled(db["activity_journal"].find({"thread_id": thread_id}))}
 
 
 async def wait_for(predicate: Any, what: str, server: DevServer, timeout: float = 30.0) -> None:

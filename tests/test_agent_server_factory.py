@@ -21,6 +21,7 @@ from pymongo import MongoClient
 
 from langgraph_durable_mongodb import ClientConfigurationError, DurablePlatform, InvalidInputError, MongoDBCheckpointer
 from langgraph_durable_mongodb.journal import effect
+from langgraph_durable_mongodb.journal.labels import labelled
 from langgraph_durable_mongodb.server import checkpointer, database_of, ttl_of
 
 from .clients import names_us_once
@@ -92,7 +93,7 @@ async def test_the_factory_sets_up_and_a_graph_the_server_lends_it_to_journals(m
         assert {"thread_ns_checkpoint", "thread_effect_position"} <= {
             ix["name"] for coll in ("checkpoints", "activity_journal") for ix in db[coll].list_indexes()
         }
-        [entry] = list(db["activity_journal"].find({"thread_id": "s1"}))
+        [entry] = labelled(db["activity_journal"].find({"thread_id": "s1"}))
         assert (entry["path"], entry["node"], entry["status"]) == ("agent/1/case/1", "review", "completed")
     assert calls == ["P-7"]
 
@@ -145,7 +146,7 @@ async def test_a_served_run_stays_bound_when_each_step_is_pulled_in_its_own_task
         chunks = await pulled_step_by_step(served.astream({"notes": []}, config, stream_mode="values"))
         assert chunks[-1]["notes"][-2:] == ["found P-7", "decided"]
     with MongoClient(mongodb_uri) as client:
-        [entry] = list(client[db_name]["activity_journal"].find({"thread_id": "s1"}))
+        [entry] = labelled(client[db_name]["activity_journal"].find({"thread_id": "s1"}))
         assert (entry["path"], entry["node"], entry["status"]) == ("agent/1/case/1/policy/1", "review", "completed")
     assert calls == ["P-7"]
 

@@ -36,7 +36,7 @@ from .workers.harness import (
     concurrent_resume_problems,
     journal_entries,
     judge,
-    ordinal_problems,
+    position_problems,
     positions,
     reference_run,
     statuses,
@@ -126,8 +126,8 @@ def test_eight_processes_run_eight_threads_at_once(workers: Any) -> None:
         executions = workers.log(thread)
         assert Counter(e.name for e in executions) == Counter(EFFECTS)  # each effect exactly once
         assert all(len(runs) == 1 for runs in by_key(executions).values())
-        assert positions(journal_entries(db, thread)) == expected_positions  # the same ordinals everywhere
-        assert ordinal_problems(db, thread) == []
+        assert positions(journal_entries(db, thread)) == expected_positions  # the same labels everywhere
+        assert position_problems(db, thread) == []
         assert {c: db[c].count_documents({"thread_id": thread}) for c in PER_THREAD} == alone  # no lost writes
     keys = [e.key for t in threads for e in workers.log(t)]
     assert len(set(keys)) == len(keys) == 8 * len(EFFECTS)  # no two threads share an idempotency key

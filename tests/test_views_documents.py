@@ -85,5 +85,5 @@ async def test_a_thread_is_read_as_stored_without_values_or_outcomes(face: Face,
     [whole] = await run_plan(face, journal_documents_plan(NAMES, "t2", with_outcomes=True))
     assert "data" in whole["outcome"]
     position = {"thread_id": "t2", "path": "agent/1", "node": "pay", "occurrence": "1", "effect_key": "1"}
-    assert await run_plan(face, entry_plan(NAMES, position)) == {"kind": "tool", "name": "pay", "status": "completed"}
+    assert await run_plan(face, entry_plan(NAMES, position)) == {"kind": "tool", "name": "pay", "status": "completed", "position": position}
     assert await run_plan(face, entry_plan(NAMES, {**position, "effect_key": "2"})) is None

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_durable_mongodb.journal.labels import labelled
+from langgraph_durable_mongodb.visit_keys import KEY, levels
 
 from . import durable_worker
 
@@ -293,30 +294,18 @@ def reference_run(api: str = "invoke", durability: str = "sync", case: str = "ca
         durable_worker.Run.log, durable_worker.Run.switch, durable_worker.Run.effect_seconds, durable_worker.Run.hook = previous
 
 
-def ordinal_problems(db: Any, thread: str) -> list[str]:
-    """Ordinals must be 1..n per (parent path, name), and every journal position must be made of allocated ones:
-    beneath the root, in ``operation_ordinals``; at the root, there or within the high water a root checkpoint
-    carries (root-level occurrences are numbered from it, not allocated)."""
+def position_problems(db: Any, thread: str) -> list[str]:
+    """Every journal position must be a visit's (``visit_keys``: each level of its path and its occurrence a key),
+    its root-level key one of the thread's stored root checkpoints (or a task prepared from one), its ``root_key``
+    a stored root checkpoint: an effect never ran under an identity a crash could lose."""
+    roots = {d["checkpoint_id"] for d in db["checkpoints"].find({"thread_id": thread, "checkpoint_ns": ""}, {"_id": 0, "checkpoint_id": 1})}
     problems = []
-    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
-    allocated = set()
-    for d in db["operation_ordinals"].find({"thread_id": thread}, {"_id": 0}):
-        groups[(d["parent_path"], d["name"])].append(d["ordinal"])
-        allocated.add((d["parent_path"], d["name"], str(d["ordinal"])))
-    for d in db["checkpoints"].find({"thread_id": thread, "checkpoint_ns": ""}, {"_id": 0, "ordinals": 1}):
-        for carried in d.get("ordinals") or []:
-            allocated |= {("agent/1", carried["name"], str(n)) for n in range(1, carried["ordinal"] + 1)}
-    for (parent, name), ordinals in groups.items():
-        # at the root only the occurrences whose node ran before its checkpoint was stored are allocated
-        if parent != "agent/1" and sorted(ordinals) != list(range(1, len(ordinals) + 1)):
-            problems.append(f"ordinals of {name} under {parent} are {sorted(ordinals)}")
     for e in journal_entries(db, thread):
-        parts = e["path"].split("/")
-        for i in range(2, len(parts), 2):
-            if ("/".join(parts[:i]), parts[i], parts[i + 1]) not in allocated:
-                problems.append(f"{e['path']} uses an ordinal that was never allocated ({parts[i]}/{parts[i + 1]})")
-        if e["occurrence"].isdigit() and (e["path"], e["node"], e["occurrence"]) not in allocated:
-            problems.append(f"{e['path']} {e['node']}#{e['occurrence']} was never allocated")
+        found = levels(e)
+        if found is None or any(KEY.match(text) is None for _, text in found):
+            problems.append(f"{e['path']} {e['node']}#{e['occurrence']} is not keyed by a visit")
+        elif e.get("root_key") not in roots:
+            problems.append(f"{e['path']} {e['node']}#{e['occurrence']} names root checkpoint {e.get('root_key')}, never stored")
     return problems
 
 
@@ -445,7 +434,7 @@ def concurrent_resume_problems(
             problems.append((kind, f"{runs[0].name} ran {len(after)} times after the crash (key {key})"))
     entries = journal_entries(db, thread)
     problems += [("guarantee", f"{e['name']} at {e['path']} is {e['status']}") for e in entries if e["status"] != "completed"]
-    problems += [("guarantee", p) for p in ordinal_problems(db, thread)]
+    problems += [("guarantee", p) for p in position_problems(db, thread)]
     recorded = {e["idempotency_key"] for e in entries}
     problems += [("guarantee", f"{r[0].name} ran under key {k}, which has no entry") for k, r in by_key(executions).items() if k not in recorded]
     return problems
