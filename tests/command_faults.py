@@ -1,0 +1,107 @@
+"""Faults injected at the interpreters' seam (no tests here): one storage command fails, sent or not.
+
+Every request a plan yields reaches MongoDB through ``SyncInterpreter.execute`` or ``AsyncInterpreter.execute``
+(``src/_plans/interpreters.py``), records written in the background included. ``CommandFault`` wraps both, counts
+the storage requests (those naming a collection) and fails the one its ``hits`` picks, once:
+
+- ``lost_reply=False``: the command is never sent (a failed ``put``, ``put_writes``, record, ...);
+- ``lost_reply=True``: the command runs, then the caller gets ``AutoReconnect`` (its reply was lost: a standalone
+  server, whose writes pymongo does not retry).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pymongo.errors import AutoReconnect
+
+from langgraph_durable_mongodb._plans import interpreters
+
+
+def root_checkpoint_step(request: Any) -> int | None:
+    """The step of the root checkpoint a request stores (an ``Upsert`` of ``checkpoints``), else None."""
+    for op in getattr(request, "operations", None) or ():
+        fields = (getattr(op, "_doc", None) or {}).get("$set") or {}
+        if fields.get("checkpoint_ns") == "" and "checkpoint_id" in fields and "metadata" in fields:
+            return (fields.get("metadata") or {}).get("step")
+    return None
+
+
+def stores_root_checkpoint(step: int) -> Callable[[Any, int], bool]:
+    """``hits`` for the store of the root checkpoint of ``step``."""
+    return lambda request, index: request.op == "upsert" and root_checkpoint_step(request) == step
+
+
+def at_index(n: int) -> Callable[[Any, int], bool]:
+    """``hits`` for the ``n``-th storage request (1-based)."""
+    return lambda request, index: index == n
+
+
+@dataclass
+class CommandFault:
+    """Fails the first storage request ``hits(request, index)`` picks (``index``: 1-based count of storage requests)."""
+
+    hits: Callable[[Any, int], bool]
+    lost_reply: bool = False
+    #: set: the request picked waits for it (10 s at most) before it fails, as a slow server would hold it
+    after: threading.Event | None = None
+    seen: int = 0
+    failed: list[str] = field(default_factory=list)  # "<op> <collection>" of the request failed
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def pick(self, request: Any) -> bool:
+        if getattr(request, "collection", None) is None:
+            return False  # Defer, Join, Invoke, Sleep, ...: no command of their own
+        with self._lock:
+            self.seen += 1
+            if self.failed or not self.hits(request, self.seen):
+                return False
+            self.failed.append(f"{request.op} {request.collection}")
+            return True
+
+    def hold(self) -> None:
+        if self.after is not None:
+            assert self.after.wait(10), "the fault waited 10 s for its moment in vain"
+
+    async def ahold(self) -> None:
+        deadline = time.monotonic() + 10
+        while self.after is not None and not self.after.is_set():
+            assert time.monotonic() < deadline, "the fault waited 10 s for its moment in vain"
+            await asyncio.sleep(0.005)
+
+    def fail(self) -> None:
+        raise AutoReconnect("connection closed (injected: " + ("the reply was lost" if self.lost_reply else "not sent") + ")")
+
+
+@contextlib.contextmanager
+def injected(fault: CommandFault) -> Iterator[CommandFault]:
+    """Both interpreters fail the request ``fault`` picks while the block runs."""
+    sync_execute, async_execute = interpreters.SyncInterpreter.execute, interpreters.AsyncInterpreter.execute
+
+    def execute(self: Any, request: Any) -> Any:
+        if not fault.pick(request):
+            return sync_execute(self, request)
+        fault.hold()
+        if fault.lost_reply:
+            sync_execute(self, request)
+        fault.fail()
+
+    async def aexecute(self: Any, request: Any) -> Any:
+        if not fault.pick(request):
+            return await async_execute(self, request)
+        await fault.ahold()
+        if fault.lost_reply:
+            await async_execute(self, request)
+        fault.fail()
+
+    interpreters.SyncInterpreter.execute, interpreters.AsyncInterpreter.execute = execute, aexecute
+    try:
+        yield fault
+    finally:
+        interpreters.SyncInterpreter.execute, interpreters.AsyncInterpreter.execute = sync_execute, async_execute
