@@ -38,9 +38,24 @@ def stores_root_checkpoint(step: int) -> Callable[[Any, int], bool]:
     return lambda request, index: request.op == "upsert" and root_checkpoint_step(request) == step
 
 
-def at_index(n: int) -> Callable[[Any, int], bool]:
-    """``hits`` for the ``n``-th storage request (1-based)."""
-    return lambda request, index: index == n
+def label(request: Any) -> str:
+    """``<op> <collection>``: what a storage request does, where."""
+    return f"{request.op} {request.collection}"
+
+
+def nth_of(what: str, n: int) -> Callable[[Any, int], bool]:
+    """``hits`` for the ``n``-th storage request (1-based) labelled ``what`` (``label``). Requests of one label keep
+    their order from run to run where the library orders them (a thread's checkpoints, a task's records), which
+    the index among all requests does not (records written in the background interleave with the rest)."""
+    seen = [0]
+
+    def hits(request: Any, index: int) -> bool:
+        if label(request) != what:
+            return False
+        seen[0] += 1
+        return seen[0] == n
+
+    return hits
 
 
 @dataclass
@@ -52,7 +67,8 @@ class CommandFault:
     #: set: the request picked waits for it (10 s at most) before it fails, as a slow server would hold it
     after: threading.Event | None = None
     seen: int = 0
-    failed: list[str] = field(default_factory=list)  # "<op> <collection>" of the request failed
+    failed: list[str] = field(default_factory=list)  # the label of the request failed
+    labels: list[str] = field(default_factory=list)  # the label of every storage request, in order
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def pick(self, request: Any) -> bool:
@@ -60,9 +76,10 @@ class CommandFault:
             return False  # Defer, Join, Invoke, Sleep, ...: no command of their own
         with self._lock:
             self.seen += 1
+            self.labels.append(label(request))
             if self.failed or not self.hits(request, self.seen):
                 return False
-            self.failed.append(f"{request.op} {request.collection}")
+            self.failed.append(label(request))
             return True
 
     def hold(self) -> None:
