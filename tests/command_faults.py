@@ -6,13 +6,17 @@ the storage requests (those naming a collection) and fails the one its ``hits`` 
 
 - ``lost_reply=False``: the command is never sent (a failed ``put``, ``put_writes``, record, ...);
 - ``lost_reply=True``: the command runs, then the caller gets ``AutoReconnect`` (its reply was lost: a standalone
-  server, whose writes pymongo does not retry).
+  server, whose writes pymongo does not retry);
+- ``kill=True``: the process SIGKILLs itself there instead (a child process's; after the command with
+  ``lost_reply``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -66,6 +70,8 @@ class CommandFault:
     lost_reply: bool = False
     #: set: the request picked waits for it (10 s at most) before it fails, as a slow server would hold it
     after: threading.Event | None = None
+    #: instead of failing: SIGKILL this process (before the command is sent, or after it ran with ``lost_reply``)
+    kill: bool = False
     seen: int = 0
     failed: list[str] = field(default_factory=list)  # the label of the request failed
     labels: list[str] = field(default_factory=list)  # the label of every storage request, in order
@@ -93,6 +99,8 @@ class CommandFault:
             await asyncio.sleep(0.005)
 
     def fail(self) -> None:
+        if self.kill:
+            os.kill(os.getpid(), signal.SIGKILL)
         raise AutoReconnect("connection closed (injected: " + ("the reply was lost" if self.lost_reply else "not sent") + ")")
 
 

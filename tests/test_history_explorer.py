@@ -18,8 +18,11 @@ history is shrunk by Hypothesis and printed with ``EXPLORE_REPLAY='Plan(...)'``,
 
 from __future__ import annotations
 
+import collections
 import os
+import time
 import warnings
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
@@ -30,6 +33,10 @@ from .explorer.plans import Fault, Plan, Stage, plans
 HISTORIES = int(os.environ.get("EXPLORE_HISTORIES", "200"))
 SEED = os.environ.get("EXPLORE_SEED", "")
 REPLAY = os.environ.get("EXPLORE_REPLAY", "")
+#: Guarantees not judged (``scripts/explore --ignore``): to look past a break already known.
+IGNORED = {name for name in os.environ.get("EXPLORE_IGNORE", "").split(",") if name}
+#: What the histories of this module did, printed at its end (``-s`` shows it).
+TALLY: collections.Counter[str] = collections.Counter()
 
 #: One exception type per guarantee, so Hypothesis tells the breaks apart and shrinks each to its own history.
 BROKEN = {name: type(f"Broken_{name}", (AssertionError,), {}) for name in oracle.GUARANTEES}
@@ -42,10 +49,20 @@ def judge(plan: Plan) -> None:
         notes, requests = history.reference(plan)
         recorded = ledger.Ledger()
         outcome = history.run_history(plan, recorded, requests)
-    found = oracle.problems(plan, outcome, recorded.all(), notes)
+    found = {name: lines for name, lines in oracle.problems(plan, outcome, recorded.all(), notes).items() if name not in IGNORED}
+    TALLY.update(["histories", f"fault fired: {outcome.fault_fired.split(' ')[0] or 'none'}", *(f"broken: {n}" for n in found)])
     for name, lines in found.items():
         shown = "\n  ".join(lines[:6])
         raise BROKEN[name](f"{name} broken (fault fired: {outcome.fault_fired or 'none'}):\n  {shown}\nEXPLORE_REPLAY={plan!r}")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def tally() -> Any:
+    TALLY.clear()
+    started = time.monotonic()
+    yield
+    if TALLY:
+        print(f"\nexplorer: {dict(sorted(TALLY.items()))} in {time.monotonic() - started:.0f} s (shrinking included)")
 
 
 EXPLORE = settings(

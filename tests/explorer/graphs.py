@@ -15,7 +15,9 @@ a node with a ``RetryPolicy`` that fails its first attempt of each visit (``retr
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
@@ -66,10 +68,13 @@ def arm(fault: Fault) -> None:
 
 
 def maybe_raise(node: str, visit: int, after: int) -> None:
+    """The ``raise`` fault, or the ``node_kill`` one (a child process SIGKILLed there, its effects having returned)."""
     fault = Armed.fault
-    if fault.kind == "raise" and not Armed.fired and (fault.node, fault.visit, fault.after) == (node, visit, after):
+    if fault.kind in ("raise", "node_kill") and not Armed.fired and (fault.node, fault.visit, fault.after) == (node, visit, after):
         Armed.fired = True
-        ledger.CURRENT.add("fault", what=f"raise in {node} visit {visit} after effect {after}")
+        ledger.CURRENT.add("fault", what=f"{fault.kind} in {node} visit {visit} after effect {after}")
+        if fault.kind == "node_kill":
+            os.kill(os.getpid(), signal.SIGKILL)
         raise Boom(f"{node} fails once, visit {visit} after effect {after}")
 
 

@@ -93,8 +93,8 @@ class Outcome:
 class Driver:
     """Runs one life of a plan's thread on a platform: the first run, then resumes until done."""
 
-    def __init__(self, plan: Plan, store: Store, on_fault: Any = None) -> None:
-        self.plan, self.store, self.on_fault = plan, store, on_fault
+    def __init__(self, plan: Plan, store: Store, stop_on_error: bool = False) -> None:
+        self.plan, self.store, self.stop_on_error = plan, store, stop_on_error
         self.platform = store.platform(plan.form)
         self.graph = self.platform.compile(graphs.build(plan))
         self.config = {"configurable": {"thread_id": THREAD}}
@@ -147,6 +147,8 @@ class Driver:
                 return life
             except Exception as error:  # noqa: BLE001 - judged by the oracle: a fault's run may raise anything
                 life.errors.append(f"{type(error).__name__}: {error}")
+                if self.stop_on_error:
+                    return life  # another process resumes
                 if self.plan.fault.resume == "new":
                     self.reopen()
         life.errors.append(f"not done after {RUNS} runs")

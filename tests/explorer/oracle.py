@@ -6,7 +6,9 @@ from how positions are stored.
 - one slot, one idempotency key, on every execution; two slots never share a key (a reused thread id included);
 - without a fault every slot ran exactly once; a failure in a node (``raise``) re-runs nothing that completed; after
   a failed or lost command or a SIGKILL, a slot in flight may run twice, an ``at_most_once`` one never;
-- an ``at_most_once`` effect may end as ``EffectOutcomeUnknownError`` only if its value never reached its node;
+- an ``at_most_once`` effect may end as ``EffectOutcomeUnknownError`` only after a fault, and only if its value never
+  reached its node (claimed, then killed before it ran, is such a case: the journal cannot tell, and a person settles
+  it safely);
 - a history that did not end on an unknown outcome ends with the notes of the fault-free run of its plan;
 - a run raises only when the fault fires (once), and never without one.
 """
@@ -104,9 +106,7 @@ def unknowns(outcome: Outcome, executed: dict[Slot, list[dict[str, Any]]], obser
             slot = by_key.get(error.idempotency_key)
             if not outcome.fault_fired:
                 found.append(f"EffectOutcomeUnknownError without any fault: {error}")
-            elif slot is None:
-                found.append(f"EffectOutcomeUnknownError for an effect that never ran: {error}")
-            elif slot in observed:
+            elif slot is not None and slot in observed:  # claimed and killed before it ran: unknown, and safe
                 found.append(f"{slot} returned to its node, then became an unknown outcome: {error}")
     return found
 
