@@ -126,12 +126,12 @@ class Driver:
         index = int(node[1:].rstrip("q")) if node.startswith("s") and node.endswith("q") else None
         if index is None or node in self.edited:
             return
-        self.edited.add(node)
         how = self.plan.stages[index].edit
         if how == "plain":
             await self.call("update_state", self.config, {"notes": [f"edit@{node}"]})
         elif how == "as_node":
             await self.call("update_state", self.config, {"notes": [f"edit@{node}"]}, as_node=node)
+        self.edited.add(node)  # once made: an edit the fault failed is made again
 
     async def life(self) -> Life:
         life = Life()
