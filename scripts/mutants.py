@@ -1639,15 +1639,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "a failed root store leaves the effects waiting for it to their timeout",
         "src/checkpointer/roots.py",
-        "        self.stored.fail(thread_id, checkpoint_id)",
+        "        self.stored.fail(thread_id, checkpoint_id, error)",
         "        pass",
         ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "failed_root_store_ends"),
     ),
     Mutant(
         "a failed root store stops the waits of the newer checkpoints of the run only if they are still waiting",
         "src/checkpointer/roots.py",
-        "            if self.stored.failed(thread_id, checkpoint_id):\n                raise",
-        "            if False:\n                raise",
+        "            if (error := self.stored.failed(thread_id, checkpoint_id)) is not None:\n",
+        "            if (error := None) is not None:\n",
         ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "failed_root_store_ends"),
     ),
     Mutant(

@@ -6,8 +6,7 @@ Every test counts the REAL executions of its effects and reads the value each no
 a new ``DurablePlatform`` on the same database (nothing of the first one's memory); the child-process forms
 (SIGKILL) are in ``test_history_kills.py``. Faults are injected at the interpreters' seam (tests/command_faults.py).
 
-Tests of breaks still open on main are ``xfail(strict=True)``: a fix makes them pass, and the strict mark then fails
-the suite until the mark is removed, so each fix is seen landing.
+Each failed on main at 37385b2, before positions were keyed by LangGraph's identity of the work.
 """
 
 from __future__ import annotations
@@ -34,7 +33,6 @@ from .graphs import config
 pytestmark = pytest.mark.both_compile_forms
 
 MODES = ["sync", "async"]
-OPEN = "issue 32: "
 
 
 class Notes(TypedDict, total=False):
@@ -108,7 +106,6 @@ async def run(graph: Any, mode: str, value: Any, thread: str = "case-42", **opti
 # -- item 1: a later visit replays an earlier visit's outcome --------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN + "a's second visit, resumed by another process, replays charged-a1")
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_parallel_sibling_failed_and_another_process_resumes_the_second_visit_charges_anew(
     platform: Any, make_platform: Any, mode: str
@@ -153,7 +150,6 @@ def looping_builder(node: Any, visits: int) -> StateGraph:
     return graph
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN + "the third visit, keyed as the second, replays charged-2")
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_loop_whose_step_checkpoint_failed_charges_its_third_visit_anew_in_another_process(
     platform: Any, make_platform: Any, mode: str
@@ -174,7 +170,6 @@ async def test_a_loop_whose_step_checkpoint_failed_charges_its_third_visit_anew_
     assert got_back(result["notes"], "x") == [(1, "charged-1"), (2, "charged-2"), (3, "charged-3")]
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN + "abandon forgets the ordinals of a stored root: visit 4 replays visit 3")
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_lost_reply_of_a_stored_step_checkpoint_never_hands_the_next_visit_the_last_charge(
     platform: Any, mode: str
@@ -209,7 +204,6 @@ def pay_builder(charges: Charges, mode: str, ref: str = "order-1") -> StateGraph
     return graph
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN + "a reused thread id gives a new payment the deleted one's key")
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_new_payment_on_a_reused_thread_id_gets_a_new_key(platform: Any, mode: str) -> None:
     charges = Charges()
@@ -225,7 +219,6 @@ async def test_a_new_payment_on_a_reused_thread_id_gets_a_new_key(platform: Any,
     assert charges.keys["order-1"] != charges.keys["order-2"]
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN + "two databases give different payments the same key")
 @pytest.mark.parametrize("mode", MODES)
 async def test_two_databases_give_different_payments_different_keys(store: Any, compile_form: str, mode: str) -> None:
     """Staging and production (or two tenants) on one provider account: same thread id, same graph, two payments."""
@@ -302,7 +295,6 @@ async def test_one_effect_keeps_one_key_through_a_crash_mid_effect_and_a_retry(p
 # -- item 4: no effect runs unjournaled where the user expects durability -------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN + "the nested graph looks like a stateless run: its effects run unjournaled")
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_graph_without_checkpointer_run_from_a_bare_pool_in_a_durable_node_is_refused(platform: Any, mode: str) -> None:
     """A durable node runs a graph compiled without any checkpointer in a ``ThreadPoolExecutor`` that does not copy
@@ -335,7 +327,7 @@ def agent_server_stateless_config() -> dict[str, Any]:
     ids = {"run_id": "1f0c0000-0000-6000-8000-000000000001", "assistant_id": "fe096781-5601-53d2-b2f6-0d3403f7e9ca"}
     return {
         "configurable": {"thread_id": "1f0c0000-0000-6000-8000-0000000000aa", "graph_id": "agent", **ids},
-        "metadata": {"graph_id": "agent", "run_attempt": 1, **ids},
+        "metadata": {"graph_id": "agent", "run_attempt": 1, "langgraph_api_version": "0.16.7", **ids},
     }
 
 

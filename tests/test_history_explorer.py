@@ -75,7 +75,6 @@ EXPLORE = settings(
 )
 
 
-@pytest.mark.xfail(strict=False, reason="issue 32: on main the explorer finds its breaks (see docs/reliability.md)")
 @EXPLORE
 @given(plan=plans())
 def test_every_history_keeps_every_guarantee(plan: Plan) -> None:

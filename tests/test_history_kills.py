@@ -1,7 +1,7 @@
 """Issue 32's breaks and explorer histories across real processes, on mongo-java-server (atomic per document, as
 MongoDB is): a child process runs the history (tests/workers/history_worker.py) and dies (SIGKILL) or fails, and a
 NEW child process resumes it. Real executions and the values nodes got back are read from the ledger file both
-children append to; the oracle is tests/explorer/oracle.py. Breaks still open on main are ``xfail(strict=True)``.
+children append to; the oracle is tests/explorer/oracle.py.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from .explorer import history, ledger, oracle
 from .explorer.plans import Fault, Plan, Stage, plans
 
 ROOT = Path(__file__).resolve().parent.parent
-OPEN = "issue 32: "
 
 
 @dataclasses.dataclass
@@ -80,7 +79,6 @@ def resumed(plan: Plan) -> Plan:
     return dataclasses.replace(plan, fault=Fault())
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN + "a's second visit, resumed by another process, replays its first visit's outcome")
 @pytest.mark.parametrize("form", ["platform.compile", "plain compile"])
 def test_a_parallel_sibling_failed_and_a_new_process_resumes_every_later_visit_runs_anew(child: Child, form: str) -> None:
     """Sync nodes: under async ones LangGraph cancels the sibling when one fails, so nothing of it is saved (the
@@ -92,7 +90,6 @@ def test_a_parallel_sibling_failed_and_a_new_process_resumes_every_later_visit_r
     assert child.judge(plan, "parallel", last, "raise") == {}
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN + "the third visit, keyed as the second, replays the second's charge")
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_a_loop_killed_before_its_step_2_checkpoint_charges_its_third_visit_anew(child: Child, mode: str) -> None:
     """``x`` loops; the process dies (SIGKILL) as it sends the store of the step-2 root checkpoint, after step 1 was
@@ -111,7 +108,6 @@ def test_a_loop_killed_before_its_step_2_checkpoint_charges_its_third_visit_anew
 RECORD_DELAYS = (0.0, 0.1, 0.3)
 
 
-@pytest.mark.xfail(strict=True, reason=OPEN + "the value reaches the node before its record is durable")
 @pytest.mark.parametrize("form", ["platform.compile", "plain compile"])
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_an_at_most_once_charge_that_returned_is_never_an_unknown_outcome_after_a_sigkill(child: Child, mode: str, form: str) -> None:
@@ -137,7 +133,6 @@ def test_an_at_most_once_charge_that_returned_is_never_an_unknown_outcome_after_
 KILL_HISTORIES = int(os.environ.get("EXPLORE_KILLS", "4"))  # scripts/explore --kills K
 
 
-@pytest.mark.xfail(strict=False, reason=OPEN + "on main the explorer finds its breaks (see docs/reliability.md)")
 @settings(
     max_examples=KILL_HISTORIES, deadline=None, derandomize=True, database=None, phases=[Phase.explicit, Phase.generate],
     suppress_health_check=list(HealthCheck),

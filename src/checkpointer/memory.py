@@ -77,8 +77,9 @@ class StoredCheckpoints:
         self._origins: OrderedDict[tuple[str, str, str], Stored] = OrderedDict()
         #: Waiters by (thread, namespace, checkpoint).
         self._waiting: dict[tuple[str, str, str], list[Callable[[], None]]] = {}
-        #: Per thread, the oldest root checkpoint whose store failed since the thread's latest was last read.
-        self._failed: OrderedDict[str, str] = OrderedDict()
+        #: Per thread, the oldest root checkpoint whose store failed since the thread's latest was last read, and
+        #: the error it failed with.
+        self._failed: OrderedDict[str, tuple[str, BaseException]] = OrderedDict()
         self._lock = threading.Lock()
 
     def note(
@@ -98,12 +99,12 @@ class StoredCheckpoints:
         for wake in woken:
             wake()
 
-    def fail(self, thread_id: str, checkpoint_id: str) -> None:
-        """The store of the root checkpoint failed: it, and every newer root checkpoint of the run, will not be
-        stored (``failed``); wake whoever waits for one of them."""
+    def fail(self, thread_id: str, checkpoint_id: str, error: BaseException) -> None:
+        """The store of the root checkpoint failed with ``error``: it, and every newer root checkpoint of the run, will
+        not be stored (``failed``); wake whoever waits for one of them."""
         with self._lock:
             known = self._failed.get(thread_id)
-            self._failed[thread_id] = checkpoint_id if known is None else min(known, checkpoint_id)
+            self._failed[thread_id] = (checkpoint_id, error) if known is None or checkpoint_id < known[0] else known
             self._failed.move_to_end(thread_id)
             while len(self._failed) > STORED_REMEMBERED:
                 self._failed.popitem(last=False)
@@ -112,11 +113,14 @@ class StoredCheckpoints:
         for wake in woken:
             wake()
 
-    def failed(self, thread_id: str, checkpoint_id: str) -> bool:
-        """Whether the root checkpoint will not be stored: its store, or an older one's, failed (``fail``)."""
+    def failed(self, thread_id: str, checkpoint_id: str) -> BaseException | None:
+        """The error the root checkpoint's store, or an older one's, failed with (``fail``): it will not be stored.
+        None when it may be."""
         with self._lock:
             known = self._failed.get(thread_id)
-            return known is not None and checkpoint_id >= known and (thread_id, "", checkpoint_id) not in self._origins
+            if known is None or checkpoint_id < known[0] or (thread_id, "", checkpoint_id) in self._origins:
+                return None
+            return known[1]
 
     def forget_failures(self, thread_id: str) -> None:
         """A new run of the thread starts from what is stored: the failures of the runs before are past."""
@@ -132,7 +136,7 @@ class StoredCheckpoints:
         key = (thread_id, "", checkpoint_id)
         with self._lock:
             failed = self._failed.get(thread_id)
-            settled = key in self._origins or (failed is not None and checkpoint_id >= failed)
+            settled = key in self._origins or (failed is not None and checkpoint_id >= failed[0])
             if not settled:
                 self._waiting.setdefault(key, []).append(wake)
         if settled:

@@ -101,10 +101,10 @@ class RootCheckpoints:
         """Note checkpoint documents read."""
         self.stored.note(thread_id, checkpoint_ns, [_registered(d) for d in docs])
 
-    def store_failed(self, thread_id: str, checkpoint_id: str) -> None:
+    def store_failed(self, thread_id: str, checkpoint_id: str, error: BaseException) -> None:
         """The store of a root checkpoint failed: LangGraph stores no later checkpoint of that run (each store waits
         for the one before), so whatever waits for it, or for a newer one, stops waiting (``wait_stored_plan``)."""
-        self.stored.fail(thread_id, checkpoint_id)
+        self.stored.fail(thread_id, checkpoint_id, error)
 
     def read_latest(self, thread_id: str) -> None:
         """The thread's latest root checkpoint was read: a run starts from what is stored, and the failed stores of
@@ -148,8 +148,9 @@ class RootCheckpoints:
         deadline = time.monotonic() + timeout
         recheck_at = time.monotonic() + STORED_FIRST_CHECK_SECONDS
         while True:
-            if self.stored.failed(thread_id, checkpoint_id):
-                raise _not_stored(thread_id, checkpoint_id, "its store, or the store of an older checkpoint of the run, failed")
+            if (error := self.stored.failed(thread_id, checkpoint_id)) is not None:
+                why = f"its store, or the store of an older checkpoint of the run, failed ({type(error).__name__}: {error})"
+                raise _not_stored(thread_id, checkpoint_id, why) from error
             if time.monotonic() >= recheck_at:
                 if found := (yield Find(self.collections.checkpoints, key, ORIGIN_FIELDS, limit=1)):
                     self.note_read(thread_id, "", found)

@@ -395,9 +395,9 @@ class CheckpointStore:
             self.locations.note(thread_id, checkpoint_ns, checkpoint_id, laid_out.located)
             yield from self.expiry.spread(thread_id, expiry)
             return {"configurable": key}
-        except BaseException:
+        except BaseException as error:
             if not checkpoint_ns and isinstance(checkpoint.get("id"), str):
-                self.roots.store_failed(thread_id, checkpoint["id"])
+                self.roots.store_failed(thread_id, checkpoint["id"], error)
             raise
 
     def _lay_out(
