@@ -61,8 +61,11 @@ class CollectionNames:
         """This package's collections whose documents belong to one thread (and carry its ``expire_at``):
         what its storage classes declare (``thread_collections.py``), and what a database stamped before
         declarations holds."""
-        return (self.checkpoints, self.blobs, self.writes, self.journal, self.ordinals)
+        return tuple(getattr(self, role) for role in PER_THREAD_ROLES)
 
+
+#: The roles of the per-thread collections (``CollectionNames.per_thread``).
+PER_THREAD_ROLES = ("checkpoints", "blobs", "writes", "journal", "ordinals")
 
 def _ascending(*fields: str) -> list[tuple[str, int]]:
     return [(f, ASCENDING) for f in fields]
@@ -88,6 +91,10 @@ INDEXES: dict[str, tuple[IndexModel, ...]] = {
     "runs": (IndexModel(_ascending("thread_id"), unique=True, name="thread_run_lock"),),
     "metadata": (),
 }
+
+#: The unique key index of each per-thread role: a collection holding one was made by this library's setup (or
+#: ``doctor --fix``), which is how a storage format stamp's declaration of it is trusted (``thread_collections.py``).
+THREAD_KEY_INDEXES = frozenset(INDEXES[role][0].document["name"] for role in PER_THREAD_ROLES)
 
 #: The TTL index of every per-thread collection, when a TTL is set. The one index not led by
 #: ``thread_id``: MongoDB supports TTL only on single-field indexes (non-unique, so sharding allows it).
