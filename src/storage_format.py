@@ -40,6 +40,15 @@ from .schema import THREAD_KEY_INDEXES, CollectionNames
 from .thread_collections import ThreadCollections, declared_problem
 
 
+def _serde_metadata(names: CollectionNames) -> Plan:
+    """Version 3 stores the metadata values BSON would change (an aware ``datetime``, a ``set``, a message)
+    through the serde (``checkpointer.documents.stored_metadata``). Every document of version 2 reads as it
+    is: nothing to rewrite. The version itself is the point: a process of version 2, which would hand such a
+    value back undecoded, refuses the database instead."""
+    return
+    yield
+
+
 #: The steps that upgrade a database, in order: ``MIGRATIONS[i]`` upgrades version ``i + 1`` to ``i + 2``, as a
 #: plan on the database's ``CollectionNames``. Append a step to change the documents' shape; ``FORMAT_VERSION``
 #: follows. Every step guarantees, with writers running:
@@ -58,6 +67,7 @@ from .thread_collections import ThreadCollections, declared_problem
 #:    step's ``as_version`` (the database as the version before it left it) and its ``holds`` check there.
 MIGRATIONS: list[Callable[[CollectionNames], Plan]] = [
     summary_drift.build_plan,  # 1 -> 2: the thread summaries
+    _serde_metadata,  # 2 -> 3: metadata values BSON would change stored through the serde
 ]
 #: The version of the documents this package writes: one more than the steps that lead to it.
 FORMAT_VERSION = len(MIGRATIONS) + 1

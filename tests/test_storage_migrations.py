@@ -72,6 +72,19 @@ def holds_summaries(store: Store) -> None:
     assert summaries == {t: (len(ids), ids[-1]) for t, ids in roots(store).items()}
 
 
+def as_version_2(store: Store) -> None:
+    """Version 2 wrote every metadata value as native BSON: what our code writes of LangGraph's own metadata (steps,
+    sources, parents, counters) is native still, so a database of version 2 is this one."""
+    assert store.db.checkpoints.count_documents({"metadata": {"$exists": True}}) > 0
+
+
+def holds_readable_metadata(store: Store) -> None:
+    """Every checkpoint reads back with the metadata stored, now that it may be stored through the serde."""
+    listed = list(saver_on(store).list(None))
+    assert len(listed) == store.db.checkpoints.count_documents({"checkpoint_ns": {"$ne": SUMMARY_NS}})
+    assert all(t.metadata.get("step") is not None for t in listed)
+
+
 @dataclass(frozen=True)
 class Step:
     """How to test one step: ``as_version`` turns a database our code wrote into what the version before the step
@@ -84,6 +97,7 @@ class Step:
 #: The case of each step of ``MIGRATIONS``, by the version it upgrades.
 STEPS: dict[int, Step] = {
     1: Step(as_version_1, holds_summaries),
+    2: Step(as_version_2, holds_readable_metadata),
 }
 
 
