@@ -15,13 +15,17 @@ Setup (each storage class creates the indexes of the collections it owns),
 
 Every index but the TTL and expiry indexes starts with ``thread_id``, so every per-thread
 collection can be sharded on it.
+
+The journal's and the run locks' collections are written with ``w: "majority"`` whatever the client's
+write concern (``MAJORITY_WRITTEN``): a record, a claim or a lock that only a primary acknowledged can
+be rolled back by a failover, and the next run would then run a completed effect again.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pymongo import ASCENDING, DESCENDING, IndexModel
+from pymongo import ASCENDING, DESCENDING, IndexModel, WriteConcern
 
 #: The key fields of a stored channel value and of a pending write (``chunk`` follows them).
 BLOB_KEY = ("thread_id", "checkpoint_ns", "channel", "version")
@@ -66,6 +70,17 @@ class CollectionNames:
 
 #: The roles of the per-thread collections (``CollectionNames.per_thread``).
 PER_THREAD_ROLES = ("checkpoints", "blobs", "writes", "journal", "ordinals")
+#: The storage classes (by the role of the collection they own) whose every write waits for a majority of a replica
+#: set, whatever the client's write concern: the journal (an effect's claim, its record, the input-digest key) and
+#: the run locks (``_plans.faces.TwoFaces``). A write a primary alone acknowledged can be rolled back by a failover:
+#: the next run would then run a completed effect again, or beside a run that still holds the thread.
+MAJORITY_WRITTEN = ("journal", "runs")
+
+
+def majority_concern(given: WriteConcern) -> WriteConcern:
+    """``given`` with ``w: "majority"``, its ``wtimeout`` and ``j`` kept (``w: 0`` included: never unacknowledged)."""
+    return WriteConcern(**{**given.document, "w": "majority"})
+
 
 def _ascending(*fields: str) -> list[tuple[str, int]]:
     return [(f, ASCENDING) for f in fields]

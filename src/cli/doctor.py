@@ -1,5 +1,5 @@
-"""``doctor``: connection, server identity and features, the indexes ``schema.py`` declares and the thread summaries
-(``deployment``)."""
+"""``doctor``: connection, server identity and features, the concerns in force, the indexes ``schema.py`` declares
+and the thread summaries (``deployment``)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,8 @@ def render_doctor(report: dict[str, Any], out: TextIO) -> None:
     out.write(f"connection  ok\nserver      {_server_kind(report['server'])}\n")
     for feature, ok in report["features"].items():
         out.write(f"feature     {feature:<13} {'yes' if ok else 'no'}\n")
+    for line in _concern_lines(report["concerns"], report["concerns"]["server_default"]):
+        out.write(f"concern     {line}\n")
     out.write(f"format      {report['format']}\n")
     labels = [f"{row['collection']}.{row['index']}" for row in report["indexes"]]
     width = max(map(len, labels), default=0)
@@ -57,6 +59,24 @@ def render_doctor(report: dict[str, Any], out: TextIO) -> None:
         out.write(f"\nsome indexes are missing: run `{report['fix_command']}`\n")
     if drifted(report["summaries"]):
         out.write(f"\nsome thread summaries are missing or short: run `{report['repair_command']}`\n")
+
+
+def _concern_lines(concerns: dict[str, Any], defaults: dict[str, Any] | None) -> list[str]:
+    """The concerns in force, one line each: the client's (or the server's defaults), and the collections always
+    written with ``w: "majority"``."""
+    server = f" (server default: {_concern(defaults['write'])})" if defaults and defaults.get("write") else ""
+    read_default = f" (server default: {_concern(defaults['read'])})" if defaults and defaults.get("read") else ""
+    return [
+        f"write        {_concern(concerns['write']) or 'the server default'}{server}",
+        f"read         {_concern(concerns['read']) or 'the server default'}{read_default}, from {concerns['read_preference']}",
+        f"majority     {', '.join(concerns['majority_written'])} (every write, whatever the client's)",
+    ]
+
+
+def _concern(document: dict[str, Any]) -> str:
+    """``w`` first, then the rest in the order given: ``w: 1, wtimeout: 2000``."""
+    ordered = sorted(document.items(), key=lambda item: item[0] != "w")
+    return ", ".join(f"{key}: {value}" for key, value in ordered)
 
 
 def _summaries_state(drift: dict[str, Any]) -> str:
