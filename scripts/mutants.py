@@ -1854,6 +1854,13 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_thread_summaries.py", "-m", "not server", "-k", "rolls_a_summary_back and before_its_read"),
     ),
     Mutant(
+        "issue 34: a summary no count can settle is taken for settled",
+        "src/summary_drift.py",
+        "every checkpoint\n    return False\n",
+        "every checkpoint\n    return True\n",
+        ("tests/test_thread_summaries.py", "-m", "not server", "-k", "later_checkpoint_than_any"),
+    ),
+    Mutant(
         "issue 34: doctor finds drift but calls the database ok",
         "src/deployment.py",
         "    report[\"ok\"] = ours and indexed and not drifted(report[\"summaries\"])",

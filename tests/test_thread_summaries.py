@@ -466,3 +466,20 @@ def test_both_thread_lists_show_a_thread_whose_summary_is_missing(store: Store) 
     # the summaries, the search for unsummarized threads up to the next summary (none), the latest checkpoint: the
     # threads without a summary past the page cost nothing
     assert [type(r).__name__ for r in sent] == ["Find", "Find", "Find"]
+
+
+def test_a_summary_naming_a_later_checkpoint_than_any_is_reported_not_counted_forever(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A summary edited to name a ``latest`` past every checkpoint is past whatever is read: counted again
+    ``RECOUNTS`` times, then left as it is and named, so ``doctor --repair`` ends."""
+    if store.commands is None:
+        monkeypatch.setattr(mongomock.database.Database, "command", mongod_command, raising=False)
+    finished(put_chain(saver_on(store), False, "a", 2))
+    store.db.checkpoints.update_one({"_id": summary_id("a")}, {"$set": {"latest": "~", "checkpoints": 1}})
+    code, report = doctor_report(store, "--repair")
+    assert code == EXIT_PROBLEM and report["summaries"]["unsettled"] == ["a"]
+    text = io.StringIO()
+    main(["--db", store.db_name, "doctor", "--repair"], client=store.client, out=text)
+    assert "not settled (written on while counted, or naming a later checkpoint than any): 'a'" in text.getvalue()
+    assert f"run `langgraph-durable-mongodb --db {store.db_name} doctor --repair`" in text.getvalue()

@@ -89,7 +89,7 @@ def _summaries_state(drift: dict[str, Any]) -> str:
     if drift["repaired"]:
         found.append(f"{drift['repaired']} rebuilt")
     if drift["unsettled"]:
-        found.append(f"still written too fast to count: {', '.join(map(repr, drift['unsettled']))}")
+        found.append(f"not settled (written on while counted, or naming a later checkpoint than any): {', '.join(map(repr, drift['unsettled']))}")
     return f"{checked}: {'; '.join(found)}"
 
 
