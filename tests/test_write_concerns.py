@@ -79,7 +79,7 @@ async def test_the_journal_and_the_run_locks_write_with_majority_whatever_the_cl
         assert concerns["activity_journal"] == concerns["thread_runs"] == [{**MAJORITY, **kept}]
         assert concerns["checkpoints"] == [client_concern]  # the client's, as it said
     finally:
-        MongoClient(server_uri).drop_database(db_name)
+        client.drop_database(db_name)
         client.close()
         await async_client.close()
 
@@ -132,4 +132,5 @@ async def test_the_per_loop_clients_of_a_uri_give_the_journal_majority_on_every_
             assert concern_of(io, "activity_journal") == MAJORITY
             assert concern_of(platform.checkpointer._async_io, "checkpoints") == {"w": 1}  # noqa: SLF001
     finally:
-        MongoClient(server_uri).drop_database(db_name)
+        with MongoClient(server_uri) as admin:
+            admin.drop_database(db_name)
