@@ -174,7 +174,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "copy_thread copies onto a thread that has documents",
         "src/checkpointer/maintenance.py",
-        "        if holding:",
+        "        if holding and not (yield Find(self.collections.metadata, note, {\"_id\": 1}, limit=1)):",
         "        if False:",
         ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "copy_thread_refuses"),
     ),
@@ -553,8 +553,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "probing a private attribute of a loop's clients makes a client",
         "src/connections.py",
-        "        if name.startswith(\"_\"):\n            raise AttributeError(name)\n        return getattr(self._clients.resolve(self._path), name)",
-        "        return getattr(self._clients.resolve(self._path), name)",
+        "        if name.startswith(\"_\"):\n            raise AttributeError(name)\n        return getattr(self._clients.resolve(self._path, self._options), name)",
+        "        return getattr(self._clients.resolve(self._path, self._options), name)",
         ("tests/test_platform_lifecycle.py", "-k", "probing"),
     ),
     Mutant(
@@ -651,8 +651,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "delete_thread trusts the per-thread collections it knew at its format check",
         "src/checkpointer/maintenance.py",
-        "        names = yield from self.storage_format.thread_collections_plan()\n        for thread_id in thread_ids:",
-        "        names = self.storage_format.thread_collections.names\n        for thread_id in thread_ids:",
+        "        names = self._checkpoints_last((yield from self.storage_format.thread_collections_plan()))\n        for thread_id in thread_ids:",
+        "        names = self._checkpoints_last(self.storage_format.thread_collections.names)\n        for thread_id in thread_ids:",
         ("tests/test_thread_collections.py", "-m", "not server", "-k", "declared_after"),
     ),
     Mutant(
