@@ -107,9 +107,9 @@ INDEXES: dict[str, tuple[IndexModel, ...]] = {
     "metadata": (),
 }
 
-#: The unique key index of each per-thread role: a collection holding one was made by this library's setup (or
+#: The unique indexes of the per-thread roles: a collection holding one was made by this library's setup (or
 #: ``doctor --fix``), which is how a storage format stamp's declaration of it is trusted (``thread_collections.py``).
-THREAD_KEY_INDEXES = frozenset(INDEXES[role][0].document["name"] for role in PER_THREAD_ROLES)
+THREAD_KEY_INDEXES = frozenset(ix.document["name"] for role in PER_THREAD_ROLES for ix in INDEXES[role] if ix.document.get("unique"))
 
 #: The TTL index of every per-thread collection, when a TTL is set. The one index not led by
 #: ``thread_id``: MongoDB supports TTL only on single-field indexes (non-unique, so sharding allows it).

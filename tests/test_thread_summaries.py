@@ -187,6 +187,7 @@ def test_the_inspector_upgrades_a_format_1_database_before_listing_it(store: Sto
     _as_format_1(store)
     listing = ThreadViews(store.client, store.db_name, CollectionNames()).threads()
     assert [(row["thread_id"], row["checkpoints"]) for row in listing["threads"]] == [("x", 1), ("y", 1)]
+    assert store.db.durable_metadata.find_one()["version"] == FORMAT_VERSION  # the lists would show them without it
 
 
 # -- issue 34: upgrades never roll back; drift is found, repaired, and never hides a thread -------------------------
