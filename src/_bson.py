@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from bson import Binary
@@ -189,11 +189,14 @@ def unescape_document(value: Any) -> Any:
     return value
 
 
-def containment_filter(prefix: str, query: Mapping[str, Any]) -> dict[str, Any]:
+def containment_filter(prefix: str, query: Mapping[str, Any], stored: Callable[[Any], Any] = escape_document) -> dict[str, Any]:
     """Translate a metadata query into equality on escaped paths under ``prefix``.
 
     Top-level keys match by equality; nested mappings match by containment
-    (like Postgres ``@>``): ``{"a": {"b": 1}}`` matches ``{"a": {"b": 1, "c": 2}}``.
+    (like Postgres ``@>``): ``{"a": {"b": 1}}`` matches ``{"a": {"b": 1, "c": 2}}``;
+    a list matches a stored array holding every item (``$all``). Each value (a
+    mapping with a key that is no string is one) is compared in the form it is
+    stored in (``stored``: by default its keys escaped).
     Keys starting with ``$`` are refused, so no operator can widen a query.
 
     >>> containment_filter("metadata", {"source": "loop", "parents": {"": "1"}})
@@ -211,12 +214,12 @@ def containment_filter(prefix: str, query: Mapping[str, Any]) -> dict[str, Any]:
                 "pass plain metadata keys and values"
             )
         path = f"{prefix}.{escape_key(key)}"
-        if isinstance(value, Mapping) and value:
-            out.update(containment_filter(path, value))
+        if isinstance(value, Mapping) and value and all(isinstance(k, str) for k in value):
+            out.update(containment_filter(path, value, stored))
         elif isinstance(value, (list, tuple)):
-            out[path] = {"$all": [escape_document(v) for v in value]} if value else []
+            out[path] = {"$all": [stored(v) for v in value]} if value else []
         else:
-            out[path] = escape_document(value)
+            out[path] = stored(value)
     return out
 
 

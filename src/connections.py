@@ -153,7 +153,14 @@ class _LoopClient:
         except StopIteration:
             pass
 
-    def resolve(self, path: tuple[str, ...]) -> Any:
+    def resolve(self, path: tuple[str, ...], options: Mapping[str, Any] | None = None) -> Any:
+        """The object at ``path``; a collection with ``options`` (``write_concern=``...) made by ``get_collection``."""
+        if options:
+            key = (*path, repr(sorted(options.items())))
+            found = self.objects.get(key)
+            if found is None:
+                found = self.objects[key] = self.resolve(path[:-1]).get_collection(path[-1], **options)
+            return found
         found = self.objects.get(path)
         if found is None:
             found = self.objects[path] = self.resolve(path[:-1])[path[-1]] if path else self.client
@@ -198,9 +205,10 @@ class LoopClients:
         """
         return self._entry().client
 
-    def resolve(self, path: tuple[str, ...]) -> Any:
-        """The running loop's object at ``path``: ``("db",)`` its database, ``("db", "coll")`` a collection."""
-        return self._entry().resolve(path)
+    def resolve(self, path: tuple[str, ...], options: Mapping[str, Any] | None = None) -> Any:
+        """The running loop's object at ``path``: ``("db",)`` its database, ``("db", "coll")`` a collection (with
+        ``options``, as the database's ``get_collection`` makes it)."""
+        return self._entry().resolve(path, options)
 
     def __getitem__(self, name: str) -> LoopBound:
         return LoopBound(self, (name,))
@@ -260,10 +268,11 @@ class LoopBound:
     Args:
         clients: the ``LoopClients``.
         path: ``("db",)`` for a database, ``("db", "coll")`` for a collection.
+        options: a collection's options (``write_concern=``, ...), as ``get_collection`` takes them.
     """
 
-    def __init__(self, clients: LoopClients, path: tuple[str, ...]) -> None:
-        self._clients, self._path = clients, path
+    def __init__(self, clients: LoopClients, path: tuple[str, ...], options: Mapping[str, Any] | None = None) -> None:
+        self._clients, self._path, self._options = clients, path, options
 
     @property
     def client(self) -> LoopClients:
@@ -273,10 +282,15 @@ class LoopBound:
     def __getitem__(self, name: str) -> LoopBound:
         return LoopBound(self._clients, (*self._path, name))
 
+    def get_collection(self, name: str, **options: Any) -> LoopBound:
+        """The collection ``name`` of this database with ``options`` (``write_concern=``, ...), bound to the running
+        loop's client like ``db[name]``: ``AsyncDatabase.get_collection`` would bind it to the loop it is called on."""
+        return LoopBound(self._clients, (*self._path, name), options)
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        return getattr(self._clients.resolve(self._path), name)
+        return getattr(self._clients.resolve(self._path, self._options), name)
 
 
 class OpenedClients:

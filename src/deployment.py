@@ -1,8 +1,10 @@
 """What a deployment is made of, as ``doctor`` reports it: the server (its identity, handshake and features),
-the format its database holds, and the indexes ``schema.py`` declares (created where missing, when asked).
+the write and read concerns in force, the format its database holds, the indexes ``schema.py`` declares
+(created where missing, when asked), and the thread summaries that drifted from their checkpoints (rebuilt,
+when asked: ``summary_drift``).
 
-The server's commands are plans run on the ``admin`` database; the format and index checks are plans run on
-the deployment's database.
+The server's commands are plans run on the ``admin`` database; the format, index and summary checks are
+plans run on the deployment's database.
 
 Example::
 
@@ -14,13 +16,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from pymongo import WriteConcern
 from pymongo.errors import OperationFailure
+from pymongo.read_concern import ReadConcern
 
 from ._plans import quirks as server_quirks
 from ._plans.interpreters import SyncInterpreter
 from ._plans.requests import Command, CreateIndexes, ListCollections, ListIndexes, Plan, Raised, Try
-from .schema import CollectionNames, indexes_by_collection
-from .storage_format import FORMAT_VERSION, read_format_plan
+from .schema import MAJORITY_WRITTEN, CollectionNames, indexes_by_collection
+from .storage_format import FORMAT_VERSION, StoredFormat, read_format_plan
+from .summary_drift import drift_plan
+
+#: How long ``doctor`` compares thread summaries with their root checkpoints (a sample of a large database);
+#: ``--repair`` compares, and rebuilds, every one.
+DRIFT_SECONDS = 5.0
 
 #: MongoDB's code for a command the server does not know (a ``hello`` sent to mongo-java-server).
 COMMAND_NOT_FOUND = 59
@@ -84,6 +93,37 @@ def server_plan() -> Plan:
     }
 
 
+def default_concerns_plan() -> Plan:
+    """``{"write", "read"}``: the cluster-wide default concerns MongoDB 4.4 and later report
+    (``getDefaultRWConcern``, on the ``admin`` database); None from a server that refuses the command."""
+    defaults = yield Try(Command({"getDefaultRWConcern": 1}))
+    if _refusal(defaults):
+        return None
+    return {"write": defaults.value.get("defaultWriteConcern"), "read": defaults.value.get("defaultReadConcern")}
+
+
+def concerns(client: Any, names: CollectionNames) -> dict[str, Any]:
+    """The write and read concerns this library's commands go out with on ``client``.
+
+    Every collection is written with the client's write concern (``{}``: the server's default, ``w: "majority"``
+    on a replica set since MongoDB 5.0) but those of ``schema.MAJORITY_WRITTEN``, always ``w: "majority"``; every
+    read is made with the client's read concern on the primary (or as the client's read preference says).
+
+    Returns:
+        ``{"write": {...}, "read": {...}, "read_preference": name, "majority_written": [collection, ...]}``, to which
+        ``check_deployment`` adds ``server_default`` (``default_concerns_plan``).
+    """
+    # getattr: a mongomock client answers an unknown attribute with a database of that name
+    write, read = getattr(client, "write_concern", None), getattr(client, "read_concern", None)
+    preference = getattr(client, "read_preference", None)
+    return {
+        "write": write.document if isinstance(write, WriteConcern) else {},
+        "read": read.document if isinstance(read, ReadConcern) else {},
+        "read_preference": mode if isinstance(mode := getattr(preference, "mongos_mode", None), str) else "primary",
+        "majority_written": [getattr(names, role) for role in MAJORITY_WRITTEN],
+    }
+
+
 def server_identity(client: Any) -> tuple[dict[str, Any], server_quirks.ServerQuirks]:
     """``server_identity_plan`` on ``client``'s ``admin`` database.
 
@@ -96,32 +136,54 @@ def server_identity(client: Any) -> tuple[dict[str, Any], server_quirks.ServerQu
     return SyncInterpreter(client.admin).run(server_identity_plan())
 
 
-def check_deployment(client: Any, db_name: str, names: CollectionNames, fix: bool) -> dict[str, Any]:
-    """The server, its features, the stored format and each declared index; with ``fix``, missing indexes created.
+def check_deployment(client: Any, db_name: str, names: CollectionNames, fix: bool, repair: bool = False) -> dict[str, Any]:
+    """The server, its features, the concerns in force, the stored format, each declared index and the thread
+    summaries; with ``fix``, missing indexes created; with ``repair``, drifted summaries rebuilt.
 
-    A database of another format (MongoDBSaver's, or a newer one) is not ours to fix: ``fix`` creates nothing there.
+    A database of another format (MongoDBSaver's, a newer one, a malformed stamp) is not ours to fix: ``fix``
+    and ``repair`` write nothing there.
 
     Args:
         client: a sync client.
         db_name: the database.
         names: its collection names.
         fix: create the indexes that are missing.
+        repair: compare every thread's summary with its root checkpoints and rebuild those missing or short,
+            beside running writers (else a sample: ``DRIFT_SECONDS``).
 
     Returns:
-        ``{"server", "features", "indexes": [{"collection", "index", "present", and "created", "unused" or
-        "error"}], "format", "ok"}``: ``ok`` when the format is ours and every index is present, created or unused.
+        ``{"server", "features", "concerns", "indexes": [{"collection", "index", "present", and "created",
+        "unused" or "error"}], "format", "summaries": Drift.as_dict() or None, "ok"}``: ``ok`` when the format is
+        ours, every index is present, created or unused, and no summary is missing or short (or all were rebuilt).
 
     Raises:
         pymongo.errors.PyMongoError: the server failed a command (``server_errors.typed_server_errors`` types it).
     """
     report = SyncInterpreter(client.admin).run(server_plan())
+    report["concerns"] = {**concerns(client, names), "server_default": SyncInterpreter(client.admin).run(default_concerns_plan())}
     db = SyncInterpreter(client[db_name])
     stored = db.run(read_format_plan(names))
-    ours = stored.foreign is None and (stored.version is None or stored.version <= FORMAT_VERSION)
+    ours = stored.foreign is None and stored.problem is None and (stored.version is None or stored.version <= FORMAT_VERSION)
     report["indexes"] = db.run(index_rows_plan(names, fix and ours))
     report["format"] = stored.describe()
-    report["ok"] = ours and all(r["present"] or r.get("created") or r.get("unused") for r in report["indexes"])
+    report["summaries"] = db.run(_summaries_plan(names, stored, repair))
+    indexed = all(r["present"] or r.get("created") or r.get("unused") for r in report["indexes"])
+    report["ok"] = ours and indexed and not drifted(report["summaries"])
     return report
+
+
+def drifted(summaries: dict[str, Any] | None) -> bool:
+    """Whether a report's ``summaries`` (``Drift.as_dict()``) found a summary missing or short it did not rebuild."""
+    return summaries is not None and (summaries["missing"] + summaries["short"] > summaries["repaired"] or bool(summaries["unsettled"]))
+
+
+def _summaries_plan(names: CollectionNames, stored: StoredFormat, repair: bool) -> Plan:
+    """The ``Drift`` of a database of ours that has summaries (a well-formed stamp of version 2 on, not newer), as a
+    dict; None for any other (nothing is repaired there)."""
+    if stored.version is None or not 2 <= stored.version <= FORMAT_VERSION:
+        return None
+    drift = yield from drift_plan(names, repair=repair, seconds=None if repair else DRIFT_SECONDS)
+    return drift.as_dict()
 
 
 def index_rows_plan(names: CollectionNames, fix: bool) -> Plan:

@@ -398,6 +398,7 @@ class RunLocks(TwoFaces):
             async_client[db_name] if async_client is not None else None,
             auto_setup,
             (storage_format or StorageFormat(db_name, CollectionNames(runs=self.collection))).check_plan,
+            role="runs",
         )
         #: Threads whose lock this process has taken before: their next take tries the released lock first.
         self._taken_before: OrderedDict[str, None] = OrderedDict()

@@ -15,13 +15,17 @@ Setup (each storage class creates the indexes of the collections it owns),
 
 Every index but the TTL and expiry indexes starts with ``thread_id``, so every per-thread
 collection can be sharded on it.
+
+The journal's and the run locks' collections are written with ``w: "majority"`` whatever the client's
+write concern (``MAJORITY_WRITTEN``): a record, a claim or a lock that only a primary acknowledged can
+be rolled back by a failover, and the next run would then run a completed effect again.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pymongo import ASCENDING, DESCENDING, IndexModel
+from pymongo import ASCENDING, DESCENDING, IndexModel, WriteConcern
 
 #: The key fields of a stored channel value and of a pending write (``chunk`` follows them).
 BLOB_KEY = ("thread_id", "checkpoint_ns", "channel", "version")
@@ -58,12 +62,26 @@ class CollectionNames:
     def per_thread(self) -> tuple[str, ...]:
         """This package's collections whose documents belong to one thread (and carry its ``expire_at``): what
         its storage classes declare (``thread_collections.py``)."""
-        return (self.checkpoints, self.blobs, self.writes, self.journal)
+        return tuple(getattr(self, role) for role in PER_THREAD_ROLES)
 
     @property
     def held_before_declarations(self) -> tuple[str, ...]:
         """What a database stamped before declarations holds per thread: ``per_thread`` and the ordinals."""
         return (*self.per_thread, self.ordinals)
+
+
+#: The roles of the per-thread collections (``CollectionNames.per_thread``).
+PER_THREAD_ROLES = ("checkpoints", "blobs", "writes", "journal")
+#: The storage classes (by the role of the collection they own) whose every write waits for a majority of a replica
+#: set, whatever the client's write concern: the journal (an effect's claim, its record, the input-digest key) and
+#: the run locks (``_plans.faces.TwoFaces``). A write a primary alone acknowledged can be rolled back by a failover:
+#: the next run would then run a completed effect again, or beside a run that still holds the thread.
+MAJORITY_WRITTEN = ("journal", "runs")
+
+
+def majority_concern(given: WriteConcern) -> WriteConcern:
+    """``given`` with ``w: "majority"``, its ``wtimeout`` and ``j`` kept (``w: 0`` included: never unacknowledged)."""
+    return WriteConcern(**{**given.document, "w": "majority"})
 
 
 def _ascending(*fields: str) -> list[tuple[str, int]]:
@@ -86,6 +104,13 @@ INDEXES: dict[str, tuple[IndexModel, ...]] = {
     "runs": (IndexModel(_ascending("thread_id"), unique=True, name="thread_run_lock"),),
     "metadata": (),
 }
+
+#: The unique indexes of the per-thread roles: a collection holding one was made by this library's setup (or
+#: ``doctor --fix``), which is how a storage format stamp's declaration of it is trusted (``thread_collections.py``).
+THREAD_KEY_INDEXES = frozenset(
+    {*(ix.document["name"] for role in PER_THREAD_ROLES for ix in INDEXES[role] if ix.document.get("unique")),
+     "thread_parent_name_task"}  # the ordinals' of format 3 and older (the upgrade to 4 reads them)
+)
 
 #: The TTL index of every per-thread collection, when a TTL is set. The one index not led by
 #: ``thread_id``: MongoDB supports TTL only on single-field indexes (non-unique, so sharding allows it).

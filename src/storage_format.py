@@ -12,33 +12,67 @@ its first write: an empty database is stamped; one holding our checkpoints witho
 ``MongoDBSaver``, whose collections share our default names), raises ``IncompatibleStorageError``
 before anything is written.
 
+The stamp is data, never an instruction. A version that is not an integer from 1 up, a
+``thread_collections`` that is not a list of collection names, or a declared collection this library
+could not have made (``thread_collections.py``) raises ``IncompatibleStorageError`` naming the document
+and the fix, before any write: the stamp can never aim a delete, a copy or a TTL index at a collection.
+
 A database of an older version is upgraded, one step of ``MIGRATIONS`` after another, each followed by
-the stamp's new version: version 1 had no thread summaries (``thread_summaries.py``), version 2 keyed journal
-entries by ordinals (``visit_keys.py``). Upgrade every process writing a database together: one of an older
-version still running writes no summaries, and keys its entries by ordinals no run of this version meets.
+the stamp's new version. Upgrade every process writing a database together; a process of an older version
+still running is found, and what it wrote repaired, by ``doctor`` (``thread_summaries.drift_plan``), except the
+journal entries a process of version 3 or older keys by ordinals: no run of version 4 meets them.
 
 Cost: one ``find`` on a stamped database, once per ``StorageFormat`` (a ``DurablePlatform`` shares one
 among its storage classes); two ``find``s and the stamp's ``insert`` the first time; one ``update`` when
-this process declares a per-thread collection the database does not list yet; the migrations, once.
+this process declares a per-thread collection the database does not list yet; one ``listIndexes`` for each
+declared collection this process was not given; the migrations, once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import thread_summaries, visit_keys
-from ._plans.requests import Find, InsertOne, Plan, UpdateMany
+from . import summary_drift, thread_summaries, visit_keys
+from ._plans.requests import Find, InsertOne, ListIndexes, Plan, UpdateMany
 from .errors import IncompatibleStorageError
-from .schema import CollectionNames
-from .thread_collections import ThreadCollections
+from .schema import THREAD_KEY_INDEXES, CollectionNames
+from .thread_collections import ThreadCollections, declared_problem
 
-#: The version of the documents this package writes. Raise it when a release changes their shape.
-FORMAT_VERSION = 3
-#: What upgrades a database from each version to the next: version 1 had no thread summaries; version 2 keyed
-#: journal entries by ordinals (``visit_keys.py``).
-MIGRATIONS = {1: thread_summaries.build_plan, 2: visit_keys.upgrade_plan}
+
+def _serde_metadata(names: CollectionNames) -> Plan:
+    """Version 3 stores the metadata values BSON would change (an aware ``datetime``, a ``set``, a message)
+    through the serde (``checkpointer.documents.stored_metadata``). Every document of version 2 reads as it
+    is: nothing to rewrite. The version itself is the point: a process of version 2, which would hand such a
+    value back undecoded, refuses the database instead."""
+    return
+    yield
+
+
+#: The steps that upgrade a database, in order: ``MIGRATIONS[i]`` upgrades version ``i + 1`` to ``i + 2``, as a
+#: plan on the database's ``CollectionNames``. Append a step to change the documents' shape; ``FORMAT_VERSION``
+#: follows. Every step guarantees, with writers running:
+#:
+#: 1. *Restartable.* Cut short anywhere (a SIGKILL, a lost connection) and run again, or run by two processes
+#:    at once, it ends with what one uninterrupted run writes. The stamp's version moves only after the step
+#:    has ended, on a filter naming the version it upgraded (``$set`` to ``n + 1`` where ``version: n``).
+#: 2. *Never rolls back.* Processes already upgraded write the new shape while it runs, between any of its
+#:    reads and its writes: a value it derives from a read is written conditionally (a filter on what it read,
+#:    ``$max``, ``$min``), never set blind, and what it cannot decide from its read it counts again.
+#: 3. *Old writers stay readable.* A process of the old version may write until it is restarted: what it
+#:    writes must still be read right, or be found and repaired by ``doctor`` / ``doctor --repair``.
+#: 4. *Bounded.* It reads in pages in index order, never a whole collection into memory, and writes only
+#:    documents of this library's collections (``CollectionNames``), never a name read from the database.
+#: 5. *Tested.* ``tests/test_storage_migrations.py`` holds the template every step runs through: add the
+#:    step's ``as_version`` (the database as the version before it left it) and its ``holds`` check there.
+MIGRATIONS: list[Callable[[CollectionNames], Plan]] = [
+    summary_drift.build_plan,  # 1 -> 2: the thread summaries
+    _serde_metadata,  # 2 -> 3: metadata values BSON would change stored through the serde
+    visit_keys.upgrade_plan,  # 3 -> 4: journal entries keyed by visits, no longer by ordinals
+]
+#: The version of the documents this package writes: one more than the steps that lead to it.
+FORMAT_VERSION = len(MIGRATIONS) + 1
 FORMAT_NAME = "langgraph-durable-mongodb"
 FORMAT_DOCUMENT_ID = "storage_format"
 #: The field of the stamp listing the per-thread collections (``thread_collections.py``).
@@ -56,17 +90,22 @@ def format_document(thread_collections: Sequence[str] = (), version: int = FORMA
 @dataclass(frozen=True)
 class StoredFormat:
     """What a database holds: a stamped ``version``, a ``foreign`` format, our unstamped data, or nothing;
-    and the per-thread collections it declares (None: stamped, or written, before declarations)."""
+    the per-thread collections it declares (None: stamped, or written, before declarations); and the
+    ``problem`` of a stamp of ours that cannot be read (then nothing else of it is)."""
 
     version: int | None = None
     foreign: str | None = None
     has_data: bool = False
     thread_collections: tuple[str, ...] | None = ()
+    problem: str | None = None
 
     def describe(self) -> str:
-        """``version 1``, ``foreign: MongoDBSaver``, ``unstamped (written by 0.1.0)`` or ``none yet``."""
+        """``version 1``, ``foreign: MongoDBSaver``, ``malformed stamp: ...``, ``unstamped (written by 0.1.0)``
+        or ``none yet``."""
         if self.foreign is not None:
             return f"foreign: {self.foreign}"
+        if self.problem is not None:
+            return f"malformed stamp: {self.problem}"
         if self.version is not None:
             return f"version {self.version}"
         return "unstamped (written by 0.1.0)" if self.has_data else "none yet"
@@ -84,22 +123,30 @@ def read_format_plan(names: CollectionNames) -> Plan:
     found = yield Find(names.metadata, {"_id": FORMAT_DOCUMENT_ID}, limit=1)
     if found:
         stamp = found[0]
-        version = stamp.get("version")
-        if stamp.get("format") != FORMAT_NAME or not isinstance(version, int):
+        if stamp.get("format") != FORMAT_NAME:
             return StoredFormat(foreign=f"a {FORMAT_DOCUMENT_ID} document of {stamp.get('format')!r}", has_data=True)
-        return StoredFormat(version=version, has_data=True, thread_collections=_declared(stamp))
+        problem = _version_problem(stamp.get("version")) or declared_problem(stamp.get(THREAD_COLLECTIONS))
+        if problem is not None:
+            return StoredFormat(has_data=True, problem=problem)
+        return StoredFormat(version=stamp["version"], has_data=True, thread_collections=_declared(stamp))
     sample = yield Find(names.checkpoints, {"checkpoint_ns": thread_summaries.NOT_SUMMARY}, {"_id": 0, "type": 1, "ts": 1}, limit=1)
     if not sample:
         return StoredFormat()
     return StoredFormat(foreign=_shape_of(sample[0]), has_data=True, thread_collections=None)
 
 
-def _declared(stamp: dict[str, Any]) -> tuple[str, ...] | None:
-    """The per-thread collections a stamp lists; None for a stamp written before it listed them."""
-    listed = stamp.get(THREAD_COLLECTIONS)
-    if not isinstance(listed, list):
+def _version_problem(version: Any) -> str | None:
+    """Why a stamp's ``version`` is none this library ever wrote (None when it is one): an integer from 1 up."""
+    if isinstance(version, int) and not isinstance(version, bool) and version >= 1:
         return None
-    return tuple(n for n in listed if isinstance(n, str))
+    return f"its version is {version!r:.40}, not an integer from 1 up"
+
+
+def _declared(stamp: dict[str, Any]) -> tuple[str, ...] | None:
+    """The per-thread collections a stamp lists (checked by ``declared_problem``); None for a stamp written
+    before it listed them."""
+    listed = stamp.get(THREAD_COLLECTIONS)
+    return None if listed is None else tuple(listed)
 
 
 class StorageFormat:
@@ -129,16 +176,25 @@ class StorageFormat:
             yield from self._declare_plan()
             return
         stored = yield from read_format_plan(self.collections)
-        if stored.foreign is not None:
-            raise IncompatibleStorageError(self.foreign_message(stored), db_name=self.db_name, found=stored.describe())
-        self.thread_collections.learn(stored.thread_collections)
+        self._refuse(stored)
+        yield from self._learn_plan(stored.thread_collections)
         version = stored.version
         if version is None:
             names = self.thread_collections.names
             version = 1 if stored.has_data else FORMAT_VERSION  # 0.1.0's data is of format 1
             if (yield InsertOne(self.collections.metadata, format_document(names, version))):
                 self.thread_collections.stored(names)  # else another process stamped it first: declared below
-        elif version > FORMAT_VERSION:
+        yield from self._migrate_plan(version)
+        yield from self._declare_plan()
+        self._checked = True
+
+    def _refuse(self, stored: StoredFormat) -> None:
+        """Raise ``IncompatibleStorageError`` for a foreign format, a malformed stamp or a newer version."""
+        if stored.foreign is not None:
+            raise IncompatibleStorageError(self.foreign_message(stored), db_name=self.db_name, found=stored.describe())
+        if stored.problem is not None:
+            raise self._malformed(stored.problem)
+        if stored.version is not None and stored.version > FORMAT_VERSION:
             raise IncompatibleStorageError(
                 f"database {self.db_name!r} holds storage format version {stored.version}, newer than this "
                 f"langgraph-durable-mongodb writes ({FORMAT_VERSION}); nothing was written. Upgrade the package "
@@ -146,27 +202,75 @@ class StorageFormat:
                 db_name=self.db_name,
                 found=stored.describe(),
             )
-        yield from self._migrate_plan(version)
-        yield from self._declare_plan()
-        self._checked = True
 
     def _migrate_plan(self, version: int) -> Plan:
         """Upgrade a database of ``version`` to ``FORMAT_VERSION``: each step of ``MIGRATIONS``, then the stamp's
         version. Two processes upgrading at once both run a step; each step writes the same twice."""
         for step in range(version, FORMAT_VERSION):
-            yield from MIGRATIONS[step](self.collections)
+            yield from MIGRATIONS[step - 1](self.collections)
             yield UpdateMany(self.collections.metadata, {"_id": FORMAT_DOCUMENT_ID, "version": step}, {"$set": {"version": step + 1}})
+
+    def _learn_plan(self, declared: Sequence[str] | None) -> Plan:
+        """Learn the per-thread collections a stamp declares (checked by ``read_format_plan`` or
+        ``thread_collections_plan``), once each is trusted: a name this process does not know is looked up
+        (one ``listIndexes``) and must hold a key index this library gives a per-thread collection.
+
+        Raises:
+            IncompatibleStorageError: a declared collection holds none; nothing was written.
+        """
+        for name in self.thread_collections.untrusted(declared):
+            if not THREAD_KEY_INDEXES & set((yield ListIndexes(name))):
+                raise self._malformed(
+                    f"it declares {name!r} a per-thread collection, which is none of this process's collections and "
+                    f"holds none of the key indexes this library gives one ({', '.join(sorted(THREAD_KEY_INDEXES))})",
+                    name,
+                )
+            self.thread_collections.trust(name)
+        self.thread_collections.learn(declared)
+
+    def _malformed(self, problem: str, name: str | None = None) -> IncompatibleStorageError:
+        """The error for a stamp of ours that cannot be trusted (``problem``), naming the document and the fix."""
+        where = f"db.{self.collections.metadata}.updateOne({{_id: {FORMAT_DOCUMENT_ID!r}}}, "
+        if name is not None:
+            fix = (
+                f"if {name!r} is this library's, give it to this process (collections=, journal_options) or create "
+                f"its indexes (langgraph-durable-mongodb --db {self.db_name} doctor --fix, from the process that "
+                f"uses it); if not, remove it: {where}{{$pull: {{{THREAD_COLLECTIONS}: {name!r}}}}})"
+            )
+        elif problem.startswith("its version"):
+            fix = (
+                f"set the version the data was written in, 1 when unsure (every upgrade from 1 is safe to run "
+                f"again): {where}{{$set: {{version: 1}}}})"
+            )
+        else:
+            fix = (
+                f"remove what is not a collection of this library from {THREAD_COLLECTIONS}, or the field (then "
+                f"every default per-thread collection is assumed): {where}{{$unset: {{{THREAD_COLLECTIONS}: ''}}}})"
+            )
+        return IncompatibleStorageError(
+            f"database {self.db_name!r}: the {self.collections.metadata} document {{_id: {FORMAT_DOCUMENT_ID!r}}} "
+            f"cannot be trusted: {problem}; nothing was written. Fix the document: {fix}",
+            db_name=self.db_name,
+            found=StoredFormat(problem=problem).describe(),
+        )
 
     def thread_collections_plan(self) -> Plan:
         """Every per-thread collection of the database, read again: another process may have declared one
-        since this one checked (one ``find``). For what deletes or copies a thread whole.
+        since this one checked (one ``find``). For what deletes or copies a thread whole: each name checked
+        and trusted (``_learn_plan``) before the caller's first write.
 
         Returns:
             The collection names (``ThreadCollections.names``).
+
+        Raises:
+            IncompatibleStorageError: the stamp declares what this library could not have made.
         """
         found = yield Find(self.collections.metadata, {"_id": FORMAT_DOCUMENT_ID}, {"_id": 0, THREAD_COLLECTIONS: 1}, limit=1)
         if found:
-            self.thread_collections.learn(_declared(found[0]))
+            problem = declared_problem(found[0].get(THREAD_COLLECTIONS))
+            if problem is not None:
+                raise self._malformed(problem)
+            yield from self._learn_plan(_declared(found[0]))
         return self.thread_collections.names
 
     def _declare_plan(self) -> Plan:

@@ -17,7 +17,8 @@ checkpoint ids grow with time): a retried ``put`` finds the summary already past
 summary's ``_id`` and the duplicate key is ignored (``Upsert``), so it counts once. ``prune`` and
 ``delete_for_runs`` subtract what they delete (``pruned_update``).
 
-A database of storage format 1 has no summaries; ``build_plan`` writes them (``storage_format.MIGRATIONS``).
+A database of storage format 1 has no summaries; ``summary_drift.build_plan`` writes them
+(``storage_format.MIGRATIONS``), and ``summary_drift`` finds and repairs a summary that drifted since.
 """
 
 from __future__ import annotations
@@ -28,9 +29,7 @@ from typing import Any
 from pymongo import UpdateOne
 
 from ._bson import key_id, require_str
-from ._plans.requests import Find, Plan, Upsert
 from .errors import InvalidInputError
-from .schema import CHECKPOINT_INDEX_ORDER, CollectionNames
 
 #: The namespace of the summary documents. Not one LangGraph writes: each of its namespaces is "" or holds a ":".
 SUMMARY_NS = "#thread"
@@ -40,7 +39,7 @@ LATEST, COUNT = "latest", "checkpoints"
 NOT_SUMMARY = {"$ne": SUMMARY_NS}
 #: What the lists read of a summary.
 SUMMARY_PROJECTION = {"_id": 0, "thread_id": 1, LATEST: 1, COUNT: 1}
-#: Root checkpoints read per page while building the summaries of a database (``build_plan``).
+#: Root checkpoints read per page while comparing or building the summaries of a database (``summary_drift``).
 BUILD_PAGE = 10_000
 
 
@@ -83,57 +82,3 @@ def pruned_update(thread_id: str, deleted: int, latest: str | None) -> UpdateOne
     if latest is not None:
         update["$set"] = {LATEST: latest}
     return UpdateOne({"_id": summary_id(thread_id)}, update, upsert=False)
-
-
-def build_plan(names: CollectionNames) -> Plan:
-    """Write the summary of every thread from its root checkpoints (a database of storage format 1), reading
-    them in pages of ``BUILD_PAGE`` in index order; returns the number of threads.
-
-    A summary is set whole, so building twice (two processes upgrading at once) writes the same. A thread
-    written by a process of this version while this runs may end one checkpoint short in its count.
-    """
-    threads, after, page = 0, None, BUILD_PAGE
-    pending: dict[str, Any] | None = None
-    while True:
-        docs = yield Find(names.checkpoints, _after({"checkpoint_ns": ""}, after), _BUILD_FIELDS, list(CHECKPOINT_INDEX_ORDER), page)
-        summaries, pending = _fold(docs, pending)
-        if len(docs) < page:
-            summaries += [pending] if pending else []
-        if summaries:
-            yield Upsert(names.checkpoints, [_set_whole(s) for s in summaries])
-            threads += len(summaries)
-        if len(docs) < page:
-            return threads
-        after = (docs[-1]["thread_id"], docs[-1]["checkpoint_id"])
-
-
-_BUILD_FIELDS = {"_id": 0, "thread_id": 1, "checkpoint_id": 1, "expire_at": 1}
-
-
-def _after(query: dict[str, Any], after: tuple[str, str] | None) -> dict[str, Any]:
-    """``query`` limited to what follows ``(thread_id, checkpoint_id)`` in index order (ids descending)."""
-    if after is None:
-        return query
-    thread_id, checkpoint_id = after
-    return {**query, "$or": [{"thread_id": {"$gt": thread_id}}, {"thread_id": thread_id, "checkpoint_id": {"$lt": checkpoint_id}}]}
-
-
-def _fold(docs: list[dict[str, Any]], pending: dict[str, Any] | None) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """The summaries ``docs`` (root checkpoints in index order) complete, and that of their last thread, which
-    the next page may continue."""
-    done: list[dict[str, Any]] = []
-    for doc in docs:
-        thread_id = doc.get("thread_id")
-        if not isinstance(thread_id, str):
-            continue  # stored by hand: no summary lists it (the views report such documents)
-        if pending is None or pending["thread_id"] != thread_id:
-            done += [pending] if pending else []
-            pending = {"thread_id": thread_id, LATEST: doc["checkpoint_id"], COUNT: 0}
-        pending[COUNT] += 1
-        if doc.get("expire_at") is not None:
-            pending["expire_at"] = max(pending.get("expire_at", doc["expire_at"]), doc["expire_at"])
-    return done, pending
-
-
-def _set_whole(summary: Mapping[str, Any]) -> UpdateOne:
-    return UpdateOne({"_id": summary_id(summary["thread_id"])}, {"$set": {**summary, "checkpoint_ns": SUMMARY_NS}}, upsert=True)

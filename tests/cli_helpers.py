@@ -22,7 +22,10 @@ def mongod_command(self: object, command: object, *args: object, **kwargs: objec
     """mongomock's ``Database.command`` (patched in), answering what ``doctor`` asks as a MongoDB 7 mongod does:
     mongomock has no buildInfo/serverStatus/hello; the real-server tests run the genuine ones."""
     name = command if isinstance(command, str) else next(iter(command))
-    return {"buildInfo": {"version": "7.0.0"}, "serverStatus": {"process": "mongod"}, "hello": {"isWritablePrimary": True}}[name]
+    return {
+        "buildInfo": {"version": "7.0.0"}, "serverStatus": {"process": "mongod"}, "hello": {"isWritablePrimary": True},
+        "getDefaultRWConcern": {"defaultWriteConcern": {"w": "majority", "wtimeout": 0}, "defaultReadConcern": {"level": "local"}},
+    }[name]
 
 
 def run(client: Any, *argv: str, stdin: io.StringIO | None = None) -> tuple[int, str]:

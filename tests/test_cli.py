@@ -104,8 +104,8 @@ def test_doctor_reports_and_fixes_missing_indexes(client: mongomock.MongoClient,
 def _fake_mongo_java_server(self: object, command: object, *args: object, **kwargs: object) -> dict:
     """mongo-java-server's replies, as the launcher's server gives them: no `hello`."""
     name = command if isinstance(command, str) else next(iter(command))
-    if name == "hello":
-        raise OperationFailure("no such command: 'hello'", code=59)
+    if name in ("hello", "getDefaultRWConcern"):
+        raise OperationFailure(f"no such command: '{name}'", code=59)
     return {"buildInfo": {"version": "5.0.0"}, "serverStatus": {"process": "java"}, "isMaster": {"ismaster": True}}[name]
 
 

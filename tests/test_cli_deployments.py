@@ -127,3 +127,23 @@ async def test_the_index_check_reads_and_fixes_alike_on_both_faces(mongodb_uri: 
     finally:
         client.close()
         await aclient.close()
+
+
+@pytest.mark.parametrize(
+    ("options", "write", "read"),
+    [("", {}, {}), ("w=1&readConcernLevel=local&wtimeoutMS=2000", {"w": 1, "wtimeout": 2000}, {"level": "local"})],
+    ids=["defaults", "lowered"],
+)
+def test_doctor_reports_the_concerns_in_force(mongodb_uri: str, server_db_name: str, options: str, write: dict, read: dict) -> None:
+    """Issue 34: the client's write and read concerns (as the URI sets them), the server's defaults where it reports
+    them (neither FerretDB nor mongo-java-server does), and the collections always written with a majority."""
+    uri = with_database(mongodb_uri, server_db_name)
+    uri = f"{uri}{'&' if '?' in uri else '?'}{options}" if options else uri
+    code, out = run(None, "--uri", uri, "--json", "doctor")
+    concerns = json.loads(out)["concerns"]
+    assert {k: v for k, v in concerns.items() if k != "server_default"} == {
+        "write": write, "read": read, "read_preference": "primary", "majority_written": ["activity_journal", "thread_runs"],
+    }
+    code, out = run(None, "--uri", uri, "doctor")
+    assert "concern     majority     activity_journal, thread_runs (every write, whatever the client's)\n" in out
+    assert f"concern     write        {'w: 1, wtimeout: 2000' if write else 'the server default'}" in out

@@ -101,11 +101,15 @@ def test_errors_and_settled_positions_are_escaped(capsys: pytest.CaptureFixture[
 def test_doctor_escapes_what_the_server_says(monkeypatch: pytest.MonkeyPatch) -> None:
     def command(self: object, command: object, *args: object, **kwargs: object) -> dict:
         name = command if isinstance(command, str) else next(iter(command))
-        return {"buildInfo": {"version": "7.0\x1b[2J"}, "serverStatus": {"process": "mongod"}, "hello": {}}[name]
+        return {
+            "buildInfo": {"version": "7.0\x1b[2J"}, "serverStatus": {"process": "mongod"}, "hello": {},
+            "getDefaultRWConcern": {"defaultWriteConcern": {"w": "majority\x1b[2J"}},
+        }[name]
 
     monkeypatch.setattr(mongomock.database.Database, "command", command, raising=False)
     code, out = run(mongomock.MongoClient(), "doctor")
     assert "server      MongoDB 7.0\\x1b[2J\n" in _safe(out)
+    assert "(server default: w: majority\\x1b[2J)" in _safe(out)
 
 
 def test_the_import_report_is_escaped() -> None:

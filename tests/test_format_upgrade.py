@@ -53,7 +53,7 @@ async def test_a_format_2_thread_resumes_after_the_upgrade_and_replays_what_it_r
 
     assert executed == []  # the payment in gate, recorded before the upgrade, is replayed
     assert result["notes"][-2:] == ["paid 7", "gate:yes"]
-    assert store.db.durable_metadata.find_one()["version"] == FORMAT_VERSION == 3
+    assert store.db.durable_metadata.find_one()["version"] == FORMAT_VERSION == 4
     raw = list(store.db.activity_journal.find({"thread_id": "case-7"}))
     assert len(raw) == len(golden["activity_journal"]) and all(keyed(d) for d in raw)
     by_id = {d["_id"]: d for d in raw}

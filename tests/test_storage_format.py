@@ -181,3 +181,37 @@ async def test_doctor_reports_the_format(store: Store, monkeypatch: pytest.Monke
         assert indexes_after == indexes_before, "doctor --fix created our indexes in a MongoDBSaver database"
     finally:
         client.drop_database(other)
+
+
+@pytest.mark.parametrize("version", [0, -1, 2.5, "2", True, None], ids=["0", "-1", "2.5", "'2'", "True", "missing"])
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_a_stamp_version_we_never_wrote_is_refused_before_any_write(
+    store: Store, version: Any, is_async: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: a version 0 or -1 raised KeyError; True passed for 1 and ran an upgrade; 2.5 was called foreign."""
+    await first_use(store.platform(), "saver", is_async)
+    store.db.durable_metadata.update_one({"_id": "storage_format"}, {"$set": {"version": version}} if version is not None else {"$unset": {"version": ""}})
+    before = store.snapshot()
+    if store.commands:
+        store.commands.seen.clear()
+    with pytest.raises(IncompatibleStorageError, match=r"its version is .*, not an integer from 1 up; nothing was written.*\{\$set: \{version: 1\}\}") as refused:
+        await first_use(store.platform(), "graph", is_async)
+    assert refused.value.db_name == store.db_name and refused.value.found.startswith("malformed stamp: its version is")
+    assert store.snapshot() == before and store.wire_writes() == []
+    if store.commands is None:
+        monkeypatch.setattr(mongomock.database.Database, "command", mongod_command, raising=False)
+    assert doctor_format(store.client, store.db_name).startswith("malformed stamp: its version is")
+    assert main(["--db", store.db_name, "doctor", "--fix", "--repair"], client=store.client, out=io.StringIO()) == EXIT_PROBLEM
+    assert store.snapshot() == before  # doctor fixes and repairs nothing in a database it cannot trust
+
+
+async def test_doctor_repairs_nothing_in_a_newer_format(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    if store.commands is None:
+        monkeypatch.setattr(mongomock.database.Database, "command", mongod_command, raising=False)
+    await first_use(store.platform(), "saver", False)
+    store.db.checkpoints.delete_many({"checkpoint_ns": "#thread"})  # what a newer format may hold instead of summaries
+    store.db.durable_metadata.update_one({"_id": "storage_format"}, {"$set": {"version": FORMAT_VERSION + 1}})
+    before = store.snapshot()
+    out = io.StringIO()
+    assert main(["--db", store.db_name, "--json", "doctor", "--fix", "--repair"], client=store.client, out=out) == EXIT_PROBLEM
+    assert json.loads(out.getvalue())["summaries"] is None and store.snapshot() == before

@@ -7,18 +7,26 @@ async face, on mongomock and on every server of the tier.
 
 from __future__ import annotations
 
+import io
+import json
 from typing import Any
 
+import mongomock
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
-from langgraph_durable_mongodb import InvalidInputError, thread_summaries
+from langgraph_durable_mongodb import InvalidInputError, deployment, summary_drift, thread_summaries
+from langgraph_durable_mongodb._plans.interpreters import AsyncInterpreter, SyncInterpreter
+from langgraph_durable_mongodb._plans.requests import FencedUpdate, Find, InsertOne, Upsert
 from langgraph_durable_mongodb.checkpointer import MongoDBCheckpointer
+from langgraph_durable_mongodb.cli import EXIT_OK, EXIT_PROBLEM, main
 from langgraph_durable_mongodb.schema import CollectionNames
 from langgraph_durable_mongodb.storage_format import FORMAT_VERSION
 from langgraph_durable_mongodb.thread_summaries import SUMMARY_NS, summary_id
+from langgraph_durable_mongodb.views.documents import ThreadDocuments
 from langgraph_durable_mongodb.views.reader import ThreadViews
 
+from .cli_helpers import mongod_command
 from .graphs import run_probe
 from .stores import Store
 
@@ -179,3 +187,300 @@ def test_the_inspector_upgrades_a_format_1_database_before_listing_it(store: Sto
     _as_format_1(store)
     listing = ThreadViews(store.client, store.db_name, CollectionNames()).threads()
     assert [(row["thread_id"], row["checkpoints"]) for row in listing["threads"]] == [("x", 1), ("y", 1)]
+    assert store.db.durable_metadata.find_one()["version"] == FORMAT_VERSION  # the lists would show them without it
+
+
+# -- issue 34: upgrades never roll back; drift is found, repaired, and never hides a thread -------------------------
+
+
+#: Where another process's turns land in an upgrader's run: before each of these requests (``MOMENTS``).
+def _reads_roots(request: Any) -> bool:
+    return isinstance(request, Find) and request.collection == "checkpoints" and request.filter.get("checkpoint_ns") == "" and "thread_id" not in request.filter
+
+
+def _reads_summaries(request: Any) -> bool:
+    return isinstance(request, Find) and request.collection == "checkpoints" and "_id" in request.filter
+
+
+def _writes_summaries(request: Any) -> bool:
+    return isinstance(request, Upsert) and request.collection == "checkpoints"
+
+
+def _recounts(request: Any) -> bool:
+    return isinstance(request, FencedUpdate) and request.collection == "checkpoints"
+
+
+MOMENTS = {
+    "before_its_read": _reads_roots,
+    "before_it_reads_the_summaries": _reads_summaries,
+    "before_its_write": _writes_summaries,
+}
+
+
+class Rollbacks:
+    """Every summary as it is after each write of an upgrader, and whether any count went down or ``latest`` back."""
+
+    def __init__(self, store: Store) -> None:
+        self.store, self.seen, self.found = store, {}, []
+
+    def look(self) -> None:
+        for doc in self.store.db.checkpoints.find({"checkpoint_ns": SUMMARY_NS}):
+            before = self.seen.get(doc["thread_id"])
+            if before and (doc["checkpoints"] < before[0] or doc["latest"] < before[1]):
+                self.found.append((doc["thread_id"], before, (doc["checkpoints"], doc["latest"])))
+            self.seen[doc["thread_id"]] = (doc["checkpoints"], doc["latest"])
+
+
+def interleaved(io: Any, is_async: bool, moment: Any, others: Any, watch: Rollbacks | None = None) -> None:
+    """Run ``others()`` once, just before ``io`` sends the first request ``moment(request)`` is true of: what other
+    processes do at that point of an upgrader's (or a repair's) run. ``watch`` looks at the summaries after each
+    write of ``io`` to ``checkpoints``."""
+    execute, done = io.execute, []
+
+    def due(request: Any) -> bool:
+        if done or not moment(request):
+            return False
+        done.append(request)
+        return True
+
+    def after(request: Any) -> None:
+        if watch is not None and getattr(request, "collection", None) == "checkpoints" and isinstance(request, (Upsert, FencedUpdate, InsertOne)):
+            watch.look()
+
+    def look() -> None:
+        if watch is not None:
+            watch.look()
+
+    if is_async:
+
+        async def aexecute(request: Any) -> Any:
+            if due(request):
+                await others()
+                look()
+            result = await execute(request)
+            after(request)
+            return result
+
+        io.execute = aexecute
+    else:
+
+        def sexecute(request: Any) -> Any:
+            if due(request):
+                finished(others())
+                look()
+            result = execute(request)
+            after(request)
+            return result
+
+        io.execute = sexecute
+
+
+def finished(coroutine: Any) -> Any:
+    """The value of a coroutine that never suspends (the sync face's calls, wrapped in ``async def``), run here:
+    a sync test body runs inside the test's event loop, where ``asyncio.run`` cannot."""
+    try:
+        coroutine.send(None)
+    except StopIteration as stop:
+        return stop.value
+    raise AssertionError("the coroutine suspended: it awaited real I/O")
+
+
+async def upgrade(store: Store, is_async: bool) -> None:
+    """A process's first use of a format-1 database: its format check upgrades it."""
+    await call(saver_on(store), "get_tuple", is_async, {"configurable": {"thread_id": "any"}})
+
+
+def every_thread_summarized(store: Store) -> list[str]:
+    """The threads whose summary does not count their root checkpoints or name their latest (none: all right)."""
+    threads = sorted(store.db.checkpoints.distinct("thread_id", {"checkpoint_ns": ""}))
+    assert threads
+    return [t for t in threads if not summarizes(store, t)]
+
+
+@FACES
+@pytest.mark.parametrize("moment", MOMENTS)
+@pytest.mark.parametrize("writer", ["after_the_first_upgrade", "before_any_upgrade"])
+async def test_an_upgrade_never_rolls_a_summary_back_whatever_was_put_between_its_read_and_its_write(
+    store: Store, is_async: bool, writer: str, moment: str
+) -> None:
+    """Two processes upgrade a format-1 database while a third already runs turns: the later upgrader read the
+    checkpoints before the turns. Before issue 34 its summaries overwrote theirs: a count of 4 of 8, and a latest
+    gone back. Deterministic: the turns run at one point of that upgrader's run; the writer checked the format
+    before (it already writes summaries), so with no upgrade before it, its ``put``s start the summaries of
+    threads the upgrade has not reached, counting only themselves. No summary is ever seen to go back."""
+    saver, writing = saver_on(store), saver_on(store)
+    for thread_id in ("a", "b"):
+        await put_chain(saver, is_async, thread_id, 4)
+    await upgrade_with(writing, is_async)
+    _as_format_1(store)
+
+    async def others() -> None:
+        if writer == "after_the_first_upgrade":
+            await upgrade(store, is_async)
+        for thread_id in ("a", "c"):  # c: a thread the writer starts
+            await put_chain(writing, is_async, thread_id, 4, run_id="writer")
+
+    late, watch = saver_on(store), Rollbacks(store)
+    io = late._async_io if is_async else late._sync_io  # noqa: SLF001
+    interleaved(io, is_async, MOMENTS[moment], others, watch)
+    watch.look()
+    await upgrade_with(late, is_async)
+    assert every_thread_summarized(store) == [] and watch.found == []
+    assert summary(store, "a")["checkpoints"] == 8 and summary(store, "c")["checkpoints"] == 4
+    await upgrade(store, is_async)  # a process arriving after all this changes nothing
+    assert every_thread_summarized(store) == []
+
+
+@FACES
+async def test_a_recount_never_loses_a_checkpoint_put_between_its_count_and_its_write(store: Store, is_async: bool) -> None:
+    """A summary past what an upgrader read is counted again: a ``put`` between that count and its write is counted
+    too (the write holds only if no later checkpoint was counted since; else it counts again)."""
+    saver, writing = saver_on(store), saver_on(store)
+    await put_chain(saver, is_async, "a", 3)
+    await upgrade_with(writing, is_async)
+    _as_format_1(store)
+    puts = []
+
+    async def one_more() -> None:
+        puts.append(await put_chain(writing, is_async, "a", 1, run_id="writer"))
+
+    late = saver_on(store)
+    io = late._async_io if is_async else late._sync_io  # noqa: SLF001
+    async def others() -> None:  # at the first summary read: a turn, so the summary is past what was read ...
+        await one_more()
+
+    interleaved(io, is_async, _reads_summaries, others)
+
+    def recounting(request: Any) -> bool:  # ... and at the recount's write: another
+        return _recounts(request) and len(puts) == 1
+
+    interleaved(io, is_async, recounting, one_more)
+    await upgrade_with(late, is_async)
+    assert len(puts) == 2 and every_thread_summarized(store) == [] and summary(store, "a")["checkpoints"] == 5
+
+
+async def upgrade_with(saver: MongoDBCheckpointer, is_async: bool) -> None:
+    await call(saver, "get_tuple", is_async, {"configurable": {"thread_id": "any"}})
+
+
+def as_a_format_1_writer_left_it(store: Store, is_async: bool) -> Any:
+    """A database upgraded while a process of format 1 kept running: it started thread ``new`` (no summary), and
+    went on with ``old`` (its summary counts what was there before). Returns a coroutine."""
+
+    async def written() -> None:
+        saver = saver_on(store)
+        await put_chain(saver, is_async, "old", 2)
+        await put_chain(saver, is_async, "kept", 1)
+        counted = summary(store, "old")
+        await put_chain(saver, is_async, "old", 3, run_id="format 1")
+        await put_chain(saver, is_async, "new", 2, run_id="format 1")
+        store.db.checkpoints.replace_one({"_id": summary_id("old")}, {"_id": summary_id("old"), **counted})
+        store.db.checkpoints.delete_one({"_id": summary_id("new")})
+
+    return written()
+
+
+def doctor_report(store: Store, *options: str) -> tuple[int, dict]:
+    out = io.StringIO()
+    code = main(["--db", store.db_name, "--json", "doctor", *options], client=store.client, out=out)
+    return code, json.loads(out.getvalue())
+
+
+@FACES
+async def test_a_format_1_writer_after_the_upgrade_is_found_and_repaired_by_doctor(
+    store: Store, is_async: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if store.commands is None:
+        monkeypatch.setattr(mongomock.database.Database, "command", mongod_command, raising=False)
+    await as_a_format_1_writer_left_it(store, is_async)
+    doctor_report(store, "--fix")  # every index: what is found wrong below is the summaries alone
+    code, report = doctor_report(store)
+    assert code == EXIT_PROBLEM and report["summaries"] == {
+        "threads": 3, "missing": 1, "short": 1, "named_missing": ["new"], "named_short": ["old"], "repaired": 0, "unsettled": [],
+        "complete": True,
+    }
+    text = io.StringIO()
+    main(["--db", store.db_name, "doctor"], client=store.client, out=text)
+    assert f"run `langgraph-durable-mongodb --db {store.db_name} doctor --repair`" in text.getvalue()
+    assert every_thread_summarized(store) == ["new", "old"]
+    code, report = doctor_report(store, "--repair")
+    assert code == EXIT_OK and report["summaries"]["repaired"] == 2 and every_thread_summarized(store) == []
+    code, report = doctor_report(store)
+    assert code == EXIT_OK and report["summaries"]["missing"] == report["summaries"]["short"] == 0
+
+
+@FACES
+async def test_a_repair_never_rolls_a_summary_back_whatever_was_put_between_its_read_and_its_write(store: Store, is_async: bool) -> None:
+    await as_a_format_1_writer_left_it(store, is_async)
+
+    async def writer() -> None:
+        for thread_id in ("old", "new", "kept"):
+            await put_chain(saver_on(store), is_async, thread_id, 2, run_id="writer")
+
+    io_ = AsyncInterpreter(store.async_client[store.db_name]) if is_async else SyncInterpreter(store.db)
+    interleaved(io_, is_async, _writes_summaries, writer)
+    plan = summary_drift.drift_plan(CollectionNames(), repair=True)
+    drift = await io_.run(plan) if is_async else io_.run(plan)
+    assert drift.repaired == 2 and every_thread_summarized(store) == []
+
+
+def test_doctor_compares_a_sample_of_a_large_database_within_its_time_bound(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    if store.commands is None:
+        monkeypatch.setattr(mongomock.database.Database, "command", mongod_command, raising=False)
+    saver = saver_on(store)
+    for thread_id in ("a", "b", "c", "d"):
+        finished(put_chain(saver, False, thread_id, 2))
+    monkeypatch.setattr(thread_summaries, "BUILD_PAGE", 3)
+    monkeypatch.setattr(deployment, "DRIFT_SECONDS", 0)
+    code, report = doctor_report(store)
+    assert report["summaries"]["complete"] is False and 1 <= report["summaries"]["threads"] < 4
+    code, report = doctor_report(store, "--repair")  # a repair compares every thread, whatever the bound
+    assert report["summaries"]["complete"] is True and report["summaries"]["threads"] == 4
+
+
+def test_both_thread_lists_show_a_thread_whose_summary_is_missing(store: Store) -> None:
+    finished(as_a_format_1_writer_left_it(store, False))
+    saver = saver_on(store)
+    for thread_id in ("a", "z"):
+        finished(put_chain(saver, False, thread_id, 1))
+    store.db.checkpoints.delete_one({"_id": summary_id("z")})  # the last thread, and the page's last
+    expected = [("a", 1), ("kept", 1), ("new", 2), ("old", 2), ("z", 1)]
+    views = ThreadViews(store.client, store.db_name, CollectionNames())
+    assert [(r["thread_id"], r["checkpoints"]) for r in views.threads()["threads"]] == expected
+    documents = ThreadDocuments(store.client, store.db_name)
+    assert [(r["thread_id"], r["checkpoints"]) for r in documents.summaries(50)[0]] == expected
+    paged, after = [], None
+    while True:  # a page at a time, summarized and unsummarized threads interleaved
+        page = views.threads(after=after, limit=1)
+        paged += [r["thread_id"] for r in page["threads"]]
+        if not page["more"]:
+            break
+        after = page["next_after"]
+    assert paged == [t for t, _ in expected]
+    assert [r["thread_id"] for r in views.threads(prefix="n")["threads"]] == ["new"]
+    rows, more, _ = documents.summaries(2, "kept")
+    assert [r["thread_id"] for r in rows] == ["new", "old"] and more
+    sent: list[Any] = []
+    execute = documents._io.execute  # noqa: SLF001
+    documents._io.execute = lambda request: sent.append(request) or execute(request)  # noqa: SLF001
+    assert [r["thread_id"] for r in documents.summaries(1)[0]] == ["a"]
+    # the summaries, the search for unsummarized threads up to the next summary (none), the latest checkpoint: the
+    # threads without a summary past the page cost nothing
+    assert [type(r).__name__ for r in sent] == ["Find", "Find", "Find"]
+
+
+def test_a_summary_naming_a_later_checkpoint_than_any_is_reported_not_counted_forever(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A summary edited to name a ``latest`` past every checkpoint is past whatever is read: counted again
+    ``RECOUNTS`` times, then left as it is and named, so ``doctor --repair`` ends."""
+    if store.commands is None:
+        monkeypatch.setattr(mongomock.database.Database, "command", mongod_command, raising=False)
+    finished(put_chain(saver_on(store), False, "a", 2))
+    store.db.checkpoints.update_one({"_id": summary_id("a")}, {"$set": {"latest": "~", "checkpoints": 1}})
+    code, report = doctor_report(store, "--repair")
+    assert code == EXIT_PROBLEM and report["summaries"]["unsettled"] == ["a"]
+    text = io.StringIO()
+    main(["--db", store.db_name, "doctor", "--repair"], client=store.client, out=text)
+    assert "not settled (written on while counted, or naming a later checkpoint than any): 'a'" in text.getvalue()
+    assert f"run `langgraph-durable-mongodb --db {store.db_name} doctor --repair`" in text.getvalue()

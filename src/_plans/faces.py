@@ -15,6 +15,7 @@ from typing import Any
 
 from ..connections import LoopBound, LoopClients, announce
 from ..errors import ClientConfigurationError, InvalidInputError
+from ..schema import MAJORITY_WRITTEN
 from .interpreters import AsyncInterpreter, SyncInterpreter
 from .requests import Plan
 
@@ -96,12 +97,14 @@ class TwoFaces:
     _sync_io: SyncInterpreter | None
     _async_io: AsyncInterpreter | None
 
-    def _init_faces(self, sync_db: Any, async_db: Any, auto_setup: bool, guard: Callable[[], Plan]) -> None:
+    def _init_faces(self, sync_db: Any, async_db: Any, auto_setup: bool, guard: Callable[[], Plan], role: str = "") -> None:
         """Interpreters for the given databases (None: that face is missing). Before each face's first plan,
         ``guard()`` runs (the storage format check: it must see the database before any write, whatever
-        ``auto_setup`` says), then ``_setup_plan()`` when ``auto_setup``."""
-        self._sync_io = SyncInterpreter(sync_db) if sync_db is not None else None
-        self._async_io = AsyncInterpreter(async_db) if async_db is not None else None
+        ``auto_setup`` says), then ``_setup_plan()`` when ``auto_setup``. A storage class whose ``role``
+        ``schema.MAJORITY_WRITTEN`` names writes everything with ``w: "majority"``."""
+        majority = role in MAJORITY_WRITTEN
+        self._sync_io = SyncInterpreter(sync_db, majority) if sync_db is not None else None
+        self._async_io = AsyncInterpreter(async_db, majority) if async_db is not None else None
         self._guard, self._auto_setup = guard, auto_setup
         self._ready = {"sync": False, "async": False}
 

@@ -22,10 +22,11 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from pymongo import ReplaceOne, ReturnDocument, UpdateOne
+from pymongo import ReplaceOne, ReturnDocument, UpdateOne, WriteConcern
 from pymongo.errors import BulkWriteError, DuplicateKeyError, OperationFailure
 
 from ..heartbeats import RENEWER, Beat, TaskBeat, renewal_failed
+from ..schema import majority_concern
 from . import quirks as server_quirks
 from .requests import (
     END,
@@ -117,23 +118,34 @@ def _plan_raise(plan: Plan, error: BaseException) -> tuple[bool, Any]:
 
 class _Collections:
     """The collection objects of one database, made once: a driver's ``db[name]`` builds a new one per call,
-    and building them took a measurable share of the client CPU of a LangGraph step when profiled."""
+    and building them took a measurable share of the client CPU of a LangGraph step when profiled.
+
+    With ``majority`` each is given ``w: "majority"`` (``schema.majority_concern``), whatever the database's
+    write concern: the interpreters of the storage classes ``schema.MAJORITY_WRITTEN`` names."""
 
     db: Any
     _collections: dict[str, Any]
+    _majority: bool
 
     def _coll(self, name: str) -> Any:
         found = self._collections.get(name)
         if found is None:
-            found = self._collections[name] = self.db[name]
+            found = self._collections[name] = self._made(name)
         return found
+
+    def _made(self, name: str) -> Any:
+        if not self._majority:
+            return self.db[name]
+        given = getattr(self.db, "write_concern", None)  # mongomock's databases have none (they answer a collection)
+        return self.db.get_collection(name, write_concern=majority_concern(given if isinstance(given, WriteConcern) else WriteConcern()))
 
 
 class SyncInterpreter(_Collections):
-    """Runs plans on a synchronous database (pymongo ``MongoClient``, mongomock)."""
+    """Runs plans on a synchronous database (pymongo ``MongoClient``, mongomock); with ``majority``, every write waits
+    for a majority of a replica set (``_Collections``)."""
 
-    def __init__(self, db: Any) -> None:
-        self.db, self._collections = db, {}
+    def __init__(self, db: Any, majority: bool = False) -> None:
+        self.db, self._collections, self._majority = db, {}, majority
         self._quirks = server_quirks.of_client(db)
 
     @property
@@ -350,10 +362,11 @@ async def _to_list(cursor_or_coro: Any) -> list[Any]:
 
 
 class AsyncInterpreter(_Collections):
-    """Runs plans natively on an asynchronous database (pymongo ``AsyncMongoClient``, motor, mongomock_motor)."""
+    """Runs plans natively on an asynchronous database (pymongo ``AsyncMongoClient``, motor, mongomock_motor); with
+    ``majority``, as ``SyncInterpreter``."""
 
-    def __init__(self, db: Any) -> None:
-        self.db, self._collections = db, {}
+    def __init__(self, db: Any, majority: bool = False) -> None:
+        self.db, self._collections, self._majority = db, {}, majority
         self._quirks = server_quirks.of_client(db)
 
     async def quirks(self) -> server_quirks.ServerQuirks:

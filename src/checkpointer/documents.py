@@ -6,8 +6,9 @@ Three collections, split like langgraph-checkpoint-postgres:
 ``checkpoints``
     one document per checkpoint: ``thread_id``, ``checkpoint_ns``,
     ``checkpoint_id``, ``parent_checkpoint_id``, ``checkpoint`` (the serialized
-    checkpoint without channel values), ``values``, ``metadata`` (native BSON,
-    keys escaped), ``ts``, and ``origin`` on a checkpoint written by an edit of
+    checkpoint without channel values), ``values``, ``metadata`` (native BSON
+    where that is lossless, keys escaped; see ``stored_metadata``), ``ts``, and
+    ``origin`` on a checkpoint written by an edit of
     the latest one (the checkpoint whose tasks it continues; see
     ``MongoDBCheckpointer.origin_of``), with ``completed``, the nodes whose
     interrupted task that edit completed (``as_node``), when there are any.
@@ -60,8 +61,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .._bson import OPTIONAL, assemble_values, key_id, require_fields, value_documents
-from ..errors import CorruptDocumentError, MissingValueError
+from bson.int64 import Int64
+
+from .._bson import OPTIONAL, assemble_values, escape_key, key_id, require_fields, unescape_key, value_documents
+from ..errors import CorruptDocumentError, InvalidInputError, MissingValueError
 from ..schema import BLOB_KEY
 from .memory import LARGE, Location
 
@@ -182,6 +185,99 @@ def check_values(collection: str, docs: Iterable[Mapping[str, Any]], fields: Map
     """
     for doc in docs:
         require_fields(collection, [doc], {**fields, **(_HEAD_FIELDS if doc.get("chunk", 0) == 0 else {})})
+
+
+# -- metadata ---------------------------------------------------------------------
+#
+# Metadata stays native BSON where BSON gives back what was put, so ``list(filter=...)`` is a server-side query on
+# it. A value BSON would change (a ``datetime``: its microseconds, and its zone under a client's ``tz_aware``; a
+# ``set``; a message; an ``int`` past 64 bits; any other type) is stored as the serde writes it, in a document whose
+# two keys no escaped key can be (``escape_key`` writes a ``%`` as ``%25``), and loaded back through the serde. A
+# filter on such a value is encoded the same way, so it matches where ``MongoDBSaver``'s does. A tuple is stored
+# as an array: it comes back a list, as it does through the serde (msgpack has no tuple).
+
+#: The fields of the document standing for a metadata value stored through the serde: its type, its bytes.
+SERDE_TYPE, SERDE_DATA = "%serde", "%data"
+#: The types BSON stores and gives back as they are (an ``int`` within 64 bits).
+_NATIVE = (str, bool, float, bytes, type(None))
+_INT64 = range(-(2**63), 2**63)
+
+
+def stored_metadata(metadata: Any, dumps: Callable[[Any], tuple[str, bytes]]) -> dict[str, Any]:
+    """``metadata`` as ``put`` stores it (see above), checked before anything is written.
+
+    Args:
+        metadata: the checkpoint's metadata, after ``get_checkpoint_metadata``.
+        dumps: the serde's ``dumps_typed``.
+
+    Returns:
+        The stored document.
+
+    Raises:
+        InvalidInputError: ``metadata`` is not a dict with string keys, or the serde cannot write one of its values
+            (named by its path).
+    """
+    if not isinstance(metadata, Mapping) or not all(isinstance(k, str) for k in metadata):
+        raise InvalidInputError(f"metadata must be a dict with string keys, got {type(metadata).__name__} ({metadata!r:.80})")
+    return {escape_key(k): stored_value(v, dumps, k) for k, v in metadata.items()}
+
+
+def stored_value(value: Any, dumps: Callable[[Any], tuple[str, bytes]], path: str = "") -> Any:
+    """One metadata value as stored: native, or through the serde (``SERDE_TYPE``/``SERDE_DATA``).
+
+    Raises:
+        InvalidInputError: the serde cannot write ``value`` (or a value within it); ``path`` names where it is.
+    """
+    if type(value) in _NATIVE or (type(value) is int and value in _INT64):
+        return value
+    if type(value) is dict and all(isinstance(k, str) for k in value):
+        return {escape_key(k): stored_value(v, dumps, f"{path}.{k}") for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return [stored_value(v, dumps, f"{path}[{i}]") for i, v in enumerate(value)]
+    try:
+        type_, data = dumps(value)
+    except Exception as error:  # noqa: BLE001 - any serde's refusal, named with where it is
+        raise InvalidInputError(
+            f"metadata[{path!r}] is a {type(value).__name__} the serde cannot write ({error}); nothing was written. "
+            "Store a value it can (a str, a number, a dict of them), or give the saver a serde that can"
+        ) from None
+    return {SERDE_TYPE: type_, SERDE_DATA: data}
+
+
+def loaded_metadata(stored: Any, loads: Callable[[tuple[str, bytes]], Any]) -> Any:
+    """Stored metadata (or one value of it) as it was put: keys unescaped, serde-stored values loaded."""
+    if isinstance(stored, Mapping):
+        if set(stored) == {SERDE_TYPE, SERDE_DATA}:
+            return loads((stored[SERDE_TYPE], bytes(stored[SERDE_DATA])))
+        return {unescape_key(k): loaded_metadata(v, loads) for k, v in stored.items()}
+    if isinstance(stored, list):
+        return [loaded_metadata(v, loads) for v in stored]
+    return int(stored) if type(stored) is Int64 else stored  # pymongo reads an int past 32 bits as Int64
+
+
+def check_checkpoint(checkpoint: Any, metadata: Any, new_versions: Any) -> None:
+    """Raise ``InvalidInputError`` naming the first argument or field of a checkpoint being put that is not of its
+    type, before anything is read or written: the checkpoint and its metadata dicts, its ``channel_values`` and
+    ``channel_versions`` and ``new_versions`` dicts keyed by channel name, a version for each channel value.
+
+    Raises:
+        InvalidInputError: a field is not a dict, a channel name not a string, or a value has no version.
+    """
+    fields = {"checkpoint": checkpoint, "metadata": metadata, "new_versions": new_versions}
+    if isinstance(checkpoint, Mapping):
+        fields.update({f"checkpoint[{f!r}]": checkpoint.get(f, {}) for f in ("channel_values", "channel_versions")})
+    for name, value in fields.items():
+        if not isinstance(value, Mapping):
+            raise InvalidInputError(f"{name} must be a dict, got {type(value).__name__} ({value!r:.80}); nothing was written")
+        if name not in ("checkpoint", "metadata") and not all(isinstance(k, str) for k in value):
+            raise InvalidInputError(f"{name} must be keyed by channel name (str), got {sorted(map(repr, value))[:5]}; nothing was written")
+    versions = checkpoint.get("channel_versions", {})
+    unversioned = [c for c in checkpoint.get("channel_values", {}) if not isinstance(versions.get(c), (str, int, float))]
+    if unversioned:
+        raise InvalidInputError(
+            f"checkpoint['channel_versions'] holds no version of channel {unversioned[0]!r}, which channel_values holds; "
+            "nothing was written"
+        )
 
 
 def checkpoint_key(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict[str, str]:

@@ -117,8 +117,15 @@ class ThreadMaintenance:
         require_str("thread_id", thread_id)
         yield from self._delete_threads_plan([thread_id])
 
+    def _checkpoints_last(self, names: Sequence[str]) -> list[str]:
+        """``names`` in the order a thread is deleted or copied: the others' collections (the journal's) first, then
+        writes, blobs and checkpoints. Cut short anywhere, what is left is still a thread whose recorded effects
+        are all there: a thread id never meets journal entries without its checkpoints, and a retry completes."""
+        own = (self.collections.writes, self.collections.blobs, self.collections.checkpoints)
+        return [n for n in names if n not in own] + [n for n in own if n in names]
+
     def _delete_threads_plan(self, thread_ids: list[str]) -> Plan:
-        names = yield from self.storage_format.thread_collections_plan()
+        names = self._checkpoints_last((yield from self.storage_format.thread_collections_plan()))
         for thread_id in thread_ids:
             for coll in names:
                 yield DeleteMany(coll, {"thread_id": thread_id})
@@ -162,18 +169,23 @@ class ThreadMaintenance:
     def copy_thread_plan(self, source_thread_id: str, target_thread_id: str) -> Plan:
         """Copy every document of the source thread, in every per-thread collection, to an empty target.
 
+        The journal's entries are copied first and the checkpoints last (``_checkpoints_last``), under a note in
+        the metadata collection naming the copy: a copy cut short is completed by the same call again.
+
         Raises:
             InvalidInputError: an id is not a string, or both are the same.
-            ThreadExistsError: the target has documents in some per-thread collection; nothing was written.
+            ThreadExistsError: the target has documents in some per-thread collection, and is not a copy of
+                this source cut short; nothing was written.
         """
         require_str("source_thread_id", source_thread_id)
         require_str("target_thread_id", target_thread_id)
         if source_thread_id == target_thread_id:
             raise InvalidInputError("copy_thread needs two different thread ids")
-        names = yield from self.storage_format.thread_collections_plan()
+        names = self._checkpoints_last((yield from self.storage_format.thread_collections_plan()))
         found = yield Gather(tuple(Find(c, {"thread_id": target_thread_id}, {"_id": 1}, limit=1) for c in names))
         holding = tuple(c for c, docs in zip(names, found) if docs)
-        if holding:
+        note = {"_id": key_id("copy_thread", target_thread_id), "source": source_thread_id}
+        if holding and not (yield Find(self.collections.metadata, note, {"_id": 1}, limit=1)):
             raise ThreadExistsError(
                 f"copy_thread: thread {target_thread_id!r} already has documents (in {', '.join(holding)}), and a "
                 f"copy onto it would mix two threads' histories; nothing was written. Delete it first with "
@@ -181,6 +193,13 @@ class ThreadMaintenance:
                 thread_id=target_thread_id,
                 collections=holding,
             )
+        yield Upsert(self.collections.metadata, [UpdateOne({"_id": note["_id"]}, {"$set": note}, upsert=True)])
+        yield from self._copy_documents_plan(names, source_thread_id, target_thread_id, resumed=bool(holding))
+        yield DeleteMany(self.collections.metadata, {"_id": note["_id"]})
+
+    def _copy_documents_plan(self, names: list[str], source_thread_id: str, target_thread_id: str, resumed: bool) -> Plan:
+        """Insert a copy of each document of the source thread in ``names``, in order; a document copied before
+        (the same key: the copy was ``resumed``) is left as it is, and the expiry then spread over it."""
         expiry = self.expiry.of_write(target_thread_id)
         keyed = {  # the collections whose _id is the document's key: a copy gets the _id of its own key
             self.collections.checkpoints: CHECKPOINT_KEY,
@@ -196,7 +215,9 @@ class ThreadMaintenance:
                 if coll in keyed:
                     copy["_id"] = key_id(*(copy.get(f) for f in keyed[coll]))
             yield InsertMany(coll, copies)
-        if expiry:  # the target was empty: every document of it is a copy stamped just now
+        if expiry and resumed:
+            yield from self.expiry.spread(target_thread_id, expiry)
+        elif expiry:  # the target was empty: every document of it is a copy stamped just now
             self.expiry.spread_to(target_thread_id, expiry["expire_at"])
 
     def _chain_docs(self, thread_ids: list[str]) -> Plan:

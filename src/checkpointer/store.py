@@ -25,11 +25,9 @@ from pymongo import ReplaceOne, UpdateOne
 from .._bson import (
     assemble_values,
     containment_filter,
-    escape_document,
     require_str,
     require_str_list,
     require_thread_id,
-    unescape_document,
     unescape_key,
     value_documents,
 )
@@ -50,6 +48,7 @@ from .documents import (
     blob_documents,
     blob_values,
     check_assembled,
+    check_checkpoint,
     check_checkpoints,
     check_values,
     checkpoint_document,
@@ -58,7 +57,10 @@ from .documents import (
     key_id,
     lay_out_values,
     load_channel_values,
+    loaded_metadata,
     locations_of,
+    stored_metadata,
+    stored_value,
     value_key,
     values_elsewhere,
     with_checksum,
@@ -117,12 +119,13 @@ def _thread_ns(config: Any) -> tuple[str, str, str | None]:
     return thread_id, checkpoint_ns, checkpoint_id or None
 
 
-def _list_query(config: Any, filter: dict[str, Any] | None, before: Any) -> dict[str, Any]:
-    """The filter of ``list``: what ``config`` names, ``filter`` on the metadata, ids below ``before``'s."""
+def _list_query(config: Any, filter: dict[str, Any] | None, before: Any, serde: SerializerProtocol) -> dict[str, Any]:
+    """The filter of ``list``: what ``config`` names, ``filter`` on the metadata (each value as ``put`` stores it),
+    ids below ``before``'s."""
     query = _config_query(config) if config is not None else {}
     query.setdefault("checkpoint_ns", NOT_SUMMARY)
     if filter:
-        query.update(containment_filter("metadata", filter))
+        query.update(containment_filter("metadata", filter, lambda value: stored_value(value, serde.dumps_typed, "a filter value")))
     before_id = _configurable(before).get("checkpoint_id") if before is not None else None
     if before_id is not None:
         bound = {"$lt": require_str("checkpoint_id", before_id)}
@@ -293,7 +296,7 @@ class CheckpointStore:
         return CheckpointTuple(
             config={"configurable": checkpoint_key(doc["thread_id"], doc["checkpoint_ns"], doc["checkpoint_id"])},
             checkpoint={**checkpoint, "channel_values": channel_values},
-            metadata=unescape_document(doc.get("metadata") or {}),
+            metadata=loaded_metadata(doc.get("metadata") or {}, serde.loads_typed),
             parent_config=_parent_config(doc),
             pending_writes=pending,
         )
@@ -324,7 +327,7 @@ class CheckpointStore:
         serde: SerializerProtocol,
     ) -> Plan:
         """See ``MongoDBCheckpointer.list``."""
-        query = _list_query(config, filter, before)
+        query = _list_query(config, filter, before, serde)
         _require_limit(limit)
         remaining, after = limit, None
         while remaining is None or remaining > 0:
@@ -371,13 +374,14 @@ class CheckpointStore:
         newer one, stop waiting (``RootCheckpoints.store_failed``)."""
         thread_id, checkpoint_ns, parent_id = _thread_ns(config)
         try:
+            check_checkpoint(checkpoint, metadata, new_versions)
             checkpoint_id = require_str("checkpoint id", checkpoint.get("id"), allow_empty=False)
+            full_metadata = get_checkpoint_metadata(config, metadata)
+            metadata_document = stored_metadata(full_metadata, serde.dumps_typed)
             yield from self.roots.after_held(thread_id, checkpoint_ns, checkpoint_id)
             key = checkpoint_key(thread_id, checkpoint_ns, checkpoint_id)
             expiry = self.expiry.of_write(thread_id)
             laid_out = self._lay_out((thread_id, checkpoint_ns, checkpoint_id), parent_id, checkpoint, new_versions, serde, limits)
-            full_metadata = get_checkpoint_metadata(config, metadata)
-            stored_metadata = escape_document(full_metadata)
             origin, completed = yield from self.roots.continued_origin(
                 thread_id, checkpoint_ns, parent_id, full_metadata.get("source")
             )
@@ -386,7 +390,7 @@ class CheckpointStore:
             yield from self._write_blobs(thread_id, laid_out.blobs, expiry)
             lease.check_self_fence(thread_id)  # a run whose lease may have run out writes no checkpoint (no I/O)
             document = checkpoint_document(
-                key, parent_id, skeleton, laid_out.entries, stored_metadata, checkpoint.get("ts"), origin, completed, expiry
+                key, parent_id, skeleton, laid_out.entries, metadata_document, checkpoint.get("ts"), origin, completed, expiry
             )
             stored = UpdateOne({"_id": key_id(thread_id, checkpoint_ns, checkpoint_id)}, {"$set": document}, upsert=True)
             summary = [] if checkpoint_ns else [summary_update(thread_id, checkpoint_id, expiry)]
@@ -396,7 +400,7 @@ class CheckpointStore:
             yield from self.expiry.spread(thread_id, expiry)
             return {"configurable": key}
         except BaseException as error:
-            if not checkpoint_ns and isinstance(checkpoint.get("id"), str):
+            if not checkpoint_ns and isinstance(checkpoint, dict) and isinstance(checkpoint.get("id"), str):
                 self.roots.store_failed(thread_id, checkpoint["id"], error)
             raise
 

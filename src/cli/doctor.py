@@ -1,4 +1,5 @@
-"""``doctor``: connection, server identity and features, and the indexes ``schema.py`` declares (``deployment``)."""
+"""``doctor``: connection, server identity and features, the concerns in force, the indexes ``schema.py`` declares
+and the thread summaries (``deployment``)."""
 
 from __future__ import annotations
 
@@ -7,34 +8,36 @@ import re
 import shlex
 from typing import Any, TextIO
 
-from ..deployment import check_deployment
+from ..deployment import check_deployment, drifted
 from ..schema import CollectionNames
 from .terminal import escaped
 
 
-def fix_command(uri: str | None, db_name: str) -> str:
-    """The ``doctor --fix`` command for this database: ``--db``, and ``--uri`` unless ``MONGODB_URI`` gives it
-    (its password left out: the command is printed)."""
+def fix_command(uri: str | None, db_name: str, option: str = "--fix") -> str:
+    """The ``doctor --fix`` (or ``--repair``: ``option``) command for this database: ``--db``, and ``--uri`` unless
+    ``MONGODB_URI`` gives it (its password left out: the command is printed)."""
     words = ["langgraph-durable-mongodb"]
     if uri and uri != os.environ.get("MONGODB_URI"):
         words += ["--uri", shlex.quote(re.sub(r"(://[^/@:]*:)[^@/]*@", r"\1<password>@", uri))]
-    return " ".join([*words, "--db", shlex.quote(db_name), "doctor", "--fix"])
+    return " ".join([*words, "--db", shlex.quote(db_name), "doctor", option])
 
 
-def doctor(client: Any, db_name: str, names: CollectionNames, fix: bool, uri: str | None = None) -> dict[str, Any]:
-    """``deployment.check_deployment``, and the command that fixes what it found (``fix_command``).
+def doctor(client: Any, db_name: str, names: CollectionNames, fix: bool, uri: str | None = None, repair: bool = False) -> dict[str, Any]:
+    """``deployment.check_deployment``, and the commands that fix what it found (``fix_command``).
 
     Args:
         client: a sync client.
         db_name: the database.
         names: its collection names.
         fix: create the indexes that are missing (``--fix``).
-        uri: the URI given (``--uri`` or ``MONGODB_URI``), for the fix command.
+        uri: the URI given (``--uri`` or ``MONGODB_URI``), for the fix commands.
+        repair: rebuild the thread summaries that are missing or short (``--repair``).
 
     Returns:
-        The deployment's report, with ``fix_command``.
+        The deployment's report, with ``fix_command`` and ``repair_command``.
     """
-    return {**check_deployment(client, db_name, names, fix), "fix_command": fix_command(uri, db_name)}
+    report = check_deployment(client, db_name, names, fix, repair)
+    return {**report, "fix_command": fix_command(uri, db_name), "repair_command": fix_command(uri, db_name, "--repair")}
 
 
 def render_doctor(report: dict[str, Any], out: TextIO) -> None:
@@ -43,13 +46,51 @@ def render_doctor(report: dict[str, Any], out: TextIO) -> None:
     out.write(f"connection  ok\nserver      {_server_kind(report['server'])}\n")
     for feature, ok in report["features"].items():
         out.write(f"feature     {feature:<13} {'yes' if ok else 'no'}\n")
+    for line in _concern_lines(report["concerns"], report["concerns"]["server_default"]):
+        out.write(f"concern     {line}\n")
     out.write(f"format      {report['format']}\n")
     labels = [f"{row['collection']}.{row['index']}" for row in report["indexes"]]
     width = max(map(len, labels), default=0)
     for label, row in zip(labels, report["indexes"]):
         out.write(f"index       {label:<{width}}  {_index_state(row)}\n")
-    if not report["ok"]:
+    if report["summaries"] is not None:
+        out.write(f"summaries   {_summaries_state(report['summaries'])}\n")
+    if not all(r["present"] or r.get("created") or r.get("unused") for r in report["indexes"]):
         out.write(f"\nsome indexes are missing: run `{report['fix_command']}`\n")
+    if drifted(report["summaries"]):
+        out.write(f"\nsome thread summaries are missing or short: run `{report['repair_command']}`\n")
+
+
+def _concern_lines(concerns: dict[str, Any], defaults: dict[str, Any] | None) -> list[str]:
+    """The concerns in force, one line each: the client's (or the server's defaults), and the collections always
+    written with ``w: "majority"``."""
+    server = f" (server default: {_concern(defaults['write'])})" if defaults and defaults.get("write") else ""
+    read_default = f" (server default: {_concern(defaults['read'])})" if defaults and defaults.get("read") else ""
+    return [
+        f"write        {_concern(concerns['write']) or 'the server default'}{server}",
+        f"read         {_concern(concerns['read']) or 'the server default'}{read_default}, from {concerns['read_preference']}",
+        f"majority     {', '.join(concerns['majority_written'])} (every write, whatever the client's)",
+    ]
+
+
+def _concern(document: dict[str, Any]) -> str:
+    """``w`` first, then the rest in the order given: ``w: 1, wtimeout: 2000``."""
+    ordered = sorted(document.items(), key=lambda item: item[0] != "w")
+    return ", ".join(f"{key}: {value}" for key, value in ordered)
+
+
+def _summaries_state(drift: dict[str, Any]) -> str:
+    checked = f"{drift['threads']} threads compared" + ("" if drift["complete"] else " (a sample: stopped at its time bound)")
+    if not drift["missing"] and not drift["short"] and not drift["unsettled"]:
+        return f"{checked}, none missing or short"
+    found = [
+        f"{drift[kind]} {kind} ({', '.join(map(repr, drift['named_' + kind]))})" for kind in ("missing", "short") if drift[kind]
+    ]
+    if drift["repaired"]:
+        found.append(f"{drift['repaired']} rebuilt")
+    if drift["unsettled"]:
+        found.append(f"not settled (written on while counted, or naming a later checkpoint than any): {', '.join(map(repr, drift['unsettled']))}")
+    return f"{checked}: {'; '.join(found)}"
 
 
 def _server_kind(server: dict[str, Any]) -> str:

@@ -126,7 +126,7 @@ def _import(call: Invocation) -> int:
 
 
 def _doctor(call: Invocation) -> int:
-    report = doctor(call.client, call.args.db, call.names, call.args.fix, uri=call.args.uri)
+    report = doctor(call.client, call.args.db, call.names, call.args.fix, uri=call.args.uri, repair=call.args.repair)
     call.show(report, render_doctor)
     return EXIT_OK if report["ok"] else EXIT_PROBLEM
 

@@ -135,6 +135,7 @@ class ActivityJournal(TwoFaces, JournalPlans):
             async_client[db_name] if async_client is not None else None,
             auto_setup,
             storage_format.check_plan,
+            role="journal",
         )
 
     @classmethod

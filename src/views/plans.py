@@ -2,7 +2,7 @@
 
 Both thread lists, the web inspector's (``thread_page_plan``) and the CLI's (``documents.thread_summaries_plan``),
 read one page of thread summaries (``summaries_page_plan``, ``thread_summaries.py``): one small document per
-thread, in id order.
+thread, in id order, and the threads of the page's range whose summary is missing (``summary_drift``).
 
 ``thread_page_plan`` reads one page of the thread list in at most three round trips whatever the number of
 threads: the page's summaries; then, side by side, its latest root checkpoints (by ``_id``), run locks (by
@@ -24,6 +24,7 @@ from .._plans.requests import Find, Gather, Plan
 from ..checkpointer.documents import STORED_CHANNELS_PROJECTION, key_id, stored_channels
 from ..errors import InvalidInputError
 from ..schema import CollectionNames
+from ..summary_drift import unsummarized_plan
 from ..thread_summaries import SUMMARY_NS, SUMMARY_PROJECTION
 from ..journal.labels import labelled
 from .states import ERROR, INTERRUPT, due_nodes
@@ -80,7 +81,8 @@ def _page_size(limit: Any) -> int:
 
 def summaries_page_plan(names: CollectionNames, prefix: str = "", after: str | None = None, limit: int = 50) -> Plan:
     """One page of thread summaries (``thread_summaries.py``) in ``thread_id`` order: one ``find`` of one small
-    document per listed thread, whatever the number of checkpoints.
+    document per listed thread, whatever the number of checkpoints, and one that finds the threads of the page's
+    range with root checkpoints and no summary (``summary_drift.unsummarized_plan``), listed as if they had one.
 
     Args:
         names: the collection names.
@@ -97,9 +99,23 @@ def summaries_page_plan(names: CollectionNames, prefix: str = "", after: str | N
     """
     # the namespace first: a server matching a collection scan in key order (mongo-java-server) then tests the
     # id range only on summaries
-    query = {"checkpoint_ns": SUMMARY_NS, **thread_id_range(prefix, after)}
+    id_range = thread_id_range(prefix, after)
+    query = {"checkpoint_ns": SUMMARY_NS, **id_range}
     found = yield Find(names.checkpoints, query, SUMMARY_PROJECTION, sort=[("thread_id", 1)], limit=_page_size(limit) + 1)
-    return found[:limit], len(found) > limit
+    condition = dict(id_range.get("thread_id", {}))
+    if len(found) > limit and isinstance(found[limit].get("thread_id"), str):
+        condition["$lt"] = min(condition.get("$lt", found[limit]["thread_id"]), found[limit]["thread_id"])
+    missing = yield from unsummarized_plan(names, condition, [s.get("thread_id") for s in found], limit + 1)
+    listed = sorted(found + missing, key=_in_id_order) if missing else found
+    return listed[:limit], len(listed) > limit
+
+
+def _in_id_order(summary: dict[str, Any]) -> tuple[int, str]:
+    """Where a summary sorts by ``thread_id`` as the server sorts it: numbers, then strings, then the rest."""
+    thread_id = summary.get("thread_id")
+    if isinstance(thread_id, str):
+        return 1, thread_id
+    return (0, "") if isinstance(thread_id, (int, float)) and not isinstance(thread_id, bool) else (2, "")
 
 
 def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None = None, limit: int = 50) -> Plan:
