@@ -1862,6 +1862,13 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # -- issue 32: positions named by LangGraph's identity of the work --
     Mutant(
+        "a run lock take whose reply was lost is taken for a failed one, though it was applied",
+        "src/run_lock.py",
+        "        if found and found[0].get(\"owner\") == owner:",
+        "        if False:",
+        ("tests/test_run_lock_fence.py", "-m", "not server", "-k", "reply_was_lost_after"),
+    ),
+    Mutant(
         "resolve and discard find no entry at a position written as its labels",
         "src/views/documents.py",
         '        found = [e for e in labelled(entries) if "visit" in e and all(e[k] == position[k] for k in labels)]',

@@ -101,17 +101,21 @@ from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any
 
 from langchain_core.runnables.config import merge_configs
+from pymongo.errors import ConnectionFailure
 
 from ._bson import require_db_name, require_seconds, require_str, require_thread_id
 from ._plans import lease
 from ._plans.faces import TwoFaces, split_clients
 from ._plans.interpreters import background_pool
-from ._plans.requests import CreateIndexes, FencedUpdate, Find, FindOneAndUpdate, Heartbeat, InsertOne, Plan, Sleep
+from ._plans.requests import (
+    CreateIndexes, FencedUpdate, Find, FindOneAndUpdate, Heartbeat, InsertOne, Plan, Returned, Sleep, Try,
+)
 from .errors import RunLockLostError, ThreadBusyError
 from .heartbeats import Beat
 from .liveness import identity, owner_gone
@@ -447,13 +451,30 @@ class RunLocks(TwoFaces):
         Returns the new fence and whether the last run ended uncleanly, or None when the lock is held, expired, or
         not there yet: then it is read first.
         """
-        released = yield FindOneAndUpdate(
+        released = yield from self._take_sent(thread_id, owner, FindOneAndUpdate(
             self.collection,
             {"thread_id": thread_id, "owner": None},
             {"$set": self._holder(owner, lease.utcnow()), "$inc": {"fence": 1}},
             before=True,
-        )
+        ))
+        if isinstance(released, _Applied):
+            return released.fence, False
         return None if released is None else ((released.get("fence") or 0) + 1, not _ended_cleanly(released))
+
+    def _take_sent(self, thread_id: str, owner: str, request: Any) -> Plan:
+        """Send a take; its answer, or ``_Applied`` when its reply was lost to a connection failure and the lock, read
+        again, is ours: the server applied it (a standalone server's replies are not retried by the driver). Without
+        this, the run would fail holding the lock, and every later run of the thread wait out its lease."""
+        answer = yield Try(request)
+        if isinstance(answer, Returned):
+            return answer.value
+        if not isinstance(answer.error, ConnectionFailure):
+            raise answer.error
+        found = yield Find(self.collection, {"thread_id": thread_id}, limit=1)
+        if found and found[0].get("owner") == owner:
+            logger.warning("the run lock of thread %r was taken, its reply lost (%s): holding it", thread_id, answer.error)
+            return _Applied(found[0].get("fence") or 0)
+        raise answer.error
 
     def _was_taken(self, thread_id: str) -> bool:
         with self._taken_lock:
@@ -473,10 +494,12 @@ class RunLocks(TwoFaces):
         after an error), or None when another run changed the lock first.
         """
         if holder is None:
-            inserted = yield InsertOne(self.collection, {"thread_id": thread_id, "fence": 1, **self._holder(owner, now)})
+            inserted = yield from self._take_sent(
+                thread_id, owner, InsertOne(self.collection, {"thread_id": thread_id, "fence": 1, **self._holder(owner, now)})
+            )
             return (1, False) if inserted else None
         update = {"$set": self._holder(owner, now), "$inc": {"fence": 1}}
-        if not (yield FencedUpdate(self.collection, _as_read(holder), update)):
+        if not (yield from self._take_sent(thread_id, owner, FencedUpdate(self.collection, _as_read(holder), update))):
             return None
         if holder.get("owner") is not None:
             logger.info("took over the run lock of thread %r from %s", thread_id, _describe(holder))
@@ -627,6 +650,13 @@ class RunLocks(TwoFaces):
             await held.arelease(cleanly=False)
             raise
         await held.arelease()
+
+
+@dataclass(frozen=True)
+class _Applied:
+    """A take whose reply was lost, found applied: the lock is the taker's, under ``fence``."""
+
+    fence: int
 
 
 def _ended_cleanly(holder: Mapping[str, Any]) -> bool:

@@ -121,6 +121,12 @@ async def test_a_parallel_sibling_failed_and_another_process_resumes_the_second_
         return {"notes": ["b:1:ok"]}
 
     async def ab(state: Notes) -> Notes:
+        # LangGraph cancels an async sibling when one fails: b fails once a's charge ran (a's first effect waits
+        # for its root checkpoint's store, which may take longer than b on a real server)
+        for _ in range(500):
+            if charges.made or failures:
+                break
+            await asyncio.sleep(0.01)
         return b(state)
 
     def builder() -> StateGraph:

@@ -19,11 +19,12 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from pymongo.errors import AutoReconnect
 from langgraph.graph import START, StateGraph
 
 from langgraph_durable_mongodb import DurableMongoError, RunLockLostError, ThreadBusyError
 from langgraph_durable_mongodb import run_lock
-from langgraph_durable_mongodb._plans.requests import FencedUpdate, FindOneAndUpdate, InsertOne
+from langgraph_durable_mongodb._plans.requests import FencedUpdate, FindOneAndUpdate, InsertOne, Raised, Returned, Try
 from langgraph_durable_mongodb._plans import lease
 from langgraph_durable_mongodb._plans.lease import utcnow
 from langgraph_durable_mongodb.run_lock import RELEASED, CallLocks, HeldLock, RunLocks, check_held
@@ -79,16 +80,17 @@ class Stepped:
         self.request = next(plan)
 
     async def until(self, kind: type) -> Any:
-        """Run the plan up to its next request of type ``kind``; returns that request, not yet sent."""
-        while not isinstance(self.request, kind):
+        """Run the plan up to its next request of type ``kind`` (sent as it is, or in a ``Try``); returns that
+        request, not yet sent."""
+        while not isinstance(getattr(self.request, "request", self.request), kind):
             self.request = self.plan.send(await self.face.execute(self.request))
-        return self.request
+        return getattr(self.request, "request", self.request)
 
     async def finish(self, result: Any = _SENT) -> Any:
         """Go on to the end (answering the pending request with ``result`` if given); returns the plan's value."""
         try:
             if result is not _SENT:
-                self.request = self.plan.send(result)
+                self.request = self.plan.send(Returned(result) if isinstance(self.request, Try) else result)
             while True:
                 self.request = self.plan.send(await self.face.execute(self.request))
         except StopIteration as stop:
@@ -412,3 +414,28 @@ async def test_an_async_effect_does_not_start_once_its_run_lost_the_lock(make_pl
     with pytest.raises(RunLockLostError, match="'t'"):
         await platform.compile(builder).ainvoke({"notes": []}, config("t"))
     assert paid == []
+
+
+@pytest.mark.parametrize("unread", [False, True], ids=["inserted", "taken back unread"])
+async def test_a_take_whose_reply_was_lost_after_it_was_applied_holds_the_lock(face: Face, locks: RunLocks, unread: bool) -> None:
+    """The take was applied and its reply lost (a standalone server's replies are not retried): the lock, read again,
+    is this run's. Without that read the run would fail holding the lock, and every later run wait out its lease."""
+    if unread:
+        await face.release(await face.acquire())  # this process ran the thread: its next take is one unread update
+    x = Stepped(locks._acquire_plan("t"), face)
+    take = await x.until(FindOneAndUpdate if unread else InsertOne)
+    assert await face.execute(take)  # the server applied it...
+    x.request = x.plan.send(Raised(AutoReconnect("connection closed")))  # ...and the reply was lost
+    held = await x.finish()
+    assert (held.owner, held.fence) == (lock_doc(locks)["owner"], lock_doc(locks)["fence"])
+    assert await face.renew(held) is True
+    await face.release_holding(held)
+
+
+async def test_a_take_whose_reply_was_lost_before_it_was_applied_fails_the_run(face: Face, locks: RunLocks) -> None:
+    x = Stepped(locks._acquire_plan("t"), face)
+    await x.until(InsertOne)  # never sent
+    x.request = x.plan.send(Raised(AutoReconnect("connection refused")))  # the plan reads the lock again
+    with pytest.raises(AutoReconnect):
+        await x.finish()
+    assert lock_doc(locks) is None
