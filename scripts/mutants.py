@@ -1524,20 +1524,6 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_trailing_records.py", "-m", "not server", "-k", "batch and async"),
     ),
     Mutant(
-        "a lock taken over from a run that never released it is not inherited",
-        "src/run_lock.py",
-        "        return (holder.get(\"fence\") or 0) + 1, holder.get(\"owner\") is not None or not _ended_cleanly(holder)",
-        "        return (holder.get(\"fence\") or 0) + 1, False",
-        ("tests/test_trailing_records.py", "-m", "not server", "-k", "unclean_end"),
-    ),
-    Mutant(
-        "a released lock is taken again without its last run's end",
-        "src/run_lock.py",
-        "(released.get(\"fence\") or 0) + 1, not _ended_cleanly(released))",
-        "(released.get(\"fence\") or 0) + 1, False)",
-        ("tests/test_trailing_records.py", "-m", "not server", "-k", "failed_reads"),
-    ),
-    Mutant(
         "a sync effect on the event loop waits for an async effect's record that loop has to write",
         "src/_plans/interpreters.py",
         "            if not on_a_loop or future.done():",

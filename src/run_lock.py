@@ -58,11 +58,8 @@ stays after its run ends, so that its token keeps counting::
   the background once the run returned (``CallLocks.release_in_background``);
   this process's next run of the thread waits for it. The async face awaits
   its release: a loop that ends with the run would cancel it.
-- The next run of a thread whose last run did not end cleanly (it raised, was
-  cut short, or never released the lock: taken over) reads the journal
-  entries of every node occurrence, new ones included
-  (``follows_unclean_end``): a record written while its node went on may
-  have reached the database before the checkpoint its occurrence is keyed by.
+- ``ended_cleanly`` is kept for people (the inspectors tell a crashed run from one that stopped), never read by
+  a run: a run's visits are new by construction whatever ended the run before (``resolver/visit.py``).
 
 A run costs 3 commands (read, take, release) on a thread this process has not
 run before, 2 (take, release) on one it has; one shorter than
@@ -223,12 +220,8 @@ class HeldLock:
         fence: int,
         lease_seconds: float,
         since: float | None = None,
-        inherited: bool = False,
     ) -> None:
         self.thread_id, self.owner, self.fence, self.lease_seconds = thread_id, owner, fence, lease_seconds
-        #: The lock came from a run that did not end cleanly: taken over from a holder that never released it, or
-        #: released after an error. That run's effects may be recorded beyond its stored checkpoints.
-        self.inherited = inherited
         self.lost = False
         self.released = False  # set before the release is sent: a renewal failing after it is no loss
         self.beat = Beat()
@@ -265,12 +258,6 @@ class HeldLock:
             thread_id=self.thread_id,
             fence=self.fence,
         )
-
-
-def follows_unclean_end(thread_id: str) -> bool:
-    """Whether the current context holds the thread's lock and took it from a run that did not end cleanly
-    (``HeldLock.inherited``): that run's effects may be recorded at occurrences this run numbers as new. No I/O."""
-    return any(h.inherited for h in _HELD.get().values() if h.thread_id == str(thread_id))
 
 
 def check_held(thread_id: str | None = None) -> bool:
@@ -343,7 +330,7 @@ class CallLocks:
     def release(self, cleanly: bool = True) -> None:
         """Release every lock still held (1 command each); one found taken over is recorded as lost instead.
 
-        ``cleanly`` False: the run raised or was cut short (``follows_unclean_end``).
+        ``cleanly`` False: the run raised or was cut short (``ended_cleanly``, for the inspectors).
         """
         for holding in self._unreleased():
             self.locks._run(self.locks._release_plan(holding, cleanly))
@@ -440,7 +427,7 @@ class RunLocks(TwoFaces):
                 continue
             taken = yield from self._take_plan(thread_id, found[0] if found else None, owner, now)
         self._note_taken(thread_id)
-        holding = HeldLock(thread_id, owner, taken[0], self.lease_seconds, since, inherited=taken[1])
+        holding = HeldLock(thread_id, owner, taken, self.lease_seconds, since)
         every = self.lease_seconds / lease.RENEWALS_PER_LEASE
         holding.beat = yield Heartbeat(lambda: self._renew_plan(holding), every)
         return holding
@@ -448,8 +435,7 @@ class RunLocks(TwoFaces):
     def _take_released_plan(self, thread_id: str, owner: str) -> Plan:
         """Take the thread's lock if its last holder released it (no owner), by one conditional update.
 
-        Returns the new fence and whether the last run ended uncleanly, or None when the lock is held, expired, or
-        not there yet: then it is read first.
+        Returns the new fence, or None when the lock is held, expired, or not there yet: then it is read first.
         """
         released = yield from self._take_sent(thread_id, owner, FindOneAndUpdate(
             self.collection,
@@ -458,8 +444,8 @@ class RunLocks(TwoFaces):
             before=True,
         ))
         if isinstance(released, _Applied):
-            return released.fence, False
-        return None if released is None else ((released.get("fence") or 0) + 1, not _ended_cleanly(released))
+            return released.fence
+        return None if released is None else (released.get("fence") or 0) + 1
 
     def _take_sent(self, thread_id: str, owner: str, request: Any) -> Plan:
         """Send a take; its answer, or ``_Applied`` when its reply was lost to a connection failure and the lock, read
@@ -490,20 +476,19 @@ class RunLocks(TwoFaces):
     def _take_plan(self, thread_id: str, holder: dict[str, Any] | None, owner: str, now: datetime) -> Plan:
         """Insert the thread's first lock, or take ``holder``'s by one update conditional on the state read.
 
-        Returns the new fence and whether the last run ended uncleanly (it never released the lock, or released it
-        after an error), or None when another run changed the lock first.
+        Returns the new fence, or None when another run changed the lock first.
         """
         if holder is None:
             inserted = yield from self._take_sent(
                 thread_id, owner, InsertOne(self.collection, {"thread_id": thread_id, "fence": 1, **self._holder(owner, now)})
             )
-            return (1, False) if inserted else None
+            return 1 if inserted else None
         update = {"$set": self._holder(owner, now), "$inc": {"fence": 1}}
         if not (yield from self._take_sent(thread_id, owner, FencedUpdate(self.collection, _as_read(holder), update))):
             return None
         if holder.get("owner") is not None:
             logger.info("took over the run lock of thread %r from %s", thread_id, _describe(holder))
-        return (holder.get("fence") or 0) + 1, holder.get("owner") is not None or not _ended_cleanly(holder)
+        return (holder.get("fence") or 0) + 1
 
     def _renew_plan(self, holding: HeldLock) -> Plan:
         """Extend the lease while the lock is still this holding's and unexpired; returns whether it was."""
@@ -657,11 +642,6 @@ class _Applied:
     """A take whose reply was lost, found applied: the lock is the taker's, under ``fence``."""
 
     fence: int
-
-
-def _ended_cleanly(holder: Mapping[str, Any]) -> bool:
-    """Whether the lock's last run released it after ending without an error (locks older than the field: yes)."""
-    return holder.get("ended_cleanly", True) is not False
 
 
 def _takeable(holder: dict[str, Any], now: datetime) -> bool:
