@@ -1848,6 +1848,13 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # -- issue 32: positions named by LangGraph's identity of the work --
     Mutant(
+        "a run of this process that ended is held to its lease when its release was lost",
+        "src/run_lock.py",
+        "            if found and not _takeable(found[0], now) and not self._ended_here(found[0].get(\"owner\")):",
+        "            if found and not _takeable(found[0], now):",
+        ("tests/test_run_lock.py", "-m", "not server", "-k", "release_lost"),
+    ),
+    Mutant(
         "a run lock take whose reply was lost is taken for a failed one, though it was applied",
         "src/run_lock.py",
         "        if found and found[0].get(\"owner\") == owner:",

@@ -125,6 +125,11 @@ logger = logging.getLogger("langgraph_durable_mongodb.run_lock")
 POLL_FIRST, POLL_MAX = 0.05, 1.0
 #: Threads whose lock a ``RunLocks`` remembers having taken (the oldest forgotten first).
 TAKEN_REMEMBERED = 10_000
+#: The owners of this process's runs that ended and whose release is not known to have gone through: their locks
+#: are this process's to take at once, by any of its platforms (a release lost to the network would otherwise hold
+#: a thread a lease long). Owners are random: another process's never appear here.
+_ENDED: OrderedDict[str, None] = OrderedDict()
+_ENDED_LOCK = threading.Lock()
 #: The ``lease_until`` of a released lock: long expired, so the next run takes it at once.
 RELEASED = datetime(1970, 1, 1)
 
@@ -420,7 +425,7 @@ class RunLocks(TwoFaces):
         while taken is None:
             found = yield Find(self.collection, {"thread_id": thread_id}, limit=1)
             now, since = lease.utcnow(), time.monotonic()
-            if found and not _takeable(found[0], now):
+            if found and not _takeable(found[0], now) and not self._ended_here(found[0].get("owner")):
                 if since >= deadline:
                     raise _busy(thread_id, found[0], self.wait_seconds)
                 yield Sleep(_pause(pause.next(), deadline - since, found[0], now))
@@ -506,14 +511,34 @@ class RunLocks(TwoFaces):
 
     def _release_plan(self, holding: HeldLock, cleanly: bool) -> Plan:
         """Free the lock if it is still this holding's, saying whether the run ended cleanly; else record it as
-        lost."""
+        lost. Until the release is known to have gone through, this process's next run of the thread takes the
+        lock at once (``_ended_here``)."""
+        self._note_ended(holding.owner, ended=True)
         released = yield FencedUpdate(
             self.collection,
             {"thread_id": holding.thread_id, "fence": holding.fence},
             {"$set": {"owner": None, "lease_until": RELEASED, "ended_cleanly": cleanly}},
         )
+        self._note_ended(holding.owner, ended=False)
         if not released:
             holding.lose()
+
+    @staticmethod
+    def _note_ended(owner: str, *, ended: bool) -> None:
+        with _ENDED_LOCK:
+            if not ended:
+                _ENDED.pop(owner, None)
+                return
+            _ENDED[owner] = None
+            while len(_ENDED) > TAKEN_REMEMBERED:
+                _ENDED.popitem(last=False)
+
+    @staticmethod
+    def _ended_here(owner: Any) -> bool:
+        """Whether ``owner`` is a run of this process (any platform of it) that ended, its release not known to
+        have gone through."""
+        with _ENDED_LOCK:
+            return owner in _ENDED
 
     def _release_in_background(self, holding: HeldLock, cleanly: bool) -> None:
         try:

@@ -23,8 +23,10 @@ from typing import Any
 
 import pytest
 from langgraph.graph import START, StateGraph
+from pymongo.errors import AutoReconnect
 
 from langgraph_durable_mongodb import ThreadBusyError
+from langgraph_durable_mongodb._plans import interpreters
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.liveness import identity
 from langgraph_durable_mongodb.platform import DurablePlatform
@@ -420,3 +422,48 @@ async def test_closing_the_platform_lets_a_sync_runs_release_finish_first(
     with DurablePlatform.from_conn_string(mongodb_uri, db_name=server_db_name) as reader:
         doc = reader.checkpointer.client[server_db_name]["thread_runs"].find_one({"thread_id": "closing"})
     assert doc is not None and doc["owner"] is None and doc["ended_cleanly"] is True
+
+
+@pytest.mark.parametrize("next_run", ["same platform", "another platform"])
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_a_release_lost_to_the_network_does_not_hold_the_thread_from_this_process_s_next_run(
+    make_platform: Any, face: str, next_run: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run ended, its release failed (the server went away): the lock stays held a lease long in the database,
+    yet this process knows its run ended, and its next run of the thread, by any of its platforms, takes the lock at
+    once."""
+    platform = make_platform(run_lease_seconds=30.0, run_wait_seconds=0.5)
+    platform.setup()
+    failing = [True]
+
+    def lost(request: Any) -> bool:
+        if failing and "ended_cleanly" in (request.update.get("$set") or {}):
+            failing.clear()
+            return True
+        return False
+
+    sync_update, async_update = interpreters.SyncInterpreter._fenced_update, interpreters.AsyncInterpreter._fenced_update
+
+    def sync_faulty(self: Any, request: Any) -> Any:
+        if lost(request):
+            raise AutoReconnect("connection closed (the server went away)")
+        return sync_update(self, request)
+
+    async def async_faulty(self: Any, request: Any) -> Any:
+        if lost(request):
+            raise AutoReconnect("connection closed (the server went away)")
+        return await async_update(self, request)
+
+    monkeypatch.setattr(interpreters.SyncInterpreter, "_fenced_update", sync_faulty)
+    monkeypatch.setattr(interpreters.AsyncInterpreter, "_fenced_update", async_faulty)
+    graph = platform.compile(note_graph())
+    if face == "sync":
+        graph.invoke({"notes": []}, config("lost"))
+        platform.run_locks.wait_releases(10)
+    else:
+        await graph.ainvoke({"notes": []}, config("lost"))
+    assert not failing and held_by(platform, "lost") is not None  # still held in the database
+    if next_run == "another platform":
+        graph = make_platform(run_lease_seconds=30.0, run_wait_seconds=0.5).compile(note_graph())
+    out = graph.invoke(None, config("lost")) if face == "sync" else await graph.ainvoke(None, config("lost"))
+    assert out["notes"] == ["seen"]  # not ThreadBusyError after 0.5 s: taken at once
