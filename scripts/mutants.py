@@ -207,6 +207,13 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_run_lock_fence.py", "-m", "not server", "-k", "release_after"),
     ),
     Mutant(
+        "a nested run waits for its own thread's lock",
+        "src/run_lock.py",
+        "return sorted({t for t in thread_ids if (id(self), t) not in held})",
+        "return sorted(set(thread_ids))",
+        ("tests/test_run_lock.py", "-m", "not server", "-k", "nested_run_of_the_same_thread"),
+    ),
+    Mutant(
         "run-lock key ignores a top-level thread_id",
         "src/run_lock.py",
         'return {**config, "configurable": dict(config.get("configurable") or {})}',

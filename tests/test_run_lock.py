@@ -280,7 +280,7 @@ async def test_async_busy_thread_raises(make_platform: Any) -> None:
 
 
 def test_a_nested_run_of_the_same_thread_reenters(make_platform: Any) -> None:
-    platform = make_platform(run_wait_seconds=0.5)
+    platform = make_platform(run_wait_seconds=0)  # a run that waited for its own lock would raise ThreadBusyError
     inner_builder = StateGraph(Notes)
     inner_builder.add_node("inner", lambda s: {"notes": ["inner"]})
     inner_builder.add_edge(START, "inner")
@@ -297,9 +297,7 @@ def test_a_nested_run_of_the_same_thread_reenters(make_platform: Any) -> None:
     builder.add_edge(START, "outer")
     graph = platform.compile(builder)
     graphs["inner"] = platform.compile(inner_builder)
-    started = time.monotonic()
     assert graph.invoke({"notes": []}, config())["notes"] == ["inner"]
-    assert time.monotonic() - started < 0.5
     assert held_by(platform) is None
 
 

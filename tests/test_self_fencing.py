@@ -152,40 +152,87 @@ async def test_a_renewal_stuck_behind_a_slow_server_starts_no_effect_after_its_l
 
 CHILD = textwrap.dedent(
     """
-    import json, sys, time
-    from pymongo import MongoClient
+    import asyncio, json, os, sys, threading, time
+    from pymongo import AsyncMongoClient, MongoClient
     from langgraph.graph import START, StateGraph
     from langgraph_durable_mongodb.journal import effect
     from langgraph_durable_mongodb.platform import DurablePlatform
     from tests.graphs import Notes
 
-    uri, db_name, out = sys.argv[1:4]
-    platform = DurablePlatform(MongoClient(uri), db_name=db_name, run_lease_seconds=float(sys.argv[4]))
+    uri, db_name, out, lease, face = sys.argv[1:6]
+    held_step = None if sys.argv[6] == "none" else int(sys.argv[6])
+    clients = {"client": MongoClient(uri)} if face == "sync" else {"async_client": AsyncMongoClient(uri)}
+    platform = DurablePlatform(**clients, db_name=db_name, run_lease_seconds=float(lease))
+    woken = threading.Event()
 
-    @effect(kind="payment", name="charge")
-    def charge(cents):
+    def thawed():  # the parent marks the thaw while this process is frozen: only a woken process sees it
+        return os.path.exists(out + ".thawed")
+
+    # Hold back one step's checkpoint write (durability="async": it runs beside the node) until the node has woken,
+    # so the freeze begins with that write still to be sent.
+    saver = platform.checkpointer
+    put, aput = saver.put, saver.aput
+
+    def held_put(config, checkpoint, metadata, versions):
+        if metadata.get("step") == held_step:
+            woken.wait()
+        return put(config, checkpoint, metadata, versions)
+
+    async def held_aput(config, checkpoint, metadata, versions):
+        while metadata.get("step") == held_step and not woken.is_set():
+            await asyncio.sleep(0.005)
+        return await aput(config, checkpoint, metadata, versions)
+
+    saver.put, saver.aput = held_put, held_aput
+
+    def charged():
         with open(out + ".charged", "a") as f:
             f.write("1")
         return "charged"
+
+    @effect(kind="payment", name="charge")
+    def charge(cents):
+        return charged()
+
+    @effect(kind="payment", name="charge")
+    async def acharge(cents):
+        return charged()
 
     @effect(kind="tool", name="lookup")
     def lookup(ref):
         return ref
 
+    @effect(kind="tool", name="lookup")
+    async def alookup(ref):
+        return ref
+
+    # Each node journals a lookup first: its position and entries are known then, so the charge after the thaw
+    # sends no command before it starts. Wherever the freeze lands in the wait, the charge comes after the wake.
     def node(state):
-        lookup("warm")  # the node's position and entries are known now: the charge below sends nothing first
+        lookup("warm")
         open(out + ".ready", "w").close()
-        last = time.monotonic()
-        while time.monotonic() - last < 1.0:  # until a stall of a second (the SIGSTOP)
-            last = time.monotonic()
+        while not thawed():
             time.sleep(0.005)
+        woken.set()
         return {"notes": [charge(100)]}
 
+    async def anode(state):
+        await alookup("warm")
+        open(out + ".ready", "w").close()
+        while not thawed():
+            await asyncio.sleep(0.005)
+        woken.set()
+        return {"notes": [await acharge(100)]}
+
     builder = StateGraph(Notes)
-    builder.add_node("n", node)
+    builder.add_node("n", node if face == "sync" else anode)
     builder.add_edge(START, "n")
+    graph, config = platform.compile(builder), {"configurable": {"thread_id": "t"}}
     try:
-        platform.compile(builder).invoke({"notes": []}, {"configurable": {"thread_id": "t"}})
+        if face == "sync":
+            graph.invoke({"notes": []}, config)
+        else:
+            asyncio.run(graph.ainvoke({"notes": []}, config))
         result = "finished"
     except Exception as exc:
         result = type(exc).__name__
@@ -195,34 +242,54 @@ CHILD = textwrap.dedent(
 )
 
 
+def wait_for(done: Any, what: str, child: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 60
+    while not done():
+        assert child.poll() is None and time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+@pytest.mark.parametrize("write", ["step 0 stored", "step 0 in flight"])
 def test_a_process_frozen_past_its_lease_starts_no_effect_when_it_wakes(
-    mongo_java_server_uri: str, tmp_path: Path
+    mongo_java_server_uri: str, tmp_path: Path, face: str, write: str
 ) -> None:
+    """The freeze lands while the node waits to be woken; the step 0 checkpoint, written beside the node
+    (``durability="async"``), is either stored by then or still to be sent. After the wake, the charge does not
+    start, the run raises ``RunLockLostError`` and its process exits, and no checkpoint is written after the
+    freeze: one still to be sent at the freeze is refused too.
+
+    The node waits for the parent's mark of the thaw, not for a gap in its own clock: a freeze that fell between
+    two of its clock readings went unseen, and the node spun on after the wake, never reaching the charge."""
     from pymongo import MongoClient
 
     db_name, out = f"t_sigstop_{os.getpid()}", tmp_path / "result.json"
     root = Path(__file__).resolve().parents[1]
+    held_step, before = ("none", [-1, 0]) if write == "step 0 stored" else ("0", [-1])
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, mongo_java_server_uri, db_name, str(out), str(LEASE)],
+        [sys.executable, "-c", CHILD, mongo_java_server_uri, db_name, str(out), str(LEASE), face, held_step],
         cwd=root,
         env={**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
     )
     client = MongoClient(mongo_java_server_uri)
+    checkpoints = client[db_name]["checkpoints"]
+
+    def steps() -> list[int]:
+        return sorted(d["metadata"]["step"] for d in checkpoints.find({"thread_id": "t", "checkpoint_ns": ""}))
+
     try:
-        deadline = time.monotonic() + 60
-        while not Path(str(out) + ".ready").exists():
-            assert child.poll() is None and time.monotonic() < deadline, "the child never reached its node"
-            time.sleep(0.02)
+        wait_for(lambda: Path(str(out) + ".ready").exists(), "the child never reached its node", child)
+        wait_for(lambda: steps() == before, f"the child never stored steps {before}", child)
         child.send_signal(signal.SIGSTOP)
         time.sleep(LEASE + 0.5)
         with RunLocks(client, db_name=db_name, lease_seconds=60, wait_seconds=5).hold(["t"]) as held:
             assert held.thread_ids == ["t"]  # the lease expired: another worker took the lock (fence 2)
+            Path(str(out) + ".thawed").touch()
             child.send_signal(signal.SIGCONT)
             assert child.wait(60) == 0
         assert json.loads(out.read_text()) == "RunLockLostError"
         assert not Path(str(out) + ".charged").exists()  # the charge never started after the thaw
-        steps = [d["metadata"]["step"] for d in client[db_name]["checkpoints"].find({"thread_id": "t", "checkpoint_ns": ""})]
-        assert sorted(steps) == [-1, 0]
+        assert steps() == before  # nothing written after the freeze, the held step 0 included
     finally:
         if child.poll() is None:
             child.send_signal(signal.SIGCONT)
