@@ -1853,6 +1853,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "            result = await self.execute(request)\n        except BaseException as error:  # noqa: BLE001\n            raise",
         ("tests/test_failed_root_store.py", "-m", "not server", "-k", "async_face"),
     ),
+    # -- issue 36: the first hour --
+    Mutant(
+        "a replay under the run lock is not logged",
+        "src/journal/plans.py",
+        "        _log_replay(call, pos, known)\n",
+        "",
+        ("tests/test_logging.py", "-m", "not server", "-k", "under_the_run_lock"),
+    ),
     # -- issue 32: positions named by LangGraph's identity of the work --
     Mutant(
         "a run of this process that ended is held to its lease when its release was lost",

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from typing import Any
 
 import pytest
+from langgraph.graph import START, StateGraph
 
 import langgraph_durable_mongodb
 from langgraph_durable_mongodb.errors import EffectOutcomeUnknownError
+from langgraph_durable_mongodb.journal import effect
 
 from .clients import offline
+from .graphs import Notes, config
 from .journal_helpers import POS, SEARCH, JournalFace, linux_only, owned_entry
 
 LOGGER = "langgraph_durable_mongodb"
@@ -62,3 +66,34 @@ async def test_an_outcome_that_cannot_be_known_is_logged_at_warning(
         await jface.variant(wait_seconds=30).run(replace(SEARCH, at_most_once=True), lambda: "never", POS)
     [record] = [r for r in caplog.records if "outcome unknown" in r.getMessage()]
     assert record.levelno == logging.WARNING and POS.idempotency_key in record.getMessage()
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_a_replay_under_the_run_lock_is_logged_at_debug_too(make_platform: Any, face: str, caplog: pytest.LogCaptureFixture) -> None:
+    """``platform.compile``'s runs hold the thread's run lock: they replay from the entries their node read, with
+    no claim. Those replays are logged as the claim path's are."""
+    platform, crashed = make_platform(), []
+
+    @effect(kind="tool", name="lookup")
+    def lookup(ref: str) -> str:
+        return f"found {ref}"
+
+    def node(state: Notes) -> Notes:
+        found = lookup("P-7")
+        if not crashed:
+            crashed.append(1)
+            raise ConnectionError("worker lost")
+        return {"notes": [found]}
+
+    builder = StateGraph(Notes)
+    builder.add_node("work", node)
+    builder.add_edge(START, "work")
+    graph, cfg = platform.compile(builder), config("logged")
+    with pytest.raises(ConnectionError):
+        graph.invoke({"notes": []}, cfg) if face == "sync" else await graph.ainvoke({"notes": []}, cfg)
+    with caplog.at_level(logging.DEBUG, logger=LOGGER):
+        out = graph.invoke(None, cfg) if face == "sync" else await graph.ainvoke(None, cfg)
+    assert out["notes"] == ["found P-7"]
+    [entry] = platform.journal.entries("logged")
+    [record] = [r for r in caplog.records if r.levelno == logging.DEBUG and "replaying tool 'lookup'" in r.getMessage()]
+    assert entry["idempotency_key"] in record.getMessage() and "node 'work'" in record.getMessage()

@@ -241,6 +241,13 @@ def _held_by(entry: Any, owner: str) -> bool:
     return isinstance(entry, Mapping) and entry.get("owner") == owner
 
 
+def _log_replay(call: EffectCall, pos: EffectPosition, entry: Mapping[str, Any]) -> None:
+    """Every replay, on every path (a claim's, a run lock holder's read), at DEBUG: the effect, its position and the
+    idempotency key its entry was claimed under."""
+    key = entry.get("idempotency_key") or pos.idempotency_key
+    logger.debug("replaying %s %r at %s (idempotency key %s)", call.kind, call.name, pos, key)
+
+
 def _issued(claimed: _Claimed) -> int | None:
     """The ordinals the effect's node attempt had handed out when it ended (see ``_handled``)."""
     return claimed.node_attempt.issued if claimed.node_attempt is not None else None
@@ -477,6 +484,7 @@ class JournalPlans:
         if (known.get("kind"), known.get("name")) != (call.kind, call.name):
             return None  # the claim path judges non-determinism
         self._check_input(known, call, pos, fingerprint)
+        _log_replay(call, pos, known)
         return _RecordedOutcome((yield from self._load_outcome(known, pos)))
 
     def _claim(self, call: EffectCall, where: EffectPosition | Slot) -> Plan:
@@ -522,7 +530,7 @@ class JournalPlans:
             if action == "raise":
                 raise self._recorded_error(entry, pos)
             if action == "replay":
-                logger.debug("replaying %s %r at %s (idempotency key %s)", call.kind, call.name, pos, pos.idempotency_key)
+                _log_replay(call, pos, entry)
                 return _RecordedOutcome((yield from self._load_outcome(entry, pos)))
             if action == "wait":
                 yield Sleep(self._pause(call, pos, entry, deadline, pause))
