@@ -1855,6 +1855,20 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # -- issue 36: the first hour --
     Mutant(
+        "an option the platform does not take reaches an inner class",
+        "src/platform.py",
+        "    unknown = [name for name in options if name not in known]",
+        "    unknown = []",
+        ("tests/test_bad_input_options.py", "-k", "typo"),
+    ),
+    Mutant(
+        "a platform's with block does not close it",
+        "src/platform.py",
+        "    def __exit__(self, *exc: object) -> None:\n        self.close()",
+        "    def __exit__(self, *exc: object) -> None:\n        pass",
+        ("tests/test_bad_input_options.py", "-k", "context_manager"),
+    ),
+    Mutant(
         "a replay under the run lock is not logged",
         "src/journal/plans.py",
         "        _log_replay(call, pos, known)\n",

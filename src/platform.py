@@ -29,10 +29,12 @@ Example (``uri`` a MongoDB URI, ``builder`` your ``StateGraph``)::
 from __future__ import annotations
 
 import asyncio
+import difflib
+import inspect
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -59,6 +61,32 @@ from .run_lock import (
     thread_id_of,
     thread_ids_of,
 )
+
+#: What a platform gives its checkpointer and journal itself: not options of theirs a caller may pass it.
+_GIVEN_BY_PLATFORM = ("client", "async_client", "db_name", "storage_format", "expiry")
+
+
+def _options_of(cls: type, given: Iterable[str]) -> frozenset[str]:
+    """The keyword arguments ``cls`` takes, but ``given``."""
+    return frozenset(inspect.signature(cls.__init__).parameters) - {"self", "checkpointer_options", *given}
+
+
+def check_options(entry: str, options: Mapping[str, Any], known: Iterable[str]) -> None:
+    """Refuse an option ``entry`` does not take, at the call the user made, suggesting the closest it does.
+
+    Raises:
+        InvalidInputError: e.g. ``DurablePlatform got an unexpected option 'tll': did you mean 'ttl'?``.
+    """
+    if not isinstance(options, Mapping):
+        raise InvalidInputError(f"{entry} must be a dict of options, got {type(options).__name__}")
+    unknown = [name for name in options if name not in known]
+    if unknown:
+        close = difflib.get_close_matches(str(unknown[0]), sorted(known), n=1)
+        hint = f": did you mean {close[0]!r}?" if close else ""
+        raise InvalidInputError(
+            f"{entry} got an unexpected option {unknown[0]!r}{hint} (its options: {', '.join(sorted(known))})"
+        )
+
 
 #: Compiled graphs whose discovered topology a platform remembers.
 RESOLVERS_REMEMBERED = 256
@@ -108,6 +136,8 @@ class DurablePlatform(ClosesOpenedClients):
         run_wait_seconds: float = 30.0,
         **checkpointer_options: Any,
     ) -> None:
+        check_options("DurablePlatform", checkpointer_options, _options_of(MongoDBCheckpointer, _GIVEN_BY_PLATFORM))
+        check_options("DurablePlatform's journal_options", journal_options or {}, _options_of(ActivityJournal, _GIVEN_BY_PLATFORM))
         self.checkpointer = MongoDBCheckpointer(client, async_client=async_client, db_name=db_name, **checkpointer_options)
         self.journal = ActivityJournal.for_checkpointer(self.checkpointer, **(journal_options or {}))
         self.tasks = TaskTrace(capacity=TASKS_REMEMBERED)
@@ -130,6 +160,18 @@ class DurablePlatform(ClosesOpenedClients):
             )
         self._effects = EffectScope(self.journal, self.locator, check_held if self.run_locks is not None else None)
         serve_effects(self.checkpointer, self._effects_for)
+
+    def __enter__(self) -> DurablePlatform:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> DurablePlatform:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     def close(self) -> None:
         """Stop the checkpointer's thread sweepers and let the run locks' background releases finish (at most
@@ -161,7 +203,8 @@ class DurablePlatform(ClosesOpenedClients):
     def embedded(cls, **options: Any) -> DurablePlatform:
         """An in-memory platform on mongomock (sync and async faces share the data): demos and tests.
 
-        Nothing survives the process; use ``from_conn_string`` or real clients for durability.
+        Nothing survives the process; use ``from_conn_string`` or real clients for durability. Like every platform,
+        it works with ``with`` and ``async with`` (``close()``/``aclose()`` at the end of the block).
 
         Args:
             **options: the other ``DurablePlatform`` arguments (``db_name``, ``journal_options``, ``ttl``, ...).
@@ -173,6 +216,10 @@ class DurablePlatform(ClosesOpenedClients):
         import mongomock
         from mongomock_motor import AsyncMongoMockClient
 
+        platform_options = _options_of(cls, ("client", "async_client"))
+        check_options("DurablePlatform.embedded", options, platform_options | _options_of(MongoDBCheckpointer, _GIVEN_BY_PLATFORM))
+        journal_known = _options_of(ActivityJournal, _GIVEN_BY_PLATFORM)
+        check_options("DurablePlatform.embedded's journal_options", options.get("journal_options") or {}, journal_known)
         client = mongomock.MongoClient()
         return cls(client, async_client=AsyncMongoMockClient(mock_mongo_client=client), **options)
 
@@ -221,6 +268,8 @@ class DurablePlatform(ClosesOpenedClients):
         """
         if not isinstance(uri, str) or not uri:
             raise InvalidInputError(f"uri must be a MongoDB URI string, got {uri!r}")
+        journal_known = _options_of(ActivityJournal, _GIVEN_BY_PLATFORM)
+        check_options("DurablePlatform.from_conn_string's journal_options", journal_options or {}, journal_known)
         options = {
             "db_name": require_db_name(database_name(uri, db_name)),
             "journal_options": journal_options,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import mongomock
 import pytest
 from mongomock_motor import AsyncMongoMockClient
 
-from langgraph_durable_mongodb import ActivityJournal, InvalidInputError
+from langgraph_durable_mongodb import ActivityJournal, DurablePlatform, InvalidInputError
 from langgraph_durable_mongodb.run_lock import RunLocks
 
 
@@ -61,3 +63,43 @@ async def test_resolve_and_discard_take_an_effect_position(face: str) -> None:
             else:
                 await getattr(journal, "a" + call)(*args)
     assert client["langgraph"]["activity_journal"].count_documents({}) == 0
+
+
+#: A typo at each entry point, what the error names, and the option it suggests.
+TYPOS = {
+    "platform option": (lambda: DurablePlatform(mongomock.MongoClient(), tll=60), "DurablePlatform got", "ttl"),
+    "platform journal option": (
+        lambda: DurablePlatform(mongomock.MongoClient(), journal_options={"lease_second": 5}),
+        "DurablePlatform's journal_options got", "lease_seconds",
+    ),
+    "embedded option": (lambda: DurablePlatform.embedded(tll=60), "DurablePlatform.embedded got", "ttl"),
+    "embedded journal option": (
+        lambda: DurablePlatform.embedded(journal_options={"wait_second": 5}), "DurablePlatform.embedded's journal_options got", "wait_seconds",
+    ),
+    "from_conn_string journal option": (
+        lambda: DurablePlatform.from_conn_string("mongodb://localhost:1/x", journal_options={"on_input_changes": "raise"}),
+        "DurablePlatform.from_conn_string's journal_options got", "on_input_change",
+    ),
+}
+
+
+@pytest.mark.parametrize("typo", TYPOS.values(), ids=TYPOS.keys())
+def test_a_typo_is_refused_at_the_call_made_with_the_closest_option(typo: Any) -> None:
+    call, entry, suggested = typo
+    with pytest.raises(InvalidInputError) as refused:
+        call()
+    assert str(refused.value).startswith(entry) and f"did you mean {suggested!r}?" in str(refused.value)
+
+
+SWEPT = {"default_ttl": 60, "sweep_interval_minutes": 60}
+
+
+async def test_every_platform_is_a_context_manager_sync_and_async() -> None:
+    with DurablePlatform.embedded(ttl=SWEPT) as platform:
+        platform.checkpointer.start_sweeper()
+        assert platform.checkpointer._sweepers  # noqa: SLF001
+    assert not platform.checkpointer._sweepers  # noqa: SLF001 - closed at the end of the block
+    async with DurablePlatform.embedded(ttl=SWEPT) as platform:
+        await platform.checkpointer.astart_sweeper()
+        assert platform.checkpointer._async_sweepers  # noqa: SLF001
+    assert not platform.checkpointer._async_sweepers  # noqa: SLF001
