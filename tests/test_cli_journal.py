@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from typing import Any
 
 import pytest
@@ -126,3 +127,19 @@ def test_resolve_settles_a_platform_run_s_payment_at_its_key_or_its_labels(mongo
     assert code == 0 and json.loads(out)["position"]["occurrence"] == stored.occurrence
     assert graph.invoke(None, config)["notes"] == [{"id": "ch_8"}]
     assert charges.n == 0
+
+
+@pytest.mark.parametrize("client_kind", SYNC_KINDS, indirect=True)
+def test_an_unknown_outcome_prints_the_shell_lines_that_settle_it(mongo_client: Any, db_name: str) -> None:
+    """The error names the CLI's resolve and discard with the position quoted for a shell: pasted, they work."""
+    journal = ActivityJournal(mongo_client, db_name=db_name)
+    odd = EffectPosition("case 'x' $HOME", "agent/1", "pay", "1", "1")  # quotes and a $ a shell would expand
+    with pytest.raises(Interrupted):
+        journal.run(CHARGE, interrupted, position=odd)
+    with pytest.raises(EffectOutcomeUnknownError) as caught:
+        journal.run(CHARGE, Counter(), position=odd)
+    line = str(caught.value).split("langgraph-durable-mongodb resolve ", 1)[1].split(", or langgraph-durable-mongodb", 1)[0]
+    position, outcome = shlex.split(line)
+    assert outcome == "<what it returned, as JSON>"
+    code, out = run(mongo_client, "--db", db_name, "resolve", position, '"charged"')
+    assert code == 0 and journal.run(CHARGE, Counter(), position=odd) == "charged"

@@ -46,6 +46,7 @@ import importlib
 import logging
 import os
 import re
+import shlex
 import time
 import uuid
 import warnings
@@ -636,7 +637,10 @@ class JournalPlans:
                 f"{call.kind} {call.name!r} at {pos} is at_most_once and was started by a worker {died} before "
                 f"it recorded an outcome, so it may or may not have happened. Look up idempotency key "
                 f"{key} in the system it calls, then record what happened with "
-                "ActivityJournal.resolve(position, outcome), or let it run again with ActivityJournal.discard(position)",
+                "ActivityJournal.resolve(position, outcome), or let it run again with ActivityJournal.discard(position); "
+                f"from a shell (with --uri and --db of this database): langgraph-durable-mongodb resolve "
+                f"{shlex.quote(str(pos))} '<what it returned, as JSON>', or langgraph-durable-mongodb discard "
+                f"{shlex.quote(str(pos))}",
                 position=pos,
                 idempotency_key=key,
             )
