@@ -1855,6 +1855,20 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # -- issue 36: the first hour --
     Mutant(
+        "the clients from_conn_string opens wait pymongo's 30 s for an unreachable server",
+        "src/connections.py",
+        "        timeout = selection_timeout(uri, APP_SERVER_SELECTION_MS)",
+        "        timeout = {}",
+        ("tests/test_checkpointer_connections.py", "-k", "unreachable and sync"),
+    ),
+    Mutant(
+        "an unreachable server surfaces as pymongo's whole topology description",
+        "src/_plans/faces.py",
+        "        try:\n            return self._sync_face().run(plan)\n        except ServerSelectionTimeoutError as error:\n            raise unreachable(error) from None",
+        "        return self._sync_face().run(plan)",
+        ("tests/test_checkpointer_connections.py", "-k", "unreachable and sync"),
+    ),
+    Mutant(
         "an option the platform does not take reaches an inner class",
         "src/platform.py",
         "    unknown = [name for name in options if name not in known]",

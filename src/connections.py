@@ -93,6 +93,15 @@ def masked_uri(uri: str) -> str:
 URI_SCHEMES = ("mongodb://", "mongodb+srv://")
 #: How long a command-line client waits to find a server, unless its URI says (pymongo's default is 30 s).
 COMMAND_SERVER_SELECTION_MS = 5000
+#: How long the clients ``from_conn_string`` opens wait to find a server, unless the URI says (pymongo's default is
+#: 30 s): an unreachable server fails the first call in this long, with ``ServerUnreachableError``.
+APP_SERVER_SELECTION_MS = 10_000
+
+
+def selection_timeout(uri: str, default_ms: int) -> dict[str, int]:
+    """How long a client opened for ``uri`` looks for a server before it fails: ``default_ms``, unless the URI sets
+    ``serverSelectionTimeoutMS`` itself."""
+    return {} if "serverselectiontimeoutms" in uri.lower() else {"serverSelectionTimeoutMS": default_ms}
 
 
 def command_client(uri: str) -> MongoClient:
@@ -113,7 +122,7 @@ def command_client(uri: str) -> MongoClient:
     """
     if not uri.startswith(URI_SCHEMES):
         raise InvalidURIError(f"bad MongoDB URI {masked_uri(uri)!r}: it must start with mongodb:// or mongodb+srv://")
-    timeout = {} if "serverselectiontimeoutms" in uri.lower() else {"serverSelectionTimeoutMS": COMMAND_SERVER_SELECTION_MS}
+    timeout = selection_timeout(uri, COMMAND_SERVER_SELECTION_MS)
     try:
         return MongoClient(uri, driver=DRIVER_INFO, **timeout)
     except (InvalidURI, ConfigurationError, ValueError) as error:
@@ -304,8 +313,9 @@ class OpenedClients:
     """
 
     def __init__(self, uri: str) -> None:
-        self.client: MongoClient = MongoClient(uri)
-        self.async_client = LoopClients(lambda: AsyncMongoClient(uri, driver=DRIVER_INFO))
+        timeout = selection_timeout(uri, APP_SERVER_SELECTION_MS)
+        self.client: MongoClient = MongoClient(uri, **timeout)
+        self.async_client = LoopClients(lambda: AsyncMongoClient(uri, driver=DRIVER_INFO, **timeout))
 
     def close(self) -> None:
         """Close the sync client and the async ones (as ``LoopClients.close``)."""

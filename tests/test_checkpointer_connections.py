@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import mongomock
 import pytest
+from langgraph.graph import START, StateGraph
 from mongomock_motor import AsyncMongoMockClient
 
-from langgraph_durable_mongodb import ClientConfigurationError, InvalidInputError, MongoDBCheckpointer
+from langgraph_durable_mongodb import ClientConfigurationError, DurablePlatform, InvalidInputError, MongoDBCheckpointer
+from langgraph_durable_mongodb.errors import ServerUnreachableError
 
-from .graphs import nested_graph
+from .graphs import Notes, config, nested_graph
 
 
 def test_from_conn_string_sync(mongodb_uri: str, server_db_name: str) -> None:
@@ -49,3 +51,22 @@ def test_configuration_errors_name_the_fix() -> None:
         MongoDBCheckpointer(mongomock.MongoClient(), ttl=-1)
     with pytest.raises(InvalidInputError):
         MongoDBCheckpointer.from_conn_string(42)
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_an_unreachable_server_fails_fast_naming_the_wait_never_the_password(face: str) -> None:
+    """The clients from_conn_string opens look for a server 10 s (pymongo's default is 30 s), unless the URI says:
+    the first call then raises ServerUnreachableError, with the wait and how to change it, never the password."""
+    with DurablePlatform.from_conn_string("mongodb://alice:s3cret@localhost:9/agents") as platform:
+        assert platform.checkpointer.client.options.server_selection_timeout == 10
+    builder = StateGraph(Notes)
+    builder.add_node("note", lambda s: {"notes": ["seen"]})
+    builder.add_edge(START, "note")
+    uri = "mongodb://alice:s3cret@localhost:9/agents?serverSelectionTimeoutMS=200"
+    async with DurablePlatform.from_conn_string(uri) as platform:
+        graph = platform.compile(builder)
+        with pytest.raises(ServerUnreachableError) as refused:
+            graph.invoke({"notes": []}, config()) if face == "sync" else await graph.ainvoke({"notes": []}, config())
+    message = str(refused.value)
+    assert "within 0.2 s" in message and "localhost:9" in message and "serverSelectionTimeoutMS" in message
+    assert "s3cret" not in message and "Topology Description" not in message

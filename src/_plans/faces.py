@@ -10,11 +10,14 @@ behind the other kind.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
+from pymongo.errors import ServerSelectionTimeoutError
+
 from ..connections import LoopBound, LoopClients, announce
-from ..errors import ClientConfigurationError, InvalidInputError
+from ..errors import ClientConfigurationError, InvalidInputError, ServerUnreachableError
 from ..schema import MAJORITY_WRITTEN
 from .interpreters import AsyncInterpreter, SyncInterpreter
 from .requests import Plan
@@ -56,6 +59,20 @@ def split_clients(client: Any, async_client: Any, owner: str, alternative: str =
     for given in (client, async_client):
         announce(given)
     return client, async_client
+
+
+_SELECTION = re.compile(r"^(?P<reason>.*?), Timeout: (?P<timeout>[0-9.]+)s", re.S)
+
+
+def unreachable(error: ServerSelectionTimeoutError) -> ServerUnreachableError:
+    """What a call says when no server answered within the client's server selection timeout: the hosts and why
+    (pymongo's message names them, never a password), how long it waited, and how to change that."""
+    found = _SELECTION.match(str(error))
+    reason, waited = (found["reason"], f"{float(found['timeout']):g} s") if found else (str(error)[:300], "its timeout")
+    return ServerUnreachableError(
+        f"no MongoDB server answered within {waited} ({reason}). Check that the server runs and the URI's hosts "
+        "and ports; set serverSelectionTimeoutMS in the URI (or on your client) to wait longer or shorter"
+    )
 
 
 def started(plan: Plan) -> Plan:
@@ -134,12 +151,18 @@ class TwoFaces:
     def _run(self, plan: Plan) -> Any:
         if not self._ready["sync"]:  # once set up, a plan runs as it is: no wrapper on the hot path
             plan = started(plan)
-        return self._sync_face().run(plan)
+        try:
+            return self._sync_face().run(plan)
+        except ServerSelectionTimeoutError as error:
+            raise unreachable(error) from None
 
     async def _arun(self, plan: Plan) -> Any:
         if not self._ready["async"]:
             plan = started(plan)
-        return await (await self._async_face()).run(plan)
+        try:
+            return await (await self._async_face()).run(plan)
+        except ServerSelectionTimeoutError as error:
+            raise unreachable(error) from None
 
     def setup(self) -> None:
         """Create every index this store uses (idempotent), on the sync client.
