@@ -1855,6 +1855,13 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # -- issue 36: the first hour --
     Mutant(
+        "SecureLLM's runs and events are named SecureLLM, not the wrapped model",
+        "src/journal/llm.py",
+        '        if name is None and self.name is None and hasattr(self._chat_model, "get_name"):',
+        "        if False:",
+        ("tests/test_journal_streaming.py", "-k", "each_call_shows_once"),
+    ),
+    Mutant(
         "the clients from_conn_string opens wait pymongo's 30 s for an unreachable server",
         "src/connections.py",
         "        timeout = selection_timeout(uri, APP_SERVER_SELECTION_MS)",

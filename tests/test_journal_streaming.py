@@ -132,7 +132,8 @@ class Runs(BaseCallbackHandler):
         self.runs: dict[Any, dict[str, Any]] = {}
 
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: Any, **kw: Any) -> None:
-        self.runs[run_id] = {"tags": kw.get("tags"), "durable": (kw.get("metadata") or {}).get("durable"), "tokens": 0}
+        durable = (kw.get("metadata") or {}).get("durable")
+        self.runs[run_id] = {"name": kw.get("name") or serialized.get("name"), "tags": kw.get("tags"), "durable": durable, "tokens": 0}
 
     def on_llm_new_token(self, token: str, *, run_id: Any, **kw: Any) -> None:
         self.runs[run_id]["tokens"] += 1
@@ -149,7 +150,7 @@ async def run_events(graph: Any, is_async: bool, cfg: dict[str, Any], inputs: An
             async for event in graph.astream_events(inputs, cfg, version="v2"):
                 if event["event"] == "on_chat_model_start":
                     durable = event["metadata"].get("durable")
-                    runs.runs[event["run_id"]] = {"tags": event["tags"], "durable": durable, "tokens": 0}
+                    runs.runs[event["run_id"]] = {"name": event["name"], "tags": event["tags"], "durable": durable, "tokens": 0}
                 elif event["event"] == "on_chat_model_stream":
                     runs.runs[event["run_id"]]["tokens"] += 1
     except ConnectionError:
@@ -167,6 +168,7 @@ async def test_each_call_shows_once_real_or_replayed(model_type: type, is_async:
     real = await run_events(graph, is_async, cfg, {"notes": []})
     assert len(real) == len(bare) == 2  # one run per node's call: no second run for the wrapped model
     assert [r["tokens"] for r in real] == [r["tokens"] for r in bare]
+    assert [r["name"] for r in real] == [r["name"] for r in bare] == [model_type.__name__] * 2  # filters still match
     assert all(r["durable"]["replayed"] is False and "durable:replayed" not in r["tags"] for r in real)
     assert {r["durable"]["node"] for r in real} == {"review", "recheck"}
 
@@ -176,6 +178,7 @@ async def test_each_call_shows_once_real_or_replayed(model_type: type, is_async:
     assert model.calls == 3  # the resume replays
     assert crashed["durable"]["replayed"] is False
     assert replayed["durable"]["replayed"] is True and "durable:replayed" in replayed["tags"]
+    assert replayed["name"] == crashed["name"] == model_type.__name__
     assert (crashed["tokens"], replayed["tokens"]) == ((4, 1) if model_type is Streaming else (0, 0))
 
 

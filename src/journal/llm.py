@@ -187,6 +187,14 @@ class SecureLLM(BaseChatModel):
     def __init__(self, model: Runnable | BaseChatModel, **kwargs: Any) -> None:
         super().__init__(model=model, **kwargs)
 
+    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
+        """The wrapped model's name (``ChatOpenAI``, ...), unless this one was named: callbacks, ``astream_events``
+        and traces show the model's runs under the name they would carry without the journal, so filters written
+        for the bare model keep matching. The ``durable`` metadata and tags say the run is journaled."""
+        if name is None and self.name is None and hasattr(self._chat_model, "get_name"):
+            return self._chat_model.get_name(suffix)
+        return super().get_name(suffix, name=name)
+
     @property
     def _chat_model(self) -> Any:
         return self.model.bound if isinstance(self.model, RunnableBinding) else self.model
