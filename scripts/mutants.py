@@ -1855,6 +1855,13 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # -- issue 36: the first hour --
     Mutant(
+        "the thread table's columns are as wide as the longest id, not its header",
+        "src/cli/threads.py",
+        '    width = max(len(str(r["thread_id"])) for r in [{"thread_id": "THREAD"}, *rows])',
+        '    width = max(len(str(r["thread_id"])) for r in rows)',
+        ("tests/test_cli_threads.py", "-k", "align"),
+    ),
+    Mutant(
         "SecureLLM's runs and events are named SecureLLM, not the wrapped model",
         "src/journal/llm.py",
         '        if name is None and self.name is None and hasattr(self._chat_model, "get_name"):',

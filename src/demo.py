@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
 
     client, platform, where = open_platform(uri, args.db)
     config = {"configurable": {"thread_id": args.thread}}
-    print(f"storage: {where}")
+    print(f"storage: {where}, database {args.db!r}")
     print("graph:   root -> case_investigation -> policy_analysis -> review_policy (topology validated)")
 
     resuming = bool(platform.compile(build_graph("none")).get_state(config).next)

@@ -3,6 +3,7 @@ the numeric ordinal order of ``inspect``."""
 
 from __future__ import annotations
 
+import io
 import json
 from datetime import datetime, timedelta
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from pymongo import MongoClient, monitoring
 
 from langgraph_durable_mongodb import MongoDBCheckpointer
+from langgraph_durable_mongodb.cli.threads import render_inspect, render_threads
 from tests.cli_helpers import run, write_thread
 from tests.clients import on_servers
 
@@ -135,3 +137,24 @@ def test_inspect_orders_ordinals_numerically() -> None:
     lines = run(client, "inspect", "many")[1].split("operations\n")[1].splitlines()
     children = [line.split("─ ")[1] for line in lines if line.startswith(("  ├─", "  └─"))]
     assert children == [*(f"notify#1.{i}" for i in range(12)), *(f"sub/{i}" for i in range(1, 12)), "x#2", "x#10"]
+
+
+def test_the_tables_align_for_any_id_length_and_kind() -> None:
+    """Short thread ids under the THREAD header, a kind longer than ``tool`` (``payment``): every column starts
+    where its header does."""
+    rows = [{"thread_id": "t1", "latest_step": 3, "checkpoints": 4, "updated": "2026-12-05T00:00:00"},
+            {"thread_id": "t22", "latest_step": 12345, "checkpoints": 6, "updated": "2026-12-05T00:00:01"}]
+    out = io.StringIO()
+    render_threads(rows, False, out)
+    header, *lines = out.getvalue().splitlines()
+    for line in lines:
+        assert line.index("2026") == header.index("UPDATED")
+        assert len(line.split("  2026")[0]) == len(header.split("  UPDATED")[0])
+    effect = {"duration_ms": 5, "replays": 0, "error": None, "attempts": 1}
+    nodes = [{"node": "pay", "effects": [{**effect, "kind": "payment", "name": "charge", "status": "completed"},
+                                         {**effect, "kind": "llm", "name": "CaseModel", "status": "started"}]}]
+    report = {"thread_id": "t1", "namespaces": [], "operations": [{"path": "agent/1", "nodes": nodes}]}
+    out = io.StringIO()
+    render_inspect(report, out)
+    charge, model = [line for line in out.getvalue().splitlines() if "attempts" in line]
+    assert charge.index("attempts") == model.index("attempts") and charge.index("charge") == model.index("CaseModel")

@@ -20,7 +20,7 @@ def test_demo_on_embedded_mongomock(capsys: pytest.CaptureFixture[str], monkeypa
     monkeypatch.setattr(demo, "EXECUTED", {"llm": 0, "tool": 0})
     assert demo.main([]) == 0
     out = capsys.readouterr().out
-    assert "embedded mongomock" in out
+    assert "embedded mongomock" in out and "database 'durable_demo'" in out  # where to look afterwards
     assert f"review_policy at {PATH}" in out
     assert "✗ simulated crash: worker lost after the tool ran" in out
     assert out.count("executed for real") == 2  # the LLM and the tool, once each

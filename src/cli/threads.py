@@ -49,10 +49,12 @@ def render_threads(rows: list[dict[str, Any]], more: bool, out: TextIO) -> None:
     if not rows:
         out.write("no threads\n")
         return
-    width = max(len(r["thread_id"]) for r in rows)
-    out.write(f"{'THREAD':<{width}}  {'STEP':>4}  {'CHECKPOINTS':>11}  UPDATED\n")
+    width = max(len(str(r["thread_id"])) for r in [{"thread_id": "THREAD"}, *rows])
+    steps = max(len(str(r["latest_step"])) for r in [{"latest_step": "STEP"}, *rows])
+    counts = max(len(str(r["checkpoints"])) for r in [{"checkpoints": "CHECKPOINTS"}, *rows])
+    out.write(f"{'THREAD':<{width}}  {'STEP':>{steps}}  {'CHECKPOINTS':>{counts}}  UPDATED\n")
     for r in rows:
-        out.write(f"{r['thread_id']:<{width}}  {str(r['latest_step']):>4}  {r['checkpoints']:>11}  {r['updated']}\n")
+        out.write(f"{r['thread_id']:<{width}}  {str(r['latest_step']):>{steps}}  {r['checkpoints']:>{counts}}  {r['updated']}\n")
     if more:
         out.write(f"more: --after {rows[-1]['thread_id']}\n")
 
@@ -133,13 +135,15 @@ def render_inspect(report: dict[str, Any], out: TextIO) -> None:
         out.write("  (no journaled effects)\n")
         return
     tree: dict[str, Any] = {}
+    effects = [e for op in report["operations"] for node in op["nodes"] for e in node["effects"]]
+    widths = {field: max(len(str(e[field])) for e in effects) for field in ("kind", "name", "status")}
     for op in report["operations"]:
         segments = op["path"].split("/")
         branch = tree
         for i in range(0, len(segments), 2):
             branch = branch.setdefault("/".join(segments[i : i + 2]), {})
         for node in op["nodes"]:
-            branch[node["node"]] = [_effect_line(e) for e in node["effects"]]
+            branch[node["node"]] = [_effect_line(e, widths) for e in node["effects"]]
     [(root, children)] = tree.items() if len(tree) == 1 else [("", tree)]
     out.write(f"  {root}\n")
     _render_branch(children, "  ", out)
@@ -154,11 +158,13 @@ def _render_branch(branch: dict[str, Any] | list[str], prefix: str, out: TextIO)
             _render_branch(children, prefix + ("   " if last else "│  "), out)
 
 
-def _effect_line(effect: dict[str, Any]) -> str:
+def _effect_line(effect: dict[str, Any], widths: dict[str, int]) -> str:
+    """One effect's row, its columns as wide as the thread's widest kind, name and status."""
     duration = f"{effect['duration_ms']:.0f} ms" if isinstance(effect["duration_ms"], (int, float)) else "-"
     replay = f"  replayed {effect['replays']}x" if effect["replays"] else ""  # counted by claims only
     error = f"  {effect['error']}" if effect["error"] else ""
     return (
-        f"{effect['kind']:<5} {effect['name']:<20} {effect['status']:<9} attempts {effect['attempts']}"
+        f"{effect['kind']:<{widths['kind']}} {effect['name']:<{widths['name']}} {effect['status']:<{widths['status']}}"
+        f" attempts {effect['attempts']}"
         f"  {duration:>7}{replay}{error}"
     )
