@@ -1905,6 +1905,13 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # -- issue 32: positions named by LangGraph's identity of the work --
     Mutant(
+        "a task waiting for a root store refused for a lost lock says the checkpoint was not stored",
+        "src/checkpointer/roots.py",
+        "                if isinstance(error, RunLockLostError):",
+        "                if False:",
+        ("tests/test_failed_root_store.py", "-m", "not server", "-k", "lost_lock"),
+    ),
+    Mutant(
         "a run of this process that ended is held to its lease when its release was lost",
         "src/run_lock.py",
         "            if found and not _takeable(found[0], now) and not self._ended_here(found[0].get(\"owner\")):",

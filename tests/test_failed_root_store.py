@@ -19,7 +19,7 @@ import pytest
 from langgraph.graph import START, StateGraph
 from pymongo.errors import AutoReconnect
 
-from langgraph_durable_mongodb import CheckpointNotStoredError
+from langgraph_durable_mongodb import CheckpointNotStoredError, RunLockLostError
 from langgraph_durable_mongodb._plans import interpreters
 from langgraph_durable_mongodb.journal import effect
 
@@ -34,8 +34,9 @@ CHILD_STEP = 1  # the root checkpoint of step 1 prepares the child's task (step 
 class Fault:
     """Fails the store of the root checkpoint of ``CHILD_STEP``, once."""
 
-    def __init__(self, applied: bool) -> None:
+    def __init__(self, applied: bool, error: Exception | None = None) -> None:
         self.applied = applied
+        self.error = error or AutoReconnect("connection closed (the server went away)")
         self.failed: list[str] = []
 
     def hits(self, request: Any) -> bool:
@@ -46,12 +47,13 @@ class Fault:
 
     def fail(self, request: Any) -> None:
         self.failed.append(next(op._doc["$set"]["checkpoint_id"] for op in request.operations))  # noqa: SLF001
-        raise AutoReconnect("connection closed (the server went away)")
+        raise self.error
 
 
 @pytest.fixture
 def fault(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Fault:
-    fault = Fault(applied=request.param)
+    applied, error = request.param if isinstance(request.param, tuple) else (request.param, None)
+    fault = Fault(applied, error)
     sync_upsert, async_upsert = interpreters.SyncInterpreter._upsert, interpreters.AsyncInterpreter._upsert
 
     def sync_faulty(self: Any, upsert: Any) -> Any:
@@ -144,3 +146,21 @@ async def test_no_effect_runs_under_a_root_whose_store_failed_and_the_resume_run
     assert result["notes"] == ["triage:c-1", "triage:c-1", "lookup:c-1", "pay:c-1"]
     assert journal_positions(platform, "t-1") == EXPECTED
     assert executions == ["triage", "lookup", "pay"]  # each once: nothing recorded ran again
+
+
+LOST = RunLockLostError("the run lock of thread 't-1' was taken over", thread_id="t-1", fence=1)
+
+
+@pytest.mark.parametrize("fault", [(False, LOST)], ids=["lock lost"], indirect=True)
+@pytest.mark.parametrize("face", ["sync", "async"], ids=["sync_face", "async_face"])
+async def test_a_root_store_refused_for_a_lost_lock_stops_the_run_with_that_error(
+    platform: Any, fault: Fault, face: str
+) -> None:
+    """The store was refused because the run lost its thread: the task waiting for it raises ``RunLockLostError``
+    itself, the error every other call of the run raises then, not ``CheckpointNotStoredError``."""
+    executions: list[str] = []
+    graph = platform.compile(case_graph(face, executions))
+    with pytest.raises(RunLockLostError) as raised:
+        await run(graph, face, {"notes": []}, "t-1")
+    assert raised.value is LOST and fault.failed
+    assert executions == ["triage"]  # the child's effect never started

@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import _langgraph
 from .._plans.requests import Find, Join, Plan, WaitNotice
-from ..errors import CheckpointNotStoredError
+from ..errors import CheckpointNotStoredError, RunLockLostError
 from ..schema import CollectionNames
 from .documents import checkpoint_key
 from .memory import STORED_REMEMBERED, StoredCheckpoints, TaskHolds
@@ -143,12 +143,15 @@ class RootCheckpoints:
         Raises:
             CheckpointNotStoredError: its store, or the store of an older checkpoint of the run, failed here, or it
                 was not stored within ``timeout`` seconds.
+            RunLockLostError: that store failed because the run lost its thread's lock.
         """
         key = checkpoint_key(thread_id, "", checkpoint_id)
         deadline = time.monotonic() + timeout
         recheck_at = time.monotonic() + STORED_FIRST_CHECK_SECONDS
         while True:
             if (error := self.stored.failed(thread_id, checkpoint_id)) is not None:
+                if isinstance(error, RunLockLostError):
+                    raise error  # the run lost its thread: it stops, as its other calls do, with the same error
                 why = f"its store, or the store of an older checkpoint of the run, failed ({type(error).__name__}: {error})"
                 raise _not_stored(thread_id, checkpoint_id, why) from error
             if time.monotonic() >= recheck_at:

@@ -650,6 +650,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         Raises:
             CheckpointNotStoredError: its store, or an older one of the run, failed here, or it was not stored
                 within ``timeout``; the message says what to do.
+            RunLockLostError: the store failed because the run lost its thread's lock.
             ClientConfigurationError: a database lookup was needed and this saver has no sync client.
         """
         if not self._roots.stored.known(thread_id, checkpoint_id):
