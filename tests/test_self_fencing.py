@@ -185,43 +185,53 @@ CHILD = textwrap.dedent(
 
     saver.put, saver.aput = held_put, held_aput
 
-    def charged():
-        with open(out + ".charged", "a") as f:
+    def ran(name):
+        with open(out + "." + name, "a") as f:
             f.write("1")
-        return "charged"
+        return name
 
     @effect(kind="payment", name="charge")
     def charge(cents):
-        return charged()
+        return ran("charged")
 
     @effect(kind="payment", name="charge")
     async def acharge(cents):
-        return charged()
+        return ran("charged")
 
     @effect(kind="tool", name="lookup")
     def lookup(ref):
-        return ref
+        return ran("looked")
 
     @effect(kind="tool", name="lookup")
     async def alookup(ref):
-        return ref
+        return ran("looked")
 
     # Each node journals a lookup first: its position and entries are known then, so the charge after the thaw
     # sends no command before it starts. Wherever the freeze lands in the wait, the charge comes after the wake.
-    def node(state):
-        lookup("warm")
-        open(out + ".ready", "w").close()
+    # With step 0's write held, the lookup waits for it (an effect starts only under a stored root checkpoint),
+    # so the freeze lands before the lookup, and the write and the lookup both come after the wake.
+    def wake():
         while not thawed():
             time.sleep(0.005)
         woken.set()
+
+    threading.Thread(target=wake, daemon=True).start()
+
+    def node(state):
+        if held_step is not None:
+            open(out + ".ready", "w").close()
+        lookup("warm")
+        open(out + ".ready", "w").close()
+        woken.wait()
         return {"notes": [charge(100)]}
 
     async def anode(state):
+        if held_step is not None:
+            open(out + ".ready", "w").close()
         await alookup("warm")
         open(out + ".ready", "w").close()
-        while not thawed():
+        while not woken.is_set():
             await asyncio.sleep(0.005)
-        woken.set()
         return {"notes": [await acharge(100)]}
 
     builder = StateGraph(Notes)
@@ -289,6 +299,7 @@ def test_a_process_frozen_past_its_lease_starts_no_effect_when_it_wakes(
             assert child.wait(60) == 0
         assert json.loads(out.read_text()) == "RunLockLostError"
         assert not Path(str(out) + ".charged").exists()  # the charge never started after the thaw
+        assert Path(str(out) + ".looked").exists() == (write == "step 0 stored")  # nor the held write's lookup
         assert steps() == before  # nothing written after the freeze, the held step 0 included
     finally:
         if child.poll() is None:
