@@ -167,22 +167,37 @@ PLATFORMS = ["embedded", *on_servers("server")]
 
 @pytest.fixture(params=PLATFORMS)
 def make_platform(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """``make_platform(**options)``: DurablePlatforms on one store, embedded (mongomock) or on the server tier."""
+    """``make_platform(**options)``: DurablePlatforms on one store, embedded (mongomock) or on the server tier.
+
+    At the end of the test it waits for the platforms' background lock releases (a sync run returns before its
+    release is sent): one still under way would otherwise run into the next test, and its monkeypatches."""
     from langgraph_durable_mongodb.platform import DurablePlatform
+
+    made: list[Any] = []
+
+    def made_here(platform: Any) -> Any:
+        made.append(platform)
+        return platform
 
     if request.param == "embedded":
         import mongomock
         from mongomock_motor import AsyncMongoMockClient
 
         client = mongomock.MongoClient()
-        yield lambda **o: DurablePlatform(client, async_client=AsyncMongoMockClient(mock_mongo_client=client), **o)
+        yield lambda **o: made_here(
+            DurablePlatform(client, async_client=AsyncMongoMockClient(mock_mongo_client=client), **o)
+        )
+        for platform in made:
+            platform.run_locks.wait_releases(10)
         return
     from pymongo import AsyncMongoClient, MongoClient
 
     uri = tier_uri(request)
     db_name = f"t_{uuid.uuid4().hex[:16]}"
     client = MongoClient(uri)
-    yield lambda **o: DurablePlatform(client, async_client=AsyncMongoClient(uri), db_name=db_name, **o)
+    yield lambda **o: made_here(DurablePlatform(client, async_client=AsyncMongoClient(uri), db_name=db_name, **o))
+    for platform in made:
+        platform.run_locks.wait_releases(10)
     client.drop_database(db_name)
     client.close()
 
