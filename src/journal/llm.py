@@ -190,7 +190,15 @@ class SecureLLM(BaseChatModel):
     def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
         """The wrapped model's name (``ChatOpenAI``, ...), unless this one was named: callbacks, ``astream_events``
         and traces show the model's runs under the name they would carry without the journal, so filters written
-        for the bare model keep matching. The ``durable`` metadata and tags say the run is journaled."""
+        for the bare model keep matching. The ``durable`` metadata and tags say the run is journaled.
+
+        Args:
+            suffix: appended to the name, as LangChain's ``Runnable.get_name``.
+            name: a name to use instead.
+
+        Returns:
+            The name the model's runs carry.
+        """
         if name is None and self.name is None and hasattr(self._chat_model, "get_name"):
             return self._chat_model.get_name(suffix)
         return super().get_name(suffix, name=name)
