@@ -9,7 +9,7 @@ Setup (each storage class creates the indexes of the collections it owns),
 | ``blobs`` | ``checkpoint_blobs`` | checkpointer | one channel value per version |
 | ``writes`` | ``checkpoint_writes`` | checkpointer | pending writes |
 | ``journal`` | ``activity_journal`` | journal | one entry per effect position |
-| ``ordinals`` | ``operation_ordinals`` | none since format 3 | what format 2 numbered occurrences with (its upgrade reads it) |
+| ``ordinals`` | ``operation_ordinals`` | none since format 4 | what formats 2 and 3 numbered occurrences with (the upgrade to 4 reads it) |
 | ``runs`` | ``thread_runs`` | run locks | one run lock per thread |
 | ``metadata`` | ``durable_metadata`` | every class; journal | database-wide facts (the storage format, the input-digest key) |
 
@@ -50,7 +50,7 @@ class CollectionNames:
     blobs: str = "checkpoint_blobs"
     writes: str = "checkpoint_writes"
     journal: str = "activity_journal"
-    #: Where storage format 2 kept its occurrence ordinals: the upgrade to format 3 reads it.
+    #: Where storage formats 2 and 3 kept their occurrence ordinals: the upgrade to format 4 reads it.
     ordinals: str = "operation_ordinals"
     #: Not in ``per_thread``: a run lock is live state of a running process, not thread data; copying,
     #: expiring or deleting it with the thread would let a second run in beside the one holding it.

@@ -1,4 +1,4 @@
-"""The keys a visit's position is made of, in one place, and the upgrade of format 2's ordinals to them.
+"""The keys a visit's position is made of, in one place, and the upgrade of the ordinals of formats 2 and 3 to them.
 
 A position names one visit of a node by LangGraph's identity of the work (``resolver/visit.py``): the path is the
 fixed root ``agent/1`` followed by ``name/key`` for each compiled child the node runs in, the occurrence the
@@ -6,7 +6,7 @@ node's own key. A key is the root checkpoint a root-level task was prepared from
 the task at step ``N`` of a child's run, ``<group>.<index>`` for a ``Send`` and ``<key>+<p>`` for a function
 node's ``p``-th subgraph run. ``journal/labels.py`` reads them back as ordinals.
 
-Storage format 2 keyed entries by those ordinals instead (``agent/1/case/2``, occurrence ``1.3``), allocated in
+Storage formats 2 and 3 keyed entries by those ordinals instead (``agent/1/case/2``, occurrence ``1.3``), allocated in
 the ordinals collection (``{thread_id, parent_path, name, task_key, ordinal}``, a ``Send`` group under
 ``name:send``) or, at the root, numbered from a high water and stamped with the key they stood for (``root_key``).
 ``upgrade_plan`` rewrites each such entry to the keys its ordinals stood for, so a run resumed after the upgrade
@@ -60,11 +60,11 @@ def with_run(key: str, run: int) -> str:
 
 
 def upgrade_plan(names: CollectionNames) -> Plan:
-    """Storage format 2 to 3: rewrite every journal document keyed by ordinals (entries and their outcome chunks) to
+    """Storage format 3 to 4: rewrite every journal document keyed by ordinals (entries and their outcome chunks) to
     the keys the ordinals stood for, page by page in ``_id`` order, then empty the ordinals collection.
 
     Each rewrite is conditional on the position it read, so two upgraders write each once, and documents a process
-    of format 3 writes meanwhile are left alone. A document whose ordinals cannot be read back (an allocation gone)
+    of format 4 writes meanwhile are left alone. A document whose ordinals cannot be read back (an allocation gone)
     keeps its position: it reads as stored, and a resume does not meet it.
 
     Returns:
@@ -111,7 +111,7 @@ def levels(doc: Mapping[str, Any]) -> list[tuple[str, str]] | None:
 
 
 def _keyed(doc: Mapping[str, Any], table: Mapping[tuple[Any, ...], Any]) -> tuple[str, str] | None:
-    """``(path, occurrence)`` of a document keyed by format 2's ordinals, as format 3 keys it; None when it is not
+    """``(path, occurrence)`` of a document keyed by the ordinals of format 3 and older, as format 4 keys it; None when it is not
     keyed by ordinals, or its ordinals cannot be read back."""
     parsed = levels(doc)
     if parsed is None:
