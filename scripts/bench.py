@@ -1516,7 +1516,24 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.json).write_text(json.dumps(results, indent=2, default=str) + "\n")
     if args.markdown:
         Path(args.markdown).write_text(report + "\n")
+    write_docs_numbers(results, log)
     return 1 if any(r.get("failed") for r in results["servers"].values()) else 0
+
+
+#: The one file of figures the docs and the README quote (scripts/mkdocs_hooks.py fills them in; tests/test_docs_numbers.py
+#: checks the README's): written by a full run that measured the rtt section on mongo-java-server.
+DOCS_NUMBERS = Path(__file__).resolve().parents[1] / "docs" / "numbers.json"
+
+
+def write_docs_numbers(results: dict[str, Any], log: Callable[[str], None]) -> None:
+    rtt = (results["servers"].get("mongo_java_server") or {}).get("rtt")
+    if results["quick"] or not rtt:
+        return
+    from bench_rtt import docs_numbers
+
+    numbers = docs_numbers(rtt, "mongo-java-server", time.strftime("%Y-%m-%d"))
+    DOCS_NUMBERS.write_text(json.dumps(numbers, indent=2, sort_keys=True) + "\n")
+    log(f"wrote {DOCS_NUMBERS.relative_to(DOCS_NUMBERS.parents[1])}: the figures the docs quote")
 
 
 if __name__ == "__main__":

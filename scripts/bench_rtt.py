@@ -427,3 +427,19 @@ def render_rtt(rtt: dict[str, Any]) -> list[str]:
         if errs:
             lines += ["Failed turns: " + "; ".join(errs), ""]
     return lines
+
+
+def docs_numbers(rtt: dict[str, Any], server: str, day: str) -> dict[str, Any]:
+    """The figures the docs and the README quote (``docs/numbers.json``), from a full rtt run on ``server``: commands
+    per later turn, the wall-time ratio to each variant's reference, and the durable turn's client CPU ratio."""
+    rows = rtt["variants"]
+    numbers: dict[str, Any] = {
+        "measured": day,
+        "server": f"{server} behind toxiproxy ({rtt['settings']['latency_ms']} ms)",
+        "commands": {name: round(row["commands_later_turns"]) for name, row in rows.items()},
+        "ratio": {name: round(row["ratio"], 2) for name, row in rows.items() if name != REFERENCE[name]},
+    }
+    if rtt.get("cpu"):
+        numbers["cpu_ratio"] = round(rtt["cpu"]["ratio"], 2)
+    return numbers
+

@@ -1855,6 +1855,20 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # -- issue 36: the first hour --
     Mutant(
+        "the docs build quotes a figure no run measured",
+        "scripts/mkdocs_hooks.py",
+        "            raise KeyError(key)",
+        "            return \"?\"",
+        ("tests/test_docs_numbers.py",),
+    ),
+    Mutant(
+        "the home page keeps the README's docs/ links, which are no pages of the site",
+        "scripts/mkdocs_hooks.py",
+        '        return target[len("docs/"):]',
+        "        return target",
+        ("tests/test_docs_numbers.py",),
+    ),
+    Mutant(
         "the thread table's columns are as wide as the longest id, not its header",
         "src/cli/threads.py",
         '    width = max(len(str(r["thread_id"])) for r in [{"thread_id": "THREAD"}, *rows])',
