@@ -1855,6 +1855,20 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # -- issue 36: the first hour --
     Mutant(
+        "the platform is served through weakref.WeakMethod, which prints at interpreter exit",
+        "src/journal/context.py",
+        "    _served[checkpointer] = _held_weakly(scope_for) if",
+        "    _served[checkpointer] = weakref.WeakMethod(scope_for) if",
+        ("tests/test_platform_forms.py", "-k", "noise"),
+    ),
+    Mutant(
+        "the served platform is held strongly, so a platform per request accumulates",
+        "src/journal/context.py",
+        "    owner, function = weakref.ref(method.__self__), method.__func__",
+        "    owner, function = (lambda o=method.__self__: o), method.__func__",
+        ("tests/test_platform_forms.py", "-k", "nothing_served"),
+    ),
+    Mutant(
         "the docs build quotes a figure no run measured",
         "scripts/mkdocs_hooks.py",
         "            raise KeyError(key)",

@@ -180,3 +180,35 @@ def test_a_platform_gone_leaves_nothing_served() -> None:
             break
         time.sleep(0.02)
     assert gone() is None
+
+
+
+#: A program that opens a platform at module level, as a script does, and leaves it to the interpreter's exit.
+QUIET_EXIT = """
+import sys
+import mongomock
+from mongomock_motor import AsyncMongoMockClient
+from langgraph_durable_mongodb.platform import DurablePlatform
+
+client = mongomock.MongoClient()
+if sys.argv[1] == "sync":
+    platform = DurablePlatform(client)
+else:
+    platform = DurablePlatform(async_client=AsyncMongoMockClient(mock_mongo_client=client))
+print("opened")
+"""
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+def test_a_program_that_opened_a_platform_exits_without_noise(face: str) -> None:
+    """The platform is served to its nodes without keeping it alive; collected at interpreter exit, that leaves
+    nothing on stderr (``weakref.WeakMethod``'s callback printed "Exception ignored" at such an exit)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", QUIET_EXIT, face], cwd=root, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "opened\n", "")

@@ -131,7 +131,19 @@ def serve_effects(checkpointer: Any, scope_for: Callable[[Any], EffectScope]) ->
     as ``saver``. ``DurablePlatform`` serves its checkpointer so, with a method of its own: that is held weakly,
     and the checkpointer is served no more once its platform is gone.
     """
-    _served[checkpointer] = weakref.WeakMethod(scope_for) if inspect.ismethod(scope_for) else (lambda: scope_for)
+    _served[checkpointer] = _held_weakly(scope_for) if inspect.ismethod(scope_for) else (lambda: scope_for)
+
+
+def _held_weakly(method: Any) -> Callable[[], Callable[[Any], EffectScope] | None]:
+    """``method``, bound again while its object lives; None once it is gone. Not ``weakref.WeakMethod``, whose
+    callback prints "Exception ignored" at every interpreter exit that collects the platform late."""
+    owner, function = weakref.ref(method.__self__), method.__func__
+
+    def bound() -> Callable[[Any], EffectScope] | None:
+        alive = owner()
+        return None if alive is None else function.__get__(alive)
+
+    return bound
 
 
 def current_effect_scope() -> EffectScope:
