@@ -188,7 +188,8 @@ def make_platform(request: pytest.FixtureRequest) -> Iterator[Any]:
             DurablePlatform(client, async_client=AsyncMongoMockClient(mock_mongo_client=client), **o)
         )
         for platform in made:
-            platform.run_locks.wait_releases(10)
+            if platform.run_locks is not None:  # exclusive_runs=False: no locks
+                platform.run_locks.wait_releases(10)
         return
     from pymongo import AsyncMongoClient, MongoClient
 
@@ -197,7 +198,8 @@ def make_platform(request: pytest.FixtureRequest) -> Iterator[Any]:
     client = MongoClient(uri)
     yield lambda **o: made_here(DurablePlatform(client, async_client=AsyncMongoClient(uri), db_name=db_name, **o))
     for platform in made:
-        platform.run_locks.wait_releases(10)
+        if platform.run_locks is not None:
+            platform.run_locks.wait_releases(10)
     client.drop_database(db_name)
     client.close()
 
