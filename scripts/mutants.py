@@ -1855,6 +1855,20 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # -- issue 36: the first hour --
     Mutant(
+        "a run lock taken over is not logged",
+        "src/run_lock.py",
+        '            logger.info("took over the run lock of thread %r from %s", thread_id, _describe(holder))',
+        "            pass",
+        ("tests/test_logging.py", "-m", "not server", "-k", "run_lock_taken_over"),
+    ),
+    Mutant(
+        "an effect's lease lost before its record is not logged",
+        "src/journal/plans.py",
+        '        logger.warning("%s %r at %s: lease lost before recording; the outcome was not recorded", call.kind, call.name, pos)',
+        "        pass",
+        ("tests/test_logging.py", "-m", "not server", "-k", "lost_effect_lease"),
+    ),
+    Mutant(
         "the platform is served through weakref.WeakMethod, which prints at interpreter exit",
         "src/journal/context.py",
         "    _served[checkpointer] = _held_weakly(scope_for) if",

@@ -1,8 +1,11 @@
-"""What the ``langgraph_durable_mongodb`` logger says, silent unless the application configures logging.
+"""What the ``langgraph_durable_mongodb`` logger says, silent unless the application configures logging: a test
+per row of the logging table (docs/configuration.md).
 
-DEBUG for every replay (position, idempotency key); INFO for a take-over of an effect a dead worker started;
-WARNING for an outcome that cannot be known (``at_most_once``). Sync and async journal faces (offline: the
-dead owner is a process of this host). The lost run lock's WARNING is tested in tests/test_run_lock_fence.py.
+DEBUG for every replay (position, idempotency key), on the claim path and under the run lock; INFO for a take-over
+of an effect a dead worker started, and of a run lock whose lease expired; WARNING for an effect's lost lease and
+an outcome that cannot be known (``at_most_once``). Sync and async faces (offline where the dead owner is a process
+of this host). The rest of the table is tested beside what it logs: the lost run lock's WARNING in
+tests/test_run_lock_fence.py, the INFO of a graph run without any checkpointer in tests/test_stateless_runs.py.
 """
 
 from __future__ import annotations
@@ -97,3 +100,56 @@ async def test_a_replay_under_the_run_lock_is_logged_at_debug_too(make_platform:
     [entry] = platform.journal.entries("logged")
     [record] = [r for r in caplog.records if r.levelno == logging.DEBUG and "replaying tool 'lookup'" in r.getMessage()]
     assert entry["idempotency_key"] in record.getMessage() and "node 'work'" in record.getMessage()
+
+
+@offline
+async def test_a_lost_effect_lease_is_logged_at_warning(jface: JournalFace, caplog: pytest.LogCaptureFixture) -> None:
+    """The effect ran, but its lease expired and another worker took the position over before the record: the
+    record is fenced out, and that is said with the position."""
+    from .test_journal_fences import Stepper, effect_plan, expire, is_invoke
+
+    first = Stepper(jface, effect_plan(jface, lambda: "first"))
+    await first.until(is_invoke)  # claimed, about to run
+    await expire(jface)
+    second = Stepper(jface, effect_plan(jface, lambda: "second"))
+    await second.until(is_invoke)  # took the position over
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        assert await first.finish() == "first"
+    [record] = [r for r in caplog.records if "lease lost" in r.getMessage()]
+    assert record.levelno == logging.WARNING and str(POS) in record.getMessage()
+    assert await second.finish() == "second"
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_a_run_lock_taken_over_is_logged_at_info(
+    make_platform: Any, face: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A run takes over the lock of a run whose lease expired, and says whose it took."""
+    from datetime import timedelta
+
+    from langgraph_durable_mongodb._plans.lease import utcnow
+
+    platform = make_platform()
+    platform.setup()
+    runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
+    runs.insert_one({
+        "thread_id": "held", "fence": 4, "owner": "gone", "owner_host": "worker-9", "owner_pid": 4242,
+        "lease_until": utcnow() - timedelta(seconds=5), "started_at": utcnow() - timedelta(minutes=1),
+    })
+
+    @effect(kind="tool", name="lookup")
+    def lookup(ref: str) -> str:
+        return ref
+
+    builder = StateGraph(Notes)
+    builder.add_node("work", lambda state: {"notes": [lookup("x")]})
+    builder.add_edge(START, "work")
+    graph = platform.compile(builder)
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        if face == "sync":
+            graph.invoke({"notes": []}, config("held"))
+        else:
+            await graph.ainvoke({"notes": []}, config("held"))
+    [record] = [r for r in caplog.records if "took over the run lock" in r.getMessage()]
+    assert record.levelno == logging.INFO
+    assert "'held'" in record.getMessage() and "worker-9" in record.getMessage() and "4242" in record.getMessage()
