@@ -2051,6 +2051,49 @@ MUTANTS: tuple[Mutant, ...] = (
         "    step = 0",
         ("tests/test_journal_labels.py",),
     ),
+    # issue 33: the inspector never shows or does more than the CLI
+    Mutant(
+        "ui pages may be framed",
+        "src/ui/app.py",
+        "        response.headers.update(NO_FRAMING)\n",
+        "",
+        ("tests/test_ui_guards.py", "-k", "framed"),
+    ),
+    Mutant(
+        "ui takes any limit str.isdigit accepts",
+        "src/ui/app.py",
+        "    if not LIMIT_TEXT.fullmatch(limit):",
+        "    if not limit.isdigit():",
+        ("tests/test_ui_guards.py", "-k", "odd_limit"),
+    ),
+    Mutant(
+        "the views send a lone surrogate to the server",
+        "src/views/plans.py",
+        '        value.encode("utf-8")\n',
+        "        pass\n",
+        ("tests/test_ui_guards.py", "-k", "surrogate"),
+    ),
+    Mutant(
+        "a prefix ending in U+10FFFF lists every id after it",
+        "src/views/plans.py",
+        '    kept = prefix.rstrip("\\U0010ffff")\n    if not kept:',
+        '    kept = prefix\n    if kept[-1] == "\\U0010ffff":',
+        ("tests/test_ui_guards.py", "-k", "unicode_edges and not server"),
+    ),
+    Mutant(
+        "a prefix ending in U+D7FF is bounded by a surrogate",
+        "src/views/plans.py",
+        "chr(0xE000 if 0xD800 <= following <= 0xDFFF else following)",
+        "chr(following)",
+        ("tests/test_ui_guards.py", "-k", "unicode_edges and not server"),
+    ),
+    Mutant(
+        "the thread list keeps ids a server ordering UTF-16 returns past the prefix",
+        "src/views/plans.py",
+        '    listed = [s for s in listed if not isinstance(s.get("thread_id"), str) or s["thread_id"].startswith(prefix)]\n',
+        "",
+        ("tests/test_ui_guards.py", "-k", "unicode_edges_on_a_server"),
+    ),
 )
 
 

@@ -15,6 +15,7 @@ the CSRF token (else 403). A form post from a page is answered by a redirect bac
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from starlette.staticfiles import StaticFiles
 
 from ..cli.exits import EXIT_UNKNOWN_THREAD, CliError
 from ..errors import DurableMongoError, InvalidInputError
+from ..views.plans import MAX_PAGE
 from ..views.reader import ThreadViews
 from .actions import Actions
 from .guard import TOKEN_COOKIE, Guard
@@ -41,6 +43,11 @@ HERE = Path(__file__).parent
 REFRESH_SECONDS = 2
 #: The largest form a write takes (an outcome is JSON typed by a person).
 MAX_FORM_BYTES = 64 * 1024
+#: A ``limit`` as a query gives it: ASCII digits, few enough for ``int`` (the range is the views' to check).
+LIMIT_TEXT = re.compile(r"[0-9]{1,6}")
+#: Sent with every answer: no page of the inspector may be framed (a click-jacker would lay its Delete under
+#: their own button), by old browsers (``X-Frame-Options``) and new (CSP ``frame-ancestors``).
+NO_FRAMING = {"Content-Security-Policy": "frame-ancestors 'none'", "X-Frame-Options": "DENY"}
 
 
 def _plain(value: Any) -> Any:
@@ -69,6 +76,11 @@ class _Guarded(BaseHTTPMiddleware):
         self.guard = guard
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        response = await self._answer(request, call_next)
+        response.headers.update(NO_FRAMING)
+        return response
+
+    async def _answer(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         if not self.guard.host_allowed(request.headers.get("host", "")):
             return PlainTextResponse("this inspector answers only to a loopback host name (127.0.0.1, localhost)", 403)
         bearer = request.headers.get("authorization", "")
@@ -165,8 +177,8 @@ def _page_args(request: Request) -> dict[str, Any]:
     """``prefix``, ``after`` and ``limit`` from the query, checked (``InvalidInputError`` names the bad one)."""
     params = request.query_params
     limit = params.get("limit", "50")
-    if not limit.isdigit():
-        raise InvalidInputError(f"limit must be a whole number, got {limit!r}")
+    if not LIMIT_TEXT.fullmatch(limit):  # not str.isdigit: "²" is a digit int() refuses, and 5,000 digits too
+        raise InvalidInputError(f"limit must be a whole number from 1 to {MAX_PAGE}, got {limit!r:.40}")
     return {"prefix": params.get("prefix", ""), "after": params.get("after") or None, "limit": int(limit)}
 
 

@@ -59,18 +59,56 @@ def thread_id_range(prefix: str, after: str | None) -> dict[str, Any]:
         A condition of ``$gte``/``$lt``/``$gt`` on string values, or ``{}`` for every id.
 
     Raises:
-        InvalidInputError: ``prefix`` or ``after`` is not a string.
+        InvalidInputError: ``prefix`` or ``after`` is not a string, or holds a lone surrogate (no UTF-8 for it).
     """
-    require_str("prefix", prefix)
     condition: dict[str, Any] = {}
-    if prefix:
+    if require_text("prefix", prefix):
         condition["$gte"] = prefix
-        last = prefix[-1]
-        if ord(last) < 0x10FFFF:  # the first string past every id with this prefix
-            condition["$lt"] = prefix[:-1] + chr(ord(last) + 1)
+        past = past_prefix(prefix)
+        if past is not None:
+            condition["$lt"] = past
     if after is not None:
-        condition["$gt"] = require_str("after", after)
+        condition["$gt"] = require_text("after", after)
     return {"thread_id": condition} if condition else {}
+
+
+def require_text(name: str, value: Any, *, allow_empty: bool = True) -> str:
+    """``value`` if it is a string BSON can hold (UTF-8: no lone surrogate), else ``InvalidInputError``.
+
+    Args:
+        name: what ``value`` is, for the message.
+        value: the input.
+        allow_empty: whether "" is accepted.
+
+    Returns:
+        ``value``.
+
+    Raises:
+        InvalidInputError: ``value`` is not a string, is empty (unless ``allow_empty``), or is not valid Unicode.
+    """
+    require_str(name, value, allow_empty=allow_empty)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise InvalidInputError(f"{name} holds a lone surrogate at {error.start} ({value!r:.80}): not text MongoDB can store") from None
+    return value
+
+
+def past_prefix(prefix: str) -> str | None:
+    r"""The first string that sorts after every string starting with ``prefix`` (code point order, as MongoDB's
+    UTF-8 byte order), or None when none does (``prefix`` is all U+10FFFF).
+
+    The last character below U+10FFFF is raised by one, past the surrogates (U+D7FF is followed by U+E000:
+    a surrogate has no UTF-8), and every U+10FFFF after it is dropped.
+
+    >>> past_prefix("ab"), past_prefix("a\U0010ffff"), past_prefix("a\ud7ff"), past_prefix("\U0010ffff")
+    ('ac', 'b', 'a\ue000', None)
+    """
+    kept = prefix.rstrip("\U0010ffff")
+    if not kept:
+        return None
+    following = ord(kept[-1]) + 1
+    return kept[:-1] + chr(0xE000 if 0xD800 <= following <= 0xDFFF else following)
 
 
 def _page_size(limit: Any) -> int:
@@ -98,7 +136,8 @@ def summaries_page_plan(names: CollectionNames, prefix: str = "", after: str | N
         InvalidInputError: ``prefix`` or ``after`` is not a string, or ``limit`` is out of range.
     """
     # the namespace first: a server matching a collection scan in key order (mongo-java-server) then tests the
-    # id range only on summaries
+    # id range only on summaries. That server orders strings by UTF-16 code units, not code points: its range of
+    # a prefix ending in U+10000 or above also holds ids of U+E000 to U+FFFF, which are left out below
     id_range = thread_id_range(prefix, after)
     query = {"checkpoint_ns": SUMMARY_NS, **id_range}
     found = yield Find(names.checkpoints, query, SUMMARY_PROJECTION, sort=[("thread_id", 1)], limit=_page_size(limit) + 1)
@@ -107,6 +146,7 @@ def summaries_page_plan(names: CollectionNames, prefix: str = "", after: str | N
         condition["$lt"] = min(condition.get("$lt", found[limit]["thread_id"]), found[limit]["thread_id"])
     missing = yield from unsummarized_plan(names, condition, [s.get("thread_id") for s in found], limit + 1)
     listed = sorted(found + missing, key=_in_id_order) if missing else found
+    listed = [s for s in listed if not isinstance(s.get("thread_id"), str) or s["thread_id"].startswith(prefix)]
     return listed[:limit], len(listed) > limit
 
 
@@ -199,7 +239,7 @@ def thread_plan(names: CollectionNames, thread_id: str, *, with_outcomes: bool =
     Raises:
         InvalidInputError: ``thread_id`` is not a non-empty string, or ``limit`` is out of range.
     """
-    require_str("thread_id", thread_id, allow_empty=False)
+    require_text("thread_id", thread_id, allow_empty=False)
     _page_size(limit)
     checkpoints, entries, locks = yield Gather((
         Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": ""}, CHECKPOINT_PROJECTION,
