@@ -2094,6 +2094,27 @@ MUTANTS: tuple[Mutant, ...] = (
         "",
         ("tests/test_ui_guards.py", "-k", "unicode_edges_on_a_server"),
     ),
+    Mutant(
+        "ui shows state values unredacted without --with-outcomes",
+        "src/views/reader.py",
+        "        return redacted_values(values), None\n",
+        "        return {name: shown(v) for name, v in values.items()}, None\n",
+        ("tests/test_ui_guards.py", "-k", "redacted"),
+    ),
+    Mutant(
+        "ui state values keep credentials by key",
+        "src/views/reader.py",
+        "shown(redact(value), secrets)",
+        "shown(value, secrets)",
+        ("tests/test_ui_guards.py", "-k", "redacted"),
+    ),
+    Mutant(
+        "ui state values keep a credential another value echoes",
+        "src/views/reader.py",
+        "    secrets = credential_values(dict(values))\n",
+        "    secrets = frozenset()\n",
+        ("tests/test_ui_guards.py", "-k", "redacted"),
+    ),
 )
 
 

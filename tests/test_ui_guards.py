@@ -131,3 +131,42 @@ def test_the_prefix_range_is_right_at_the_unicode_edges_on_a_server(mongodb_uri:
     with MongoClient(mongodb_uri) as client:
         _edge_threads(client, server_db_name)
         _check_edges(ThreadViews(client, server_db_name), in_code_point_order=mongodb_server != "mongo_java_server")
+
+
+#: Credentials in a thread's state, as the security review planted them: an access token in a tool's result,
+#: a provider key in a user's message, a password as a tool call's argument, echoed by the tool's result.
+SECRETS = ("tok-ACCESS-7f3a9", "sk-proj-AbCdEf0123456789xyzSECRET", "hunter2-PASSWORD")
+
+
+def _secret_thread(client: Any, db_name: str) -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    from langgraph_durable_mongodb import DurablePlatform
+
+    def talk(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [
+            AIMessage("logging in", tool_calls=[{"name": "login", "args": {"user": "al", "password": SECRETS[2]}, "id": "c1"}]),
+            ToolMessage(f'{{"access_token": "{SECRETS[0]}", "user": "al"}}', tool_call_id="c1"),
+            ToolMessage(f"logged in as al with {SECRETS[2]}", tool_call_id="c1"),
+        ]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("talk", talk)
+    builder.add_edge(START, "talk")
+    graph = DurablePlatform(client, db_name=db_name).compile(builder)
+    graph.invoke({"messages": [HumanMessage(f"my key is {SECRETS[1]}")]}, {"configurable": {"thread_id": "secrets"}})
+
+
+def test_state_values_are_redacted_as_journal_previews_unless_with_outcomes() -> None:
+    client = mongomock.MongoClient()
+    _secret_thread(client, DB)
+    names = CollectionNames()
+    for with_outcomes in (False, True):
+        app = create_app(ThreadViews(client, DB, names, with_outcomes=with_outcomes), Actions(client, DB, names), Guard())
+        http = TestClient(app, base_url="http://127.0.0.1:8765")
+        page, api = http.get("/threads/secrets").text, http.get("/api/thread", params={"id": "secrets"}).text
+        assert all("logged in as al" in text for text in (page, api))  # the values are there, only their secrets go
+        shown = [secret for secret in SECRETS for text in (page, api) if secret in text]
+        assert shown == ([] if not with_outcomes else [s for s in SECRETS for _ in (page, api)]), with_outcomes
+        assert ("[REDACTED]" in page) is not with_outcomes

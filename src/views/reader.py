@@ -3,6 +3,8 @@
 Everything returned is plain data (strings, numbers, lists, dicts, None), ready for JSON and for templates.
 Text stored by the library (previews, error messages) is returned as stored: redacted when it was written.
 A serialized outcome is read only with ``with_outcomes``; one the serde encrypted is shown as ``encrypted``.
+The latest state's values are redacted as journal previews are (``redacted_values``), unless ``with_outcomes``:
+the inspector never shows more than the CLI.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..checkpointer import MongoDBCheckpointer
 from ..checkpointer.documents import stored_channels
 from ..errors import IncompatibleStorageError
 from ..journal.position import EffectPosition
+from ..journal.redaction import credential_values, redact, scrub
 from ..schema import CollectionNames
 from ..storage_format import FORMAT_VERSION, StorageFormat, read_format_plan
 from ..thread_summaries import COUNT
@@ -49,13 +52,38 @@ def require_our_format(db: Any, names: CollectionNames) -> None:
         SyncInterpreter(db).run(StorageFormat(db.name, names).check_plan())
 
 
-def shown(value: Any) -> dict[str, Any]:
-    """``value`` as text for a page: JSON where it can be, ``repr`` for the rest; ``folded`` past ``FOLD_CHARS``."""
+def shown(value: Any, secrets: frozenset[str] | None = None) -> dict[str, Any]:
+    """``value`` as text for a page: JSON where it can be, ``repr`` for the rest; ``folded`` past ``FOLD_CHARS``.
+
+    Args:
+        value: what to show.
+        secrets: when given, the text is scrubbed of them and of what ``redact_text`` finds (``redaction.scrub``).
+
+    Returns:
+        ``{"text", "folded", "summary"}``.
+    """
     try:
         text = json.dumps(value, ensure_ascii=False, indent=1, default=repr)
     except (TypeError, ValueError):
         text = repr(value)
+    if secrets is not None:
+        text = scrub(text, secrets)
     return {"text": text, "folded": len(text) > FOLD_CHARS, "summary": text[:FOLD_CHARS].replace("\n", " ")}
+
+
+def redacted_values(values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Channel values as the journal's previews show values: credentials redacted by key (``redaction.redact``:
+    tool call arguments and JSON text included), provider keys found in any text, and every credential value
+    scrubbed wherever another value echoes it (a tool's result repeating its argument).
+
+    Args:
+        values: the channel values, by name.
+
+    Returns:
+        ``shown`` of each, by name.
+    """
+    secrets = credential_values(dict(values))
+    return {name: shown(redact(value), secrets) for name, value in values.items()}
 
 
 def _seconds_left(until: Any, now: datetime) -> float | None:
@@ -228,13 +256,17 @@ class ThreadViews:
             return {"text": f"unreadable ({type(error).__name__})", "folded": False, "summary": "unreadable"}
 
     def _values(self, thread_id: str) -> tuple[dict[str, Any], str | None]:
-        """The latest root checkpoint's channel values (LangGraph's own channels left out), or why not."""
+        """The latest root checkpoint's channel values (LangGraph's own channels left out), redacted as journal
+        previews are unless ``with_outcomes``; or why they cannot be read."""
         try:
             found = self._saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
         except Exception as error:  # noqa: BLE001 - an encrypted or damaged checkpoint: say so, show the rest
             return {}, f"the latest state cannot be read here ({type(error).__name__}): encrypted, or written by another serde"
-        values = found.checkpoint.get("channel_values", {}) if found else {}
-        return {name: shown(v) for name, v in sorted(values.items()) if not name.startswith((DUE_PREFIX, START))}, None
+        stored = found.checkpoint.get("channel_values", {}) if found else {}
+        values = {name: v for name, v in sorted(stored.items()) if not name.startswith((DUE_PREFIX, START))}
+        if self.with_outcomes:
+            return {name: shown(v) for name, v in values.items()}, None
+        return redacted_values(values), None
 
 
 def _timeline(checkpoints: list[Mapping[str, Any]], writes: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
