@@ -1335,7 +1335,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "the inspector lists a format 1 database without upgrading it",
         "src/views/reader.py",
-        "    if stored.foreign is None and stored.has_data and (stored.version or 0) < FORMAT_VERSION:",
+        "    if stored.has_data and (stored.version or 0) < FORMAT_VERSION:",
         "    if False:",
         ("tests/test_thread_summaries.py", "-m", "not server", "-k", "inspector_upgrades"),
     ),
@@ -2114,6 +2114,20 @@ MUTANTS: tuple[Mutant, ...] = (
         "    secrets = credential_values(dict(values))\n",
         "    secrets = frozenset()\n",
         ("tests/test_ui_guards.py", "-k", "redacted"),
+    ),
+    Mutant(
+        "the read-only inspector upgrades an older format",
+        "src/views/reader.py",
+        "        if not upgrade:\n",
+        "        if False:\n",
+        ("tests/test_thread_summaries.py", "-k", "read_only_inspector and mongomock"),
+    ),
+    Mutant(
+        "ui without --allow-writes upgrades an older format as it starts",
+        "src/ui/server.py",
+        "    require_our_format(views.db, names, upgrade=allow_writes)",
+        "    require_our_format(views.db, names, upgrade=True)",
+        ("tests/test_thread_summaries.py", "-k", "read_only_inspector and mongomock"),
     ),
 )
 

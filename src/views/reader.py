@@ -10,6 +10,7 @@ the inspector never shows more than the CLI.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -36,20 +37,45 @@ FOLD_CHARS = 240
 PULL = "~__pregel_pull, "
 
 
-def require_our_format(db: Any, names: CollectionNames) -> None:
+def require_our_format(db: Any, names: CollectionNames, *, upgrade: bool = True) -> None:
     """Refuse a database of a foreign format before reading it (MongoDBSaver's steps would show as msgpack), and
-    upgrade one of an older version of ours (``storage_format.MIGRATIONS``: the lists read its thread summaries).
+    upgrade one of an older version of ours (``storage_format.MIGRATIONS``: the lists read its thread summaries),
+    or, read-only (``upgrade=False``), refuse it with the command that upgrades it: nothing is written.
+
+    Args:
+        db: the database.
+        names: its collection names.
+        upgrade: upgrade an older format (else refuse it).
 
     Raises:
         IncompatibleStorageError: the database holds a foreign format; the message names the fix
-            (``import-mongodbsaver`` for MongoDBSaver's), as ``doctor`` and the library do.
+            (``import-mongodbsaver`` for MongoDBSaver's), as ``doctor`` and the library do. Or, read-only, an
+            older format of ours: the message names ``upgrade_command``.
     """
     stored = SyncInterpreter(db).run(read_format_plan(names))
     if stored.foreign is not None:
         message = StorageFormat(db.name, names).foreign_message(stored).replace("nothing was written. ", "")
         raise IncompatibleStorageError(message, db_name=db.name, found=stored.describe())
-    if stored.foreign is None and stored.has_data and (stored.version or 0) < FORMAT_VERSION:  # older: upgrade it first
+    if stored.has_data and (stored.version or 0) < FORMAT_VERSION:  # older: upgrade it first
+        if not upgrade:
+            raise IncompatibleStorageError(
+                f"database {db.name!r} holds {stored.describe()}, older than version {FORMAT_VERSION}, and the read-only "
+                f"inspector writes nothing: upgrade it once with `{upgrade_command(db.name)}` (any run of the library "
+                "upgrades it too), then reload", db_name=db.name, found=stored.describe(),
+            )
         SyncInterpreter(db).run(StorageFormat(db.name, names).check_plan())
+
+
+def upgrade_command(db_name: str) -> str:
+    """The command that upgrades ``db_name`` to this version's format and serves it: ``ui --allow-writes``.
+
+    Args:
+        db_name: the database.
+
+    Returns:
+        The command line, ``--db`` quoted for a shell.
+    """
+    return f"langgraph-durable-mongodb --db {shlex.quote(db_name)} ui --allow-writes"
 
 
 def shown(value: Any, secrets: frozenset[str] | None = None) -> dict[str, Any]:
@@ -114,12 +140,16 @@ class ThreadViews:
         names: its collection names.
         with_outcomes: also read and show each effect's serialized outcome (decoded; encrypted ones are
             shown as ``encrypted``).
+        upgrade: upgrade a database of an older format before reading it; else (read-only, the default) refuse
+            it with the command that does (``require_our_format``).
     """
 
-    def __init__(self, client: Any, db_name: str, names: CollectionNames | None = None, *, with_outcomes: bool = False) -> None:
+    def __init__(
+        self, client: Any, db_name: str, names: CollectionNames | None = None, *, with_outcomes: bool = False, upgrade: bool = False,
+    ) -> None:
         self.names = names or CollectionNames()
         self.db = client[db_name]
-        self.with_outcomes = with_outcomes
+        self.with_outcomes, self.upgrade = with_outcomes, upgrade
         self._io = SyncInterpreter(self.db)
         self._saver = MongoDBCheckpointer(client, db_name=db_name, collections=self.names, auto_setup=False)
         self._serde = JsonPlusSerializer()
@@ -140,7 +170,7 @@ class ThreadViews:
             InvalidInputError: ``prefix`` or ``after`` is not a string, or ``limit`` is out of range.
             IncompatibleStorageError: the database holds another format.
         """
-        require_our_format(self.db, self.names)
+        require_our_format(self.db, self.names, upgrade=self.upgrade)
         page = self._io.run(thread_page_plan(self.names, prefix, after, limit))
         now = lease.utcnow()
         rows, problems = [], []
@@ -184,7 +214,7 @@ class ThreadViews:
             InvalidInputError: ``thread_id`` is not a non-empty string.
             IncompatibleStorageError: the database holds another format.
         """
-        require_our_format(self.db, self.names)
+        require_our_format(self.db, self.names, upgrade=self.upgrade)
         found = self._io.run(thread_plan(self.names, thread_id, with_outcomes=self.with_outcomes))
         if found is None:
             return None
