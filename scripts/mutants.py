@@ -2129,6 +2129,34 @@ MUTANTS: tuple[Mutant, ...] = (
         "    require_our_format(views.db, names, upgrade=True)",
         ("tests/test_thread_summaries.py", "-k", "read_only_inspector and mongomock"),
     ),
+    Mutant(
+        "why a thread stopped shows the error's message unredacted",
+        "src/views/stops.py",
+        "    clean = (lambda text: text) if with_outcomes else redact_text\n",
+        "    clean = (lambda text: text)\n",
+        ("tests/test_ui_stops.py", "-k", "failed_thread"),
+    ),
+    Mutant(
+        "why a thread stopped shows an interrupt's value unredacted",
+        "src/views/stops.py",
+        "    return shown(value if with_outcomes else redact(value))",
+        "    return shown(value)",
+        ("tests/test_ui_stops.py", "-k", "interrupt"),
+    ),
+    Mutant(
+        "a crashed run shows as interrupted",
+        "src/views/states.py",
+        "    if due and INTERRUPT not in written and lock is not None and lock.get(\"owner\") is not None:",
+        "    if False:",
+        ("tests/test_ui_stops.py", "-k", "crashed"),
+    ),
+    Mutant(
+        "an interrupted thread whose lock was released shows as crashed",
+        "src/views/states.py",
+        "    if due and INTERRUPT not in written and lock is not None and lock.get(\"owner\") is not None:",
+        "    if due and INTERRUPT not in written and lock is not None:",
+        ("tests/test_ui_stops.py", "-k", "crashed"),
+    ),
 )
 
 

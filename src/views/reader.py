@@ -9,7 +9,6 @@ the inspector never shows more than the CLI.
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Mapping
 from datetime import datetime
@@ -23,16 +22,15 @@ from ..checkpointer import MongoDBCheckpointer
 from ..checkpointer.documents import stored_channels
 from ..errors import IncompatibleStorageError
 from ..journal.position import EffectPosition
-from ..journal.redaction import credential_values, redact, scrub
 from ..schema import CollectionNames
 from ..storage_format import FORMAT_VERSION, StorageFormat, read_format_plan
 from ..thread_summaries import COUNT
 from .plans import TIMELINE_LIMIT, thread_page_plan, thread_plan
 from .states import DUE_PREFIX, START, due_nodes, effect_counts, effect_state, lease_live, replayed_on_resume, thread_state
+from .stops import stop_writes_plan, why_stopped
 from .tree import operation_tree
+from .values import redacted_values, shown
 
-#: Characters of a value shown before it is folded.
-FOLD_CHARS = 240
 #: The task path of a node's task (``~__pregel_pull, <node>``): what comes after it is the node's name.
 PULL = "~__pregel_pull, "
 
@@ -76,40 +74,6 @@ def upgrade_command(db_name: str) -> str:
         The command line, ``--db`` quoted for a shell.
     """
     return f"langgraph-durable-mongodb --db {shlex.quote(db_name)} ui --allow-writes"
-
-
-def shown(value: Any, secrets: frozenset[str] | None = None) -> dict[str, Any]:
-    """``value`` as text for a page: JSON where it can be, ``repr`` for the rest; ``folded`` past ``FOLD_CHARS``.
-
-    Args:
-        value: what to show.
-        secrets: when given, the text is scrubbed of them and of what ``redact_text`` finds (``redaction.scrub``).
-
-    Returns:
-        ``{"text", "folded", "summary"}``.
-    """
-    try:
-        text = json.dumps(value, ensure_ascii=False, indent=1, default=repr)
-    except (TypeError, ValueError):
-        text = repr(value)
-    if secrets is not None:
-        text = scrub(text, secrets)
-    return {"text": text, "folded": len(text) > FOLD_CHARS, "summary": text[:FOLD_CHARS].replace("\n", " ")}
-
-
-def redacted_values(values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Channel values as the journal's previews show values: credentials redacted by key (``redaction.redact``:
-    tool call arguments and JSON text included), provider keys found in any text, and every credential value
-    scrubbed wherever another value echoes it (a tool's result repeating its argument).
-
-    Args:
-        values: the channel values, by name.
-
-    Returns:
-        ``shown`` of each, by name.
-    """
-    secrets = credential_values(dict(values))
-    return {name: shown(redact(value), secrets) for name, value in values.items()}
 
 
 def _seconds_left(until: Any, now: datetime) -> float | None:
@@ -208,7 +172,8 @@ class ThreadViews:
 
         Returns:
             ``{"thread_id", "state", "holder", "due", "timeline", "older", "operations", "claims", "effects",
-            "values", "values_error"}``, or None when the thread has no checkpoint and no journal entry.
+            "values", "values_error", "stopped"}`` (``stops.why_stopped``: its errors, interrupts, outcomes unknown
+            and crashed run), or None when the thread has no checkpoint and no journal entry.
 
         Raises:
             InvalidInputError: ``thread_id`` is not a non-empty string.
@@ -226,6 +191,9 @@ class ThreadViews:
         state = thread_state(found["lock"], due, written, now)
         timeline = _timeline(checkpoints, found["writes"])
         effects = self._effects(found, timeline, now)
+        stop_writes = self._io.run(stop_writes_plan(self.names, thread_id, latest.get("checkpoint_id"), found["writes"]))
+        stopped = why_stopped(state, stop_writes, effects, found["lock"], self._decode, with_outcomes=self.with_outcomes,
+                              step_at=latest.get("ts"))
         counts = effect_counts(found["entries"], now)
         counts["replayed"] = sum(1 for e in effects if e["replayed"])
         values, values_error = self._values(thread_id) if checkpoints else ({}, None)
@@ -241,6 +209,7 @@ class ThreadViews:
             "effects": counts,
             "values": values,
             "values_error": values_error,
+            "stopped": stopped,
         }
 
     def _effects(self, found: Mapping[str, Any], timeline: list[dict[str, Any]], now: datetime) -> list[dict[str, Any]]:
@@ -259,7 +228,7 @@ class ThreadViews:
             **position,
             "position": str(EffectPosition(*map(str, position.values()))),
             "kind": entry.get("kind"), "name": entry.get("name"), "status": entry.get("status"),
-            "state": effect_state(entry, now), "started_at": entry.get("started_at"),
+            "state": effect_state(entry, now), "started_at": entry.get("started_at"), "finished_at": entry.get("finished_at"),
             "attempts": entry.get("attempts", 0), "replays": entry.get("replays", 0),
             "duration_ms": entry.get("duration_ms"), "idempotency_key": entry.get("idempotency_key"),
             "at_most_once": bool(entry.get("at_most_once")),
@@ -269,6 +238,12 @@ class ThreadViews:
             "error": {"type": error.get("type"), "message": error.get("message")} if error else None,
             "holder": _holder(entry, now) if started and lease_live(entry, now) else None,
         }
+
+    def _decode(self, write: Mapping[str, Any]) -> Any:
+        """A pending write's value (one chunk), decoded; raises for an encrypted, chunked or unreadable one."""
+        if "+" in str(write.get("type")) or write.get("n", 1) != 1:
+            raise ValueError(f"stored as {write.get('type')!r} in {write.get('n', 1)} chunks")
+        return self._serde.loads_typed((str(write.get("type")), bytes(write.get("data") or b"")))
 
     def _outcome(self, outcome: Any) -> dict[str, Any] | None:
         """The recorded outcome decoded (``with_outcomes``), or why it is not shown."""

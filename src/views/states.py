@@ -7,8 +7,9 @@ resolves or discards it) or ``abandoned`` (any other effect whose worker died: t
 A completed effect that later runs replayed is also counted as ``replayed``.
 
 A thread is ``running`` while a run holds its run lock, else ``failed`` when a task of its latest root
-checkpoint recorded an error, ``interrupted`` when that checkpoint has tasks still to run (an ``interrupt()``,
-or a crash), else ``done``.
+checkpoint recorded an error, ``crashed`` when that checkpoint has tasks still to run and its last run never
+released the lock (its process died: a released lock has no owner), ``interrupted`` when tasks are still to
+run otherwise (an ``interrupt()``, a breakpoint), else ``done``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ ERROR, INTERRUPT = "__error__", "__interrupt__"
 #: The effect states, in the order they are shown.
 EFFECT_STATES = ("completed", "replayed", "in flight", "failed", "outcome unknown", "abandoned")
 #: The thread states.
-THREAD_STATES = ("running", "failed", "interrupted", "done")
+THREAD_STATES = ("running", "failed", "crashed", "interrupted", "done")
 #: The channel of a root checkpoint that marks a node as due (``branch:to:<node>``), and the input's.
 DUE_PREFIX, START = "branch:to:", "__start__"
 
@@ -83,13 +84,15 @@ def thread_state(lock: Mapping[str, Any] | None, due: list[str], channels_writte
         now: the present, naive UTC.
 
     Returns:
-        ``running``, ``failed``, ``interrupted`` or ``done``.
+        ``running``, ``failed``, ``crashed``, ``interrupted`` or ``done``.
     """
     written = set(channels_written)
     if lock is not None and lease_live(lock, now):
         return "running"
     if ERROR in written:
         return "failed"
+    if due and INTERRUPT not in written and lock is not None and lock.get("owner") is not None:
+        return "crashed"  # its run never released the lock: the process died with nodes still due
     return "interrupted" if due or INTERRUPT in written else "done"
 
 
