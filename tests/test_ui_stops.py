@@ -4,6 +4,7 @@ interrupt's value, an outcome unknown's idempotency key, and a crashed run told 
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
 from typing import Any, TypedDict
 
@@ -15,6 +16,7 @@ from langgraph.types import interrupt
 from starlette.testclient import TestClient
 
 from langgraph_durable_mongodb import DurablePlatform, SecureTool
+from langgraph_durable_mongodb.cli import EXIT_OK, main
 from langgraph_durable_mongodb.schema import CollectionNames
 from langgraph_durable_mongodb.ui.actions import Actions
 from langgraph_durable_mongodb.ui.app import create_app
@@ -139,3 +141,18 @@ def test_a_failed_journal_entry_says_when_and_which_attempt() -> None:
     journal = [e for e in errors if e["source"] == "journal"]
     assert [(e["node"], e["name"], e["type"], e["attempts"]) for e in journal] == [("refund", "refund", "ValueError", 1)]
     assert journal[0]["at"] and KEY not in journal[0]["message"]
+
+
+def test_inspect_says_why_it_stopped_as_the_page_does(threads: mongomock.MongoClient, capsys: pytest.CaptureFixture[str]) -> None:
+    for thread_id, line in (
+        ("failed", "  error      second: RuntimeError boom after payment with [REDACTED] (in the step begun"),
+        ("crashed", "  crashed    the run of owner-dead on worker-3.example pid 77"),
+        ("asked", "  interrupt  second: "),
+        ("case-43", "  unknown    tool send_payment: idempotency key "),
+    ):
+        assert main(["--db", DB, "inspect", thread_id], client=threads) == EXIT_OK
+        printed = capsys.readouterr().out
+        assert line in printed and KEY not in printed, printed
+        assert main(["--db", DB, "inspect", thread_id, "--json"], client=threads) == EXIT_OK
+        report = json.loads(capsys.readouterr().out)
+        assert report["stopped"]["state"] == report["state"] == _stopped(threads, thread_id)["state"]

@@ -121,15 +121,13 @@ def _effect(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def render_inspect(report: dict[str, Any], out: TextIO) -> None:
-    """The thread's namespaces and its operation tree (stored text escaped)."""
+    """The thread's namespaces, its state and why it stopped, and its operation tree (stored text escaped)."""
     report = escaped(report)
     out.write(f"thread {report['thread_id']}\n\ncheckpoints\n")
-    width = max([len(n["namespace"]) for n in report["namespaces"]] + [9])
-    for ns in report["namespaces"]:
-        out.write(
-            f"  {ns['namespace']:<{width}}  {ns['checkpoints']:>3} checkpoints, {ns['occurrences']} occurrence(s)"
-            f"  latest step {ns['latest_step']}\n"
-        )
+    _render_namespaces(report["namespaces"], out)
+    if report.get("state"):
+        out.write(f"\nstate {report['state']}\n")
+        _render_stopped(report.get("stopped") or {}, out)
     out.write("\noperations\n")
     if not report["operations"]:
         out.write("  (no journaled effects)\n")
@@ -147,6 +145,33 @@ def render_inspect(report: dict[str, Any], out: TextIO) -> None:
     [(root, children)] = tree.items() if len(tree) == 1 else [("", tree)]
     out.write(f"  {root}\n")
     _render_branch(children, "  ", out)
+
+
+def _render_namespaces(namespaces: list[dict[str, Any]], out: TextIO) -> None:
+    """One line per namespace: its checkpoints, occurrences and latest step."""
+    width = max([len(n["namespace"]) for n in namespaces] + [9])
+    for ns in namespaces:
+        out.write(
+            f"  {ns['namespace']:<{width}}  {ns['checkpoints']:>3} checkpoints, {ns['occurrences']} occurrence(s)"
+            f"  latest step {ns['latest_step']}\n"
+        )
+
+
+def _render_stopped(stopped: dict[str, Any], out: TextIO) -> None:
+    """Why the thread stopped (``views.stops.why_stopped``), one line each, as its page says it."""
+    crashed = stopped.get("crashed_run")
+    if crashed:
+        out.write(f"  crashed    the run of {crashed['owner']} on {crashed['host']} pid {crashed['pid']} (started "
+                  f"{crashed['started_at']}) never released its lock: its process died\n")
+    for e in stopped.get("errors", []):
+        when = e["at"] or "-"
+        where = f"at {when}, attempt {e['attempts']}" if e["source"] == "journal" else f"in the step begun {when}"
+        at = e["path"] if e["source"] != "journal" else f"{e['path']} {e['node']} {e['kind']} {e['name']}"
+        out.write(f"  error      {at}: {e['type'] or 'error'} {e['message'] or ''} ({where})\n")
+    for i in stopped.get("interrupts", []):
+        out.write(f"  interrupt  {i['path']}: {i['value']['summary']}\n")
+    for u in stopped.get("unknown", []):
+        out.write(f"  unknown    {u['kind']} {u['name']}: idempotency key {u['idempotency_key']}\n")
 
 
 def _render_branch(branch: dict[str, Any] | list[str], prefix: str, out: TextIO) -> None:

@@ -229,6 +229,7 @@ class ThreadViews:
             "position": str(EffectPosition(*map(str, position.values()))),
             "kind": entry.get("kind"), "name": entry.get("name"), "status": entry.get("status"),
             "state": effect_state(entry, now), "started_at": entry.get("started_at"), "finished_at": entry.get("finished_at"),
+            "updated_at": entry.get("updated_at"),
             "attempts": entry.get("attempts", 0), "replays": entry.get("replays", 0),
             "duration_ms": entry.get("duration_ms"), "idempotency_key": entry.get("idempotency_key"),
             "at_most_once": bool(entry.get("at_most_once")),

@@ -130,7 +130,7 @@ def why_stopped(
     errors += [
         {"source": "journal", "node": e.get("node"), "path": e.get("path"), "kind": e.get("kind"), "name": e.get("name"),
          "type": (e.get("error") or {}).get("type"), "message": (e.get("error") or {}).get("message"),
-         "at": e.get("finished_at"), "attempts": e.get("attempts")}
+         "at": e.get("finished_at") or e.get("updated_at"), "attempts": e.get("attempts")}
         for e in effects if e.get("state") == "failed"
     ]
     interrupts = [
