@@ -2157,6 +2157,20 @@ MUTANTS: tuple[Mutant, ...] = (
         "    if due and INTERRUPT not in written and lock is not None:",
         ("tests/test_ui_stops.py", "-k", "crashed"),
     ),
+    Mutant(
+        "an effect never completed shows as replayed",
+        "src/views/states.py",
+        '    if entry.get("status") != "completed":\n        return False\n    counted',
+        "    counted",
+        ("tests/test_ui_accounts.py",),
+    ),
+    Mutant(
+        "inspect tells replays apart from the web inspector",
+        "src/cli/threads.py",
+        '                effect["replayed"] = (op["path"], node["node"], effect["key"]) in proven',
+        '                effect["replayed"] = False',
+        ("tests/test_ui_accounts.py",),
+    ),
 )
 
 

@@ -150,7 +150,7 @@ def test_the_tables_align_for_any_id_length_and_kind() -> None:
     for line in lines:
         assert line.index("2026") == header.index("UPDATED")
         assert len(line.split("  2026")[0]) == len(header.split("  UPDATED")[0])
-    effect = {"duration_ms": 5, "replays": 0, "error": None, "attempts": 1}
+    effect = {"duration_ms": 5, "replayed": False, "error": None, "attempts": 1}
     nodes = [{"node": "pay", "effects": [{**effect, "kind": "payment", "name": "charge", "status": "completed"},
                                          {**effect, "kind": "llm", "name": "CaseModel", "status": "started"}]}]
     report = {"thread_id": "t1", "namespaces": [], "operations": [{"path": "agent/1", "nodes": nodes}]}

@@ -26,7 +26,7 @@ from .journal import discard, journal_documents, parse_outcome, parse_position, 
 from .maintenance import confirm, delete, prune, render_maintenance, sweep
 from .parser import parser
 from .terminal import escaped, printable
-from .threads import inspect_thread, render_inspect, render_threads
+from .threads import inspect_thread, mark_replayed, render_inspect, render_threads
 
 #: The exit code of each typed error the CLI reports (checked in this order); any other library error: ``EXIT_PROBLEM``.
 EXIT_CODES: tuple[tuple[type[DurableMongoError], int], ...] = (
@@ -84,6 +84,7 @@ def _inspect(call: Invocation) -> int:
     except (KeyError, TypeError, ValueError):
         shown = {}
     report.update(state=shown.get("state"), stopped=shown.get("stopped"))
+    mark_replayed(report["operations"], shown.get("operations", []))
     call.show(report, render_inspect)
     return _report(report["problems"])
 

@@ -26,7 +26,7 @@ CHECKPOINT_FIELDS = {
 }
 ENTRY_FIELDS = {
     "path": (str,), "node": (str,), "kind": (str,), "name": (str,), "status": (str,), "occurrence": (str, int, OPTIONAL),
-    "effect_key": (str, OPTIONAL), "attempts": (int, OPTIONAL), "replays": (int, OPTIONAL),
+    "effect_key": (str, OPTIONAL), "attempts": (int, OPTIONAL),
     "duration_ms": (int, float, OPTIONAL), "started_at": (datetime, OPTIONAL), "error": (dict, str, OPTIONAL),
 }
 
@@ -114,10 +114,27 @@ def _effect(doc: dict[str, Any]) -> dict[str, Any]:
         "key": doc.get("effect_key"),
         "status": doc.get("status"),
         "attempts": doc.get("attempts", 0),
-        "replays": doc.get("replays", 0),
+        "replayed": False,  # proven or not by ``mark_replayed``, as the web inspector proves it
         "duration_ms": doc.get("duration_ms"),
         "error": (doc.get("error") or {}).get("type") if isinstance(doc.get("error"), dict) else doc.get("error"),
     }
+
+
+def mark_replayed(operations: list[dict[str, Any]], shown: list[dict[str, Any]]) -> None:
+    """Mark the effects of ``operations`` (``operation_tree``) that the web inspector's ``shown`` operations
+    (``ThreadViews.thread``) prove replayed, matched by path, node occurrence and effect key.
+
+    Args:
+        operations: the CLI's operation tree, marked in place.
+        shown: the views' operation tree of the same thread.
+    """
+    proven = {
+        (op["path"], node["node"], e["effect_key"]) for op in shown for node in op["nodes"] for e in node["effects"] if e["replayed"]
+    }
+    for op in operations:
+        for node in op["nodes"]:
+            for effect in node["effects"]:
+                effect["replayed"] = (op["path"], node["node"], effect["key"]) in proven
 
 
 def render_inspect(report: dict[str, Any], out: TextIO) -> None:
@@ -186,7 +203,7 @@ def _render_branch(branch: dict[str, Any] | list[str], prefix: str, out: TextIO)
 def _effect_line(effect: dict[str, Any], widths: dict[str, int]) -> str:
     """One effect's row, its columns as wide as the thread's widest kind, name and status."""
     duration = f"{effect['duration_ms']:.0f} ms" if isinstance(effect["duration_ms"], (int, float)) else "-"
-    replay = f"  replayed {effect['replays']}x" if effect["replays"] else ""  # counted by claims only
+    replay = "  replayed" if effect["replayed"] else ""
     error = f"  {effect['error']}" if effect["error"] else ""
     return (
         f"{effect['kind']:<{widths['kind']}} {effect['name']:<{widths['name']}} {effect['status']:<{widths['status']}}"

@@ -37,7 +37,7 @@ CHECKPOINT_PROJECTION = {
 }
 #: What the thread list reads of a journal entry: enough to tell its state.
 ENTRY_STATE_PROJECTION = {
-    "_id": 0, "thread_id": 1, "status": 1, "replays": 1, "lease_until": 1, "owner": 1, "owner_host": 1,
+    "_id": 0, "thread_id": 1, "status": 1, "lease_until": 1, "owner": 1, "owner_host": 1,
     "owner_pid": 1, "owner_process": 1, "at_most_once": 1, "not_run": 1,
 }
 #: What the views read of a pending write: who wrote which channel, never the value.

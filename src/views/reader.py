@@ -26,7 +26,7 @@ from ..schema import CollectionNames
 from ..storage_format import FORMAT_VERSION, StorageFormat, read_format_plan
 from ..thread_summaries import COUNT
 from .plans import TIMELINE_LIMIT, thread_page_plan, thread_plan
-from .states import DUE_PREFIX, START, due_nodes, effect_counts, effect_state, lease_live, replayed_on_resume, thread_state
+from .states import DUE_PREFIX, START, due_nodes, effect_counts, effect_state, lease_live, replayed, thread_state
 from .stops import stop_writes_plan, why_stopped
 from .tree import operation_tree
 from .values import redacted_values, shown
@@ -171,8 +171,9 @@ class ThreadViews:
             thread_id: the thread.
 
         Returns:
-            ``{"thread_id", "state", "holder", "due", "timeline", "older", "operations", "claims", "effects",
-            "values", "values_error", "stopped"}`` (``stops.why_stopped``: its errors, interrupts, outcomes unknown
+            ``{"thread_id", "state", "holder", "due", "timeline", "older", "operations", "claims", "effects"
+            (counts by state, as the thread list's), "replayed" (how many completed effects a replay is proven of:
+            ``states.replayed``), "values", "values_error", "stopped"}`` (``stops.why_stopped``: its errors, interrupts, outcomes unknown
             and crashed run), or None when the thread has no checkpoint and no journal entry.
 
         Raises:
@@ -195,7 +196,6 @@ class ThreadViews:
         stopped = why_stopped(state, stop_writes, effects, found["lock"], self._decode, with_outcomes=self.with_outcomes,
                               step_at=latest.get("ts"))
         counts = effect_counts(found["entries"], now)
-        counts["replayed"] = sum(1 for e in effects if e["replayed"])
         values, values_error = self._values(thread_id) if checkpoints else ({}, None)
         return {
             "thread_id": thread_id,
@@ -207,6 +207,7 @@ class ThreadViews:
             "operations": operation_tree(effects, lambda e: e),
             "claims": [e for e in effects if e["state"] == "in flight"],
             "effects": counts,
+            "replayed": sum(1 for e in effects if e["replayed"]),
             "values": values,
             "values_error": values_error,
             "stopped": stopped,
@@ -216,7 +217,7 @@ class ThreadViews:
         """The thread's journal entries as its page shows them, each saying whether it was replayed."""
         effects = [self._effect(entry, now) for entry in found["entries"]]
         for effect, entry in zip(effects, found["entries"]):
-            effect["replayed"] = effect["replays"] > 0 or replayed_on_resume(entry, found["lock"], timeline)
+            effect["replayed"] = replayed(entry, found["lock"], timeline)
         return effects
 
     def _effect(self, entry: Mapping[str, Any], now: datetime) -> dict[str, Any]:
@@ -230,7 +231,7 @@ class ThreadViews:
             "kind": entry.get("kind"), "name": entry.get("name"), "status": entry.get("status"),
             "state": effect_state(entry, now), "started_at": entry.get("started_at"), "finished_at": entry.get("finished_at"),
             "updated_at": entry.get("updated_at"),
-            "attempts": entry.get("attempts", 0), "replays": entry.get("replays", 0),
+            "attempts": entry.get("attempts", 0),
             "duration_ms": entry.get("duration_ms"), "idempotency_key": entry.get("idempotency_key"),
             "at_most_once": bool(entry.get("at_most_once")),
             "input_preview": (entry.get("input") or {}).get("preview"),
