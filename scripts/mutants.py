@@ -2171,6 +2171,20 @@ MUTANTS: tuple[Mutant, ...] = (
         '                effect["replayed"] = False',
         ("tests/test_ui_accounts.py",),
     ),
+    Mutant(
+        "a path's node occurrences are ordered by name, not as they ran",
+        "src/views/tree.py",
+        "for node in sorted(nodes, key=lambda n: (first[(path, n)], sibling_key(n)))",
+        "for node in sorted(nodes, key=sibling_key)",
+        ("tests/test_ui_accounts.py", "-k", "order"),
+    ),
+    Mutant(
+        "inspect prints a level's operations by name, not as they ran",
+        "src/cli/threads.py",
+        "    items = list(branch.items()) if isinstance(branch, dict)",
+        "    items = sorted(branch.items()) if isinstance(branch, dict)",
+        ("tests/test_ui_accounts.py", "-k", "order"),
+    ),
 )
 
 

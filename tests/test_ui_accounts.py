@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime, timedelta
 from typing import Any
 
 import mongomock
@@ -79,3 +80,29 @@ def test_an_outcome_unknown_is_never_shown_replayed(seeded: mongomock.MongoClien
     thread = _http(seeded).get("/api/thread", params={"id": "case-43"}).json()
     states = {e["name"]: (e["state"], e["replayed"]) for op in thread["operations"] for n in op["nodes"] for e in n["effects"]}
     assert states["send_payment"] == ("outcome unknown", False)  # its stored replays is 2: refused visits
+
+
+#: Effects as they ran, which is not their order by name: the tool ran second, a subgraph between two visits.
+RAN = [("p/1", "agent", "1"), ("p/1", "tools", "1"), ("p/1/sub/1", "inner", "1"), ("p/1", "agent", "2"), ("p/1", "pay", "1")]
+
+
+def test_operations_are_in_the_order_they_ran(capsys: pytest.CaptureFixture[str]) -> None:
+    client = mongomock.MongoClient()
+    t0 = datetime(2026, 1, 1, 12, 0, 0)
+    client[DB][CollectionNames().journal].insert_many([
+        {"thread_id": "ordered", "path": path, "node": node, "occurrence": occurrence, "effect_key": "1", "chunk": 0,
+         "kind": "tool", "name": f"{node}{occurrence}", "status": "completed", "attempts": 1, "started_at": t0 + timedelta(seconds=i)}
+        for i, (path, node, occurrence) in reversed(list(enumerate(RAN)))  # stored in another order still
+    ])
+    expected = [f"{node}{occurrence}" for _, node, occurrence in RAN]
+    thread = _http(client).get("/api/thread", params={"id": "ordered"}).json()
+    ran = [(op["path"], n["node"]) for op in thread["operations"] for n in op["nodes"]]
+    assert ran == [("p/1", "agent#1"), ("p/1", "tools#1"), ("p/1", "agent#2"), ("p/1", "pay#1"), ("p/1/sub/1", "inner#1")]
+    page = _http(client).get("/threads/ordered").text
+    assert [page.index(f'class="name">{name}<') for name in expected if name != "inner1"] == sorted(
+        page.index(f'class="name">{name}<') for name in expected if name != "inner1")
+    report, printed = _cli(client, "ordered", capsys)
+    in_order = ["agent1", "tools1", "agent2", "pay1", "inner1"]  # a path's nodes as they ran, then the next path
+    assert [e["name"] for op in thread["operations"] for n in op["nodes"] for e in n["effects"]] == in_order
+    assert [e["name"] for op in report["operations"] for n in op["nodes"] for e in n["effects"]] == in_order
+    assert [line.split("─ ", 1)[1].split()[1] for line in printed.splitlines() if "tool " in line] == in_order

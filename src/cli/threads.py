@@ -10,7 +10,6 @@ from .._bson import OPTIONAL, document_problem
 from .._langgraph import NS_END, NS_SEP
 from ..views import tree
 from ..views.documents import ThreadDocuments
-from ..views.tree import sibling_key
 from .exits import EXIT_UNKNOWN_THREAD, CliError
 from .terminal import escaped
 
@@ -103,7 +102,8 @@ def inspect_thread(stored: ThreadDocuments, thread_id: str) -> dict[str, Any]:
 
 
 def operation_tree(journal: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Journal entries grouped by path, then node occurrence, both in ordinal order; effects in the order they started."""
+    """Journal entries grouped by path, then node occurrence, both in the order they ran; effects in the order they
+    started (``views.tree.operation_tree``)."""
     return tree.operation_tree(journal, _effect)
 
 
@@ -192,7 +192,7 @@ def _render_stopped(stopped: dict[str, Any], out: TextIO) -> None:
 
 
 def _render_branch(branch: dict[str, Any] | list[str], prefix: str, out: TextIO) -> None:
-    items = sorted(branch.items(), key=lambda item: sibling_key(item[0])) if isinstance(branch, dict) else [(line, None) for line in branch]
+    items = list(branch.items()) if isinstance(branch, dict) else [(line, None) for line in branch]  # as they ran
     for i, (label, children) in enumerate(items):
         last = i == len(items) - 1
         out.write(f"{prefix}{'└─' if last else '├─'} {label}\n")
