@@ -2185,6 +2185,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "    items = sorted(branch.items()) if isinstance(branch, dict)",
         ("tests/test_ui_accounts.py", "-k", "order"),
     ),
+    Mutant(
+        "the thread list reads every journal entry of its page's threads",
+        "src/views/plans.py",
+        '        Find(names.journal, {**entries, "status": {"$nin": list(FINISHED)}}, ENTRY_STATE_PROJECTION),',
+        '        Find(names.journal, {**entries, "status": {"$nin": []}}, ENTRY_STATE_PROJECTION),',
+        ("tests/test_ui_bounds.py",),
+    ),
 )
 
 

@@ -6,7 +6,8 @@ thread, in id order, and the threads of the page's range whose summary is missin
 
 ``thread_page_plan`` reads one page of the thread list in at most three round trips whatever the number of
 threads: the page's summaries; then, side by side, its latest root checkpoints (by ``_id``), run locks (by
-``thread_id``) and journal entries (the page's id range); and, for threads with tasks still due, the error and
+``thread_id``), its threads' finished journal entries counted by status on the server and their unfinished
+ones; and, for threads with tasks still due, the error and
 interrupt writes of their latest checkpoint. ``thread_plan`` reads one thread: its root checkpoints (latest
 first, ``limit``), their writes' task paths and channels (never their values), its journal entries and its
 run lock.
@@ -20,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._bson import require_str
-from .._plans.requests import Find, Gather, Plan
+from .._plans.requests import Aggregate, Find, Gather, Plan
 from ..checkpointer.documents import STORED_CHANNELS_PROJECTION, key_id, stored_channels
 from ..errors import InvalidInputError
 from ..schema import CollectionNames
@@ -42,6 +43,8 @@ ENTRY_STATE_PROJECTION = {
 }
 #: What the views read of a pending write: who wrote which channel, never the value.
 WRITE_PROJECTION = {"_id": 0, "thread_id": 1, "checkpoint_id": 1, "task_id": 1, "task_path": 1, "channel": 1}
+#: The statuses of an entry whose state its status alone tells (``states.effect_state``): counted, not read.
+FINISHED = ("completed", "failed")
 #: The most threads one page lists.
 MAX_PAGE = 500
 #: The most root checkpoints a thread's timeline shows, latest first.
@@ -169,7 +172,9 @@ def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None
 
     Returns:
         ``{"summaries": [{"thread_id", "latest", "checkpoints"}], "more", "latest": {thread_id: checkpoint},
-        "locks": {thread_id: lock}, "entries": [entry], "written": {thread_id: {channel, ...}}}``; a summary's
+        "locks": {thread_id: lock}, "entries": [entry not finished], "finished": {thread_id: {status: count}},
+        "written": {thread_id: {channel, ...}}}``: finished entries (completed, failed) are counted by the server,
+        so the page reads documents in proportion to its threads, not to their journals; a summary's
         ``thread_id`` may be a non-string (stored by hand): the caller reports it.
 
     Raises:
@@ -177,18 +182,25 @@ def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None
     """
     summaries, more = yield from summaries_page_plan(names, prefix, after, limit)
     listed = [s for s in summaries if isinstance(s.get("thread_id"), str)]
-    page = {"summaries": summaries, "more": more, "latest": {}, "locks": {}, "entries": [], "written": {}}
+    page = {"summaries": summaries, "more": more, "latest": {}, "locks": {}, "entries": [], "finished": {}, "written": {}}
     if not listed:
         return page
     ids = [s["thread_id"] for s in listed]
-    latest_docs, locks, entries = yield Gather((
+    entries = {"thread_id": {"$in": ids}, "chunk": 0}
+    latest_docs, locks, finished, unfinished = yield Gather((
         Find(names.checkpoints, {"_id": {"$in": latest_keys(listed)}}, CHECKPOINT_PROJECTION),
         Find(names.runs, {"thread_id": {"$in": ids}}, {"_id": 0}),
-        Find(names.journal, {"thread_id": {"$gte": ids[0], "$lte": ids[-1]}, "chunk": 0}, ENTRY_STATE_PROJECTION),
+        Aggregate(names.journal, [
+            {"$match": {**entries, "status": {"$in": list(FINISHED)}}},
+            {"$group": {"_id": {"thread_id": "$thread_id", "status": "$status"}, "n": {"$sum": 1}}},
+        ]),
+        Find(names.journal, {**entries, "status": {"$nin": list(FINISHED)}}, ENTRY_STATE_PROJECTION),
     ))
     page["latest"] = by_thread(latest_docs)
     page["locks"] = {doc["thread_id"]: doc for doc in locks}
-    page["entries"] = [e for e in entries if e.get("thread_id") in set(ids)]
+    page["entries"] = unfinished
+    for group in finished:
+        page["finished"].setdefault(group["_id"]["thread_id"], {})[group["_id"]["status"]] = group["n"]
     page["written"] = yield from _due_writes_plan(names, ids, page["latest"])
     return page
 

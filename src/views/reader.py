@@ -161,7 +161,9 @@ class ThreadViews:
             "state": state,
             "due": due,
             "holder": _holder(lock, now) if state == "running" and lock else None,
-            "effects": effect_counts([e for e in page["entries"] if e.get("thread_id") == thread_id], now),
+            "effects": _with_finished(
+                effect_counts([e for e in page["entries"] if e.get("thread_id") == thread_id], now), page["finished"].get(thread_id, {})
+            ),
         }
 
     def thread(self, thread_id: str) -> dict[str, Any] | None:
@@ -274,6 +276,11 @@ class ThreadViews:
         if self.with_outcomes:
             return {name: shown(v) for name, v in values.items()}, None
         return redacted_values(values), None
+
+
+def _with_finished(counts: dict[str, int], finished: Mapping[str, int]) -> dict[str, int]:
+    """``counts`` of the unfinished entries, with the server's counts of the finished ones (by status) added."""
+    return {state: n + finished.get(state, 0) for state, n in counts.items()}
 
 
 def _timeline(checkpoints: list[Mapping[str, Any]], writes: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
