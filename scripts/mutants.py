@@ -2192,6 +2192,13 @@ MUTANTS: tuple[Mutant, ...] = (
         '        Find(names.journal, {**entries, "status": {"$nin": []}}, ENTRY_STATE_PROJECTION),',
         ("tests/test_ui_bounds.py",),
     ),
+    Mutant(
+        "a large value is sent whole",
+        "src/views/values.py",
+        '        "text": text[:MAX_SHOWN_CHARS], "folded"',
+        '        "text": text, "folded"',
+        ("tests/test_ui_bounds.py", "-k", "large"),
+    ),
 )
 
 

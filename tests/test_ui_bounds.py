@@ -72,3 +72,32 @@ def test_the_thread_list_reads_o_of_its_page() -> None:
     views._io.execute = lambda request: (lambda found: returned.append(len(found) if isinstance(found, list) else 1) or found)(execute(request))  # noqa: SLF001
     _listed(views)
     assert sum(returned) < 20, returned
+
+
+def test_a_large_state_value_is_cut_in_the_page_and_its_json() -> None:
+    from langgraph.graph import START, StateGraph
+    from starlette.testclient import TestClient
+    from typing_extensions import TypedDict
+
+    from langgraph_durable_mongodb import DurablePlatform
+    from langgraph_durable_mongodb.ui.actions import Actions
+    from langgraph_durable_mongodb.ui.app import create_app
+    from langgraph_durable_mongodb.ui.guard import Guard
+    from langgraph_durable_mongodb.views.values import MAX_SHOWN_CHARS
+
+    class State(TypedDict):
+        blob: str
+
+    client = mongomock.MongoClient()
+    builder = StateGraph(State)
+    builder.add_node("grow", lambda s: {"blob": s["blob"] * 2})
+    builder.add_edge(START, "grow")
+    DurablePlatform(client, db_name="bounds").compile(builder).invoke({"blob": "x" * 1_000_000}, {"configurable": {"thread_id": "large"}})
+    names = CollectionNames()
+    http = TestClient(create_app(ThreadViews(client, "bounds", names), Actions(client, "bounds", names), Guard()), base_url="http://127.0.0.1:8765")
+    answer = http.get("/api/thread", params={"id": "large"})
+    blob = answer.json()["values"]["blob"]
+    assert blob["cut"] and blob["chars"] == 2_000_002 and len(blob["text"]) == MAX_SHOWN_CHARS  # the JSON string's quotes
+    assert len(answer.content) < 3 * MAX_SHOWN_CHARS
+    page = http.get("/threads/large")
+    assert len(page.content) < 3 * MAX_SHOWN_CHARS and f"cut: the first {MAX_SHOWN_CHARS} of 2000002 characters" in page.text

@@ -11,17 +11,21 @@ from ..journal.redaction import credential_values, redact, scrub
 
 #: Characters of a value shown before it is folded.
 FOLD_CHARS = 240
+#: The most characters of one value a page or its JSON carries: past them it is cut (``cut``), so a 15 MB state
+#: value costs no more than this to send.
+MAX_SHOWN_CHARS = 20_000
 
 
 def shown(value: Any, secrets: frozenset[str] | None = None) -> dict[str, Any]:
-    """``value`` as text for a page: JSON where it can be, ``repr`` for the rest; ``folded`` past ``FOLD_CHARS``.
+    """``value`` as text for a page: JSON where it can be, ``repr`` for the rest; ``folded`` past ``FOLD_CHARS``
+    and cut at ``MAX_SHOWN_CHARS`` (after it is scrubbed: a cut never splits a secret out of reach).
 
     Args:
         value: what to show.
         secrets: when given, the text is scrubbed of them and of what ``redact_text`` finds (``redaction.scrub``).
 
     Returns:
-        ``{"text", "folded", "summary"}``.
+        ``{"text", "folded", "summary", "chars" (the whole text's), "cut" (whether ``text`` is its start only)}``.
     """
     try:
         text = json.dumps(value, ensure_ascii=False, indent=1, default=repr)
@@ -29,7 +33,11 @@ def shown(value: Any, secrets: frozenset[str] | None = None) -> dict[str, Any]:
         text = repr(value)
     if secrets is not None:
         text = scrub(text, secrets)
-    return {"text": text, "folded": len(text) > FOLD_CHARS, "summary": text[:FOLD_CHARS].replace("\n", " ")}
+    cut = len(text) > MAX_SHOWN_CHARS
+    return {
+        "text": text[:MAX_SHOWN_CHARS], "folded": len(text) > FOLD_CHARS, "summary": text[:FOLD_CHARS].replace("\n", " "),
+        "chars": len(text), "cut": cut,
+    }
 
 
 def redacted_values(values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
