@@ -2199,6 +2199,13 @@ MUTANTS: tuple[Mutant, ...] = (
         '        "text": text, "folded"',
         ("tests/test_ui_bounds.py", "-k", "large"),
     ),
+    Mutant(
+        "the status a live page polls answers for another thread the id starts",
+        "src/views/reader.py",
+        '        return rows[0] if rows and rows[0]["thread_id"] == thread_id else None',
+        "        return rows[0] if rows else None",
+        ("tests/test_ui_bounds.py", "-k", "polls"),
+    ),
 )
 
 

@@ -101,3 +101,25 @@ def test_a_large_state_value_is_cut_in_the_page_and_its_json() -> None:
     assert len(answer.content) < 3 * MAX_SHOWN_CHARS
     page = http.get("/threads/large")
     assert len(page.content) < 3 * MAX_SHOWN_CHARS and f"cut: the first {MAX_SHOWN_CHARS} of 2000002 characters" in page.text
+
+
+def test_a_live_page_polls_a_small_status_instead_of_reloading() -> None:
+    from starlette.testclient import TestClient
+
+    from langgraph_durable_mongodb.ui.actions import Actions
+    from langgraph_durable_mongodb.ui.app import create_app
+    from langgraph_durable_mongodb.ui.guard import Guard
+    from tests.ui_helpers import seed
+
+    client = mongomock.MongoClient()
+    seed(client, "bounds", with_demo=False)
+    _big_thread(client, "bounds")
+    names = CollectionNames()
+    http = TestClient(create_app(ThreadViews(client, "bounds", names), Actions(client, "bounds", names), Guard()), base_url="http://127.0.0.1:8765")
+    live = http.get("/threads/case-43").text  # a claim in flight
+    assert 'data-poll="/api/thread/status?id=case-43"' in live and 'http-equiv="refresh"' not in live
+    assert "data-poll" not in http.get("/threads/big").text  # nothing moves: nothing to poll
+    status = http.get("/api/thread/status", params={"id": "big"})
+    assert status.json()["effects"]["completed"] == ENTRIES - 30 and len(status.content) < 1000
+    assert http.get("/api/thread/status", params={"id": "bi"}).status_code == 404  # a prefix of an id is not it
+    assert http.get("/api/thread/status", params={"id": ""}).status_code == 400

@@ -25,7 +25,7 @@ from ..journal.position import EffectPosition
 from ..schema import CollectionNames
 from ..storage_format import FORMAT_VERSION, StorageFormat, read_format_plan
 from ..thread_summaries import COUNT
-from .plans import TIMELINE_LIMIT, thread_page_plan, thread_plan
+from .plans import TIMELINE_LIMIT, require_text, thread_page_plan, thread_plan
 from .states import DUE_PREFIX, START, due_nodes, effect_counts, effect_state, lease_live, replayed, thread_state
 from .stops import stop_writes_plan, why_stopped
 from .tree import operation_tree
@@ -146,6 +146,24 @@ class ThreadViews:
             rows.append(self._row(thread_id, summary.get(COUNT), page, now))
         next_after = rows[-1]["thread_id"] if page["more"] and rows else None
         return {"threads": rows, "more": page["more"], "next_after": next_after, "problems": problems}
+
+    def status(self, thread_id: str) -> dict[str, Any] | None:
+        """One thread's row of the thread list (its summary, latest checkpoint, lock and effect counts): what a live
+        page polls, read in a few small documents whatever the thread's size.
+
+        Args:
+            thread_id: the thread.
+
+        Returns:
+            The row (``threads``), or None when the thread has no summary (no root checkpoint).
+
+        Raises:
+            InvalidInputError: ``thread_id`` is not a non-empty string.
+            IncompatibleStorageError: the database holds another format.
+        """
+        require_text("thread_id", thread_id, allow_empty=False)
+        rows = self.threads(prefix=thread_id, limit=1)["threads"]  # the id itself sorts first of those it starts
+        return rows[0] if rows and rows[0]["thread_id"] == thread_id else None
 
     @staticmethod
     def _row(thread_id: str, checkpoints: int, page: Mapping[str, Any], now: datetime) -> dict[str, Any]:
