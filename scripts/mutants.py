@@ -1335,7 +1335,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "the inspector lists a format 1 database without upgrading it",
         "src/views/reader.py",
-        "    if stored.has_data and (stored.version or 0) < FORMAT_VERSION:",
+        "    if stored.foreign is None and stored.has_data and (stored.version or 0) < FORMAT_VERSION:",
         "    if False:",
         ("tests/test_thread_summaries.py", "-m", "not server", "-k", "inspector_upgrades"),
     ),
@@ -2103,14 +2103,14 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "ui state values keep credentials by key",
-        "src/views/reader.py",
+        "src/views/values.py",
         "shown(redact(value), secrets)",
         "shown(value, secrets)",
         ("tests/test_ui_guards.py", "-k", "redacted"),
     ),
     Mutant(
         "ui state values keep a credential another value echoes",
-        "src/views/reader.py",
+        "src/views/values.py",
         "    secrets = credential_values(dict(values))\n",
         "    secrets = frozenset()\n",
         ("tests/test_ui_guards.py", "-k", "redacted"),

@@ -54,7 +54,7 @@ def require_our_format(db: Any, names: CollectionNames, *, upgrade: bool = True)
     if stored.foreign is not None:
         message = StorageFormat(db.name, names).foreign_message(stored).replace("nothing was written. ", "")
         raise IncompatibleStorageError(message, db_name=db.name, found=stored.describe())
-    if stored.has_data and (stored.version or 0) < FORMAT_VERSION:  # older: upgrade it first
+    if stored.foreign is None and stored.has_data and (stored.version or 0) < FORMAT_VERSION:  # older: upgrade it first
         if not upgrade:
             raise IncompatibleStorageError(
                 f"database {db.name!r} holds {stored.describe()}, older than version {FORMAT_VERSION}, and the read-only "
