@@ -122,12 +122,13 @@ def entry(path: str, node: str, occurrence: str, started: int) -> dict:
             "started_at": T0 - timedelta(seconds=started), "duration_ms": 1}
 
 
-def test_inspect_orders_ordinals_numerically() -> None:
+def test_inspect_orders_ordinals_numerically_where_start_times_tie() -> None:
+    """Operations are in the order they ran (``test_ui_accounts``); started at the same second, in ordinal order,
+    numerically: text order would not give it."""
     client = mongomock.MongoClient()
-    # started in the reverse of ordinal order, so neither start order nor text order gives the ordinal order
-    docs = [entry("agent/1", "notify", f"1.{i}", i) for i in range(12)]
-    docs += [entry("agent/1", "x", o, int(o)) for o in ("2", "10")]
-    docs += [entry(f"agent/1/sub/{i}", "inner", "1", i) for i in range(1, 12)]
+    docs = [entry("agent/1", "notify", f"1.{i}", 0) for i in reversed(range(12))]
+    docs += [entry("agent/1", "x", o, 0) for o in ("10", "2")]
+    docs += [entry(f"agent/1/sub/{i}", "inner", "1", 0) for i in reversed(range(1, 12))]
     client.langgraph.activity_journal.insert_many(docs)
 
     report = json.loads(run(client, "--json", "inspect", "many")[1])
@@ -136,7 +137,7 @@ def test_inspect_orders_ordinals_numerically() -> None:
 
     lines = run(client, "inspect", "many")[1].split("operations\n")[1].splitlines()
     children = [line.split("─ ")[1] for line in lines if line.startswith(("  ├─", "  └─"))]
-    assert children == [*(f"notify#1.{i}" for i in range(12)), *(f"sub/{i}" for i in range(1, 12)), "x#2", "x#10"]
+    assert children == [*(f"notify#1.{i}" for i in range(12)), "x#2", "x#10", *(f"sub/{i}" for i in range(1, 12))]
 
 
 def test_the_tables_align_for_any_id_length_and_kind() -> None:
@@ -150,7 +151,7 @@ def test_the_tables_align_for_any_id_length_and_kind() -> None:
     for line in lines:
         assert line.index("2026") == header.index("UPDATED")
         assert len(line.split("  2026")[0]) == len(header.split("  UPDATED")[0])
-    effect = {"duration_ms": 5, "replays": 0, "error": None, "attempts": 1}
+    effect = {"duration_ms": 5, "replayed": False, "error": None, "attempts": 1}
     nodes = [{"node": "pay", "effects": [{**effect, "kind": "payment", "name": "charge", "status": "completed"},
                                          {**effect, "kind": "llm", "name": "CaseModel", "status": "started"}]}]
     report = {"thread_id": "t1", "namespaces": [], "operations": [{"path": "agent/1", "nodes": nodes}]}

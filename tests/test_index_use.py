@@ -44,6 +44,9 @@ def in_child(builder: StateGraph) -> StateGraph:
 RESIDUAL = {
     # the DeltaChannel load reads the writes of a chain of checkpoints and keeps those of its channels
     ("checkpoint_writes", "channel"),
+    # the thread list counts a page's finished journal entries and reads its unfinished ones, within the index
+    # range of the page's threads
+    ("activity_journal", "status"),
 }
 #: Queries whose sort is done in memory, on purpose: why each is bounded. (collection, fields, the fields among
 #: them not matched by equality.)
@@ -74,6 +77,8 @@ class Captured(monitoring.CommandListener):
         elif name in BATCHED:
             for op in cmd.get(BATCHED[name], ()):
                 self.queries.append((cmd[name], name, op["q"], {}))
+        elif name == "aggregate" and (cmd.get("pipeline") or [{}])[0].get("$match") is not None:
+            self.queries.append((cmd[name], name, cmd["pipeline"][0]["$match"], {}))  # its first stage selects
         elif name in ("aggregate", "distinct", "mapReduce"):
             self.queries.append((cmd[name], name, {"$unchecked": name}, {}))
 

@@ -15,7 +15,7 @@ import mongomock
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
-from langgraph_durable_mongodb import InvalidInputError, deployment, summary_drift, thread_summaries
+from langgraph_durable_mongodb import IncompatibleStorageError, InvalidInputError, deployment, summary_drift, thread_summaries
 from langgraph_durable_mongodb._plans.interpreters import AsyncInterpreter, SyncInterpreter
 from langgraph_durable_mongodb._plans.requests import FencedUpdate, Find, InsertOne, Upsert
 from langgraph_durable_mongodb.checkpointer import MongoDBCheckpointer
@@ -180,14 +180,43 @@ async def test_an_unstamped_database_with_checkpoints_is_stamped_then_upgraded(s
     assert summarizes(store, "old") and store.db.durable_metadata.find_one()["version"] == FORMAT_VERSION
 
 
-def test_the_inspector_upgrades_a_format_1_database_before_listing_it(store: Store) -> None:
+def _format_1_threads(store: Store) -> None:
     saver = saver_on(store)
     for thread_id in ("x", "y"):
         saver.put({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}, empty_checkpoint(), {"source": "input", "step": -1}, {})
     _as_format_1(store)
-    listing = ThreadViews(store.client, store.db_name, CollectionNames()).threads()
+
+
+def test_the_inspector_upgrades_a_format_1_database_before_listing_it_when_it_may_write(store: Store) -> None:
+    _format_1_threads(store)
+    listing = ThreadViews(store.client, store.db_name, CollectionNames(), upgrade=True).threads()
     assert [(row["thread_id"], row["checkpoints"]) for row in listing["threads"]] == [("x", 1), ("y", 1)]
     assert store.db.durable_metadata.find_one()["version"] == FORMAT_VERSION  # the lists would show them without it
+
+
+def _every_document(store: Store) -> dict[str, list[dict[str, Any]]]:
+    return {name: sorted(store.db[name].find(), key=repr) for name in sorted(store.db.list_collection_names())}
+
+
+def test_the_read_only_inspector_writes_nothing_to_a_format_1_database(
+    store: Store, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """It refuses the older format with the command that upgrades it: no migration, no stamp bumped, not one
+    document written, whether asked for the list, a thread, or started as ``ui``."""
+    _format_1_threads(store)
+    before = _every_document(store)
+    views = ThreadViews(store.client, store.db_name, CollectionNames())
+    for read in (views.threads, lambda: views.thread("x")):
+        with pytest.raises(IncompatibleStorageError, match=r"version 1, older .* ui --allow-writes`") as refused:
+            read()
+        assert refused.value.found == "version 1"
+    from langgraph_durable_mongodb.ui import server
+
+    monkeypatch.setattr(server.uvicorn, "run", lambda *args, **kwargs: pytest.fail("ui served a database it cannot read"))
+    assert main(["--db", store.db_name, "ui"], client=store.client) != EXIT_OK  # refused before it listens
+    assert f"--db {store.db_name} ui --allow-writes" in capsys.readouterr().err
+    assert _every_document(store) == before
+    assert store.db.durable_metadata.find_one()["version"] == 1
 
 
 # -- issue 34: upgrades never roll back; drift is found, repaired, and never hides a thread -------------------------

@@ -87,9 +87,10 @@ def test_the_thread_page_shows_the_path_the_effects_and_the_replay(page: Any, re
 
 
 def test_a_claim_in_flight_shows_its_owner(page: Any, read_only: str) -> None:
-    page.goto(read_only + "/threads/case-43")
+    with page.expect_request(lambda request: "/api/thread/status?id=case-43" in request.url):  # polls while it is live
+        page.goto(read_only + "/threads/case-43")
     assert page.locator("table.claims td.owner").all_inner_texts() == [OWNER]
-    assert page.locator("meta[http-equiv=refresh]").count() == 1  # reloads while the claim is live
+    assert page.locator("meta[http-equiv=refresh]").count() == 0  # never the whole page every 2 s
 
 
 def test_an_unknown_outcome_is_refused_without_allow_writes(page: Any, read_only: str) -> None:

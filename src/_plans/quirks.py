@@ -14,7 +14,9 @@ client's class for mongomock (no I/O), otherwise from the server's
   updates are not atomic; TTL indexes are refused; ``$group`` accumulates
   only ``$sum`` and ``$count``.
 - mongo-java-server: no ``hello`` (``isMaster`` answers instead); TTL indexes
-  are accepted and never expire; no transactions.
+  are accepted and never expire; no transactions; strings compare by UTF-16
+  code units (U+E000 sorts after U+10000), so a range query may return more
+  than MongoDB would (the thread list drops ids outside its prefix).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from ..errors import AccessDeniedError, DurableMongoError, InvalidURIError, Serv
 from ..schema import CollectionNames
 from ..server_errors import typed_server_errors
 from ..views.documents import ThreadDocuments
+from ..views.reader import ThreadViews
 from . import migrate
 from .doctor import doctor, render_doctor
 from .exits import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNREACHABLE, EXIT_USAGE, CliError
@@ -25,7 +26,7 @@ from .journal import discard, journal_documents, parse_outcome, parse_position, 
 from .maintenance import confirm, delete, prune, render_maintenance, sweep
 from .parser import parser
 from .terminal import escaped, printable
-from .threads import inspect_thread, render_inspect, render_threads
+from .threads import inspect_thread, mark_replayed, render_inspect, render_threads
 
 #: The exit code of each typed error the CLI reports (checked in this order); any other library error: ``EXIT_PROBLEM``.
 EXIT_CODES: tuple[tuple[type[DurableMongoError], int], ...] = (
@@ -78,6 +79,12 @@ def _threads(call: Invocation) -> int:
 
 def _inspect(call: Invocation) -> int:
     report = inspect_thread(call.stored, call.args.thread)
+    try:  # as the web inspector says it; the documents it cannot read are in the report's problems
+        shown = ThreadViews(call.client, call.args.db, call.names, upgrade=True).thread(call.args.thread) or {}
+    except (KeyError, TypeError, ValueError):
+        shown = {}
+    report.update(state=shown.get("state"), stopped=shown.get("stopped"))
+    mark_replayed(report["operations"], shown.get("operations", []))
     call.show(report, render_inspect)
     return _report(report["problems"])
 

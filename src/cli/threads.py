@@ -10,7 +10,6 @@ from .._bson import OPTIONAL, document_problem
 from .._langgraph import NS_END, NS_SEP
 from ..views import tree
 from ..views.documents import ThreadDocuments
-from ..views.tree import sibling_key
 from .exits import EXIT_UNKNOWN_THREAD, CliError
 from .terminal import escaped
 
@@ -26,7 +25,7 @@ CHECKPOINT_FIELDS = {
 }
 ENTRY_FIELDS = {
     "path": (str,), "node": (str,), "kind": (str,), "name": (str,), "status": (str,), "occurrence": (str, int, OPTIONAL),
-    "effect_key": (str, OPTIONAL), "attempts": (int, OPTIONAL), "replays": (int, OPTIONAL),
+    "effect_key": (str, OPTIONAL), "attempts": (int, OPTIONAL),
     "duration_ms": (int, float, OPTIONAL), "started_at": (datetime, OPTIONAL), "error": (dict, str, OPTIONAL),
 }
 
@@ -103,7 +102,8 @@ def inspect_thread(stored: ThreadDocuments, thread_id: str) -> dict[str, Any]:
 
 
 def operation_tree(journal: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Journal entries grouped by path, then node occurrence, both in ordinal order; effects in the order they started."""
+    """Journal entries grouped by path, then node occurrence, both in the order they ran; effects in the order they
+    started (``views.tree.operation_tree``)."""
     return tree.operation_tree(journal, _effect)
 
 
@@ -114,22 +114,37 @@ def _effect(doc: dict[str, Any]) -> dict[str, Any]:
         "key": doc.get("effect_key"),
         "status": doc.get("status"),
         "attempts": doc.get("attempts", 0),
-        "replays": doc.get("replays", 0),
+        "replayed": False,  # proven or not by ``mark_replayed``, as the web inspector proves it
         "duration_ms": doc.get("duration_ms"),
         "error": (doc.get("error") or {}).get("type") if isinstance(doc.get("error"), dict) else doc.get("error"),
     }
 
 
+def mark_replayed(operations: list[dict[str, Any]], shown: list[dict[str, Any]]) -> None:
+    """Mark the effects of ``operations`` (``operation_tree``) that the web inspector's ``shown`` operations
+    (``ThreadViews.thread``) prove replayed, matched by path, node occurrence and effect key.
+
+    Args:
+        operations: the CLI's operation tree, marked in place.
+        shown: the views' operation tree of the same thread.
+    """
+    proven = {
+        (op["path"], node["node"], e["effect_key"]) for op in shown for node in op["nodes"] for e in node["effects"] if e["replayed"]
+    }
+    for op in operations:
+        for node in op["nodes"]:
+            for effect in node["effects"]:
+                effect["replayed"] = (op["path"], node["node"], effect["key"]) in proven
+
+
 def render_inspect(report: dict[str, Any], out: TextIO) -> None:
-    """The thread's namespaces and its operation tree (stored text escaped)."""
+    """The thread's namespaces, its state and why it stopped, and its operation tree (stored text escaped)."""
     report = escaped(report)
     out.write(f"thread {report['thread_id']}\n\ncheckpoints\n")
-    width = max([len(n["namespace"]) for n in report["namespaces"]] + [9])
-    for ns in report["namespaces"]:
-        out.write(
-            f"  {ns['namespace']:<{width}}  {ns['checkpoints']:>3} checkpoints, {ns['occurrences']} occurrence(s)"
-            f"  latest step {ns['latest_step']}\n"
-        )
+    _render_namespaces(report["namespaces"], out)
+    if report.get("state"):
+        out.write(f"\nstate {report['state']}\n")
+        _render_stopped(report.get("stopped") or {}, out)
     out.write("\noperations\n")
     if not report["operations"]:
         out.write("  (no journaled effects)\n")
@@ -149,8 +164,35 @@ def render_inspect(report: dict[str, Any], out: TextIO) -> None:
     _render_branch(children, "  ", out)
 
 
+def _render_namespaces(namespaces: list[dict[str, Any]], out: TextIO) -> None:
+    """One line per namespace: its checkpoints, occurrences and latest step."""
+    width = max([len(n["namespace"]) for n in namespaces] + [9])
+    for ns in namespaces:
+        out.write(
+            f"  {ns['namespace']:<{width}}  {ns['checkpoints']:>3} checkpoints, {ns['occurrences']} occurrence(s)"
+            f"  latest step {ns['latest_step']}\n"
+        )
+
+
+def _render_stopped(stopped: dict[str, Any], out: TextIO) -> None:
+    """Why the thread stopped (``views.stops.why_stopped``), one line each, as its page says it."""
+    crashed = stopped.get("crashed_run")
+    if crashed:
+        out.write(f"  crashed    the run of {crashed['owner']} on {crashed['host']} pid {crashed['pid']} (started "
+                  f"{crashed['started_at']}) never released its lock: its process died\n")
+    for e in stopped.get("errors", []):
+        when = e["at"] or "-"
+        where = f"at {when}, attempt {e['attempts']}" if e["source"] == "journal" else f"in the step begun {when}"
+        at = e["path"] if e["source"] != "journal" else f"{e['path']} {e['node']} {e['kind']} {e['name']}"
+        out.write(f"  error      {at}: {e['type'] or 'error'} {e['message'] or ''} ({where})\n")
+    for i in stopped.get("interrupts", []):
+        out.write(f"  interrupt  {i['path']}: {i['value']['summary']}\n")
+    for u in stopped.get("unknown", []):
+        out.write(f"  unknown    {u['kind']} {u['name']}: idempotency key {u['idempotency_key']}\n")
+
+
 def _render_branch(branch: dict[str, Any] | list[str], prefix: str, out: TextIO) -> None:
-    items = sorted(branch.items(), key=lambda item: sibling_key(item[0])) if isinstance(branch, dict) else [(line, None) for line in branch]
+    items = list(branch.items()) if isinstance(branch, dict) else [(line, None) for line in branch]  # as they ran
     for i, (label, children) in enumerate(items):
         last = i == len(items) - 1
         out.write(f"{prefix}{'└─' if last else '├─'} {label}\n")
@@ -161,7 +203,7 @@ def _render_branch(branch: dict[str, Any] | list[str], prefix: str, out: TextIO)
 def _effect_line(effect: dict[str, Any], widths: dict[str, int]) -> str:
     """One effect's row, its columns as wide as the thread's widest kind, name and status."""
     duration = f"{effect['duration_ms']:.0f} ms" if isinstance(effect["duration_ms"], (int, float)) else "-"
-    replay = f"  replayed {effect['replays']}x" if effect["replays"] else ""  # counted by claims only
+    replay = "  replayed" if effect["replayed"] else ""
     error = f"  {effect['error']}" if effect["error"] else ""
     return (
         f"{effect['kind']:<{widths['kind']}} {effect['name']:<{widths['name']}} {effect['status']:<{widths['status']}}"

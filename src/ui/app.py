@@ -4,6 +4,7 @@
     GET  /threads/{thread_id}      one thread
     GET  /api/threads              the threads as JSON (same parameters)
     GET  /api/thread?id=THREAD     one thread as JSON (an id may hold "/", so it is a parameter)
+    GET  /api/thread/status?id=THREAD  its thread list row: what a live page polls (a few documents read)
     POST /api/resolve              position, outcome (JSON), csrf
     POST /api/discard              position, csrf
     POST /api/delete               thread_id, csrf
@@ -15,6 +16,7 @@ the CSRF token (else 403). A form post from a page is answered by a redirect bac
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -32,15 +34,21 @@ from starlette.staticfiles import StaticFiles
 
 from ..cli.exits import EXIT_UNKNOWN_THREAD, CliError
 from ..errors import DurableMongoError, InvalidInputError
+from ..views.plans import MAX_PAGE
 from ..views.reader import ThreadViews
 from .actions import Actions
 from .guard import TOKEN_COOKIE, Guard
 
 HERE = Path(__file__).parent
-#: Seconds between two reloads of a thread's page while a run holds it.
+#: Seconds between two polls of a thread's status while a run holds it (the page reloads when it changed).
 REFRESH_SECONDS = 2
 #: The largest form a write takes (an outcome is JSON typed by a person).
 MAX_FORM_BYTES = 64 * 1024
+#: A ``limit`` as a query gives it: ASCII digits, few enough for ``int`` (the range is the views' to check).
+LIMIT_TEXT = re.compile(r"[0-9]{1,6}")
+#: Sent with every answer: no page of the inspector may be framed (a click-jacker would lay its Delete under
+#: their own button), by old browsers (``X-Frame-Options``) and new (CSP ``frame-ancestors``).
+NO_FRAMING = {"Content-Security-Policy": "frame-ancestors 'none'", "X-Frame-Options": "DENY"}
 
 
 def _plain(value: Any) -> Any:
@@ -69,6 +77,11 @@ class _Guarded(BaseHTTPMiddleware):
         self.guard = guard
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        response = await self._answer(request, call_next)
+        response.headers.update(NO_FRAMING)
+        return response
+
+    async def _answer(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         if not self.guard.host_allowed(request.headers.get("host", "")):
             return PlainTextResponse("this inspector answers only to a loopback host name (127.0.0.1, localhost)", 403)
         bearer = request.headers.get("authorization", "")
@@ -110,18 +123,25 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
         found = views.thread(thread_id)
         if found is None:
             return page("missing.html", 404, thread_id=thread_id)
-        refresh = REFRESH_SECONDS if found["state"] == "running" or found["claims"] else None
-        return page("thread.html", thread=found, refresh=refresh, done=request.query_params.get("done"))
+        live = found["state"] == "running" or found["claims"]
+        poll = "/api/thread/status?id=" + quote(thread_id, safe="") if live else None
+        return page("thread.html", thread=found, refresh=REFRESH_SECONDS, poll=poll, done=request.query_params.get("done"))
 
     def threads_api(request: Request) -> Response:
         return JSONResponse(_plain(views.threads(**_page_args(request))))
 
-    def thread_api(request: Request) -> Response:
-        thread_id = request.query_params.get("id", "")
-        found = views.thread(thread_id)
-        if found is None:
-            return JSONResponse({"error": f"unknown thread {thread_id!r}: no checkpoints and no journal entries"}, 404)
-        return JSONResponse(_plain(found))
+    def one_thread(read: Any, missing: str) -> Any:
+        """A JSON route of one thread (``?id=``): what ``read`` answers, or 404 saying ``missing``."""
+        def endpoint(request: Request) -> Response:
+            thread_id = request.query_params.get("id", "")
+            found = read(thread_id)
+            if found is None:
+                return JSONResponse({"error": f"unknown thread {thread_id!r}: {missing}"}, 404)
+            return JSONResponse(_plain(found))
+        return endpoint
+
+    thread_api = one_thread(views.thread, "no checkpoints and no journal entries")
+    status_api = one_thread(views.status, "no thread summary")
 
     def write(act: Any) -> Any:
         async def endpoint(request: Request) -> Response:
@@ -152,6 +172,7 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
         Route("/threads/{thread_id:path}", thread_page),
         Route("/api/threads", threads_api),
         Route("/api/thread", thread_api),
+        Route("/api/thread/status", status_api),
         Route("/api/resolve", write(resolved), methods=["POST"]),
         Route("/api/discard", write(discarded), methods=["POST"]),
         Route("/api/delete", write(deleted), methods=["POST"]),
@@ -165,8 +186,8 @@ def _page_args(request: Request) -> dict[str, Any]:
     """``prefix``, ``after`` and ``limit`` from the query, checked (``InvalidInputError`` names the bad one)."""
     params = request.query_params
     limit = params.get("limit", "50")
-    if not limit.isdigit():
-        raise InvalidInputError(f"limit must be a whole number, got {limit!r}")
+    if not LIMIT_TEXT.fullmatch(limit):  # not str.isdigit: "²" is a digit int() refuses, and 5,000 digits too
+        raise InvalidInputError(f"limit must be a whole number from 1 to {MAX_PAGE}, got {limit!r:.40}")
     return {"prefix": params.get("prefix", ""), "after": params.get("after") or None, "limit": int(limit)}
 
 

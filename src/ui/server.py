@@ -32,12 +32,13 @@ def serve(
 
     Raises:
         InvalidInputError: a non-loopback host without ``allow_remote``, or a short token; nothing listened.
-        IncompatibleStorageError: the database holds another format.
+        IncompatibleStorageError: the database holds another format, or, without ``allow_writes``, an older
+            version of ours (read-only, the inspector writes nothing: the message says how to upgrade it).
     """
     guard, made = guard_for(host, allow_remote=allow_remote, token=token, allow_writes=allow_writes)
     names = CollectionNames()
-    views = ThreadViews(client, db_name, names, with_outcomes=with_outcomes)
-    require_our_format(views.db, names)  # and the server answers: before the address is printed
+    views = ThreadViews(client, db_name, names, with_outcomes=with_outcomes, upgrade=allow_writes)
+    require_our_format(views.db, names, upgrade=allow_writes)  # and the server answers: before the address is printed
     app = create_app(views, Actions(client, db_name, names), guard)
     shown = f"[{host}]" if ":" in host else host
     address = f"http://{shown}:{port}/" + (f"?token={quote(guard.token)}" if guard.token and made else "")

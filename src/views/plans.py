@@ -6,7 +6,8 @@ thread, in id order, and the threads of the page's range whose summary is missin
 
 ``thread_page_plan`` reads one page of the thread list in at most three round trips whatever the number of
 threads: the page's summaries; then, side by side, its latest root checkpoints (by ``_id``), run locks (by
-``thread_id``) and journal entries (the page's id range); and, for threads with tasks still due, the error and
+``thread_id``), its threads' finished journal entries counted by status on the server and their unfinished
+ones; and, for threads with tasks still due, the error and
 interrupt writes of their latest checkpoint. ``thread_plan`` reads one thread: its root checkpoints (latest
 first, ``limit``), their writes' task paths and channels (never their values), its journal entries and its
 run lock.
@@ -20,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._bson import require_str
-from .._plans.requests import Find, Gather, Plan
+from .._plans.requests import Aggregate, Find, Gather, Plan
 from ..checkpointer.documents import STORED_CHANNELS_PROJECTION, key_id, stored_channels
 from ..errors import InvalidInputError
 from ..schema import CollectionNames
@@ -37,11 +38,13 @@ CHECKPOINT_PROJECTION = {
 }
 #: What the thread list reads of a journal entry: enough to tell its state.
 ENTRY_STATE_PROJECTION = {
-    "_id": 0, "thread_id": 1, "status": 1, "replays": 1, "lease_until": 1, "owner": 1, "owner_host": 1,
+    "_id": 0, "thread_id": 1, "status": 1, "lease_until": 1, "owner": 1, "owner_host": 1,
     "owner_pid": 1, "owner_process": 1, "at_most_once": 1, "not_run": 1,
 }
 #: What the views read of a pending write: who wrote which channel, never the value.
 WRITE_PROJECTION = {"_id": 0, "thread_id": 1, "checkpoint_id": 1, "task_id": 1, "task_path": 1, "channel": 1}
+#: The statuses of an entry whose state its status alone tells (``states.effect_state``): counted, not read.
+FINISHED = ("completed", "failed")
 #: The most threads one page lists.
 MAX_PAGE = 500
 #: The most root checkpoints a thread's timeline shows, latest first.
@@ -59,18 +62,56 @@ def thread_id_range(prefix: str, after: str | None) -> dict[str, Any]:
         A condition of ``$gte``/``$lt``/``$gt`` on string values, or ``{}`` for every id.
 
     Raises:
-        InvalidInputError: ``prefix`` or ``after`` is not a string.
+        InvalidInputError: ``prefix`` or ``after`` is not a string, or holds a lone surrogate (no UTF-8 for it).
     """
-    require_str("prefix", prefix)
     condition: dict[str, Any] = {}
-    if prefix:
+    if require_text("prefix", prefix):
         condition["$gte"] = prefix
-        last = prefix[-1]
-        if ord(last) < 0x10FFFF:  # the first string past every id with this prefix
-            condition["$lt"] = prefix[:-1] + chr(ord(last) + 1)
+        past = past_prefix(prefix)
+        if past is not None:
+            condition["$lt"] = past
     if after is not None:
-        condition["$gt"] = require_str("after", after)
+        condition["$gt"] = require_text("after", after)
     return {"thread_id": condition} if condition else {}
+
+
+def require_text(name: str, value: Any, *, allow_empty: bool = True) -> str:
+    """``value`` if it is a string BSON can hold (UTF-8: no lone surrogate), else ``InvalidInputError``.
+
+    Args:
+        name: what ``value`` is, for the message.
+        value: the input.
+        allow_empty: whether "" is accepted.
+
+    Returns:
+        ``value``.
+
+    Raises:
+        InvalidInputError: ``value`` is not a string, is empty (unless ``allow_empty``), or is not valid Unicode.
+    """
+    require_str(name, value, allow_empty=allow_empty)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise InvalidInputError(f"{name} holds a lone surrogate at {error.start} ({value!r:.80}): not text MongoDB can store") from None
+    return value
+
+
+def past_prefix(prefix: str) -> str | None:
+    r"""The first string that sorts after every string starting with ``prefix`` (code point order, as MongoDB's
+    UTF-8 byte order), or None when none does (``prefix`` is all U+10FFFF).
+
+    The last character below U+10FFFF is raised by one, past the surrogates (U+D7FF is followed by U+E000:
+    a surrogate has no UTF-8), and every U+10FFFF after it is dropped.
+
+    >>> past_prefix("ab"), past_prefix("a\U0010ffff"), past_prefix("a\ud7ff"), past_prefix("\U0010ffff")
+    ('ac', 'b', 'a\ue000', None)
+    """
+    kept = prefix.rstrip("\U0010ffff")
+    if not kept:
+        return None
+    following = ord(kept[-1]) + 1
+    return kept[:-1] + chr(0xE000 if 0xD800 <= following <= 0xDFFF else following)
 
 
 def _page_size(limit: Any) -> int:
@@ -98,7 +139,8 @@ def summaries_page_plan(names: CollectionNames, prefix: str = "", after: str | N
         InvalidInputError: ``prefix`` or ``after`` is not a string, or ``limit`` is out of range.
     """
     # the namespace first: a server matching a collection scan in key order (mongo-java-server) then tests the
-    # id range only on summaries
+    # id range only on summaries. That server orders strings by UTF-16 code units, not code points: its range of
+    # a prefix ending in U+10000 or above also holds ids of U+E000 to U+FFFF, which are left out below
     id_range = thread_id_range(prefix, after)
     query = {"checkpoint_ns": SUMMARY_NS, **id_range}
     found = yield Find(names.checkpoints, query, SUMMARY_PROJECTION, sort=[("thread_id", 1)], limit=_page_size(limit) + 1)
@@ -107,6 +149,7 @@ def summaries_page_plan(names: CollectionNames, prefix: str = "", after: str | N
         condition["$lt"] = min(condition.get("$lt", found[limit]["thread_id"]), found[limit]["thread_id"])
     missing = yield from unsummarized_plan(names, condition, [s.get("thread_id") for s in found], limit + 1)
     listed = sorted(found + missing, key=_in_id_order) if missing else found
+    listed = [s for s in listed if not isinstance(s.get("thread_id"), str) or s["thread_id"].startswith(prefix)]
     return listed[:limit], len(listed) > limit
 
 
@@ -129,7 +172,9 @@ def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None
 
     Returns:
         ``{"summaries": [{"thread_id", "latest", "checkpoints"}], "more", "latest": {thread_id: checkpoint},
-        "locks": {thread_id: lock}, "entries": [entry], "written": {thread_id: {channel, ...}}}``; a summary's
+        "locks": {thread_id: lock}, "entries": [entry not finished], "finished": {thread_id: {status: count}},
+        "written": {thread_id: {channel, ...}}}``: finished entries (completed, failed) are counted by the server,
+        so the page reads documents in proportion to its threads, not to their journals; a summary's
         ``thread_id`` may be a non-string (stored by hand): the caller reports it.
 
     Raises:
@@ -137,18 +182,25 @@ def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None
     """
     summaries, more = yield from summaries_page_plan(names, prefix, after, limit)
     listed = [s for s in summaries if isinstance(s.get("thread_id"), str)]
-    page = {"summaries": summaries, "more": more, "latest": {}, "locks": {}, "entries": [], "written": {}}
+    page = {"summaries": summaries, "more": more, "latest": {}, "locks": {}, "entries": [], "finished": {}, "written": {}}
     if not listed:
         return page
     ids = [s["thread_id"] for s in listed]
-    latest_docs, locks, entries = yield Gather((
+    entries = {"thread_id": {"$in": ids}, "chunk": 0}
+    latest_docs, locks, finished, unfinished = yield Gather((
         Find(names.checkpoints, {"_id": {"$in": latest_keys(listed)}}, CHECKPOINT_PROJECTION),
         Find(names.runs, {"thread_id": {"$in": ids}}, {"_id": 0}),
-        Find(names.journal, {"thread_id": {"$gte": ids[0], "$lte": ids[-1]}, "chunk": 0}, ENTRY_STATE_PROJECTION),
+        Aggregate(names.journal, [
+            {"$match": {**entries, "status": {"$in": list(FINISHED)}}},
+            {"$group": {"_id": {"thread_id": "$thread_id", "status": "$status"}, "n": {"$sum": 1}}},
+        ]),
+        Find(names.journal, {**entries, "status": {"$nin": list(FINISHED)}}, ENTRY_STATE_PROJECTION),
     ))
     page["latest"] = by_thread(latest_docs)
     page["locks"] = {doc["thread_id"]: doc for doc in locks}
-    page["entries"] = [e for e in entries if e.get("thread_id") in set(ids)]
+    page["entries"] = unfinished
+    for group in finished:
+        page["finished"].setdefault(group["_id"]["thread_id"], {})[group["_id"]["status"]] = group["n"]
     page["written"] = yield from _due_writes_plan(names, ids, page["latest"])
     return page
 
@@ -199,7 +251,7 @@ def thread_plan(names: CollectionNames, thread_id: str, *, with_outcomes: bool =
     Raises:
         InvalidInputError: ``thread_id`` is not a non-empty string, or ``limit`` is out of range.
     """
-    require_str("thread_id", thread_id, allow_empty=False)
+    require_text("thread_id", thread_id, allow_empty=False)
     _page_size(limit)
     checkpoints, entries, locks = yield Gather((
         Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": ""}, CHECKPOINT_PROJECTION,

@@ -3,11 +3,13 @@
 Everything returned is plain data (strings, numbers, lists, dicts, None), ready for JSON and for templates.
 Text stored by the library (previews, error messages) is returned as stored: redacted when it was written.
 A serialized outcome is read only with ``with_outcomes``; one the serde encrypted is shown as ``encrypted``.
+The latest state's values are redacted as journal previews are (``redacted_values``), unless ``with_outcomes``:
+the inspector never shows more than the CLI.
 """
 
 from __future__ import annotations
 
-import json
+import shlex
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -23,39 +25,55 @@ from ..journal.position import EffectPosition
 from ..schema import CollectionNames
 from ..storage_format import FORMAT_VERSION, StorageFormat, read_format_plan
 from ..thread_summaries import COUNT
-from .plans import TIMELINE_LIMIT, thread_page_plan, thread_plan
-from .states import DUE_PREFIX, START, due_nodes, effect_counts, effect_state, lease_live, replayed_on_resume, thread_state
+from .plans import TIMELINE_LIMIT, require_text, thread_page_plan, thread_plan
+from .states import DUE_PREFIX, START, due_nodes, effect_counts, effect_state, lease_live, replayed, thread_state
+from .stops import stop_writes_plan, why_stopped
 from .tree import operation_tree
+from .values import redacted_values, shown
 
-#: Characters of a value shown before it is folded.
-FOLD_CHARS = 240
 #: The task path of a node's task (``~__pregel_pull, <node>``): what comes after it is the node's name.
 PULL = "~__pregel_pull, "
 
 
-def require_our_format(db: Any, names: CollectionNames) -> None:
+def require_our_format(db: Any, names: CollectionNames, *, upgrade: bool = True) -> None:
     """Refuse a database of a foreign format before reading it (MongoDBSaver's steps would show as msgpack), and
-    upgrade one of an older version of ours (``storage_format.MIGRATIONS``: the lists read its thread summaries).
+    upgrade one of an older version of ours (``storage_format.MIGRATIONS``: the lists read its thread summaries),
+    or, read-only (``upgrade=False``), refuse it with the command that upgrades it: nothing is written.
+
+    Args:
+        db: the database.
+        names: its collection names.
+        upgrade: upgrade an older format (else refuse it).
 
     Raises:
         IncompatibleStorageError: the database holds a foreign format; the message names the fix
-            (``import-mongodbsaver`` for MongoDBSaver's), as ``doctor`` and the library do.
+            (``import-mongodbsaver`` for MongoDBSaver's), as ``doctor`` and the library do. Or, read-only, an
+            older format of ours: the message names ``upgrade_command``.
     """
     stored = SyncInterpreter(db).run(read_format_plan(names))
     if stored.foreign is not None:
         message = StorageFormat(db.name, names).foreign_message(stored).replace("nothing was written. ", "")
         raise IncompatibleStorageError(message, db_name=db.name, found=stored.describe())
     if stored.foreign is None and stored.has_data and (stored.version or 0) < FORMAT_VERSION:  # older: upgrade it first
+        if not upgrade:
+            raise IncompatibleStorageError(
+                f"database {db.name!r} holds {stored.describe()}, older than version {FORMAT_VERSION}, and the read-only "
+                f"inspector writes nothing: upgrade it once with `{upgrade_command(db.name)}` (any run of the library "
+                "upgrades it too), then reload", db_name=db.name, found=stored.describe(),
+            )
         SyncInterpreter(db).run(StorageFormat(db.name, names).check_plan())
 
 
-def shown(value: Any) -> dict[str, Any]:
-    """``value`` as text for a page: JSON where it can be, ``repr`` for the rest; ``folded`` past ``FOLD_CHARS``."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, indent=1, default=repr)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return {"text": text, "folded": len(text) > FOLD_CHARS, "summary": text[:FOLD_CHARS].replace("\n", " ")}
+def upgrade_command(db_name: str) -> str:
+    """The command that upgrades ``db_name`` to this version's format and serves it: ``ui --allow-writes``.
+
+    Args:
+        db_name: the database.
+
+    Returns:
+        The command line, ``--db`` quoted for a shell.
+    """
+    return f"langgraph-durable-mongodb --db {shlex.quote(db_name)} ui --allow-writes"
 
 
 def _seconds_left(until: Any, now: datetime) -> float | None:
@@ -86,12 +104,16 @@ class ThreadViews:
         names: its collection names.
         with_outcomes: also read and show each effect's serialized outcome (decoded; encrypted ones are
             shown as ``encrypted``).
+        upgrade: upgrade a database of an older format before reading it; else (read-only, the default) refuse
+            it with the command that does (``require_our_format``).
     """
 
-    def __init__(self, client: Any, db_name: str, names: CollectionNames | None = None, *, with_outcomes: bool = False) -> None:
+    def __init__(
+        self, client: Any, db_name: str, names: CollectionNames | None = None, *, with_outcomes: bool = False, upgrade: bool = False,
+    ) -> None:
         self.names = names or CollectionNames()
         self.db = client[db_name]
-        self.with_outcomes = with_outcomes
+        self.with_outcomes, self.upgrade = with_outcomes, upgrade
         self._io = SyncInterpreter(self.db)
         self._saver = MongoDBCheckpointer(client, db_name=db_name, collections=self.names, auto_setup=False)
         self._serde = JsonPlusSerializer()
@@ -112,7 +134,7 @@ class ThreadViews:
             InvalidInputError: ``prefix`` or ``after`` is not a string, or ``limit`` is out of range.
             IncompatibleStorageError: the database holds another format.
         """
-        require_our_format(self.db, self.names)
+        require_our_format(self.db, self.names, upgrade=self.upgrade)
         page = self._io.run(thread_page_plan(self.names, prefix, after, limit))
         now = lease.utcnow()
         rows, problems = [], []
@@ -124,6 +146,24 @@ class ThreadViews:
             rows.append(self._row(thread_id, summary.get(COUNT), page, now))
         next_after = rows[-1]["thread_id"] if page["more"] and rows else None
         return {"threads": rows, "more": page["more"], "next_after": next_after, "problems": problems}
+
+    def status(self, thread_id: str) -> dict[str, Any] | None:
+        """One thread's row of the thread list (its summary, latest checkpoint, lock and effect counts): what a live
+        page polls, read in a few small documents whatever the thread's size.
+
+        Args:
+            thread_id: the thread.
+
+        Returns:
+            The row (``threads``), or None when the thread has no summary (no root checkpoint).
+
+        Raises:
+            InvalidInputError: ``thread_id`` is not a non-empty string.
+            IncompatibleStorageError: the database holds another format.
+        """
+        require_text("thread_id", thread_id, allow_empty=False)
+        rows = self.threads(prefix=thread_id, limit=1)["threads"]  # the id itself sorts first of those it starts
+        return rows[0] if rows and rows[0]["thread_id"] == thread_id else None
 
     @staticmethod
     def _row(thread_id: str, checkpoints: int, page: Mapping[str, Any], now: datetime) -> dict[str, Any]:
@@ -139,7 +179,9 @@ class ThreadViews:
             "state": state,
             "due": due,
             "holder": _holder(lock, now) if state == "running" and lock else None,
-            "effects": effect_counts([e for e in page["entries"] if e.get("thread_id") == thread_id], now),
+            "effects": _with_finished(
+                effect_counts([e for e in page["entries"] if e.get("thread_id") == thread_id], now), page["finished"].get(thread_id, {})
+            ),
         }
 
     def thread(self, thread_id: str) -> dict[str, Any] | None:
@@ -149,14 +191,16 @@ class ThreadViews:
             thread_id: the thread.
 
         Returns:
-            ``{"thread_id", "state", "holder", "due", "timeline", "older", "operations", "claims", "effects",
-            "values", "values_error"}``, or None when the thread has no checkpoint and no journal entry.
+            ``{"thread_id", "state", "holder", "due", "timeline", "older", "operations", "claims", "effects"
+            (counts by state, as the thread list's), "replayed" (how many completed effects a replay is proven of:
+            ``states.replayed``), "values", "values_error", "stopped"}`` (``stops.why_stopped``: its errors, interrupts, outcomes unknown
+            and crashed run), or None when the thread has no checkpoint and no journal entry.
 
         Raises:
             InvalidInputError: ``thread_id`` is not a non-empty string.
             IncompatibleStorageError: the database holds another format.
         """
-        require_our_format(self.db, self.names)
+        require_our_format(self.db, self.names, upgrade=self.upgrade)
         found = self._io.run(thread_plan(self.names, thread_id, with_outcomes=self.with_outcomes))
         if found is None:
             return None
@@ -168,8 +212,10 @@ class ThreadViews:
         state = thread_state(found["lock"], due, written, now)
         timeline = _timeline(checkpoints, found["writes"])
         effects = self._effects(found, timeline, now)
+        stop_writes = self._io.run(stop_writes_plan(self.names, thread_id, latest.get("checkpoint_id"), found["writes"]))
+        stopped = why_stopped(state, stop_writes, effects, found["lock"], self._decode, with_outcomes=self.with_outcomes,
+                              step_at=latest.get("ts"))
         counts = effect_counts(found["entries"], now)
-        counts["replayed"] = sum(1 for e in effects if e["replayed"])
         values, values_error = self._values(thread_id) if checkpoints else ({}, None)
         return {
             "thread_id": thread_id,
@@ -181,15 +227,17 @@ class ThreadViews:
             "operations": operation_tree(effects, lambda e: e),
             "claims": [e for e in effects if e["state"] == "in flight"],
             "effects": counts,
+            "replayed": sum(1 for e in effects if e["replayed"]),
             "values": values,
             "values_error": values_error,
+            "stopped": stopped,
         }
 
     def _effects(self, found: Mapping[str, Any], timeline: list[dict[str, Any]], now: datetime) -> list[dict[str, Any]]:
         """The thread's journal entries as its page shows them, each saying whether it was replayed."""
         effects = [self._effect(entry, now) for entry in found["entries"]]
         for effect, entry in zip(effects, found["entries"]):
-            effect["replayed"] = effect["replays"] > 0 or replayed_on_resume(entry, found["lock"], timeline)
+            effect["replayed"] = replayed(entry, found["lock"], timeline)
         return effects
 
     def _effect(self, entry: Mapping[str, Any], now: datetime) -> dict[str, Any]:
@@ -201,8 +249,9 @@ class ThreadViews:
             **position,
             "position": str(EffectPosition(*map(str, position.values()))),
             "kind": entry.get("kind"), "name": entry.get("name"), "status": entry.get("status"),
-            "state": effect_state(entry, now), "started_at": entry.get("started_at"),
-            "attempts": entry.get("attempts", 0), "replays": entry.get("replays", 0),
+            "state": effect_state(entry, now), "started_at": entry.get("started_at"), "finished_at": entry.get("finished_at"),
+            "updated_at": entry.get("updated_at"),
+            "attempts": entry.get("attempts", 0),
             "duration_ms": entry.get("duration_ms"), "idempotency_key": entry.get("idempotency_key"),
             "at_most_once": bool(entry.get("at_most_once")),
             "input_preview": (entry.get("input") or {}).get("preview"),
@@ -211,6 +260,12 @@ class ThreadViews:
             "error": {"type": error.get("type"), "message": error.get("message")} if error else None,
             "holder": _holder(entry, now) if started and lease_live(entry, now) else None,
         }
+
+    def _decode(self, write: Mapping[str, Any]) -> Any:
+        """A pending write's value (one chunk), decoded; raises for an encrypted, chunked or unreadable one."""
+        if "+" in str(write.get("type")) or write.get("n", 1) != 1:
+            raise ValueError(f"stored as {write.get('type')!r} in {write.get('n', 1)} chunks")
+        return self._serde.loads_typed((str(write.get("type")), bytes(write.get("data") or b"")))
 
     def _outcome(self, outcome: Any) -> dict[str, Any] | None:
         """The recorded outcome decoded (``with_outcomes``), or why it is not shown."""
@@ -228,13 +283,22 @@ class ThreadViews:
             return {"text": f"unreadable ({type(error).__name__})", "folded": False, "summary": "unreadable"}
 
     def _values(self, thread_id: str) -> tuple[dict[str, Any], str | None]:
-        """The latest root checkpoint's channel values (LangGraph's own channels left out), or why not."""
+        """The latest root checkpoint's channel values (LangGraph's own channels left out), redacted as journal
+        previews are unless ``with_outcomes``; or why they cannot be read."""
         try:
             found = self._saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
         except Exception as error:  # noqa: BLE001 - an encrypted or damaged checkpoint: say so, show the rest
             return {}, f"the latest state cannot be read here ({type(error).__name__}): encrypted, or written by another serde"
-        values = found.checkpoint.get("channel_values", {}) if found else {}
-        return {name: shown(v) for name, v in sorted(values.items()) if not name.startswith((DUE_PREFIX, START))}, None
+        stored = found.checkpoint.get("channel_values", {}) if found else {}
+        values = {name: v for name, v in sorted(stored.items()) if not name.startswith((DUE_PREFIX, START))}
+        if self.with_outcomes:
+            return {name: shown(v) for name, v in values.items()}, None
+        return redacted_values(values), None
+
+
+def _with_finished(counts: dict[str, int], finished: Mapping[str, int]) -> dict[str, int]:
+    """``counts`` of the unfinished entries, with the server's counts of the finished ones (by status) added."""
+    return {state: n + finished.get(state, 0) for state, n in counts.items()}
 
 
 def _timeline(checkpoints: list[Mapping[str, Any]], writes: list[Mapping[str, Any]]) -> list[dict[str, Any]]:

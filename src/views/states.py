@@ -4,11 +4,14 @@ An effect (a journal entry) is ``completed``, ``failed``, ``in flight`` (started
 ``outcome unknown`` (an ``at_most_once`` effect started by a worker whose lease expired or whose process
 exited before it recorded an outcome: the next run raises ``EffectOutcomeUnknownError`` until a person
 resolves or discards it) or ``abandoned`` (any other effect whose worker died: the next run runs it again).
-A completed effect that later runs replayed is also counted as ``replayed``.
+A completed effect is also ``replayed`` where stored documents prove a later visit returned its outcome
+(``replayed``): a visit counted in its ``replays``, or the latest run's checkpoint that follows it. A replay
+under the run lock writes nothing, so no view shows a count of replays, only whether one is proven.
 
 A thread is ``running`` while a run holds its run lock, else ``failed`` when a task of its latest root
-checkpoint recorded an error, ``interrupted`` when that checkpoint has tasks still to run (an ``interrupt()``,
-or a crash), else ``done``.
+checkpoint recorded an error, ``crashed`` when that checkpoint has tasks still to run and its last run never
+released the lock (its process died: a released lock has no owner), ``interrupted`` when tasks are still to
+run otherwise (an ``interrupt()``, a breakpoint), else ``done``.
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ from ..liveness import owner_gone
 #: LangGraph's channels of a task's error and of an ``interrupt()`` (keys of ``WRITES_IDX_MAP``).
 ERROR, INTERRUPT = "__error__", "__interrupt__"
 #: The effect states, in the order they are shown.
-EFFECT_STATES = ("completed", "replayed", "in flight", "failed", "outcome unknown", "abandoned")
+EFFECT_STATES = ("completed", "in flight", "failed", "outcome unknown", "abandoned")
 #: The thread states.
-THREAD_STATES = ("running", "failed", "interrupted", "done")
+THREAD_STATES = ("running", "failed", "crashed", "interrupted", "done")
 #: The channel of a root checkpoint that marks a node as due (``branch:to:<node>``), and the input's.
 DUE_PREFIX, START = "branch:to:", "__start__"
 
@@ -39,7 +42,7 @@ def lease_live(doc: Mapping[str, Any], now: datetime) -> bool:
 
 
 def effect_state(entry: Mapping[str, Any], now: datetime) -> str:
-    """The state of one journal entry (one of ``EFFECT_STATES`` but ``replayed``).
+    """The state of one journal entry (one of ``EFFECT_STATES``).
 
     Args:
         entry: the entry document.
@@ -59,11 +62,8 @@ def effect_state(entry: Mapping[str, Any], now: datetime) -> str:
 
 
 def effect_counts(entries: Iterable[Mapping[str, Any]], now: datetime) -> dict[str, int]:
-    """How many of ``entries`` are in each of ``EFFECT_STATES`` (``replayed``: completed and replayed)."""
+    """How many of ``entries`` are in each of ``EFFECT_STATES``."""
     counts = Counter(effect_state(entry, now) for entry in entries if entry.get("chunk", 0) == 0)
-    counts["replayed"] = sum(
-        1 for e in entries if e.get("status") == "completed" and isinstance(e.get("replays"), int) and e["replays"] > 0
-    )
     return {state: counts.get(state, 0) for state in EFFECT_STATES}
 
 
@@ -83,13 +83,15 @@ def thread_state(lock: Mapping[str, Any] | None, due: list[str], channels_writte
         now: the present, naive UTC.
 
     Returns:
-        ``running``, ``failed``, ``interrupted`` or ``done``.
+        ``running``, ``failed``, ``crashed``, ``interrupted`` or ``done``.
     """
     written = set(channels_written)
     if lock is not None and lease_live(lock, now):
         return "running"
     if ERROR in written:
         return "failed"
+    if due and INTERRUPT not in written and lock is not None and lock.get("owner") is not None:
+        return "crashed"  # its run never released the lock: the process died with nodes still due
     return "interrupted" if due or INTERRUPT in written else "done"
 
 
@@ -101,6 +103,25 @@ def _when(value: Any) -> datetime | None:
         except ValueError:
             return None
     return lease.naive(value)
+
+
+def replayed(entry: Mapping[str, Any], lock: Mapping[str, Any] | None, roots: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether stored documents prove a visit returned this effect's recorded outcome instead of running it: it
+    completed, and a visit without the run lock counted itself in ``replays`` or the latest run replayed it
+    (``replayed_on_resume``). An entry still started, failed or of unknown outcome was never replayed.
+
+    Args:
+        entry: the journal entry.
+        lock: the thread's run lock, if any.
+        roots: the thread's root checkpoints, as ``replayed_on_resume`` reads them.
+
+    Returns:
+        True if a replay is proven.
+    """
+    if entry.get("status") != "completed":
+        return False
+    counted = entry.get("replays")
+    return (isinstance(counted, int) and not isinstance(counted, bool) and counted > 0) or replayed_on_resume(entry, lock, roots)
 
 
 def replayed_on_resume(entry: Mapping[str, Any], lock: Mapping[str, Any] | None, roots: Iterable[Mapping[str, Any]]) -> bool:

@@ -1,4 +1,5 @@
-"""The operation tree of a thread: journal entries grouped by operation path, then node occurrence."""
+"""The operation tree of a thread: journal entries grouped by operation path, then node occurrence, in the order
+they ran (by the time their effects started, not by name)."""
 
 from __future__ import annotations
 
@@ -30,9 +31,16 @@ def sibling_key(label: str) -> tuple[str, tuple[tuple[int, int, str], ...], str]
     return label, (), ""
 
 
+def _started(doc: dict[str, Any]) -> tuple[bool, datetime]:
+    """When an entry's effect started: entries without ``started_at`` (written before it existed) first."""
+    started = doc.get("started_at")
+    return (True, started) if isinstance(started, datetime) else (False, datetime.min)
+
+
 def operation_tree(journal: Iterable[dict[str, Any]], describe: Callable[[dict[str, Any]], dict[str, Any]]) -> list[dict[str, Any]]:
-    """Journal entries grouped by path, then node occurrence, both in ordinal order; effects in the order
-    they started (entries without ``started_at``, written before it existed, first).
+    """Journal entries grouped by path, then node occurrence, in the order they ran: each path and each node
+    occurrence where its first effect started (ties, and entries without ``started_at``, in ordinal order);
+    effects in the order they started (entries without ``started_at``, written before it existed, first).
 
     Args:
         journal: entry documents (``chunk: 0``).
@@ -42,10 +50,15 @@ def operation_tree(journal: Iterable[dict[str, Any]], describe: Callable[[dict[s
         ``[{"path", "nodes": [{"node": "name#occurrence", "effects": [describe(entry), ...]}]}]``.
     """
     by_path: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
-    for doc in sorted(journal, key=lambda d: (d.get("started_at") is not None, d.get("started_at") or datetime.min)):
-        node = f"{doc.get('node')}#{doc.get('occurrence', 1)}"
-        by_path[doc.get("path", "?")][node].append(describe(doc))
+    first: dict[Any, tuple[bool, datetime]] = {}
+    for doc in sorted(journal, key=_started):
+        path, node = doc.get("path", "?"), f"{doc.get('node')}#{doc.get('occurrence', 1)}"
+        by_path[path][node].append(describe(doc))
+        first.setdefault(path, _started(doc))
+        first.setdefault((path, node), _started(doc))
     return [
-        {"path": path, "nodes": [{"node": node, "effects": nodes[node]} for node in sorted(nodes, key=sibling_key)]}
-        for path, nodes in sorted(by_path.items(), key=lambda item: path_key(item[0]))
+        {"path": path, "nodes": [
+            {"node": node, "effects": nodes[node]} for node in sorted(nodes, key=lambda n: (first[(path, n)], sibling_key(n)))
+        ]}
+        for path, nodes in sorted(by_path.items(), key=lambda item: (first[item[0]], path_key(item[0])))
     ]

@@ -1,0 +1,55 @@
+"""How the views show a value: as JSON text, folded past ``FOLD_CHARS``, and redacted as the journal's previews
+are (``redacted_values``) unless the inspector runs ``--with-outcomes``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..journal.redaction import credential_values, redact, scrub
+
+#: Characters of a value shown before it is folded.
+FOLD_CHARS = 240
+#: The most characters of one value a page or its JSON carries: past them it is cut (``cut``), so a 15 MB state
+#: value costs no more than this to send.
+MAX_SHOWN_CHARS = 20_000
+
+
+def shown(value: Any, secrets: frozenset[str] | None = None) -> dict[str, Any]:
+    """``value`` as text for a page: JSON where it can be, ``repr`` for the rest; ``folded`` past ``FOLD_CHARS``
+    and cut at ``MAX_SHOWN_CHARS`` (after it is scrubbed: a cut never splits a secret out of reach).
+
+    Args:
+        value: what to show.
+        secrets: when given, the text is scrubbed of them and of what ``redact_text`` finds (``redaction.scrub``).
+
+    Returns:
+        ``{"text", "folded", "summary", "chars" (the whole text's), "cut" (whether ``text`` is its start only)}``.
+    """
+    try:
+        text = json.dumps(value, ensure_ascii=False, indent=1, default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    if secrets is not None:
+        text = scrub(text, secrets)
+    cut = len(text) > MAX_SHOWN_CHARS
+    return {
+        "text": text[:MAX_SHOWN_CHARS], "folded": len(text) > FOLD_CHARS, "summary": text[:FOLD_CHARS].replace("\n", " "),
+        "chars": len(text), "cut": cut,
+    }
+
+
+def redacted_values(values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Channel values as the journal's previews show values: credentials redacted by key (``redaction.redact``:
+    tool call arguments and JSON text included), provider keys found in any text, and every credential value
+    scrubbed wherever another value echoes it (a tool's result repeating its argument).
+
+    Args:
+        values: the channel values, by name.
+
+    Returns:
+        ``shown`` of each, by name.
+    """
+    secrets = credential_values(dict(values))
+    return {name: shown(redact(value), secrets) for name, value in values.items()}

@@ -1,0 +1,125 @@
+"""The inspector is bounded (issue 33, item 5): the thread list reads documents in proportion to its page, not
+to its threads' journals (counted from the server's replies with pymongo's command monitoring)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mongomock
+from pymongo import MongoClient, monitoring
+
+from langgraph_durable_mongodb.checkpointer import MongoDBCheckpointer
+from langgraph_durable_mongodb.schema import CollectionNames
+from langgraph_durable_mongodb.views.reader import ThreadViews
+
+#: Journal entries of the one big thread: the list must not read them.
+ENTRIES = 3000
+
+
+class Replies(monitoring.CommandListener):
+    """How many documents the server's replies carried (cursor batches), by command."""
+
+    def __init__(self) -> None:
+        self.documents: dict[str, int] = {}
+
+    def started(self, event: Any) -> None:
+        pass
+
+    def succeeded(self, event: Any) -> None:
+        cursor = event.reply.get("cursor") or {}
+        batch = cursor.get("firstBatch", cursor.get("nextBatch", []))
+        self.documents[event.command_name] = self.documents.get(event.command_name, 0) + len(batch)
+
+    def failed(self, event: Any) -> None:
+        pass
+
+
+def _big_thread(client: Any, db_name: str) -> None:
+    saver = MongoDBCheckpointer(client, db_name=db_name)
+    checkpoint = {"v": 1, "id": "1ef0", "ts": "2026-01-01T00:00:00+00:00", "channel_values": {}, "channel_versions": {},
+                  "versions_seen": {}, "pending_sends": []}
+    for thread_id in ("big", "small"):
+        saver.put({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}, checkpoint, {"source": "input", "step": -1}, {})
+    client[db_name][CollectionNames().journal].insert_many([
+        {"thread_id": "big", "path": "agent/1", "node": "tools", "occurrence": str(i), "effect_key": "1", "chunk": 0,
+         "kind": "tool", "name": "fetch", "status": "failed" if i % 100 == 0 else "completed", "attempts": 1}
+        for i in range(ENTRIES)
+    ])
+
+
+def _listed(views: ThreadViews) -> dict[str, Any]:
+    [row] = views.threads(limit=1)["threads"]
+    assert row["thread_id"] == "big"
+    assert row["effects"] == {"completed": ENTRIES - 30, "in flight": 0, "failed": 30, "outcome unknown": 0, "abandoned": 0}
+    return row
+
+
+def test_the_thread_list_reads_o_of_its_page_on_a_server(mongodb_uri: str, server_db_name: str) -> None:
+    replies = Replies()
+    with MongoClient(mongodb_uri) as writer:
+        _big_thread(writer, server_db_name)
+    with MongoClient(mongodb_uri, event_listeners=[replies]) as client:
+        _listed(ThreadViews(client, server_db_name))
+    assert sum(replies.documents.values()) < 20, replies.documents
+
+
+def test_the_thread_list_reads_o_of_its_page() -> None:
+    client = mongomock.MongoClient()
+    _big_thread(client, "bounds")
+    views = ThreadViews(client, "bounds")
+    returned: list[int] = []
+    execute = views._io.execute  # noqa: SLF001
+    views._io.execute = lambda request: (lambda found: returned.append(len(found) if isinstance(found, list) else 1) or found)(execute(request))  # noqa: SLF001
+    _listed(views)
+    assert sum(returned) < 20, returned
+
+
+def test_a_large_state_value_is_cut_in_the_page_and_its_json() -> None:
+    from langgraph.graph import START, StateGraph
+    from starlette.testclient import TestClient
+    from typing_extensions import TypedDict
+
+    from langgraph_durable_mongodb import DurablePlatform
+    from langgraph_durable_mongodb.ui.actions import Actions
+    from langgraph_durable_mongodb.ui.app import create_app
+    from langgraph_durable_mongodb.ui.guard import Guard
+    from langgraph_durable_mongodb.views.values import MAX_SHOWN_CHARS
+
+    class State(TypedDict):
+        blob: str
+
+    client = mongomock.MongoClient()
+    builder = StateGraph(State)
+    builder.add_node("grow", lambda s: {"blob": s["blob"] * 2})
+    builder.add_edge(START, "grow")
+    DurablePlatform(client, db_name="bounds").compile(builder).invoke({"blob": "x" * 1_000_000}, {"configurable": {"thread_id": "large"}})
+    names = CollectionNames()
+    http = TestClient(create_app(ThreadViews(client, "bounds", names), Actions(client, "bounds", names), Guard()), base_url="http://127.0.0.1:8765")
+    answer = http.get("/api/thread", params={"id": "large"})
+    blob = answer.json()["values"]["blob"]
+    assert blob["cut"] and blob["chars"] == 2_000_002 and len(blob["text"]) == MAX_SHOWN_CHARS  # the JSON string's quotes
+    assert len(answer.content) < 3 * MAX_SHOWN_CHARS
+    page = http.get("/threads/large")
+    assert len(page.content) < 3 * MAX_SHOWN_CHARS and f"cut: the first {MAX_SHOWN_CHARS} of 2000002 characters" in page.text
+
+
+def test_a_live_page_polls_a_small_status_instead_of_reloading() -> None:
+    from starlette.testclient import TestClient
+
+    from langgraph_durable_mongodb.ui.actions import Actions
+    from langgraph_durable_mongodb.ui.app import create_app
+    from langgraph_durable_mongodb.ui.guard import Guard
+    from tests.ui_helpers import seed
+
+    client = mongomock.MongoClient()
+    seed(client, "bounds", with_demo=False)
+    _big_thread(client, "bounds")
+    names = CollectionNames()
+    http = TestClient(create_app(ThreadViews(client, "bounds", names), Actions(client, "bounds", names), Guard()), base_url="http://127.0.0.1:8765")
+    live = http.get("/threads/case-43").text  # a claim in flight
+    assert 'data-poll="/api/thread/status?id=case-43"' in live and 'http-equiv="refresh"' not in live
+    assert "data-poll" not in http.get("/threads/big").text  # nothing moves: nothing to poll
+    status = http.get("/api/thread/status", params={"id": "big"})
+    assert status.json()["effects"]["completed"] == ENTRIES - 30 and len(status.content) < 1000
+    assert http.get("/api/thread/status", params={"id": "bi"}).status_code == 404  # a prefix of an id is not it
+    assert http.get("/api/thread/status", params={"id": ""}).status_code == 400
