@@ -24,6 +24,7 @@ from langgraph_durable_mongodb.journal import effect
 from .clients import offline
 from .graphs import Notes, config
 from .journal_helpers import POS, SEARCH, JournalFace, linux_only, owned_entry
+from .journal_steps import Stepper, effect_plan, expire, is_invoke
 
 LOGGER = "langgraph_durable_mongodb"
 
@@ -106,8 +107,6 @@ async def test_a_replay_under_the_run_lock_is_logged_at_debug_too(make_platform:
 async def test_a_lost_effect_lease_is_logged_at_warning(jface: JournalFace, caplog: pytest.LogCaptureFixture) -> None:
     """The effect ran, but its lease expired and another worker took the position over before the record: the
     record is fenced out, and that is said with the position."""
-    from .test_journal_fences import Stepper, effect_plan, expire, is_invoke
-
     first = Stepper(jface, effect_plan(jface, lambda: "first"))
     await first.until(is_invoke)  # claimed, about to run
     await expire(jface)
