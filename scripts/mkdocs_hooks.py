@@ -52,8 +52,6 @@ def readme_for_site() -> str:
 
 
 def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
-    from mkdocs.exceptions import PluginError
-
     if README_MARK in markdown:
         markdown = markdown.replace(README_MARK, readme_for_site())
     numbers = json.loads(NUMBERS.read_text())
@@ -62,6 +60,8 @@ def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
         try:
             return quoted(numbers, found[1])
         except KeyError:
+            from mkdocs.exceptions import PluginError  # the docs extra: only a failing build needs it
+
             raise PluginError(
                 f"{page.file.src_path} quotes numbers.{found[1]}, which docs/numbers.json does not hold: quote a "
                 "figure scripts/bench writes there"
