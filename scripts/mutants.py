@@ -322,7 +322,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "a served platform is kept alive by being served, with its checkpointer and clients",
         "src/journal/context.py",
-        "weakref.WeakMethod(scope_for) if inspect.ismethod(scope_for) else (lambda: scope_for)",
+        "_held_weakly(scope_for) if inspect.ismethod(scope_for) else (lambda: scope_for)",
         "(lambda: scope_for)",
         ("tests/test_platform_forms.py", "-m", "not server", "-k", "gone_leaves"),
     ),
@@ -532,8 +532,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "the async clients from_conn_string opens do not name us",
         "src/connections.py",
-        "AsyncMongoClient(uri, driver=DRIVER_INFO))",
-        "AsyncMongoClient(uri))",
+        "AsyncMongoClient(uri, driver=DRIVER_INFO, **timeout))",
+        "AsyncMongoClient(uri, **timeout))",
         ("tests/test_driver_info.py", "-k", "each_loops_async_client"),
     ),
     Mutant(
@@ -553,8 +553,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "the CLI's client does not name us",
         "src/connections.py",
-        "MongoClient(uri, driver=DRIVER_INFO, **timeout)",
-        "MongoClient(uri, **timeout)",
+        "        return MongoClient(uri, driver=DRIVER_INFO, **timeout)",
+        "        return MongoClient(uri, **timeout)",
         ("tests/test_driver_info.py", "-k", "cli"),
     ),
     Mutant(
@@ -1874,13 +1874,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "    _served[checkpointer] = _held_weakly(scope_for) if",
         "    _served[checkpointer] = weakref.WeakMethod(scope_for) if",
         ("tests/test_platform_forms.py", "-k", "noise"),
-    ),
-    Mutant(
-        "the served platform is held strongly, so a platform per request accumulates",
-        "src/journal/context.py",
-        "    owner, function = weakref.ref(method.__self__), method.__func__",
-        "    owner, function = (lambda o=method.__self__: o), method.__func__",
-        ("tests/test_platform_forms.py", "-k", "nothing_served"),
     ),
     Mutant(
         "the docs build quotes a figure no run measured",
