@@ -125,11 +125,13 @@ async def test_a_graph_a_durable_node_runs_from_a_bare_thread_pool_is_refused(ma
     assert (charges.n, lookups.n, len(model.calls)) == (0, 0, 0)
 
 
+@pytest.mark.parametrize("opt_in", [False, True], ids=["plain", "saying unjournaled"])
 @pytest.mark.parametrize("mode", ["sync", "async"])
-async def test_a_run_on_a_saver_that_is_not_the_platform_s_is_still_refused(mode: str) -> None:
+async def test_a_run_on_a_saver_that_is_not_the_platform_s_is_still_refused(mode: str, opt_in: bool) -> None:
+    """The opt-in is for runs without any checkpointer: one that saves elsewhere is refused even when it says so."""
     charges, lookups, model, keys = Counter(), Counter(), scripted(AIMessage("fine")), []
     graph = effects_graph(charges, lookups, model, keys, saver=InMemorySaver(), use_async=mode == "async")
-    config = {"configurable": {"thread_id": "elsewhere"}}
+    config = {"configurable": {"thread_id": "elsewhere", **({"unjournaled": True} if opt_in else {})}}
     with pytest.raises(NoDurableScopeError):
         if mode == "sync":
             graph.invoke({"notes": []}, config)
