@@ -1,4 +1,4 @@
-"""The mutants of src/cli/journal.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+"""The mutants of src/views/commands.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
 
 MUTANTS = (
     # -- issue 32: positions named by LangGraph's identity of the work --
