@@ -1,4 +1,5 @@
-"""The layers hold: no import cycle in the package, and no layer reaches into one above it.
+"""The layers hold: no import cycle in the package, between its packages or among the scripts, and no layer reaches
+into one above it.
 
 Imports are read from the source (``ast``): every ``import`` and ``from ... import``
 at any depth, lazy ones inside functions and ``if TYPE_CHECKING:`` ones included
@@ -8,6 +9,7 @@ at any depth, lazy ones inside functions and ``if TYPE_CHECKING:`` ones included
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -23,27 +25,27 @@ def module_name(path: Path) -> str:
     return ".".join([PACKAGE, *parts])
 
 
-def imports_of(path: Path) -> set[str]:
-    """The package modules ``path`` imports (a ``from X import y`` names ``X.y`` when that is a module)."""
+def imports_of(path: Path, here: str | None = None, modules: Collection[str] | None = None) -> set[str]:
+    """The ``modules`` (the package's by default) that ``path``, the module ``here``, imports (a ``from X import y``
+    names ``X.y`` when that is a module)."""
     tree = ast.parse(path.read_text())
-    here = module_name(path)
+    here = module_name(path) if here is None else here
+    modules = MODULES if modules is None else modules
     package = here if path.name == "__init__.py" else here.rsplit(".", 1)[0]
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names if alias.name.startswith(PACKAGE)}
+            found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
                 target = f"{base}.{node.module}" if node.module else base
             else:
                 target = node.module or ""
-            if not target.startswith(PACKAGE):
-                continue
             for alias in node.names:
                 candidate = f"{target}.{alias.name}"
-                found.add(candidate if candidate in MODULES else target)
-    return {name for name in found if name in MODULES and name != here}
+                found.add(candidate if candidate in modules else target)
+    return {name for name in found if name in modules and name != here}
 
 
 MODULES = {module_name(p): p for p in SRC.rglob("*.py")}
@@ -90,6 +92,66 @@ def test_the_package_has_no_import_cycle() -> None:
     # __init__ is the only one allowed to close a loop, so it is left out here.
     graph = {m: {t for t in targets if not m.startswith(t + ".")} for m, targets in GRAPH.items()}
     assert cycles(graph) == []
+
+
+def package_of(module: str, packages: Collection[str]) -> str:
+    """The package of ``src`` that ``module`` belongs to (``cli`` for ``cli.main``), or ``module`` itself when it lies
+    loose at the top of ``src``."""
+    top = ".".join(module.split(".")[:2])
+    return top if top in packages else module
+
+
+def package_graph(graph: dict[str, set[str]], packages: Collection[str]) -> dict[str, set[str]]:
+    """``graph`` between the packages of ``src`` (and its loose modules): an edge wherever a module of one imports a
+    module of another, the edges to the top package's ``__init__`` (its re-exports) left out."""
+    out: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        edges = out.setdefault(package_of(module, packages), set())
+        edges |= {package_of(t, packages) for t in targets if not module.startswith(t + ".")}
+        edges.discard(package_of(module, packages))
+    return out
+
+
+PACKAGES = {name for name, path in MODULES.items() if path.name == "__init__.py" and name != PACKAGE}
+
+
+def test_no_import_cycle_between_the_packages() -> None:
+    """A cycle of packages is one of layers, though no two modules import each other: ``cli`` and ``ui`` were one."""
+    assert cycles(package_graph(GRAPH, PACKAGES)) == []
+
+
+def test_the_package_check_sees_a_cycle_no_module_cycle_shows() -> None:
+    graph = {"p.a.x": {"p.b.y"}, "p.b.y": set(), "p.b.z": {"p.a.w"}, "p.a.w": set(), "p.loose": {"p.a.x"}}
+    assert cycles(graph) == []
+    assert cycles(package_graph(graph, {"p.a", "p.b"})) == [["p.a", "p.b"]]
+    assert package_graph(GRAPH, PACKAGES)[f"{PACKAGE}.ui"] >= {f"{PACKAGE}.views"}  # and it reads the real tree
+
+
+SCRIPTS = SRC.parent / "scripts"
+
+
+def script_name(path: Path) -> str:
+    parts = list(path.relative_to(SCRIPTS).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+#: The scripts' modules as they import each other (scripts/ on the path); the mutants' tables are data, never imported.
+SCRIPT_MODULES = {script_name(p): p for p in SCRIPTS.rglob("*.py") if "mutants.d" not in p.relative_to(SCRIPTS).parts}
+SCRIPT_GRAPH = {name: imports_of(path, name, SCRIPT_MODULES) for name, path in SCRIPT_MODULES.items()}
+
+
+def test_the_scripts_have_no_import_cycle() -> None:
+    graph = {m: {t for t in targets if not m.startswith(t + ".")} for m, targets in SCRIPT_GRAPH.items()}
+    assert cycles(graph) == []
+    assert {"benchmarks.common", "roundtrips"} <= SCRIPT_GRAPH["benchmarks.ui"]  # the check reads real edges
+
+
+def test_a_bench_section_imports_only_what_the_sections_share() -> None:
+    """The bench's sections share ``benchmarks.common`` (and roundtrips' counter), never each other's code."""
+    sections = {m for m in SCRIPT_GRAPH if m.startswith("benchmarks.") and m not in ("benchmarks.common", "benchmarks.__main__")}
+    assert len(sections) == 9
+    offending = {m: SCRIPT_GRAPH[m] - {"benchmarks", "benchmarks.common", "roundtrips"} for m in sorted(sections)}
+    assert {m: found for m, found in offending.items() if found} == {}
 
 
 #: Every layer above the base modules that hold no plan (``connections``, ``liveness``, ``heartbeats``).

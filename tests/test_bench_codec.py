@@ -1,4 +1,4 @@
-"""The codec bench section (scripts/bench_codec.py, issue 24) runs quick on the server tier and reports what it says.
+"""The codec bench section (scripts/benchmarks/codec.py, issue 24) runs quick on the server tier and reports what it says.
 
 No time is asserted: what the numbers are is the bench's business (``scripts/bench --only codec``). What is asserted
 is the report's shape, that the postgres-like saver really lays values out like langgraph-checkpoint-postgres (read
@@ -15,8 +15,8 @@ import pytest
 from tests.servers import toxiproxy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-import bench  # noqa: E402  (scripts/bench.py)
-import bench_codec  # noqa: E402  (scripts/bench_codec.py)
+from benchmarks import codec as bench_codec  # noqa: E402  (scripts/benchmarks/codec.py)
+from benchmarks import common as bench  # noqa: E402  (scripts/benchmarks/common.py)
 
 
 def test_codec_bench_compares_the_layouts_restoring_the_same_states(

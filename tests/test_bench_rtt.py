@@ -1,4 +1,4 @@
-"""The rtt bench section's own machinery (scripts/bench_rtt.py, tests/servers/toxiproxy.py), on the server tier.
+"""The rtt bench section's own machinery (scripts/benchmarks/rtt.py, tests/servers/toxiproxy.py), on the server tier.
 
 No timing is asserted but toxiproxy's floor: a reply delayed by the latency toxic cannot arrive sooner.
 What the numbers are is the bench's business (``scripts/bench --only rtt``).
@@ -17,8 +17,8 @@ from pymongo import MongoClient, monitoring
 from tests.servers import toxiproxy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-import bench  # noqa: E402  (scripts/bench.py)
-import bench_rtt  # noqa: E402  (scripts/bench_rtt.py)
+from benchmarks import common as bench  # noqa: E402  (scripts/benchmarks/common.py)
+from benchmarks import rtt as bench_rtt  # noqa: E402  (scripts/benchmarks/rtt.py)
 
 
 class Durations(monitoring.CommandListener):

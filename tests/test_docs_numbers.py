@@ -91,10 +91,10 @@ def test_the_home_page_is_the_readme_with_the_site_s_links() -> None:
 
 
 def test_bench_writes_every_figure_the_pages_quote() -> None:
-    """``docs_numbers`` from an rtt run shaped as ``scripts/bench_rtt.py`` makes it holds each figure quoted."""
+    """``docs_numbers`` from an rtt run shaped as ``scripts/benchmarks/rtt.py`` makes it holds each figure quoted."""
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
-        bench_rtt = load("bench_rtt")
+        from benchmarks import rtt as bench_rtt
     finally:
         sys.path.remove(str(ROOT / "scripts"))
     rows = {name: {"commands_later_turns": 10.0, "ratio": 1.25} for name in bench_rtt.REFERENCE}

@@ -15,12 +15,12 @@ Usage::
 Exit codes: 0 ok; 1 ``doctor`` found a problem, ``import-mongodbsaver`` a mismatch, or the library
 refused an operation;
 2 bad usage or URI, or a deletion nobody confirmed; 3 unknown thread or journal position;
-4 the server cannot be reached; 5 the server refused the credentials or the user's rights (see ``exits``).
+4 the server cannot be reached; 5 the server refused the credentials or the user's rights (see ``views.exits``).
 """
 
 from __future__ import annotations
 
-from .exits import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_USAGE, CliError
+from ..views.exits import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_USAGE, CliError
 from .main import main
 
 __all__ = ["EXIT_AUTH", "EXIT_OK", "EXIT_PROBLEM", "EXIT_UNKNOWN_THREAD", "EXIT_UNREACHABLE", "EXIT_USAGE", "CliError", "main"]

@@ -7,7 +7,7 @@ from typing import Any, TextIO
 
 from ..errors import InvalidInputError
 from ..ui import missing_extra
-from .exits import EXIT_OK, EXIT_USAGE, CliError
+from ..views.exits import EXIT_OK, EXIT_USAGE, CliError
 
 
 def ui(args: argparse.Namespace, client: Any, out: TextIO) -> int:

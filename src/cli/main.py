@@ -16,14 +16,15 @@ from ..connections import command_client, database_name
 from ..errors import AccessDeniedError, DurableMongoError, InvalidURIError, ServerUnreachableError
 from ..schema import CollectionNames
 from ..server_errors import typed_server_errors
+from ..views.commands import delete, discard, parse_outcome, parse_position, prune, resolve, sweep
 from ..views.documents import ThreadDocuments
+from ..views.exits import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNREACHABLE, EXIT_USAGE, CliError
 from ..views.reader import ThreadViews
 from . import migrate
 from .doctor import doctor, render_doctor
-from .exits import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNREACHABLE, EXIT_USAGE, CliError
 from .inspector import ui
-from .journal import discard, journal_documents, parse_outcome, parse_position, resolve
-from .maintenance import confirm, delete, prune, render_maintenance, sweep
+from .journal import journal_documents
+from .maintenance import confirm, render_maintenance
 from .parser import parser
 from .terminal import escaped, printable
 from .threads import inspect_thread, mark_replayed, render_inspect, render_threads
@@ -188,7 +189,7 @@ def main(
         stdin: where answers are read (stdin when None).
 
     Returns:
-        The exit code (``cli.exits``); a failure is printed to stderr as ``error: ...``.
+        The exit code (``views.exits``); a failure is printed to stderr as ``error: ...``.
     """
     out, stdin = out or sys.stdout, stdin or sys.stdin
     args = parser().parse_args(argv)

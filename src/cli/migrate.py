@@ -8,7 +8,7 @@ from .._bson import require_db_name
 from ..checkpointer import MongoDBCheckpointer
 from ..errors import InvalidInputError
 from ..migrate import ImportReport, import_mongodbsaver
-from .exits import EXIT_OK, EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_USAGE, CliError
+from ..views.exits import EXIT_OK, EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_USAGE, CliError
 
 
 def add_arguments(parser: Any) -> None:

@@ -9,8 +9,8 @@ from typing import Any, TextIO
 from .._bson import OPTIONAL, document_problem
 from .._langgraph import NS_END, NS_SEP
 from ..views import tree
+from ..views.commands import unknown_thread
 from ..views.documents import ThreadDocuments
-from .exits import EXIT_UNKNOWN_THREAD, CliError
 from .terminal import escaped
 
 
@@ -56,16 +56,6 @@ def render_threads(rows: list[dict[str, Any]], more: bool, out: TextIO) -> None:
         out.write(f"{r['thread_id']:<{width}}  {str(r['latest_step']):>{steps}}  {r['checkpoints']:>{counts}}  {r['updated']}\n")
     if more:
         out.write(f"more: --after {rows[-1]['thread_id']}\n")
-
-
-def require_thread(stored: ThreadDocuments, thread_id: str) -> None:
-    """Raise ``CliError`` (``EXIT_UNKNOWN_THREAD``) unless the thread has a checkpoint or a journal entry."""
-    if not stored.exists(thread_id):
-        raise unknown_thread(thread_id)
-
-
-def unknown_thread(thread_id: str) -> CliError:
-    return CliError(f"unknown thread {thread_id!r}: no checkpoints and no journal entries", EXIT_UNKNOWN_THREAD)
 
 
 def inspect_thread(stored: ThreadDocuments, thread_id: str) -> dict[str, Any]:

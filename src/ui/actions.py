@@ -1,14 +1,13 @@
-"""The inspector's writes, with the CLI's semantics: ``resolve`` and ``discard`` an effect's position, ``delete``
-a thread. The person confirmed on the page, so nothing here asks again."""
+"""The inspector's writes, with the CLI's semantics (``views.commands``): ``resolve`` and ``discard`` an effect's
+position, ``delete`` a thread. The person confirmed on the page, so nothing here asks again."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..checkpointer import MongoDBCheckpointer
-from ..cli.journal import discard, parse_outcome, parse_position, resolve
-from ..cli.maintenance import delete
 from ..schema import CollectionNames
+from ..views.commands import delete, discard, parse_outcome, parse_position, resolve
 
 
 class Actions:

@@ -32,8 +32,8 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ..cli.exits import EXIT_UNKNOWN_THREAD, CliError
 from ..errors import DurableMongoError, InvalidInputError
+from ..views.exits import EXIT_UNKNOWN_THREAD, CliError
 from ..views.plans import MAX_PAGE
 from ..views.reader import ThreadViews
 from .actions import Actions

@@ -30,9 +30,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
-import bench as core
+from benchmarks import common as core
+from benchmarks.common import host_port, proxied_uri
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -351,24 +351,6 @@ async def _cpu_line(uri: str, rs: RttSettings, server: core.ServerCPU, log: Call
 
 # --------------------------------------------------------------------------------------------
 # the section
-
-
-def host_port(uri: str) -> tuple[str, int]:
-    """The single ``host:port`` of a ``mongodb://`` URI (toxiproxy proxies one address).
-
-    Raises:
-        ValueError: a ``mongodb+srv://`` URI or one naming several hosts.
-    """
-    parts = urlsplit(uri)
-    if parts.scheme != "mongodb" or "," in parts.netloc:
-        raise ValueError(f"the rtt section proxies one mongodb://host:port server, not {uri!r}")
-    return parts.hostname or "127.0.0.1", parts.port or 27017
-
-
-def proxied_uri(uri: str, host: str, port: int) -> str:
-    parts = urlsplit(uri)
-    auth = parts.netloc.rsplit("@", 1)[0] + "@" if "@" in parts.netloc else ""
-    return parts._replace(netloc=f"{auth}{host}:{port}").geturl()
 
 
 def bench_rtt(uri: str, s: core.Settings, server: core.ServerCPU, log: Callable[[str], None],

@@ -17,7 +17,7 @@ Every layout is our ``MongoDBCheckpointer``, on the same server, in the same pro
   channel and version, and an unchanged one is found there by its version: never a ``k`` reference, since no
   value larger than ``copy_value_bytes`` is ever inline.
 
-The thread: an ``add_messages`` chat (bench.py's ``chat_builder``: a user message in, one node appends a reply)
+The thread: an ``add_messages`` chat (common.py's ``chat_builder``: a user message in, one node appends a reply)
 whose ``context`` channel, written on the first turn only, is a dict of about ``document_bytes`` (a large unchanged
 value; a dict, not a str, since postgres keeps a str inline). Measured: commands and write commands per turn,
 wall time per turn direct and through toxiproxy at 1 ms a round trip, ``get_tuple`` and ``list`` (commands,
@@ -40,8 +40,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import bench as core
-import bench_rtt
+from benchmarks import common as core
 from pymongo import MongoClient
 
 #: Each layout's ``(inline_value_bytes, copy_value_bytes)`` (None: the saver's defaults); the first is the reference.
@@ -139,7 +138,7 @@ def turn_summary(layout: Layout) -> dict[str, Any]:
 
 
 def timed_reads(layouts: Sequence[Layout], thread: str, reps: int) -> dict[str, dict[str, Any]]:
-    """``get_tuple`` and ``list`` of ``thread``, interleaved (bench.py's ``interleaved``): commands, median ms."""
+    """``get_tuple`` and ``list`` of ``thread``, interleaved (common.py's ``interleaved``): commands, median ms."""
     calls = {
         "get_tuple": lambda x: x.saver.get_tuple(x.config(thread)),
         "list": lambda x: len(list(x.saver.list(x.config(thread)))),
@@ -217,7 +216,7 @@ def entry_census(layout: Layout, threads: Sequence[str]) -> dict[str, Any]:
 
 
 def stored_bytes(layout: Layout, threads: Sequence[str]) -> dict[str, float]:
-    """Mean BSON bytes per thread, per collection and in total (bench.py's ``thread_bytes``)."""
+    """Mean BSON bytes per thread, per collection and in total (common.py's ``thread_bytes``)."""
     per = [core.thread_bytes(layout.client, layout, t) for t in threads]  # type: ignore[arg-type]
     out = {c: statistics.mean(p[c] for p in per) for c in layout.collections}
     out["total"] = sum(out.values())
@@ -231,11 +230,11 @@ def latency(uri: str, latency_ms: int, server: Any = None) -> Iterator[str]:
     from tests.servers import toxiproxy
 
     if server is not None:
-        yield bench_rtt.proxied_uri(uri, *server.proxy(*bench_rtt.host_port(uri), latency_ms=latency_ms,
+        yield core.proxied_uri(uri, *server.proxy(*core.host_port(uri), latency_ms=latency_ms,
                                                        name=f"codec_{time.time_ns()}"))
         return
-    with toxiproxy.latency_proxy(*bench_rtt.host_port(uri), latency_ms=latency_ms) as (host, port):
-        yield bench_rtt.proxied_uri(uri, host, port)
+    with toxiproxy.latency_proxy(*core.host_port(uri), latency_ms=latency_ms) as (host, port):
+        yield core.proxied_uri(uri, host, port)
 
 
 def bench_codec(uri: str, s: core.Settings, log: Callable[[str], None], toxiproxy_server: Any = None) -> dict[str, Any]:

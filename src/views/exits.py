@@ -1,4 +1,4 @@
-"""The CLI's exit codes, and the error that carries one.
+"""The CLI's exit codes, and the error that carries one (the web inspector answers it with an HTTP status).
 
 - ``EXIT_OK`` (0): done.
 - ``EXIT_PROBLEM`` (1): ``doctor`` found a problem, ``import-mongodbsaver`` a mismatch, the library refused an

@@ -1,0 +1,18 @@
+"""The mutants of src/_langgraph.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    # issue 20: an edit made as the interrupted node completes it; its next visit is a new occurrence
+    (
+        "a run given no durability is taken for a synchronous one (its effects would not wait for the store)",
+        'configurable.get(CONFIG_KEY_DURABILITY, "async") == "async"',
+        'configurable.get(CONFIG_KEY_DURABILITY) == "async"',
+        ("tests/test_langgraph_internals.py", "-k", "without_a_durability"),
+    ),
+    # -- issue 32: positions named by LangGraph's identity of the work --
+    (
+        "an Agent Server run is not taken for one meaning to run unjournaled",
+        "    return isinstance(config, dict) and bool((config.get(\"metadata\") or {}).get(AGENT_SERVER_MARK))",
+        "    return False",
+        ("tests/test_stateless_runs.py", "-k", "agent"),
+    ),
+)

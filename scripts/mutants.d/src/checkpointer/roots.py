@@ -1,0 +1,67 @@
+"""The mutants of src/checkpointer/roots.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    (
+        "an edit at an interrupt continues nothing",
+        '        if source != "update" or checkpoint_ns or not parent_id:',
+        "        if True:",
+        ("tests/test_platform_replay.py", "-m", "not server", "-k", "edit"),
+    ),
+    (
+        "an edit of an older checkpoint continues it (time travel is no fork)",
+        '        if len(newest) != 1 or newest[0]["checkpoint_id"] != parent_id:',
+        "        if not newest:",
+        ("tests/test_platform_replay.py", "-m", "not server", "-k", "edit"),
+    ),
+    (
+        "wait_stored trusts its registry alone",
+        "if found := (yield Find(self.collections.checkpoints, key, ORIGIN_FIELDS, limit=1)):",
+        "if found := []:",
+        ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "wait_stored"),
+    ),
+    (
+        "a checkpoint read is still taken for one this process wrote and no other run met",
+        "        self.stored.note(thread_id, checkpoint_ns, [_registered(d) for d in docs])",
+        "        self.stored.note(thread_id, checkpoint_ns, [_registered(d) for d in docs], written=True)",
+        ("tests/test_platform_replay.py", "-m", "not server", "-k", "root_node_resumed_after_its_interrupt"),
+    ),
+    # issue 20: an edit made as the interrupted node completes it; its next visit is a new occurrence
+    (
+        "a node's first effect queries for its root checkpoint while this process is still storing it",
+        "        recheck_at = time.monotonic() + STORED_FIRST_CHECK_SECONDS",
+        "        recheck_at = 0.0",
+        ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "own_background_store"),
+    ),
+    # -- records trailing their effects, roots foreseen (issue 20) --
+    (
+        "a node's writes are saved before the records of its effects",
+        "        if held := self.holds.of_task(thread_id, task_id):\n            yield Join(held)",
+        "        if False:\n            yield Join(())",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "starts_once"),
+    ),
+    # -- issue 32: positions named by LangGraph's identity of the work --
+    (
+        "a task waiting for a root store refused for a lost lock says the checkpoint was not stored",
+        "                if isinstance(error, RunLockLostError):",
+        "                if False:",
+        ("tests/test_failed_root_store.py", "-m", "not server", "-k", "lost_lock"),
+    ),
+    (
+        "a failed root store leaves the effects waiting for it to their timeout",
+        "        self.stored.fail(thread_id, checkpoint_id, error)",
+        "        pass",
+        ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "failed_root_store_ends"),
+    ),
+    (
+        "a failed root store stops the waits of the newer checkpoints of the run only if they are still waiting",
+        "            if (error := self.stored.failed(thread_id, checkpoint_id)) is not None:\n",
+        "            if (error := None) is not None:\n",
+        ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "failed_root_store_ends"),
+    ),
+    (
+        "a new run keeps the failed root stores of the run before it",
+        "        self.stored.forget_failures(thread_id)",
+        "        pass",
+        ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "failed_root_store_ends"),
+    ),
+)

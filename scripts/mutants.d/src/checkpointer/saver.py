@@ -1,0 +1,24 @@
+"""The mutants of src/checkpointer/saver.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    (
+        "ttl keep_latest creates a TTL index",
+        '        if self.ttl_config is not None and self.ttl_config.strategy == "keep_latest":',
+        "        if False:",
+        ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "creates_no_ttl_index"),
+    ),
+    # -- records trailing their effects, roots foreseen (issue 20) --
+    (
+        "a new run keeps the failed records of the run before it",
+        "            self._roots.holds.drop_failed(thread_id)",
+        "            pass",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "cancelled_with_a_record_lost or stopped_with_a_record_lost"),
+    ),
+    # -- issue 32: positions named by LangGraph's identity of the work --
+    (
+        "a sync run called from a coroutine is taken for one storing on that coroutine's loop (its effects would not wait)",
+        "        self._notice_run_start(config, on_loop=False)",
+        "        self._notice_run_start(config, on_loop=True)",
+        ("tests/test_failed_root_store.py", "-m", "not server", "-k", "sync_face"),
+    ),
+)

@@ -1,0 +1,11 @@
+"""The mutants of src/cli/doctor.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    # issue 25: nothing secret printed or stored in clear, nothing lost in silence
+    (
+        "issue 25: doctor writes the server's strings raw",
+        "    report = escaped(report)\n",
+        "",
+        ("tests/test_cli_terminal.py", "-m", "not server", "-k", "doctor"),
+    ),
+)

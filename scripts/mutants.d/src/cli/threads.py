@@ -1,0 +1,43 @@
+"""The mutants of src/cli/threads.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    # issue 25: nothing secret printed or stored in clear, nothing lost in silence
+    (
+        "issue 25: threads writes stored thread ids raw",
+        "    rows = escaped(rows)\n",
+        "",
+        ("tests/test_cli_terminal.py", "-m", "not server", "-k", "threads_and_maintenance"),
+    ),
+    (
+        "issue 25: inspect writes stored text raw",
+        "    report = escaped(report)\n",
+        "",
+        ("tests/test_cli_terminal.py", "-m", "not server", "-k", "inspect"),
+    ),
+    (
+        "issue 25: inspect reads documents unchecked",
+        "        problem = document_problem(collection, doc, fields)\n",
+        "        problem = None\n",
+        ("tests/test_cli_corrupt.py", "-m", "not server"),
+    ),
+    # -- issue 36: the first hour --
+    (
+        "the thread table's columns are as wide as the longest id, not its header",
+        '    width = max(len(str(r["thread_id"])) for r in [{"thread_id": "THREAD"}, *rows])',
+        '    width = max(len(str(r["thread_id"])) for r in rows)',
+        ("tests/test_cli_threads.py", "-k", "align"),
+    ),
+    # issue 33: the inspector never shows or does more than the CLI
+    (
+        "inspect tells replays apart from the web inspector",
+        '                effect["replayed"] = (op["path"], node["node"], effect["key"]) in proven',
+        '                effect["replayed"] = False',
+        ("tests/test_ui_accounts.py",),
+    ),
+    (
+        "inspect prints a level's operations by name, not as they ran",
+        "    items = list(branch.items()) if isinstance(branch, dict)",
+        "    items = sorted(branch.items()) if isinstance(branch, dict)",
+        ("tests/test_ui_accounts.py", "-k", "order"),
+    ),
+)

@@ -1,0 +1,29 @@
+"""The mutants of src/journal/journal.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    (
+        "the journal takes any class as a terminal error",
+        "    if not all(isinstance(t, type) and issubclass(t, BaseException) for t in types):",
+        "    if not all(isinstance(t, type) for t in types):",
+        ("tests/test_bad_input_options.py", "-k", "journal_refuses"),
+    ),
+    (
+        "a short digest_key keys the journal's input digests",
+        "(not isinstance(digest_key, bytes) or len(digest_key) < 16)",
+        "not isinstance(digest_key, bytes)",
+        ("tests/test_bad_input_options.py", "-k", "journal_refuses"),
+    ),
+    (
+        "the journal declares no per-thread collection",
+        "        storage_format.thread_collections.register(self.collection)",
+        "        pass",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "another_process"),
+    ),
+    # -- issue 34: stored data comes back as it was and never acts as an instruction --
+    (
+        "issue 34: the journal writes with the client's concern",
+        '            role="journal",\n',
+        "",
+        ("tests/test_write_concerns.py", "-m", "not server"),
+    ),
+)

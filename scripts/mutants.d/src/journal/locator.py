@@ -1,0 +1,48 @@
+"""The mutants of src/journal/locator.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    (
+        "a scope bound with the platform's locator journals a graph on another checkpointer",
+        '        if self.saver is not None and getattr(running, "base_saver", running) is not self.saver:',
+        "        if False:",
+        ("tests/test_platform_forms.py", "-m", "not server", "-k", "platform_locator_refuses"),
+    ),
+    (
+        "a resumed root-level occurrence is taken for a new one, so its recorded effects are not read",
+        "stored.written and origin == root and first_attempt",
+        "True",
+        ("tests/test_platform_replay.py", "-m", "not server", "-k", "root_node_resumed_after_its_interrupt"),
+    ),
+    (
+        "a strict msgpack clone of the saver is not the platform's",
+        'getattr(running, "base_saver", running) is not self.saver',
+        "running is not self.saver",
+        ("tests/test_journal_serde_modes.py", "-m", "not server", "-k", "plain"),
+    ),
+    # issue 20: an edit made as the interrupted node completes it; its next visit is a new occurrence
+    (
+        "a sync effect on the event loop waits for the store that loop has to run",
+        "            if unstored and not (on_event_loop() and self.saver.stores_on_event_loop(thread_id)):",
+        "            if unstored:",
+        ("tests/test_platform_replay.py", "-k", "does_not_wait_on_the_loop and mongo_java_server"),
+    ),
+    # -- issue 32: positions named by LangGraph's identity of the work --
+    (
+        "a node's first effect runs before the root checkpoint its position derives from is stored",
+        "                self.saver.wait_stored(thread_id, root)",
+        "                pass",
+        ("tests/test_failed_root_store.py", "-m", "not server", "-k", "sync_face"),
+    ),
+    (
+        "an async node's first effect runs before the root checkpoint its position derives from is stored",
+        "                await self.saver.await_stored(thread_id, root)",
+        "                pass",
+        ("tests/test_failed_root_store.py", "-m", "not server", "-k", "async_face"),
+    ),
+    (
+        "the visits beneath a retried task are taken for new ones, so the entries of its earlier attempts are not read",
+        " and first_attempt and not resolved.retried",
+        " and first_attempt",
+        ("tests/test_platform_replay.py", "-m", "not server", "-k", "retry_of_a_function_node"),
+    ),
+)

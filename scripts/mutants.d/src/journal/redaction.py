@@ -1,0 +1,53 @@
+"""The mutants of src/journal/redaction.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    # issue 25: nothing secret printed or stored in clear, nothing lost in silence
+    (
+        "issue 25: JSON text not parsed before redaction",
+        "    parsed = _json_in(text)\n",
+        "    parsed = None\n",
+        ("tests/test_journal_redaction.py",),
+    ),
+    (
+        "issue 25: (name, value) credential pairs kept in clear",
+        "    if _is_credential_pair(value):\n        return [value[0], REDACTED]\n",
+        "",
+        ("tests/test_journal_redaction.py",),
+    ),
+    (
+        "issue 25: provider keys in text kept in clear",
+        "    text = KEY_PATTERNS.sub(REDACTED, text)\n",
+        "",
+        ("tests/test_journal_redaction.py",),
+    ),
+    (
+        "issue 25: credential URL query parameters kept in clear",
+        "if m[3] and is_credential_key(m[2]) else m[0]",
+        "if False else m[0]",
+        ("tests/test_journal_redaction.py",),
+    ),
+    (
+        "a credential (name, value) pair's value is not scrubbed from stored text",
+        "        return [(value[1], True)]",
+        "        return [(v, under_credential) for v in value]",
+        ("tests/test_journal_redaction.py",),
+    ),
+    (
+        "the credentials of an input given as JSON text are not scrubbed from stored text",
+        "        return [(parsed, False)]",
+        "        return None",
+        ("tests/test_journal_redaction.py",),
+    ),
+    (
+        "issue 25: an echoed secret escaped by JSON or repr survives scrubbing",
+        "(secret, json.dumps(secret)[1:-1], repr(secret)[1:-1])",
+        "(secret,)",
+        ("tests/test_journal_redaction.py",),
+    ),
+    (
+        "issue 25: a message's text not redacted in readable()",
+        "    content = redact_text(message.content) if isinstance",
+        "    content = message.content if isinstance",
+        ("tests/test_journal_redaction.py",),
+    ),
+)

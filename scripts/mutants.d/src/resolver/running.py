@@ -1,0 +1,16 @@
+"""The mutants of src/resolver/running.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    (
+        "a retried function node's subgraph runs keep LangGraph's counter, which goes on across attempts",
+        "        run = observed\n",
+        "        run = segment.counter\n",
+        ("tests/test_platform_replay.py", "-m", "not server", "-k", "retr"),
+    ),
+    (
+        "a child compiled with checkpointer=True is resolved as if its occurrences could be told apart",
+        "    _refuse_own_history(ns)\n",
+        "",
+        ("tests/test_platform_replay.py", "-m", "not server", "-k", "cannot_identify"),
+    ),
+)

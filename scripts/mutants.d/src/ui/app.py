@@ -1,0 +1,42 @@
+"""The mutants of src/ui/app.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    # issue 22: SecureLLM streams when the wrapped model would, and runs it inside its own callback run
+    (
+        "ui writes without --allow-writes",
+        "            if not guard.allow_writes:\n",
+        "            if False:\n",
+        ("tests/test_ui_api.py", "-k", "allow_writes"),
+    ),
+    (
+        "ui writes without the CSRF token",
+        "            if not guard.csrf_valid(",
+        "            if False and not guard.csrf_valid(",
+        ("tests/test_ui_api.py", "-k", "csrf"),
+    ),
+    (
+        "ui serves a remote client without its token",
+        "        if not self.guard.token_valid(presented):",
+        "        if False:",
+        ("tests/test_ui_api.py", "-k", "token"),
+    ),
+    (
+        "ui serves a host name that is not loopback",
+        "        if not self.guard.host_allowed(",
+        "        if False and not self.guard.host_allowed(",
+        ("tests/test_ui_api.py", "-k", "loopback"),
+    ),
+    # issue 33: the inspector never shows or does more than the CLI
+    (
+        "ui pages may be framed",
+        "        response.headers.update(NO_FRAMING)\n",
+        "",
+        ("tests/test_ui_guards.py", "-k", "framed"),
+    ),
+    (
+        "ui takes any limit str.isdigit accepts",
+        "    if not LIMIT_TEXT.fullmatch(limit):",
+        "    if not limit.isdigit():",
+        ("tests/test_ui_guards.py", "-k", "odd_limit"),
+    ),
+)

@@ -1,0 +1,55 @@
+"""The mutants of src/views/plans.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    # issue 23: the thread summary, kept by the root put's own command
+    (
+        "the thread list pages summaries out of thread id order",
+        'SUMMARY_PROJECTION, sort=[("thread_id", 1)], limit=',
+        'SUMMARY_PROJECTION, sort=[("latest", -1)], limit=',
+        ("tests/test_views_servers.py", "tests/test_cli_threads.py", "-m", "not server"),
+    ),
+    # -- issue 34: stored data comes back as it was and never acts as an instruction --
+    (
+        "issue 34: the thread lists hide a thread whose summary is missing",
+        "    missing = yield from unsummarized_plan(names, condition, [s.get(\"thread_id\") for s in found], limit + 1)",
+        "    missing: list = []",
+        ("tests/test_thread_summaries.py", "-m", "not server", "-k", "summary_is_missing"),
+    ),
+    (
+        "issue 34: the thread lists page past an unsummarized thread",
+        '        condition["$lt"] = min(condition.get("$lt", found[limit]["thread_id"]), found[limit]["thread_id"])',
+        "        pass",
+        ("tests/test_thread_summaries.py", "-m", "not server", "-k", "summary_is_missing"),
+    ),
+    # issue 33: the inspector never shows or does more than the CLI
+    (
+        "the views send a lone surrogate to the server",
+        '        value.encode("utf-8")\n',
+        "        pass\n",
+        ("tests/test_ui_guards.py", "-k", "surrogate"),
+    ),
+    (
+        "a prefix ending in U+10FFFF lists every id after it",
+        '    kept = prefix.rstrip("\\U0010ffff")\n    if not kept:',
+        '    kept = prefix\n    if kept[-1] == "\\U0010ffff":',
+        ("tests/test_ui_guards.py", "-k", "unicode_edges and not server"),
+    ),
+    (
+        "a prefix ending in U+D7FF is bounded by a surrogate",
+        "chr(0xE000 if 0xD800 <= following <= 0xDFFF else following)",
+        "chr(following)",
+        ("tests/test_ui_guards.py", "-k", "unicode_edges and not server"),
+    ),
+    (
+        "the thread list keeps ids a server ordering UTF-16 returns past the prefix",
+        '    listed = [s for s in listed if not isinstance(s.get("thread_id"), str) or s["thread_id"].startswith(prefix)]\n',
+        "",
+        ("tests/test_ui_guards.py", "-k", "unicode_edges_on_a_server"),
+    ),
+    (
+        "the thread list reads every journal entry of its page's threads",
+        '        Find(names.journal, {**entries, "status": {"$nin": list(FINISHED)}}, ENTRY_STATE_PROJECTION),',
+        '        Find(names.journal, {**entries, "status": {"$nin": []}}, ENTRY_STATE_PROJECTION),',
+        ("tests/test_ui_bounds.py",),
+    ),
+)

@@ -1,0 +1,37 @@
+"""The mutants of src/views/reader.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    # issue 23: the thread summary, kept by the root put's own command
+    (
+        "the inspector lists a format 1 database without upgrading it",
+        "    if stored.foreign is None and stored.has_data and (stored.version or 0) < FORMAT_VERSION:",
+        "    if False:",
+        ("tests/test_thread_summaries.py", "-m", "not server", "-k", "inspector_upgrades"),
+    ),
+    # issue 22: SecureLLM streams when the wrapped model would, and runs it inside its own callback run
+    (
+        "threads reads a foreign database as its own",
+        "    if stored.foreign is not None:\n        message",
+        "    if False:\n        message",
+        ("tests/test_cli_deployments.py", "-k", "mongodbsaver"),
+    ),
+    # issue 33: the inspector never shows or does more than the CLI
+    (
+        "ui shows state values unredacted without --with-outcomes",
+        "        return redacted_values(values), None\n",
+        "        return {name: shown(v) for name, v in values.items()}, None\n",
+        ("tests/test_ui_guards.py", "-k", "redacted"),
+    ),
+    (
+        "the read-only inspector upgrades an older format",
+        "        if not upgrade:\n",
+        "        if False:\n",
+        ("tests/test_thread_summaries.py", "-k", "read_only_inspector and mongomock"),
+    ),
+    (
+        "the status a live page polls answers for another thread the id starts",
+        '        return rows[0] if rows and rows[0]["thread_id"] == thread_id else None',
+        "        return rows[0] if rows else None",
+        ("tests/test_ui_bounds.py", "-k", "polls"),
+    ),
+)

@@ -1,0 +1,17 @@
+"""The mutants of src/views/stops.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    # issue 33: the inspector never shows or does more than the CLI
+    (
+        "why a thread stopped shows the error's message unredacted",
+        "    clean = (lambda text: text) if with_outcomes else redact_text\n",
+        "    clean = (lambda text: text)\n",
+        ("tests/test_ui_stops.py", "-k", "failed_thread"),
+    ),
+    (
+        "why a thread stopped shows an interrupt's value unredacted",
+        "    return shown(value if with_outcomes else redact(value))",
+        "    return shown(value)",
+        ("tests/test_ui_stops.py", "-k", "interrupt"),
+    ),
+)

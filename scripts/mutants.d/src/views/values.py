@@ -1,0 +1,23 @@
+"""The mutants of src/views/values.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    # issue 33: the inspector never shows or does more than the CLI
+    (
+        "ui state values keep credentials by key",
+        "shown(redact(value), secrets)",
+        "shown(value, secrets)",
+        ("tests/test_ui_guards.py", "-k", "redacted"),
+    ),
+    (
+        "ui state values keep a credential another value echoes",
+        "    secrets = credential_values(dict(values))\n",
+        "    secrets = frozenset()\n",
+        ("tests/test_ui_guards.py", "-k", "redacted"),
+    ),
+    (
+        "a large value is sent whole",
+        '        "text": text[:MAX_SHOWN_CHARS], "folded"',
+        '        "text": text, "folded"',
+        ("tests/test_ui_bounds.py", "-k", "large"),
+    ),
+)
