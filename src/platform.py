@@ -44,15 +44,15 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.pregel import Pregel
 
 from ._bson import DEFAULT_CHUNK_BYTES, require_db_name
-from .connections import ClosesOpenedClients, ConnectionScope, database_name
+from .storage.connections import ClosesOpenedClients, ConnectionScope, database_name
 from .checkpointer import MongoDBCheckpointer
 from .errors import InvalidInputError, TopologyError
-from .schema import CollectionNames
+from .storage.schema import CollectionNames
 from .journal import ActivityJournal, EffectScope, ResolverLocator
 from .journal.context import serve_effects
 from . import _langgraph
 from .resolver import DurableSubgraphResolver, TaskTrace
-from .run_lock import (
+from .runs.run_lock import (
     LockedAsyncIterator,
     LockedIterator,
     RunLocks,
@@ -110,7 +110,7 @@ class DurablePlatform(ClosesOpenedClients):
         journal_options: passed to ``ActivityJournal`` (``lease_seconds``,
             ``wait_seconds``, ``terminal_errors``, ``on_input_change``, ...).
         exclusive_runs: one run per thread at a time (default): ``invoke``/``stream``/``batch`` and
-            their async twins take the thread's fenced run lock (``run_lock.py``, collection
+            their async twins take the thread's fenced run lock (``runs/run_lock.py``, collection
             ``thread_runs``; 3 commands per run), so concurrent resumes of one thread run one after
             the other instead of forking it. ``False`` turns it off: then run one caller per thread yourself.
         run_lease_seconds: how long a run's lock outlives its last renewal (renewed every third of it);

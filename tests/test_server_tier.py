@@ -15,7 +15,7 @@ import pytest
 from bson import Binary
 from pymongo import AsyncMongoClient, MongoClient
 
-from langgraph_durable_mongodb.deployment import server_identity
+from langgraph_durable_mongodb.storage.deployment import server_identity
 from tests.conftest import choose_server, server_ids, why_not_startable
 from tests.servers import ferretdb, mongo_java_server
 from tests.workers.harness import judge, measure_gaps, server_gaps

@@ -1,8 +1,8 @@
 """``RootCheckpoints``: what a thread's root checkpoints tell the journal, and the work their tasks' writes wait for.
 
-The registry of stored checkpoints (``memory.StoredCheckpoints``) answers ``origin_of``, ``stored_root`` and
+The registry of stored checkpoints (``remembered.StoredCheckpoints``) answers ``origin_of``, ``stored_root`` and
 ``wait_stored`` without a query when it can; the plans here ask the database when it cannot. The task holds
-(``memory.TaskHolds``) make a task's writes wait for the journal records of its effects.
+(``remembered.TaskHolds``) make a task's writes wait for the journal records of its effects.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import _langgraph
-from .._plans.requests import Find, Join, Plan, WaitNotice
+from ..storage.plans.requests import Find, Join, Plan, WaitNotice
 from ..errors import CheckpointNotStoredError, RunLockLostError
-from ..schema import CollectionNames
+from ..storage.schema import CollectionNames
 from .documents import checkpoint_key
-from .memory import STORED_REMEMBERED, StoredCheckpoints, TaskHolds
+from .remembered import STORED_REMEMBERED, StoredCheckpoints, TaskHolds
 
 #: ``wait_stored`` asks only the registry for this long first: a checkpoint this process stores in the background
 #: (``durability="async"``: the tasks prepared from it already run) is noted there when its write returns, so

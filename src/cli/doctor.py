@@ -8,8 +8,8 @@ import re
 import shlex
 from typing import Any, TextIO
 
-from ..deployment import check_deployment, drifted
-from ..schema import CollectionNames
+from ..storage.deployment import check_deployment, drifted
+from ..storage.schema import CollectionNames
 from .terminal import escaped
 
 

@@ -8,8 +8,8 @@ import re
 from typing import Any
 
 from ..journal import ActivityJournal, EffectPosition
-from ..schema import POSITION_FIELDS, CollectionNames
-from ..views.documents import ThreadDocuments
+from ..storage.schema import POSITION_FIELDS, CollectionNames
+from ..views.stored import ThreadDocuments
 from .exits import EXIT_UNKNOWN_THREAD, EXIT_USAGE, CliError
 from .threads import require_thread
 
@@ -20,7 +20,7 @@ _EXAMPLE = "\"thread 'case-42' path 'agent/1' node 'charge'#1 effect '1'\""
 
 
 def journal_documents(stored: ThreadDocuments, thread_id: str, with_outcomes: bool) -> list[dict[str, Any]]:
-    """The thread's raw journal documents, by path then creation (``views.documents.journal_documents_plan``).
+    """The thread's raw journal documents, by path then creation (``views.stored.journal_documents_plan``).
 
     Args:
         stored: the database's documents.

@@ -12,11 +12,11 @@ from typing import Any, TextIO
 from bson import json_util
 
 from ..checkpointer import MongoDBCheckpointer
-from ..connections import command_client, database_name
+from ..storage.connections import command_client, database_name
 from ..errors import AccessDeniedError, DurableMongoError, InvalidURIError, ServerUnreachableError
-from ..schema import CollectionNames
-from ..server_errors import typed_server_errors
-from ..views.documents import ThreadDocuments
+from ..storage.schema import CollectionNames
+from ..storage.server_errors import typed_server_errors
+from ..views.stored import ThreadDocuments
 from ..views.reader import ThreadViews
 from . import migrate
 from .doctor import doctor, render_doctor
@@ -53,7 +53,7 @@ class Invocation:
 
     @functools.cached_property
     def stored(self) -> ThreadDocuments:
-        """The database's documents, read through ``views.documents``."""
+        """The database's documents, read through ``views.stored``."""
         return ThreadDocuments(self.client, self.args.db, self.names)
 
     def dump(self, value: Any) -> None:

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..checkpointer import MongoDBCheckpointer
-from ..schema import CollectionNames
-from ..views.documents import ThreadDocuments
+from ..storage.schema import CollectionNames
+from ..views.stored import ThreadDocuments
 from .exits import EXIT_USAGE, CliError
 from .terminal import escaped
 from .threads import require_thread

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 from .._bson import OPTIONAL, document_problem
 from .._langgraph import NS_END, NS_SEP
 from ..views import tree
-from ..views.documents import ThreadDocuments
+from ..views.stored import ThreadDocuments
 from .exits import EXIT_UNKNOWN_THREAD, CliError
 from .terminal import escaped
 

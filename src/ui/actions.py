@@ -8,7 +8,7 @@ from typing import Any
 from ..checkpointer import MongoDBCheckpointer
 from ..cli.journal import discard, parse_outcome, parse_position, resolve
 from ..cli.maintenance import delete
-from ..schema import CollectionNames
+from ..storage.schema import CollectionNames
 
 
 class Actions:

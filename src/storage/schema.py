@@ -74,7 +74,7 @@ class CollectionNames:
 PER_THREAD_ROLES = ("checkpoints", "blobs", "writes", "journal")
 #: The storage classes (by the role of the collection they own) whose every write waits for a majority of a replica
 #: set, whatever the client's write concern: the journal (an effect's claim, its record, the input-digest key) and
-#: the run locks (``_plans.faces.TwoFaces``). A write a primary alone acknowledged can be rolled back by a failover:
+#: the run locks (``storage.plans.faces.TwoFaces``). A write a primary alone acknowledged can be rolled back by a failover:
 #: the next run would then run a completed effect again, or beside a run that still holds the thread.
 MAJORITY_WRITTEN = ("journal", "runs")
 

@@ -17,7 +17,7 @@ from typing import Any
 from pymongo.errors import ServerSelectionTimeoutError
 
 from ..connections import LoopBound, LoopClients, announce
-from ..errors import ClientConfigurationError, InvalidInputError, ServerUnreachableError
+from ...errors import ClientConfigurationError, InvalidInputError, ServerUnreachableError
 from ..schema import MAJORITY_WRITTEN
 from .interpreters import AsyncInterpreter, SyncInterpreter
 from .requests import Plan

@@ -18,7 +18,7 @@ summary's ``_id`` and the duplicate key is ignored (``Upsert``), so it counts on
 ``delete_for_runs`` subtract what they delete (``pruned_update``).
 
 A database of storage format 1 has no summaries; ``summary_drift.build_plan`` writes them
-(``storage_format.MIGRATIONS``), and ``summary_drift`` finds and repairs a summary that drifted since.
+(``storage.format.MIGRATIONS``), and ``summary_drift`` finds and repairs a summary that drifted since.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import Any
 
 from pymongo import UpdateOne
 
-from ._bson import key_id, require_str
-from .errors import InvalidInputError
+from .._bson import key_id, require_str
+from ..errors import InvalidInputError
 
 #: The namespace of the summary documents. Not one LangGraph writes: each of its namespaces is "" or holds a ":".
 SUMMARY_NS = "#thread"

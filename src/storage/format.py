@@ -6,7 +6,7 @@ collections that hold per-thread documents (``thread_collections.py``)::
     {"_id": "storage_format", "format": "langgraph-durable-mongodb", "version": FORMAT_VERSION,
      "thread_collections": ["checkpoints", "checkpoint_blobs", "checkpoint_writes", ...]}
 
-Every storage class runs ``StorageFormat.check_plan`` before its first plan (``_plans.faces``), so before
+Every storage class runs ``StorageFormat.check_plan`` before its first plan (``storage.plans.faces``), so before
 its first write: an empty database is stamped; one holding our checkpoints without a stamp (written by
 0.1.0) is stamped; a newer version, or a foreign format (notably ``langgraph-checkpoint-mongodb``'s
 ``MongoDBSaver``, whose collections share our default names), raises ``IncompatibleStorageError``
@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import summary_drift, thread_summaries, visit_keys
-from ._plans.requests import Find, InsertOne, ListIndexes, Plan, UpdateMany
-from .errors import IncompatibleStorageError
+from .plans.requests import Find, InsertOne, ListIndexes, Plan, UpdateMany
+from ..errors import IncompatibleStorageError
 from .schema import THREAD_KEY_INDEXES, CollectionNames
 from .thread_collections import ThreadCollections, declared_problem
 

@@ -25,7 +25,7 @@ from pymongo import AsyncMongoClient, MongoClient, uri_parser
 from pymongo.driver_info import DriverInfo
 from pymongo.errors import ConfigurationError, InvalidOperation, InvalidURI
 
-from .errors import InvalidURIError
+from ..errors import InvalidURIError
 
 #: What every client of this package tells the server in its handshake (``hello``'s ``client.driver``).
 DRIVER_INFO = DriverInfo(name="langgraph-durable-mongodb", version=version("langgraph-durable-mongodb"))

@@ -6,7 +6,7 @@ holds some. Each storage class declares its own when built (``register``): the c
 blobs and writes, the activity journal its entries. The checkpointer's lifecycle then deletes, copies and
 expires what is declared, without knowing what the others hold.
 
-The declarations are kept in the database's storage format document (``storage_format.py``), so a saver in a
+The declarations are kept in the database's storage format document (``storage/format.py``), so a saver in a
 process that built no journal (the CLI, the web inspector, a service reading threads) still deletes and
 expires a thread's journal entries with its checkpoints: a thread id used again after ``delete_thread`` must
 never be handed the old thread's recorded effects. A database stamped before declarations existed holds
@@ -19,7 +19,7 @@ process's storage classes were given (``collections=``, ``journal_options``), or
 unique key index this library's setup gives a per-thread collection (``schema.THREAD_KEY_INDEXES``: so a
 process with default names still reaches a journal another process renamed). Anything else (an
 application's ``orders``, ``system.*``, a ``$``-name, an empty name, a NUL) is refused before any write
-(``storage_format.StorageFormat`` raises ``IncompatibleStorageError``). The ordinals collection of format 3
+(``storage.format.StorageFormat`` raises ``IncompatibleStorageError``). The ordinals collection of format 3
 and older, which format 4 no longer writes, is one of the default names.
 """
 

@@ -20,11 +20,11 @@ from pymongo import WriteConcern
 from pymongo.errors import OperationFailure
 from pymongo.read_concern import ReadConcern
 
-from ._plans import quirks as server_quirks
-from ._plans.interpreters import SyncInterpreter
-from ._plans.requests import Command, CreateIndexes, ListCollections, ListIndexes, Plan, Raised, Try
+from .plans import quirks as server_quirks
+from .plans.interpreters import SyncInterpreter
+from .plans.requests import Command, CreateIndexes, ListCollections, ListIndexes, Plan, Raised, Try
 from .schema import MAJORITY_WRITTEN, CollectionNames, indexes_by_collection
-from .storage_format import FORMAT_VERSION, StoredFormat, read_format_plan
+from .format import FORMAT_VERSION, StoredFormat, read_format_plan
 from .summary_drift import drift_plan
 
 #: How long ``doctor`` compares thread summaries with their root checkpoints (a sample of a large database);

@@ -48,7 +48,7 @@ stays after its run ends, so that its token keeps counting::
   successful renewal (or the take) was *sent*, plus ``lease_seconds``, which
   is no later than the ``lease_until`` that command stored. Past it,
   ``check_held()`` raises ``RunLockLostError``. The journal calls it (through
-  ``_plans.lease.check_self_fence``, bound by ``CallLocks.mark``) just before an
+  ``storage.plans.lease.check_self_fence``, bound by ``CallLocks.mark``) just before an
   effect starts, the checkpointer just before it writes a checkpoint or
   pending writes: so no effect starts and no checkpoint write is sent after
   the holder's lease may have ended, by its own clock.
@@ -106,20 +106,20 @@ from typing import Any
 from langchain_core.runnables.config import merge_configs
 from pymongo.errors import ConnectionFailure
 
-from ._bson import require_db_name, require_seconds, require_str, require_thread_id
-from ._plans import lease
-from ._plans.faces import TwoFaces, split_clients
-from ._plans.interpreters import background_pool
-from ._plans.requests import (
+from .._bson import require_db_name, require_seconds, require_str, require_thread_id
+from ..storage.plans import lease
+from ..storage.plans.faces import TwoFaces, split_clients
+from ..storage.plans.interpreters import background_pool
+from ..storage.plans.requests import (
     CreateIndexes, FencedUpdate, Find, FindOneAndUpdate, Heartbeat, InsertOne, Plan, Returned, Sleep, Try,
 )
-from .errors import RunLockLostError, ThreadBusyError
-from .heartbeats import Beat
-from .liveness import identity, owner_gone
-from .schema import INDEXES, CollectionNames
-from .storage_format import StorageFormat
+from ..errors import RunLockLostError, ThreadBusyError
+from ..storage.heartbeats import Beat
+from ..storage.liveness import identity, owner_gone
+from ..storage.schema import INDEXES, CollectionNames
+from ..storage.format import StorageFormat
 
-logger = logging.getLogger("langgraph_durable_mongodb.run_lock")
+logger = logging.getLogger("langgraph_durable_mongodb.runs.run_lock")
 
 #: First and longest pause between two attempts while another run holds the thread.
 POLL_FIRST, POLL_MAX = 0.05, 1.0

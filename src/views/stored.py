@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._bson import document_problem, dotted_value
-from .._plans.interpreters import SyncInterpreter
-from .._plans.requests import Aggregate, Find, Plan
-from ..schema import CollectionNames
-from ..thread_summaries import COUNT, NOT_SUMMARY, SUMMARY_NS
+from ..storage.plans.interpreters import SyncInterpreter
+from ..storage.plans.requests import Aggregate, Find, Plan
+from ..storage.schema import CollectionNames
+from ..storage.thread_summaries import COUNT, NOT_SUMMARY, SUMMARY_NS
 from ..journal.labels import labelled
 from .plans import by_thread, latest_keys, summaries_page_plan
 from .reader import require_our_format

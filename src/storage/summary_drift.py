@@ -32,7 +32,7 @@ from typing import Any
 
 from pymongo import UpdateOne
 
-from ._plans.requests import FencedUpdate, Find, Gather, InsertOne, Plan, Upsert
+from .plans.requests import FencedUpdate, Find, Gather, InsertOne, Plan, Upsert
 from .schema import CHECKPOINT_INDEX_ORDER, CollectionNames
 from . import thread_summaries
 from .thread_summaries import COUNT, LATEST, SUMMARY_NS, summary_id

@@ -21,7 +21,7 @@ from typing import Any
 
 from pymongo import UpdateOne
 
-from ._plans.requests import DeleteMany, Find, Plan, Upsert
+from .plans.requests import DeleteMany, Find, Plan, Upsert
 from .schema import CollectionNames
 
 __all__ = ["KEY", "ROOT_PATH", "STEP_PREFIX", "levels", "send_key", "step_key", "upgrade_plan", "with_run"]

@@ -6,7 +6,7 @@
 - ``TaskBeat``: the async face's, one task per beat.
 - ``renewal_failed``: what both do with a renewal that could not reach the server (log it, keep the lease).
 
-None of this is a plan: the plans say when to renew (``_plans/requests.Heartbeat``), this runs it.
+None of this is a plan: the plans say when to renew (``storage/plans/requests.Heartbeat``), this runs it.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 import uvicorn
 
-from ..schema import CollectionNames
+from ..storage.schema import CollectionNames
 from ..views.reader import ThreadViews, require_our_format
 from .actions import Actions
 from .app import create_app
