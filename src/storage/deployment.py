@@ -45,19 +45,13 @@ def _refusal(result: Any) -> OperationFailure | None:
 
 
 def server_identity_plan() -> Plan:
-    """The MongoDB version the server reports and, when it is a stand-in, which one (``quirks.identify``).
-
-    FerretDB says so in ``buildInfo.ferretdbVersion``; mongo-java-server only in ``serverStatus.process``
-    (``"java"``; mongod says ``"mongod"``). A user not allowed ``serverStatus`` is taken to be on MongoDB.
-    Run it on the ``admin`` database.
+    """The MongoDB version the server reports and, when it is a stand-in, which one (``quirks.identify_plan``, the
+    interpreters' identification). Run it on the ``admin`` database.
 
     Returns:
         ``({"version", "name", "ferretdb", "mongo_java_server"}, ServerQuirks)``.
     """
-    info = yield Command({"buildInfo": 1})
-    status = yield Try(Command({"serverStatus": 1}))
-    process = None if _refusal(status) else status.value.get("process")
-    quirks = server_quirks.identify(info, process)
+    quirks, info = yield from server_quirks.identify_plan()
     identity = {
         "version": info.get("version"),
         "name": quirks.name,
@@ -81,7 +75,7 @@ def handshake_plan(quirks: server_quirks.ServerQuirks) -> Plan:
 
 
 def server_plan() -> Plan:
-    """``{"server": {identity..., "handshake"}, "features": {"replica_set", "transactions", "ttl_indexes"}}``,
+    """``{"server": {identity..., "handshake"}, "features": {"replica_set", "transactions", "ttl_indexes", "atomic_updates"}}``,
     on the ``admin`` database."""
     identity, quirks = yield from server_identity_plan()
     command, hello = yield from handshake_plan(quirks)
@@ -89,7 +83,7 @@ def server_plan() -> Plan:
     return {
         "server": {**identity, "handshake": command},
         "features": {"replica_set": replica_set, "transactions": replica_set and quirks.transactions,
-                     "ttl_indexes": quirks.ttl_expiry},
+                     "ttl_indexes": quirks.ttl_expiry, "atomic_updates": quirks.atomic_conditional_updates},
     }
 
 

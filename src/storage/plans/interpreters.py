@@ -151,7 +151,7 @@ class SyncInterpreter(_Collections):
     @property
     def quirks(self) -> server_quirks.ServerQuirks:
         if self._quirks is None:
-            self._quirks = server_quirks.identify(self.db.client.admin.command("buildInfo"))
+            self._quirks = self.run(server_quirks.identify_plan())[0]
         return self._quirks
 
     def run(self, plan: Plan) -> Any:
@@ -371,7 +371,7 @@ class AsyncInterpreter(_Collections):
 
     async def quirks(self) -> server_quirks.ServerQuirks:
         if self._quirks is None:
-            self._quirks = server_quirks.identify(await self.db.client.admin.command("buildInfo"))
+            self._quirks = (await self.run(server_quirks.identify_plan()))[0]
         return self._quirks
 
     async def run(self, plan: Plan) -> Any:

@@ -2,8 +2,8 @@
 
 The interpreters ask a ``ServerQuirks`` what to do where servers differ, and
 never test for a server themselves. It is chosen once per interpreter: from the
-client's class for mongomock (no I/O), otherwise from the server's
-``buildInfo`` the first time a request depends on it (``identify``).
+client's class for mongomock (no I/O), otherwise by ``identify_plan`` the first
+time a request depends on it. ``doctor`` identifies the server with the same plan.
 
 - MongoDB: the reference; every flag at its default.
 - mongomock: takes no ``UpdateOne``/``ReplaceOne`` of pymongo >= 4.20 in
@@ -25,6 +25,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pymongo.errors import OperationFailure
+
+from .requests import Command, Plan, Raised, Try
+
 
 @dataclass(frozen=True)
 class ServerQuirks:
@@ -37,7 +41,7 @@ class ServerQuirks:
     lost_upsert_race_lacks_nmodified: bool = False
     #: ``createIndexes`` takes one index per command.
     one_index_per_command: bool = False
-    #: single-document conditional updates are atomic (the fences rely on it).
+    #: single-document conditional updates are atomic (the fences rely on it; ``doctor`` says when they are not).
     atomic_conditional_updates: bool = True
     #: answers ``hello`` (else ``isMaster``).
     hello: bool = True
@@ -76,3 +80,24 @@ def identify(build_info: Mapping[str, Any], process: str | None = None) -> Serve
     if process == "java":
         return MONGO_JAVA_SERVER
     return MONGODB
+
+
+def identify_plan() -> Plan:
+    """Which server answers: ``buildInfo`` names FerretDB; else ``serverStatus.process`` tells mongo-java-server
+    (``"java"``) from mongod. A user not allowed ``serverStatus`` is taken to be on MongoDB.
+
+    Returns:
+        ``(ServerQuirks, buildInfo)``.
+
+    Raises:
+        PyMongoError: ``buildInfo`` failed, or ``serverStatus`` failed otherwise than by the server's refusal.
+    """
+    info = yield Command({"buildInfo": 1})
+    if info.get("ferretdbVersion"):
+        return FERRETDB, info
+    status = yield Try(Command({"serverStatus": 1}))
+    if isinstance(status, Raised):
+        if not isinstance(status.error, OperationFailure):
+            raise status.error
+        return identify(info), info
+    return identify(info, status.value.get("process")), info
