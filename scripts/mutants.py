@@ -870,8 +870,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "a node's first effect is not woken by the store it waits for, and polls for it instead",
         "src/checkpointer/remembered.py",
-        "                self._origins.popitem(last=False)\n        for wake in woken:\n            wake()\n",
-        "                self._origins.popitem(last=False)\n",
+        "                woken += self._waiting.pop(key, ())\n        for wake in woken:\n            wake()\n",
+        "                woken += self._waiting.pop(key, ())\n",
         ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "own_background_store"),
     ),
     Mutant(
@@ -2247,6 +2247,35 @@ MUTANTS: tuple[Mutant, ...] = (
         '        return rows[0] if rows and rows[0]["thread_id"] == thread_id else None',
         "        return rows[0] if rows else None",
         ("tests/test_ui_bounds.py", "-k", "polls"),
+    ),
+    # issue 35: one identification of the server, one bounded map
+    Mutant(
+        "the interpreters identify mongo-java-server as MongoDB (serverStatus not asked)",
+        "src/storage/plans/quirks.py",
+        '    return identify(info, status.value.get("process")), info',
+        "    return identify(info), info",
+        ("tests/test_server_tier.py", "-m", "server", "-k", "recognised"),
+    ),
+    Mutant(
+        "doctor gives no advice on a server whose conditional updates are not atomic",
+        "src/cli/doctor.py",
+        '    if not report["features"]["atomic_updates"]:',
+        "    if False:",
+        ("tests/test_cli.py", "-m", "server", "-k", "doctor_on_a_real_server"),
+    ),
+    Mutant(
+        "a bounded map forgets nothing: what a saver remembers grows without end",
+        "src/_lru.py",
+        "        while self.capacity is not None and len(self) > self.capacity:",
+        "        while False:",
+        ("tests/test_lru.py",),
+    ),
+    Mutant(
+        "a use does not make a key recent: the bounded map forgets what is in use",
+        "src/_lru.py",
+        "        self.move_to_end(key)\n        return self[key]",
+        "        return self[key]",
+        ("tests/test_lru.py",),
     ),
 )
 

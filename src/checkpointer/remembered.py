@@ -7,11 +7,12 @@ save queries: a miss never means "absent", so the plans ask the database then.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+from .._lru import LRU
 
 #: Threads whose expiry a saver remembers.
 EXPIRIES_REMEMBERED = 10_000
@@ -24,7 +25,7 @@ class ThreadExpiries:
     every document of the thread. A write never stamps less than the highest (one expiry, only forward)."""
 
     def __init__(self) -> None:
-        self._known: OrderedDict[str, tuple[datetime | None, datetime | None]] = OrderedDict()
+        self._known: LRU[str, tuple[datetime | None, datetime | None]] = LRU(EXPIRIES_REMEMBERED)
         self._lock = threading.Lock()
 
     def highest(self, thread_id: str) -> datetime | None:
@@ -40,10 +41,7 @@ class ThreadExpiries:
         with self._lock:
             highest, done = self._known.get(thread_id, (None, None))
             highest = value if highest is None else max(highest, value)
-            self._known[thread_id] = (highest, value if spread else done)
-            self._known.move_to_end(thread_id)
-            while len(self._known) > EXPIRIES_REMEMBERED:
-                self._known.popitem(last=False)
+            self._known.put(thread_id, (highest, value if spread else done))
             return highest
 
     def forget(self, thread_id: str) -> None:
@@ -74,12 +72,12 @@ class StoredCheckpoints:
     """
 
     def __init__(self) -> None:
-        self._origins: OrderedDict[tuple[str, str, str], Stored] = OrderedDict()
+        self._origins: LRU[tuple[str, str, str], Stored] = LRU(STORED_REMEMBERED)
         #: Waiters by (thread, namespace, checkpoint).
         self._waiting: dict[tuple[str, str, str], list[Callable[[], None]]] = {}
         #: Per thread, the oldest root checkpoint whose store failed since the thread's latest was last read, and
         #: the error it failed with.
-        self._failed: OrderedDict[str, tuple[str, BaseException]] = OrderedDict()
+        self._failed: LRU[str, tuple[str, BaseException]] = LRU(STORED_REMEMBERED)
         self._lock = threading.Lock()
 
     def note(
@@ -91,11 +89,8 @@ class StoredCheckpoints:
         with self._lock:
             for doc in docs:
                 key = (thread_id, checkpoint_ns, doc["checkpoint_id"])
-                self._origins[key] = Stored(doc.get("origin") or doc["checkpoint_id"], frozenset(doc.get("completed") or ()), written)
-                self._origins.move_to_end(key)
+                self._origins.put(key, Stored(doc.get("origin") or doc["checkpoint_id"], frozenset(doc.get("completed") or ()), written))
                 woken += self._waiting.pop(key, ())
-            while len(self._origins) > STORED_REMEMBERED:
-                self._origins.popitem(last=False)
         for wake in woken:
             wake()
 
@@ -104,10 +99,7 @@ class StoredCheckpoints:
         not be stored (``failed``); wake whoever waits for one of them."""
         with self._lock:
             known = self._failed.get(thread_id)
-            self._failed[thread_id] = (checkpoint_id, error) if known is None or checkpoint_id < known[0] else known
-            self._failed.move_to_end(thread_id)
-            while len(self._failed) > STORED_REMEMBERED:
-                self._failed.popitem(last=False)
+            self._failed.put(thread_id, (checkpoint_id, error) if known is None or checkpoint_id < known[0] else known)
             keys = [key for key in self._waiting if key[:2] == (thread_id, "") and key[2] >= checkpoint_id]
             woken = [wake for key in keys for wake in self._waiting.pop(key)]
         for wake in woken:
@@ -194,7 +186,7 @@ class ValueLocations:
     """
 
     def __init__(self) -> None:
-        self._known: OrderedDict[tuple[str, str, str], dict[str, Location]] = OrderedDict()
+        self._known: LRU[tuple[str, str, str], dict[str, Location]] = LRU(LOCATIONS_REMEMBERED)
         self._lock = threading.Lock()
 
     def get(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> dict[str, Location] | None:
@@ -204,10 +196,7 @@ class ValueLocations:
     def note(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, locations: dict[str, Location]) -> None:
         key = (thread_id, checkpoint_ns, checkpoint_id)
         with self._lock:
-            self._known[key] = locations
-            self._known.move_to_end(key)
-            while len(self._known) > LOCATIONS_REMEMBERED:
-                self._known.popitem(last=False)
+            self._known.put(key, locations)
 
     def forget_thread(self, thread_id: str) -> None:
         """Forget every checkpoint of a thread (deleted, pruned): a location must never outlive its holder."""
@@ -240,16 +229,15 @@ class TaskHolds:
 
     def __init__(self) -> None:
         #: thread -> task id -> its hold: a ``put`` reads its own thread's tasks only
-        self._threads: OrderedDict[str, dict[str, _TaskHold]] = OrderedDict()
+        self._threads: LRU[str, dict[str, _TaskHold]] = LRU(THREADS_HELD)
         self._lock = threading.Lock()
 
     def hold(self, thread_id: str, task_id: str, checkpoint_ns: str, prepared_from: str, future: Any) -> None:
         with self._lock:
-            tasks = self._threads.setdefault(thread_id, {})
+            tasks = self._threads.use(thread_id)
+            if tasks is None:
+                tasks = self._threads.put(thread_id, {})
             tasks.setdefault(task_id, _TaskHold(checkpoint_ns, prepared_from, [])).futures.append(future)
-            self._threads.move_to_end(thread_id)
-            while len(self._threads) > THREADS_HELD:
-                self._threads.popitem(last=False)
         future.add_done_callback(lambda done: self._release(thread_id, task_id, done))
 
     def _release(self, thread_id: str, task_id: str, future: Any) -> None:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
+from .._lru import LRU
 from .. import _langgraph
 from ..storage.plans.requests import Find, Join, Plan, WaitNotice
 from ..errors import CheckpointNotStoredError, RunLockLostError
@@ -61,16 +61,13 @@ class RootCheckpoints:
         self.stored = stored
         self.holds = holds
         #: Per thread, whether its latest run started here runs on an event loop.
-        self._on_loop: OrderedDict[str, bool] = OrderedDict()
+        self._on_loop: LRU[str, bool] = LRU(STORED_REMEMBERED)
         self._lock = threading.Lock()
 
     def run_started(self, thread_id: str, *, on_loop: bool) -> None:
         """A root run of the thread started here, on an event loop (``aget_tuple``) or not."""
         with self._lock:
-            self._on_loop[thread_id] = on_loop
-            self._on_loop.move_to_end(thread_id)
-            while len(self._on_loop) > STORED_REMEMBERED:
-                self._on_loop.popitem(last=False)
+            self._on_loop.put(thread_id, on_loop)
 
     def stores_on_loop(self, thread_id: str) -> bool:
         """See ``MongoDBCheckpointer.stores_on_event_loop``."""

@@ -94,7 +94,7 @@ import logging
 import threading
 import time
 import uuid
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
@@ -106,6 +106,7 @@ from typing import Any
 from langchain_core.runnables.config import merge_configs
 from pymongo.errors import ConnectionFailure
 
+from .._lru import LRU
 from .._bson import require_db_name, require_seconds, require_str, require_thread_id
 from ..storage.plans import lease
 from ..storage.plans.faces import TwoFaces, split_clients
@@ -128,7 +129,7 @@ TAKEN_REMEMBERED = 10_000
 #: The owners of this process's runs that ended and whose release is not known to have gone through: their locks
 #: are this process's to take at once, by any of its platforms (a release lost to the network would otherwise hold
 #: a thread a lease long). Owners are random: another process's never appear here.
-_ENDED: OrderedDict[str, None] = OrderedDict()
+_ENDED: LRU[str, None] = LRU(TAKEN_REMEMBERED)
 _ENDED_LOCK = threading.Lock()
 #: The ``lease_until`` of a released lock: long expired, so the next run takes it at once.
 RELEASED = datetime(1970, 1, 1)
@@ -397,7 +398,7 @@ class RunLocks(TwoFaces):
             role="runs",
         )
         #: Threads whose lock this process has taken before: their next take tries the released lock first.
-        self._taken_before: OrderedDict[str, None] = OrderedDict()
+        self._taken_before: LRU[str, None] = LRU(TAKEN_REMEMBERED)
         self._taken_lock = threading.Lock()
         #: Releases sent in the background (``CallLocks.release``), by thread: the thread's next take waits for its own.
         self._releasing: dict[str, concurrent.futures.Future[None]] = {}
@@ -473,10 +474,7 @@ class RunLocks(TwoFaces):
 
     def _note_taken(self, thread_id: str) -> None:
         with self._taken_lock:
-            self._taken_before[thread_id] = None
-            self._taken_before.move_to_end(thread_id)
-            while len(self._taken_before) > TAKEN_REMEMBERED:
-                self._taken_before.popitem(last=False)
+            self._taken_before.put(thread_id, None)
 
     def _take_plan(self, thread_id: str, holder: dict[str, Any] | None, owner: str, now: datetime) -> Plan:
         """Insert the thread's first lock, or take ``holder``'s by one update conditional on the state read.
@@ -529,9 +527,7 @@ class RunLocks(TwoFaces):
             if not ended:
                 _ENDED.pop(owner, None)
                 return
-            _ENDED[owner] = None
-            while len(_ENDED) > TAKEN_REMEMBERED:
-                _ENDED.popitem(last=False)
+            _ENDED.put(owner, None)
 
     @staticmethod
     def _ended_here(owner: Any) -> bool:
