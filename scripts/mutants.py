@@ -4,8 +4,8 @@
 Each mutant is an exact text replacement in one file of ``src/``: it removes a
 fence, a lease condition, a cache invalidation, ... The mutants of a file are a
 table of data beside this runner, at the file's own path under
-``scripts/mutants.d/`` (those of ``src/run_lock.py`` in
-``scripts/mutants.d/src/run_lock.py``). For each one, this script
+``scripts/mutants.d/`` (those of ``src/runs/run_lock.py`` in
+``scripts/mutants.d/src/runs/run_lock.py``). For each one, this script
 copies the tree to a temporary directory, applies the replacement there (the
 text must occur exactly once, so a mutant that no longer applies fails loudly
 instead of testing nothing), and runs the tests named for it against the copy.

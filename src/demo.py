@@ -30,7 +30,7 @@ from langchain_core.tools import tool
 from langgraph.config import get_config
 from langgraph.graph import START, StateGraph
 
-from .connections import DRIVER_INFO, masked_uri
+from .storage.connections import DRIVER_INFO, masked_uri
 from .journal import SecureLLM, SecureTool
 from .platform import DurablePlatform
 

@@ -27,8 +27,8 @@ from typing import Any
 from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
 
 from ._bson import require_str, require_str_list
-from ._plans.interpreters import AsyncInterpreter, SyncInterpreter
-from ._plans.requests import END, Aggregate, Find, Invoke, Next, Plan, Raised
+from .storage.plans.interpreters import AsyncInterpreter, SyncInterpreter
+from .storage.plans.requests import END, Aggregate, Find, Invoke, Next, Plan, Raised
 from .checkpointer import MongoDBCheckpointer
 from .errors import DurableMongoError, InvalidInputError
 

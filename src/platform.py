@@ -33,7 +33,6 @@ import difflib
 import inspect
 import logging
 import threading
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -43,16 +42,17 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.pregel import Pregel
 
+from ._lru import LRU
 from ._bson import DEFAULT_CHUNK_BYTES, require_db_name
-from .connections import ClosesOpenedClients, ConnectionScope, database_name
+from .storage.connections import ClosesOpenedClients, ConnectionScope, database_name
 from .checkpointer import MongoDBCheckpointer
 from .errors import InvalidInputError, TopologyError
-from .schema import CollectionNames
+from .storage.schema import CollectionNames
 from .journal import ActivityJournal, EffectScope, ResolverLocator
 from .journal.context import serve_effects
 from . import _langgraph
 from .resolver import DurableSubgraphResolver, TaskTrace
-from .run_lock import (
+from .runs.run_lock import (
     LockedAsyncIterator,
     LockedIterator,
     RunLocks,
@@ -110,7 +110,7 @@ class DurablePlatform(ClosesOpenedClients):
         journal_options: passed to ``ActivityJournal`` (``lease_seconds``,
             ``wait_seconds``, ``terminal_errors``, ``on_input_change``, ...).
         exclusive_runs: one run per thread at a time (default): ``invoke``/``stream``/``batch`` and
-            their async twins take the thread's fenced run lock (``run_lock.py``, collection
+            their async twins take the thread's fenced run lock (``runs/run_lock.py``, collection
             ``thread_runs``; 3 commands per run), so concurrent resumes of one thread run one after
             the other instead of forking it. ``False`` turns it off: then run one caller per thread yourself.
         run_lease_seconds: how long a run's lock outlives its last renewal (renewed every third of it);
@@ -143,7 +143,7 @@ class DurablePlatform(ClosesOpenedClients):
         self.tasks = TaskTrace(capacity=TASKS_REMEMBERED)
         self.locator = ResolverLocator(self.checkpointer, self.tasks)
         self._lock = threading.Lock()
-        self._resolvers: OrderedDict[tuple[int, ...], tuple[Any, DurableSubgraphResolver]] = OrderedDict()
+        self._resolvers: LRU[tuple[int, ...], tuple[Any, DurableSubgraphResolver]] = LRU(RESOLVERS_REMEMBERED)
         self._classes: dict[type, type] = {}
         self.checkpointer.observe_child_runs(self.tasks.note_child_run)
         self.checkpointer.observe_sweep_prunes(self._forget_finished)
@@ -363,16 +363,13 @@ class DurablePlatform(ClosesOpenedClients):
         nodes = tuple(graph.nodes.values())
         key = tuple(id(node) for node in nodes)
         with self._lock:
-            known = self._resolvers.get(key)
+            known = self._resolvers.use(key)
             if known is not None:
-                self._resolvers.move_to_end(key)
                 return known[1]
         resolver = DurableSubgraphResolver.from_graph(graph, self.checkpointer)
         resolver.validate()
         with self._lock:
-            self._resolvers[key] = (nodes, resolver)  # the nodes kept alive keep their ids unique
-            while len(self._resolvers) > RESOLVERS_REMEMBERED:
-                self._resolvers.popitem(last=False)
+            self._resolvers.put(key, (nodes, resolver))  # the nodes kept alive keep their ids unique
         return resolver
 
     def _forget_finished(self, thread_id: str, finished: list[str]) -> Any:

@@ -53,9 +53,9 @@ from contextlib import asynccontextmanager
 
 
 from .checkpointer import MongoDBCheckpointer
-from .connections import database_name
+from .storage.connections import database_name
 from .errors import ClientConfigurationError, InvalidInputError
-from .liveness import identity
+from .storage.liveness import identity
 from .platform import DurablePlatform
 
 __all__ = ["checkpointer", "database_of", "ttl_of"]

@@ -22,7 +22,7 @@ import pytest
 from pymongo import monitoring
 
 from langgraph_durable_mongodb import MongoDBCheckpointer
-from langgraph_durable_mongodb.thread_summaries import NOT_SUMMARY
+from langgraph_durable_mongodb.storage.thread_summaries import NOT_SUMMARY
 from tests.conftest import server_ids, uri_of
 
 

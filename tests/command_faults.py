@@ -1,7 +1,7 @@
 """Faults injected at the interpreters' seam (no tests here): one storage command fails, sent or not.
 
 Every request a plan yields reaches MongoDB through ``SyncInterpreter.execute`` or ``AsyncInterpreter.execute``
-(``src/_plans/interpreters.py``), records written in the background included. ``CommandFault`` wraps both, counts
+(``src/storage/plans/interpreters.py``), records written in the background included. ``CommandFault`` wraps both, counts
 the storage requests (those naming a collection) and fails the one its ``hits`` picks, once:
 
 - ``lost_reply=False``: the command is never sent (a failed ``put``, ``put_writes``, record, ...);
@@ -25,7 +25,7 @@ from typing import Any
 
 from pymongo.errors import AutoReconnect
 
-from langgraph_durable_mongodb._plans import interpreters
+from langgraph_durable_mongodb.storage.plans import interpreters
 
 
 def root_checkpoint_step(request: Any) -> int | None:

@@ -32,8 +32,8 @@ from langgraph_durable_mongodb.journal import (
     digest,
     effect_scope,
 )
-from langgraph_durable_mongodb._plans.lease import utcnow
-from langgraph_durable_mongodb.liveness import identity
+from langgraph_durable_mongodb.storage.plans.lease import utcnow
+from langgraph_durable_mongodb.storage.liveness import identity
 from langgraph_durable_mongodb.journal.documents import claim_fields, new_entry
 from langgraph_durable_mongodb.resolver import DurableSubgraphResolver, durable_scope
 

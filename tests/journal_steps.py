@@ -8,8 +8,8 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from langgraph_durable_mongodb._plans.lease import utcnow
-from langgraph_durable_mongodb._plans.requests import FencedUpdate, Invoke
+from langgraph_durable_mongodb.storage.plans.lease import utcnow
+from langgraph_durable_mongodb.storage.plans.requests import FencedUpdate, Invoke
 from langgraph_durable_mongodb.journal import EffectCall
 
 from .journal_helpers import POS, JournalFace

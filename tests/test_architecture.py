@@ -154,37 +154,37 @@ def test_a_bench_section_imports_only_what_the_sections_share() -> None:
     assert {m: found for m, found in offending.items() if found} == {}
 
 
-#: Every layer above the base modules that hold no plan (``connections``, ``liveness``, ``heartbeats``).
+#: Every layer above storage's modules that hold no plan (``connections``, ``liveness``, ``heartbeats``).
 ABOVE_THE_BASE = (
-    "_plans", "journal", "checkpointer", "resolver", "run_lock", "platform", "server", "cli", "demo", "views", "ui",
+    "storage.plans", "journal", "checkpointer", "resolver", "runs", "platform", "server", "cli", "demo", "views", "ui",
 )
+#: Every package above storage.
+ABOVE_STORAGE = ("journal", "checkpointer", "resolver", "runs", "platform", "server", "migrate", "cli", "demo", "views", "ui")
 
 
 @pytest.mark.parametrize(
     ("layer", "forbidden"),
     [
-        # what is not a plan (clients, process liveness, the renewer thread) lies beneath the plan layer
-        ("connections", ABOVE_THE_BASE),
-        ("liveness", ABOVE_THE_BASE),
-        ("heartbeats", ABOVE_THE_BASE),
-        ("_plans", ("journal", "checkpointer", "resolver", "run_lock", "platform", "cli", "demo", "views", "ui")),
-        ("run_lock", ("journal", "checkpointer", "resolver", "platform")),
-        ("schema", ("_plans", "journal", "checkpointer", "resolver", "run_lock", "platform")),
-        ("storage_format", ("journal", "checkpointer", "resolver", "run_lock", "platform", "cli")),
+        # storage knows MongoDB and nothing of checkpoints, effects or runs
+        ("storage", ABOVE_STORAGE),
+        # what is not a plan (clients, process liveness, the renewer thread) lies beneath the plan machinery
+        ("storage.connections", ABOVE_THE_BASE),
+        ("storage.liveness", ABOVE_THE_BASE),
+        ("storage.heartbeats", ABOVE_THE_BASE),
+        ("storage.server_errors", ABOVE_THE_BASE),
+        ("storage.schema", ABOVE_THE_BASE),
         # what a thread's documents are spread over, declared by their owners: beneath every storage class
-        ("thread_collections", ("_plans", "storage_format", "journal", "checkpointer", "resolver", "run_lock", "platform", "cli")),
-        ("checkpointer", ("journal", "resolver", "run_lock", "platform")),
-        ("resolver", ("journal", "checkpointer", "run_lock", "platform")),
-        ("journal", ("checkpointer", "run_lock", "platform")),
+        ("storage.thread_collections", ("storage.format", *ABOVE_THE_BASE)),
+        ("runs", ("journal", "checkpointer", "resolver", "platform")),
+        ("checkpointer", ("journal", "resolver", "runs", "platform")),
+        ("resolver", ("journal", "checkpointer", "runs", "platform")),
+        ("journal", ("checkpointer", "runs", "platform")),
         # the thread views read storage for the CLI and the web inspector, never the other way round
-        ("views", ("resolver", "run_lock", "platform", "cli", "ui", "demo")),
+        ("views", ("resolver", "runs", "platform", "cli", "ui", "demo")),
         # the web inspector reads through the views and acts through the CLI's commands: never storage itself
-        ("ui", ("_plans", "checkpointer.store", "checkpointer.maintenance", "journal.plans", "resolver", "run_lock", "platform", "demo")),
-        # doctor's checks, and what a server's failure means: beneath the CLI, never reaching into it
-        ("deployment", ("journal", "checkpointer", "resolver", "run_lock", "platform", "cli", "views", "ui", "demo")),
-        ("server_errors", ABOVE_THE_BASE),
+        ("ui", ("storage.plans", "checkpointer.store", "checkpointer.maintenance", "journal.plans", "resolver", "runs", "platform", "demo")),
         # the migration from MongoDBSaver uses the saver's public API only; its command line is the CLI's
-        ("migrate", ("checkpointer.store", "checkpointer.maintenance", "checkpointer.roots", "checkpointer.expiry", "checkpointer.documents", "checkpointer.memory", "journal", "cli")),
+        ("migrate", ("checkpointer.store", "checkpointer.maintenance", "checkpointer.roots", "checkpointer.expiry", "checkpointer.documents", "checkpointer.remembered", "journal", "cli")),
     ],
 )
 def test_a_layer_imports_nothing_above_it(layer: str, forbidden: tuple[str, ...]) -> None:
@@ -224,13 +224,13 @@ def test_no_module_of_the_cli_imports_pymongo() -> None:
 def test_the_pymongo_check_sees_every_form_of_import(source: str, tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text(source)
     assert pymongo_imports(tmp_path / "m.py") != []
-    assert pymongo_imports(SRC / "connections.py") != []  # and it reads the real tree
+    assert pymongo_imports(SRC / "storage" / "connections.py") != []  # and it reads the real tree
 
 
 def test_the_check_sees_imports_a_cycle_would_be_made_of() -> None:
     """The checks above would pass on an empty graph: show they read real edges, lazy ones included."""
-    assert f"{PACKAGE}._plans.interpreters" in GRAPH[f"{PACKAGE}._plans.faces"]
-    assert f"{PACKAGE}.connections" in GRAPH[f"{PACKAGE}._plans.faces"]
+    assert f"{PACKAGE}.storage.plans.interpreters" in GRAPH[f"{PACKAGE}.storage.plans.faces"]
+    assert f"{PACKAGE}.storage.connections" in GRAPH[f"{PACKAGE}.storage.plans.faces"]
     assert f"{PACKAGE}.resolver.position" in GRAPH[f"{PACKAGE}.journal.attempt"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 

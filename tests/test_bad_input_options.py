@@ -9,7 +9,7 @@ import pytest
 from mongomock_motor import AsyncMongoMockClient
 
 from langgraph_durable_mongodb import ActivityJournal, DurablePlatform, InvalidInputError
-from langgraph_durable_mongodb.run_lock import RunLocks
+from langgraph_durable_mongodb.runs.run_lock import RunLocks
 
 
 @pytest.mark.parametrize(

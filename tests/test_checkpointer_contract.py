@@ -21,7 +21,7 @@ from langgraph_durable_mongodb import (
     MongoDBCheckpointer,
     ThreadExistsError,
 )
-from langgraph_durable_mongodb._plans.requests import Find, Gather, Upsert, WaitNotice
+from langgraph_durable_mongodb.storage.plans.requests import Find, Gather, Upsert, WaitNotice
 
 from .checkpoints import cfg, make_checkpoint, put
 from .clients import Face
@@ -587,9 +587,7 @@ async def test_wait_stored_waits_for_this_saver_s_own_background_store_without_a
 
 async def test_wait_stored_finds_a_checkpoint_the_registry_forgot(face: Face, monkeypatch: pytest.MonkeyPatch) -> None:
     """A large list() notes every checkpoint it reads and may evict the one a task waits for: the database answers."""
-    from langgraph_durable_mongodb.checkpointer import memory
-
-    monkeypatch.setattr(memory, "STORED_REMEMBERED", 3)
+    monkeypatch.setattr(face.saver._roots.stored._origins, "capacity", 3)  # a registry of three
     config, cp = await put(face, cfg(), {"n": 0})
     for step in range(1, 6):
         config, cp = await put(face, config, {"n": step}, previous=cp)

@@ -12,7 +12,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.types import Command, interrupt
 
 from langgraph_durable_mongodb import ClientConfigurationError, DeltaChainError, MongoDBCheckpointer
-from langgraph_durable_mongodb._plans.requests import Find, Gather
+from langgraph_durable_mongodb.storage.plans.requests import Find, Gather
 
 from .checkpoints import cfg, put
 from .clients import Face
@@ -249,7 +249,7 @@ async def test_ttl_two_workers_keep_one_expiry_that_only_moves_forward(face: Fac
     """Workers A, B, A (two savers on one database stand for two processes; A's clock lags B's by a
     third of a bucket): after each run every document of the thread, the journal's too, carries one
     expiry, the highest stamped so far, and no document's expiry ever went down."""
-    from langgraph_durable_mongodb._plans import lease as _clock
+    from langgraph_durable_mongodb.storage.plans import lease as _clock
     from langgraph_durable_mongodb.journal import ActivityJournal, EffectCall, EffectPosition
 
     ttl, epoch = 3600, datetime(1970, 1, 1)
@@ -311,7 +311,7 @@ async def test_ttl_a_worker_that_did_not_read_the_thread_never_lowers_its_expiry
 ) -> None:
     """B writes; A, whose clock lags into the previous bucket, writes without reading first: B's documents
     keep their later expiry (A's new ones carry A's until A's next renewal), and A's next bucket joins them."""
-    from langgraph_durable_mongodb._plans import lease as _clock
+    from langgraph_durable_mongodb.storage.plans import lease as _clock
 
     ttl, epoch = 3600, datetime(1970, 1, 1)
     bucket = timedelta(seconds=ttl / 10)

@@ -119,14 +119,14 @@ def test_doctor_falls_back_to_is_master_and_names_mongo_java_server(client: mong
     assert report["server"] == {
         "version": "5.0.0", "name": "mongo-java-server", "ferretdb": None, "mongo_java_server": True, "handshake": "isMaster"
     }
-    assert report["features"] == {"replica_set": False, "transactions": False, "ttl_indexes": False}
+    assert report["features"] == {"replica_set": False, "transactions": False, "ttl_indexes": False, "atomic_updates": True}
     assert "server      mongo-java-server (MongoDB 5.0.0 wire protocol)" in run(client, "doctor")[1]
 
 
 #: What doctor must say about each server the tier starts (MONGODB_URI: any MongoDB).
 DOCTOR_SAYS = {
-    "ferretdb": ("FerretDB v1.24.2 (MongoDB 7.0.42 wire protocol)", "hello"),
-    "mongo_java_server": ("mongo-java-server (MongoDB 5.0.0 wire protocol)", "isMaster"),
+    "ferretdb": ("FerretDB v1.24.2 (MongoDB 7.0.42 wire protocol)", "hello", False),
+    "mongo_java_server": ("mongo-java-server (MongoDB 5.0.0 wire protocol)", "isMaster", True),
 }
 
 
@@ -138,9 +138,10 @@ def test_doctor_on_a_real_server(mongodb_uri: str, mongodb_server: str, server_d
     code, out = run(None, "--uri", mongodb_uri, "--db", server_db_name, "doctor")
     assert code == 0 and "connection  ok" in out and "MISSING" not in out
     if mongodb_server in DOCTOR_SAYS:
-        kind, command = DOCTOR_SAYS[mongodb_server]
+        kind, command, atomic = DOCTOR_SAYS[mongodb_server]
         assert f"server      {kind}\n" in out and report["server"]["handshake"] == command
-        assert report["features"] == {"replica_set": False, "transactions": False, "ttl_indexes": False}
+        assert report["features"] == {"replica_set": False, "transactions": False, "ttl_indexes": False, "atomic_updates": atomic}
+        assert ("run one worker per thread" in out) is not atomic
 
 
 def test_bad_uri_and_no_uri_exit_2(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

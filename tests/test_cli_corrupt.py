@@ -11,7 +11,7 @@ from pymongo.errors import WriteError
 
 from langgraph_durable_mongodb import MongoDBCheckpointer
 from langgraph_durable_mongodb.cli import EXIT_PROBLEM
-from langgraph_durable_mongodb.thread_summaries import summary_id
+from langgraph_durable_mongodb.storage.thread_summaries import summary_id
 from tests.cli_helpers import run, write_thread
 from tests.clients import on_servers
 

@@ -17,8 +17,8 @@ from pymongo.errors import AutoReconnect, OperationFailure, ServerSelectionTimeo
 
 from langgraph_durable_mongodb.cli import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNREACHABLE, EXIT_USAGE
 from langgraph_durable_mongodb.cli.main import exit_code
-from langgraph_durable_mongodb.connections import masked_uri
-from langgraph_durable_mongodb.server_errors import translated, typed_server_errors
+from langgraph_durable_mongodb.storage.connections import masked_uri
+from langgraph_durable_mongodb.storage.server_errors import translated, typed_server_errors
 from tests.cli_helpers import run
 from tests.conftest import in_ci, why_not_startable
 from tests.servers import ferretdb

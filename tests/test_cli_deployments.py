@@ -19,9 +19,9 @@ from langgraph.checkpoint.mongodb import MongoDBSaver
 from pymongo import AsyncMongoClient, MongoClient
 
 from langgraph_durable_mongodb import DurablePlatform
-from langgraph_durable_mongodb._plans.interpreters import AsyncInterpreter, SyncInterpreter
-from langgraph_durable_mongodb.deployment import index_rows_plan
-from langgraph_durable_mongodb.schema import CollectionNames
+from langgraph_durable_mongodb.storage.plans.interpreters import AsyncInterpreter, SyncInterpreter
+from langgraph_durable_mongodb.storage.deployment import index_rows_plan
+from langgraph_durable_mongodb.storage.schema import CollectionNames
 from langgraph_durable_mongodb.cli import EXIT_OK, EXIT_PROBLEM
 from langgraph_durable_mongodb.server import checkpointer
 

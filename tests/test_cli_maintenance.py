@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from langgraph_durable_mongodb import MongoDBCheckpointer
-from langgraph_durable_mongodb._plans.lease import utcnow
+from langgraph_durable_mongodb.storage.plans.lease import utcnow
 from langgraph_durable_mongodb.cli import EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_USAGE
 from langgraph_durable_mongodb.errors import DeltaChainError
 from langgraph_durable_mongodb.journal import ActivityJournal, EffectCall, EffectPosition
-from langgraph_durable_mongodb.schema import CollectionNames
+from langgraph_durable_mongodb.storage.schema import CollectionNames
 from tests.cli_helpers import Terminal, run, write_thread
 from tests.clients import on_servers
 

@@ -7,7 +7,7 @@ position in two processes would overlap in the effects' own log, which
 records each execution's start and end on the machine-wide monotonic clock.
 
 Several resumers of one crashed thread run one after the other:
-``DurablePlatform`` takes the thread's run lock (``src/run_lock.py``) first.
+``DurablePlatform`` takes the thread's run lock (``src/runs/run_lock.py``) first.
 The crashed process's lock is taken over at once (its pid is gone) by
 exactly one resumer: the take-over is one conditional update on the lock's
 state as read (its fence and lease), which MongoDB applies atomically

@@ -15,7 +15,7 @@ import pytest
 from pymongo import MongoClient
 
 from langgraph_durable_mongodb import DurablePlatform, MongoDBCheckpointer
-from langgraph_durable_mongodb.connections import database_name
+from langgraph_durable_mongodb.storage.connections import database_name
 from langgraph_durable_mongodb.errors import InvalidInputError
 from langgraph_durable_mongodb.server import database_of
 

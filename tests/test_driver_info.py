@@ -51,7 +51,7 @@ def test_the_cli_client_names_us(monkeypatch: pytest.MonkeyPatch) -> None:
             made.append(self)
 
     # where the CLI's client is made (connections.command_client)
-    monkeypatch.setattr(importlib.import_module("langgraph_durable_mongodb.connections"), "MongoClient", Recorded)
+    monkeypatch.setattr(importlib.import_module("langgraph_durable_mongodb.storage.connections"), "MongoClient", Recorded)
     cli.main(["--uri", URI, "threads"])  # unreachable: exits non-zero, after making its client
     assert len(made) == 1 and names_us_once(made[0])
 

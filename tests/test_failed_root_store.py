@@ -20,7 +20,7 @@ from langgraph.graph import START, StateGraph
 from pymongo.errors import AutoReconnect
 
 from langgraph_durable_mongodb import CheckpointNotStoredError, RunLockLostError
-from langgraph_durable_mongodb._plans import interpreters
+from langgraph_durable_mongodb.storage.plans import interpreters
 from langgraph_durable_mongodb.journal import effect
 
 from .graphs import Notes, config

@@ -15,8 +15,8 @@ from typing import Any
 from bson import json_util
 from langgraph.types import Command
 
-from langgraph_durable_mongodb.storage_format import FORMAT_VERSION
-from langgraph_durable_mongodb.visit_keys import KEY
+from langgraph_durable_mongodb.storage.format import FORMAT_VERSION
+from langgraph_durable_mongodb.storage.visit_keys import KEY
 
 from .graphs import format2_case
 from .stores import Store

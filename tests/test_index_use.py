@@ -24,8 +24,8 @@ from langgraph.graph import START, StateGraph
 from pymongo import AsyncMongoClient, MongoClient, monitoring
 
 from langgraph_durable_mongodb.platform import DurablePlatform
-from langgraph_durable_mongodb.schema import CollectionNames, indexes_by_collection
-from langgraph_durable_mongodb.views.documents import ThreadDocuments
+from langgraph_durable_mongodb.storage.schema import CollectionNames, indexes_by_collection
+from langgraph_durable_mongodb.views.stored import ThreadDocuments
 from langgraph_durable_mongodb.views.reader import ThreadViews
 
 from .clients import on_servers, tier_uri

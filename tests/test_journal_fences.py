@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from langgraph_durable_mongodb.errors import EffectInProgressError
-from langgraph_durable_mongodb._plans.lease import utcnow
+from langgraph_durable_mongodb.storage.plans.lease import utcnow
 
 from .clients import offline
 from .journal_helpers import POS, Counter, JournalFace

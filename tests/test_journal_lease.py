@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from langgraph_durable_mongodb._plans.requests import FencedUpdate
+from langgraph_durable_mongodb.storage.plans.requests import FencedUpdate
 from langgraph_durable_mongodb.errors import EffectInProgressError, EffectOutcomeUnknownError
 from langgraph_durable_mongodb.journal import ActivityJournal, EffectPosition, current_effect
-from langgraph_durable_mongodb.liveness import identity
-from langgraph_durable_mongodb._plans.lease import utcnow
+from langgraph_durable_mongodb.storage.liveness import identity
+from langgraph_durable_mongodb.storage.plans.lease import utcnow
 
 from .clients import offline
 from .journal_helpers import POS, SEARCH, Counter, JournalFace, linux_only, owned_entry

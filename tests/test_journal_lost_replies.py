@@ -15,7 +15,7 @@ import pytest
 from langgraph.graph import START, StateGraph
 from pymongo.errors import AutoReconnect
 
-from langgraph_durable_mongodb._plans import interpreters
+from langgraph_durable_mongodb.storage.plans import interpreters
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 

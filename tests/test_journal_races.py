@@ -22,7 +22,7 @@ from pymongo import MongoClient
 
 from langgraph_durable_mongodb.journal import ActivityJournal, EffectCall, EffectPosition
 from langgraph_durable_mongodb.journal.documents import claim_fields, new_entry
-from langgraph_durable_mongodb._plans.lease import utcnow
+from langgraph_durable_mongodb.storage.plans.lease import utcnow
 
 from .workers.harness import judge
 

@@ -27,7 +27,7 @@ from langgraph_durable_mongodb.journal import (
     effect,
     effect_scope,
 )
-from langgraph_durable_mongodb._plans.lease import utcnow
+from langgraph_durable_mongodb.storage.plans.lease import utcnow
 
 from .journal_helpers import KINDS, SEARCH, Counter, JournalFace, NodeRun, owned_entry
 

@@ -126,7 +126,7 @@ async def test_a_run_lock_taken_over_is_logged_at_info(
     """A run takes over the lock of a run whose lease expired, and says whose it took."""
     from datetime import timedelta
 
-    from langgraph_durable_mongodb._plans.lease import utcnow
+    from langgraph_durable_mongodb.storage.plans.lease import utcnow
 
     platform = make_platform()
     platform.setup()

@@ -31,7 +31,7 @@ from langgraph_durable_mongodb.migrate import (
     aimport_mongodbsaver,
     import_mongodbsaver,
 )
-from langgraph_durable_mongodb.thread_summaries import NOT_SUMMARY, summary_id
+from langgraph_durable_mongodb.storage.thread_summaries import NOT_SUMMARY, summary_id
 
 from .cli_helpers import Terminal
 

@@ -18,7 +18,7 @@ from langgraph_durable_mongodb.journal.journal import ActivityJournal
 from langgraph_durable_mongodb.journal.llm import SecureLLM
 from langgraph_durable_mongodb.journal.tool import SecureTool
 from langgraph_durable_mongodb.platform import DurableGraph, DurablePlatform
-from langgraph_durable_mongodb.run_lock import RunLocks
+from langgraph_durable_mongodb.runs.run_lock import RunLocks
 
 PACKAGE = "langgraph_durable_mongodb"
 

@@ -1,4 +1,4 @@
-"""One run per thread at a time (``DurablePlatform(exclusive_runs=True)``, ``src/run_lock.py``).
+"""One run per thread at a time (``DurablePlatform(exclusive_runs=True)``, ``src/runs/run_lock.py``).
 
 Offline on the embedded platform (mongomock, both faces on one store) and on
 the real-server tier (pymongo ``MongoClient`` + ``AsyncMongoClient``).
@@ -26,11 +26,11 @@ from langgraph.graph import START, StateGraph
 from pymongo.errors import AutoReconnect
 
 from langgraph_durable_mongodb import ThreadBusyError
-from langgraph_durable_mongodb._plans import interpreters
+from langgraph_durable_mongodb.storage.plans import interpreters
 from langgraph_durable_mongodb.journal import effect
-from langgraph_durable_mongodb.liveness import identity
+from langgraph_durable_mongodb.storage.liveness import identity
 from langgraph_durable_mongodb.platform import DurablePlatform
-from langgraph_durable_mongodb.run_lock import RunLocks
+from langgraph_durable_mongodb.runs.run_lock import RunLocks
 
 from .checkout import FINAL, Effects, build
 from .graphs import Notes, config, note_graph
@@ -367,7 +367,7 @@ async def test_abatch_locks_every_distinct_thread(make_platform: Any) -> None:
 
 
 def _slow_release(platform: DurablePlatform, monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
-    from langgraph_durable_mongodb._plans.requests import Sleep
+    from langgraph_durable_mongodb.storage.plans.requests import Sleep
 
     locks = platform.run_locks
     release = locks._release_plan  # noqa: SLF001 - the plan every release runs

@@ -21,7 +21,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 
 from langgraph_durable_mongodb import DurableGraph, ThreadBusyError
-from langgraph_durable_mongodb.run_lock import batch_rounds, thread_id_of, thread_ids_of
+from langgraph_durable_mongodb.runs.run_lock import batch_rounds, thread_id_of, thread_ids_of
 
 from .checkout import FINAL, Effects, build
 from .graphs import config

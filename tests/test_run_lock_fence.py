@@ -1,4 +1,4 @@
-"""The run lock's guards, one by one (``src/run_lock.py``): the fence, the take-over rule, the lease.
+"""The run lock's guards, one by one (``src/runs/run_lock.py``): the fence, the take-over rule, the lease.
 
 Races are driven step by step: run X's acquire plan until it yields its
 take-over request, let another run renew, release or take the lock in
@@ -23,11 +23,11 @@ from pymongo.errors import AutoReconnect
 from langgraph.graph import START, StateGraph
 
 from langgraph_durable_mongodb import DurableMongoError, RunLockLostError, ThreadBusyError
-from langgraph_durable_mongodb import run_lock
-from langgraph_durable_mongodb._plans.requests import FencedUpdate, FindOneAndUpdate, InsertOne, Raised, Returned, Try
-from langgraph_durable_mongodb._plans import lease
-from langgraph_durable_mongodb._plans.lease import utcnow
-from langgraph_durable_mongodb.run_lock import RELEASED, CallLocks, HeldLock, RunLocks, check_held
+from langgraph_durable_mongodb.runs import run_lock
+from langgraph_durable_mongodb.storage.plans.requests import FencedUpdate, FindOneAndUpdate, InsertOne, Raised, Returned, Try
+from langgraph_durable_mongodb.storage.plans import lease
+from langgraph_durable_mongodb.storage.plans.lease import utcnow
+from langgraph_durable_mongodb.runs.run_lock import RELEASED, CallLocks, HeldLock, RunLocks, check_held
 
 from .graphs import Notes, config
 
@@ -212,7 +212,7 @@ async def test_a_renewal_fails_once_its_lease_expired_even_if_nobody_took_the_lo
 ) -> None:
     held = await face.acquire()
     stall(locks)
-    with caplog.at_level(logging.WARNING, logger="langgraph_durable_mongodb.run_lock"):
+    with caplog.at_level(logging.WARNING, logger="langgraph_durable_mongodb.runs.run_lock"):
         assert await face.renew(held.holdings[0]) is False
     assert held.lost == ["t"]
     assert "lost the run lock of thread 't' (fence 1)" in caplog.text and "run_lease_seconds" in caplog.text
@@ -307,7 +307,7 @@ async def test_the_renewer_notices_a_lost_lock(make_platform: Any, kind: str, ca
     platform = make_platform(run_lease_seconds=0.3)  # renewed every 0.1 s
     locks, face = platform.run_locks, Face(platform.run_locks, kind)
     locks.setup()
-    with caplog.at_level(logging.WARNING, logger="langgraph_durable_mongodb.run_lock"):
+    with caplog.at_level(logging.WARNING, logger="langgraph_durable_mongodb.runs.run_lock"):
         held = await face.acquire()
         deadline = time.monotonic() + 5
         while not held.lost and time.monotonic() < deadline:

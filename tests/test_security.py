@@ -24,7 +24,7 @@ from pymongo import monitoring
 
 from langgraph_durable_mongodb.journal import SecureLLM, SecureTool, digest, effect
 from langgraph_durable_mongodb.platform import DurablePlatform
-from langgraph_durable_mongodb.thread_summaries import NOT_SUMMARY
+from langgraph_durable_mongodb.storage.thread_summaries import NOT_SUMMARY
 
 from .clients import on_servers, tier_uri
 from .journal_helpers import scripted

@@ -26,11 +26,11 @@ import pytest
 from langgraph.graph import START, StateGraph
 
 from langgraph_durable_mongodb import RunLockLostError
-from langgraph_durable_mongodb._plans.lease import utcnow
-from langgraph_durable_mongodb._plans.requests import Sleep
+from langgraph_durable_mongodb.storage.plans.lease import utcnow
+from langgraph_durable_mongodb.storage.plans.requests import Sleep
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.journal.plans import JournalPlans
-from langgraph_durable_mongodb.run_lock import CallLocks, HeldLock, RunLocks
+from langgraph_durable_mongodb.runs.run_lock import CallLocks, HeldLock, RunLocks
 
 from .graphs import Notes, config
 

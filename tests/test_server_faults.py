@@ -29,7 +29,7 @@ from pymongo import AsyncMongoClient, MongoClient, monitoring
 from pymongo.errors import ConnectionFailure
 
 from langgraph_durable_mongodb.platform import DurablePlatform
-from langgraph_durable_mongodb.thread_summaries import SUMMARY_NS
+from langgraph_durable_mongodb.storage.thread_summaries import SUMMARY_NS
 
 from .servers import ferretdb
 from .workers import durable_worker

@@ -15,7 +15,8 @@ import pytest
 from bson import Binary
 from pymongo import AsyncMongoClient, MongoClient
 
-from langgraph_durable_mongodb.deployment import server_identity
+from langgraph_durable_mongodb.storage.deployment import server_identity
+from langgraph_durable_mongodb.storage.plans.interpreters import AsyncInterpreter, SyncInterpreter
 from tests.conftest import choose_server, server_ids, why_not_startable
 from tests.servers import ferretdb, mongo_java_server
 from tests.workers.harness import judge, measure_gaps, server_gaps
@@ -99,6 +100,18 @@ def test_each_launched_server_is_recognised(mongodb_uri: str, request: pytest.Fi
     with MongoClient(mongodb_uri) as client:
         identity, quirks = server_identity(client)
         assert identity == IDENTITIES[request.node.callspec.params["mongodb_uri"]] and quirks.name == identity["name"]
+        # the interpreters identify the server with the same plan as doctor: one identification
+        assert SyncInterpreter(client["recognised"]).quirks is quirks
+
+
+@pytest.mark.parametrize("mongodb_uri", [s for s in server_ids(os.environ) if s in IDENTITIES], indirect=True)
+async def test_each_launched_server_is_recognised_by_the_async_face(mongodb_uri: str, request: pytest.FixtureRequest) -> None:
+    client = AsyncMongoClient(mongodb_uri)
+    try:
+        quirks = await AsyncInterpreter(client["recognised"]).quirks()
+    finally:
+        await client.close()
+    assert quirks.name == IDENTITIES[request.node.callspec.params["mongodb_uri"]]["name"]
 
 
 @pytest.mark.parametrize("mongodb_uri", [s for s in server_ids(os.environ) if s != "ferretdb"], indirect=True)

@@ -21,9 +21,9 @@ from langgraph.graph import START, StateGraph
 from langgraph_durable_mongodb import ActivityJournal, IncompatibleStorageError
 from langgraph_durable_mongodb.cli import EXIT_PROBLEM, main
 from langgraph_durable_mongodb.platform import DurablePlatform
-from langgraph_durable_mongodb.schema import CollectionNames
-from langgraph_durable_mongodb.storage_format import FORMAT_VERSION, format_document
-from langgraph_durable_mongodb.thread_summaries import NOT_SUMMARY
+from langgraph_durable_mongodb.storage.schema import CollectionNames
+from langgraph_durable_mongodb.storage.format import FORMAT_VERSION, format_document
+from langgraph_durable_mongodb.storage.thread_summaries import NOT_SUMMARY
 
 from .cli_helpers import mongod_command
 from .clients import on_servers

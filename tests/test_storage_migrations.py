@@ -1,4 +1,4 @@
-"""Every step of ``storage_format.MIGRATIONS``, held to the rules its comment states: the template for the next one.
+"""Every step of ``storage.format.MIGRATIONS``, held to the rules its comment states: the template for the next one.
 
 Each step runs on a database our current code wrote, turned back into what the version before it left
 (``Step.as_version``), on mongomock and both servers, sync and async, and must then satisfy its ``holds`` check:
@@ -22,14 +22,14 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
-from langgraph_durable_mongodb._plans.interpreters import AsyncInterpreter, SyncInterpreter
-from langgraph_durable_mongodb._plans.requests import FencedUpdate, InsertMany, InsertOne, UpdateMany, Upsert
+from langgraph_durable_mongodb.storage.plans.interpreters import AsyncInterpreter, SyncInterpreter
+from langgraph_durable_mongodb.storage.plans.requests import FencedUpdate, InsertMany, InsertOne, UpdateMany, Upsert
 from langgraph_durable_mongodb.checkpointer import MongoDBCheckpointer
 from langgraph_durable_mongodb.journal.labels import labelled
-from langgraph_durable_mongodb.schema import CollectionNames
-from langgraph_durable_mongodb.storage_format import FORMAT_VERSION, MIGRATIONS, StorageFormat
-from langgraph_durable_mongodb.thread_summaries import SUMMARY_NS
-from langgraph_durable_mongodb.visit_keys import KEY, levels
+from langgraph_durable_mongodb.storage.schema import CollectionNames
+from langgraph_durable_mongodb.storage.format import FORMAT_VERSION, MIGRATIONS, StorageFormat
+from langgraph_durable_mongodb.storage.thread_summaries import SUMMARY_NS
+from langgraph_durable_mongodb.storage.visit_keys import KEY, levels
 
 from .graphs import run_probe
 from .stores import Store

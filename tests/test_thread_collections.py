@@ -16,12 +16,12 @@ import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
 from langgraph_durable_mongodb import ActivityJournal, IncompatibleStorageError, ThreadExistsError
-from langgraph_durable_mongodb._plans.interpreters import AsyncInterpreter, SyncInterpreter
-from langgraph_durable_mongodb._plans.requests import DeleteMany, InsertMany, InsertOne
+from langgraph_durable_mongodb.storage.plans.interpreters import AsyncInterpreter, SyncInterpreter
+from langgraph_durable_mongodb.storage.plans.requests import DeleteMany, InsertMany, InsertOne
 from langgraph_durable_mongodb.checkpointer import MongoDBCheckpointer
 from langgraph_durable_mongodb.platform import DurablePlatform
-from langgraph_durable_mongodb.schema import CollectionNames
-from langgraph_durable_mongodb.storage_format import format_document
+from langgraph_durable_mongodb.storage.schema import CollectionNames
+from langgraph_durable_mongodb.storage.format import format_document
 
 from .graphs import run_probe
 from .stores import Store

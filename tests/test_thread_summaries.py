@@ -15,15 +15,16 @@ import mongomock
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
-from langgraph_durable_mongodb import IncompatibleStorageError, InvalidInputError, deployment, summary_drift, thread_summaries
-from langgraph_durable_mongodb._plans.interpreters import AsyncInterpreter, SyncInterpreter
-from langgraph_durable_mongodb._plans.requests import FencedUpdate, Find, InsertOne, Upsert
+from langgraph_durable_mongodb import IncompatibleStorageError, InvalidInputError
+from langgraph_durable_mongodb.storage import deployment, summary_drift, thread_summaries
+from langgraph_durable_mongodb.storage.plans.interpreters import AsyncInterpreter, SyncInterpreter
+from langgraph_durable_mongodb.storage.plans.requests import FencedUpdate, Find, InsertOne, Upsert
 from langgraph_durable_mongodb.checkpointer import MongoDBCheckpointer
 from langgraph_durable_mongodb.cli import EXIT_OK, EXIT_PROBLEM, main
-from langgraph_durable_mongodb.schema import CollectionNames
-from langgraph_durable_mongodb.storage_format import FORMAT_VERSION
-from langgraph_durable_mongodb.thread_summaries import SUMMARY_NS, summary_id
-from langgraph_durable_mongodb.views.documents import ThreadDocuments
+from langgraph_durable_mongodb.storage.schema import CollectionNames
+from langgraph_durable_mongodb.storage.format import FORMAT_VERSION
+from langgraph_durable_mongodb.storage.thread_summaries import SUMMARY_NS, summary_id
+from langgraph_durable_mongodb.views.stored import ThreadDocuments
 from langgraph_durable_mongodb.views.reader import ThreadViews
 
 from .cli_helpers import mongod_command
@@ -210,9 +211,9 @@ def test_the_read_only_inspector_writes_nothing_to_a_format_1_database(
         with pytest.raises(IncompatibleStorageError, match=r"version 1, older .* ui --allow-writes`") as refused:
             read()
         assert refused.value.found == "version 1"
-    from langgraph_durable_mongodb.ui import server
+    from langgraph_durable_mongodb.ui import serving
 
-    monkeypatch.setattr(server.uvicorn, "run", lambda *args, **kwargs: pytest.fail("ui served a database it cannot read"))
+    monkeypatch.setattr(serving.uvicorn, "run", lambda *args, **kwargs: pytest.fail("ui served a database it cannot read"))
     assert main(["--db", store.db_name, "ui"], client=store.client) != EXIT_OK  # refused before it listens
     assert f"--db {store.db_name} ui --allow-writes" in capsys.readouterr().err
     assert _every_document(store) == before

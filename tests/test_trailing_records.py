@@ -27,7 +27,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.types import RetryPolicy
 
 from langgraph_durable_mongodb import ActivityJournal, EffectRecordLostError
-from langgraph_durable_mongodb._plans.requests import Sleep
+from langgraph_durable_mongodb.storage.plans.requests import Sleep
 from langgraph_durable_mongodb.journal import current_effect, effect
 from langgraph_durable_mongodb.journal.documents import EffectCall
 
@@ -290,7 +290,7 @@ def test_a_run_after_one_that_failed_reads_the_entries_of_the_visit_it_resumes_o
 
 def count_reads(journal: Any, names: list[str]) -> None:
     """Record every ``Find`` the journal's plans send on its collection (both faces)."""
-    from langgraph_durable_mongodb._plans.requests import Find
+    from langgraph_durable_mongodb.storage.plans.requests import Find
 
     for attribute in ("_effect_plan", "_stream_plan"):
         plan = getattr(journal, attribute)

@@ -19,12 +19,12 @@ from langgraph.types import Command, Send, interrupt
 from pymongo import AsyncMongoClient, MongoClient, monitoring
 
 from langgraph_durable_mongodb import InvalidInputError, MongoDBCheckpointer
-from langgraph_durable_mongodb._plans import lease
+from langgraph_durable_mongodb.storage.plans import lease
 from langgraph_durable_mongodb.checkpointer.sweeper import AsyncSweeper, Sweeper
 from langgraph_durable_mongodb.checkpointer.ttl import MAX_MINUTES, MAX_SECONDS
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.platform import DurablePlatform
-from langgraph_durable_mongodb.thread_summaries import NOT_SUMMARY, summary_id
+from langgraph_durable_mongodb.storage.thread_summaries import NOT_SUMMARY, summary_id
 
 from .clients import Face
 from .graphs import State, invoke, run_chat, state_of

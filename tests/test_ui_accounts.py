@@ -14,7 +14,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from langgraph_durable_mongodb.cli import EXIT_OK, main
-from langgraph_durable_mongodb.schema import CollectionNames
+from langgraph_durable_mongodb.storage.schema import CollectionNames
 from langgraph_durable_mongodb.ui.actions import Actions
 from langgraph_durable_mongodb.ui.app import create_app
 from langgraph_durable_mongodb.ui.guard import Guard

@@ -9,7 +9,7 @@ import mongomock
 from pymongo import MongoClient, monitoring
 
 from langgraph_durable_mongodb.checkpointer import MongoDBCheckpointer
-from langgraph_durable_mongodb.schema import CollectionNames
+from langgraph_durable_mongodb.storage.schema import CollectionNames
 from langgraph_durable_mongodb.views.reader import ThreadViews
 
 #: Journal entries of the one big thread: the list must not read them.

@@ -16,7 +16,7 @@ from langgraph.graph import START, StateGraph
 from pymongo import MongoClient
 
 from langgraph_durable_mongodb import DurablePlatform
-from langgraph_durable_mongodb.schema import CollectionNames
+from langgraph_durable_mongodb.storage.schema import CollectionNames
 from langgraph_durable_mongodb.ui.actions import Actions
 from langgraph_durable_mongodb.ui.app import create_app
 from langgraph_durable_mongodb.ui.guard import Guard

@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 
 from langgraph_durable_mongodb.checkpointer import MongoDBCheckpointer
 from langgraph_durable_mongodb.errors import InvalidInputError
-from langgraph_durable_mongodb.schema import CollectionNames
+from langgraph_durable_mongodb.storage.schema import CollectionNames
 from langgraph_durable_mongodb.ui.actions import Actions
 from langgraph_durable_mongodb.ui.app import create_app
 from langgraph_durable_mongodb.ui.guard import Guard

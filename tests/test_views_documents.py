@@ -1,4 +1,4 @@
-"""The CLI's reads of threads (``views.documents``) as plans: the same answers on the sync and the async face,
+"""The CLI's reads of threads (``views.stored``) as plans: the same answers on the sync and the async face,
 on every client kind (the CLI itself runs them on the sync face only)."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
 from langgraph_durable_mongodb import ActivityJournal
-from langgraph_durable_mongodb._plans.interpreters import AsyncInterpreter, SyncInterpreter
+from langgraph_durable_mongodb.storage.plans.interpreters import AsyncInterpreter, SyncInterpreter
 from langgraph_durable_mongodb.errors import InvalidInputError
 from langgraph_durable_mongodb.journal import EffectCall, EffectPosition
-from langgraph_durable_mongodb.schema import CollectionNames
-from langgraph_durable_mongodb.views.documents import (
+from langgraph_durable_mongodb.storage.schema import CollectionNames
+from langgraph_durable_mongodb.views.stored import (
     checkpoint_counts_plan,
     entry_plan,
     holds_checkpoints_plan,

@@ -10,8 +10,8 @@ import mongomock
 import pytest
 from pymongo import MongoClient
 
-from langgraph_durable_mongodb._plans.interpreters import SyncInterpreter
-from langgraph_durable_mongodb.schema import CollectionNames
+from langgraph_durable_mongodb.storage.plans.interpreters import SyncInterpreter
+from langgraph_durable_mongodb.storage.schema import CollectionNames
 from langgraph_durable_mongodb.views.plans import thread_page_plan
 from langgraph_durable_mongodb.views.reader import ThreadViews
 from tests.ui_helpers import INJECTION, seed

@@ -41,7 +41,7 @@ def bench_ui(uri: str, s: Settings, log: Callable[[str], None]) -> dict[str, Any
 
     from langgraph_durable_mongodb import DurablePlatform, demo
     from langgraph_durable_mongodb.checkpointer.documents import CHECKPOINT_KEY
-    from langgraph_durable_mongodb.schema import BLOB_KEY, WRITE_KEY, CollectionNames
+    from langgraph_durable_mongodb.storage.schema import BLOB_KEY, WRITE_KEY, CollectionNames
     from langgraph_durable_mongodb.ui.actions import Actions
     from langgraph_durable_mongodb.ui.app import create_app
     from langgraph_durable_mongodb.ui.guard import Guard

@@ -1,6 +1,6 @@
 """The platform checkpointer: LangGraph's full saver contract on MongoDB."""
 
-from ..schema import CollectionNames
+from ..storage.schema import CollectionNames
 from .saver import MongoDBCheckpointer
 from .ttl import TTLConfig
 

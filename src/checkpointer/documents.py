@@ -65,8 +65,8 @@ from bson.int64 import Int64
 
 from .._bson import OPTIONAL, assemble_values, escape_key, key_id, require_fields, unescape_key, value_documents
 from ..errors import CorruptDocumentError, InvalidInputError, MissingValueError
-from ..schema import BLOB_KEY
-from .memory import LARGE, Location
+from ..storage.schema import BLOB_KEY
+from .remembered import LARGE, Location
 
 #: The fields of an entry of a checkpoint's ``values`` (see the module docstring).
 CHANNEL = "c"

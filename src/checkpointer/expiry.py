@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from .._plans import lease
-from .._plans.requests import Plan, UpdateMany
-from ..thread_collections import ThreadCollections
-from .memory import ThreadExpiries
+from ..storage.plans import lease
+from ..storage.plans.requests import Plan, UpdateMany
+from ..storage.thread_collections import ThreadCollections
+from .remembered import ThreadExpiries
 from .ttl import TTLConfig
 
 _EPOCH, _MILLISECOND = datetime(1970, 1, 1), timedelta(milliseconds=1)
@@ -29,7 +29,7 @@ class ThreadExpiry:
     Args:
         ttl_config: the saver's parsed TTL (None: threads never expire).
         collections: the per-thread collections, whose documents carry the expiry.
-        known: the expiries this process stamped or read (``memory.ThreadExpiries``).
+        known: the expiries this process stamped or read (``remembered.ThreadExpiries``).
     """
 
     def __init__(self, ttl_config: TTLConfig | None, collections: ThreadCollections, known: ThreadExpiries) -> None:

@@ -9,12 +9,12 @@ from typing import Any
 from pymongo import UpdateOne
 
 from .._bson import require_str, require_str_list, unescape_key
-from .._plans import lease
-from .._plans.requests import Aggregate, DeleteMany, Find, Gather, InsertMany, Plan, UpdateMany, Upsert
+from ..storage.plans import lease
+from ..storage.plans.requests import Aggregate, DeleteMany, Find, Gather, InsertMany, Plan, UpdateMany, Upsert
 from ..errors import DeltaChainError, InvalidInputError, ThreadExistsError
-from ..schema import BLOB_KEY, WRITE_KEY, CollectionNames
-from ..storage_format import StorageFormat
-from ..thread_summaries import NOT_SUMMARY, pruned_update
+from ..storage.schema import BLOB_KEY, WRITE_KEY, CollectionNames
+from ..storage.format import StorageFormat
+from ..storage.thread_summaries import NOT_SUMMARY, pruned_update
 from .documents import (
     CHANNEL,
     CHECKPOINT_KEY,
@@ -27,7 +27,7 @@ from .documents import (
     unlinked_values,
 )
 from .expiry import ThreadExpiry
-from .memory import ValueLocations
+from .remembered import ValueLocations
 from .store import CHAIN_FIELDS, HOLDER_FIELDS, blob_upserts
 from .ttl import TTLConfig
 

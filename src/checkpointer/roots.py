@@ -1,24 +1,24 @@
 """``RootCheckpoints``: what a thread's root checkpoints tell the journal, and the work their tasks' writes wait for.
 
-The registry of stored checkpoints (``memory.StoredCheckpoints``) answers ``origin_of``, ``stored_root`` and
+The registry of stored checkpoints (``remembered.StoredCheckpoints``) answers ``origin_of``, ``stored_root`` and
 ``wait_stored`` without a query when it can; the plans here ask the database when it cannot. The task holds
-(``memory.TaskHolds``) make a task's writes wait for the journal records of its effects.
+(``remembered.TaskHolds``) make a task's writes wait for the journal records of its effects.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
+from .._lru import LRU
 from .. import _langgraph
-from .._plans.requests import Find, Join, Plan, WaitNotice
+from ..storage.plans.requests import Find, Join, Plan, WaitNotice
 from ..errors import CheckpointNotStoredError, RunLockLostError
-from ..schema import CollectionNames
+from ..storage.schema import CollectionNames
 from .documents import checkpoint_key
-from .memory import STORED_REMEMBERED, StoredCheckpoints, TaskHolds
+from .remembered import STORED_REMEMBERED, StoredCheckpoints, TaskHolds
 
 #: ``wait_stored`` asks only the registry for this long first: a checkpoint this process stores in the background
 #: (``durability="async"``: the tasks prepared from it already run) is noted there when its write returns, so
@@ -61,16 +61,13 @@ class RootCheckpoints:
         self.stored = stored
         self.holds = holds
         #: Per thread, whether its latest run started here runs on an event loop.
-        self._on_loop: OrderedDict[str, bool] = OrderedDict()
+        self._on_loop: LRU[str, bool] = LRU(STORED_REMEMBERED)
         self._lock = threading.Lock()
 
     def run_started(self, thread_id: str, *, on_loop: bool) -> None:
         """A root run of the thread started here, on an event loop (``aget_tuple``) or not."""
         with self._lock:
-            self._on_loop[thread_id] = on_loop
-            self._on_loop.move_to_end(thread_id)
-            while len(self._on_loop) > STORED_REMEMBERED:
-                self._on_loop.popitem(last=False)
+            self._on_loop.put(thread_id, on_loop)
 
     def stores_on_loop(self, thread_id: str) -> bool:
         """See ``MongoDBCheckpointer.stores_on_event_loop``."""

@@ -19,16 +19,16 @@ from langgraph.checkpoint.base import (
 
 from .. import _langgraph
 from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
-from .._plans.faces import TwoFaces, split_clients, started
-from .._plans.requests import CreateIndexes, Plan
-from ..connections import ConnectionScope, OpenedClients, aclose_opened, close_opened, database_name
+from ..storage.plans.faces import TwoFaces, split_clients, started
+from ..storage.plans.requests import CreateIndexes, Plan
+from ..storage.connections import ConnectionScope, OpenedClients, aclose_opened, close_opened, database_name
 from ..errors import InvalidInputError
-from ..schema import EXPIRY_INDEX, INDEXES, TTL_INDEX, CollectionNames
-from ..storage_format import StorageFormat
+from ..storage.schema import EXPIRY_INDEX, INDEXES, TTL_INDEX, CollectionNames
+from ..storage.format import StorageFormat
 from .documents import InlineLimits
 from .expiry import ThreadExpiry
 from .maintenance import ThreadMaintenance
-from .memory import Stored, StoredCheckpoints, TaskHolds, ThreadExpiries, ValueLocations
+from .remembered import Stored, StoredCheckpoints, TaskHolds, ThreadExpiries, ValueLocations
 from .roots import RootCheckpoints
 from .store import CheckpointStore, next_version
 from .sweeper import AsyncSweeper, Sweeper
@@ -133,7 +133,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
             auto_setup,
             self.storage_format.check_plan,
         )
-        # What this process remembers (``memory.py``), shared by the parts below; a ``with_allowlist`` clone
+        # What this process remembers (``remembered.py``), shared by the parts below; a ``with_allowlist`` clone
         # shares the parts too (each part that serializes gets the serde per call).
         locations = ValueLocations()
         self._expiry = ThreadExpiry(ttl_config, threads, ThreadExpiries())
@@ -188,7 +188,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
     def observe_sweep_prunes(self, forget: Callable[[str, list[str]], Any]) -> None:
         """Let ``forget(thread_id, finished)`` drop what a thread's finished tasks left, in a ``keep_latest`` sweep.
 
-        ``forget`` returns a storage plan (a generator of ``_plans.requests``), run by the sweep's face right
+        ``forget`` returns a storage plan (a generator of ``storage.plans.requests``), run by the sweep's face right
         after the thread's checkpoints are pruned. ``finished`` are the root checkpoint ids whose tasks
         finished: every one the thread had but its latest and the one the latest continues (``origin_of``).
         ``DurablePlatform`` drops the journal entries of the visits keyed by them; those of the latest
@@ -715,7 +715,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
 
     def stored_root(self, thread_id: str, checkpoint_id: str) -> Stored | None:
         """What is known of a stored root checkpoint: its origin, and whether this process wrote it and has not read
-        it since (``memory.Stored``). The registry, else one query by the checkpoint's key.
+        it since (``remembered.Stored``). The registry, else one query by the checkpoint's key.
 
         Args:
             thread_id: the thread.

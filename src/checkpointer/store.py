@@ -1,7 +1,7 @@
 """``CheckpointStore``: how checkpoints, their values and their pending writes are read and written, as plans.
 
 Each of LangGraph's read and write methods of the saver has a plan here (a generator yielding requests of
-``_plans.requests``); ``MongoDBCheckpointer`` runs it with its sync face or its native async face. Every plan
+``storage.plans.requests``); ``MongoDBCheckpointer`` runs it with its sync face or its native async face. Every plan
 checks its input before it yields its first request, so bad input never reaches the server. The serializer
 is passed per call: LangGraph's strict msgpack mode clones the saver with another serde (``with_allowlist``)
 over the same store.
@@ -31,11 +31,11 @@ from .._bson import (
     unescape_key,
     value_documents,
 )
-from .._plans import lease
-from .._plans.requests import Emit, Find, Gather, Plan, Upsert
+from ..storage.plans import lease
+from ..storage.plans.requests import Emit, Find, Gather, Plan, Upsert
 from ..errors import InvalidInputError
-from ..schema import BLOB_KEY, WRITE_KEY, CollectionNames
-from ..thread_summaries import NOT_SUMMARY, require_checkpoint_ns, summary_update
+from ..storage.schema import BLOB_KEY, WRITE_KEY, CollectionNames
+from ..storage.thread_summaries import NOT_SUMMARY, require_checkpoint_ns, summary_update
 from .documents import (
     CHANNEL,
     HOLDER,
@@ -66,7 +66,7 @@ from .documents import (
     with_checksum,
 )
 from .expiry import ThreadExpiry
-from .memory import ValueLocations
+from .remembered import ValueLocations
 from .roots import RootCheckpoints
 
 #: Checkpoints fetched with the target by ``get_delta_channel_history``: the whole chain in one query

@@ -8,8 +8,8 @@ import re
 import shlex
 from typing import Any, TextIO
 
-from ..deployment import check_deployment, drifted
-from ..schema import CollectionNames
+from ..storage.deployment import check_deployment, drifted
+from ..storage.schema import CollectionNames
 from .terminal import escaped
 
 
@@ -45,7 +45,10 @@ def render_doctor(report: dict[str, Any], out: TextIO) -> None:
     report = escaped(report)
     out.write(f"connection  ok\nserver      {_server_kind(report['server'])}\n")
     for feature, ok in report["features"].items():
-        out.write(f"feature     {feature:<13} {'yes' if ok else 'no'}\n")
+        out.write(f"feature     {feature:<14} {'yes' if ok else 'no'}\n")
+    if not report["features"]["atomic_updates"]:
+        out.write("            conditional updates are not atomic here: the fences cannot keep two workers off one "
+                  "thread, so run one worker per thread\n")
     for line in _concern_lines(report["concerns"], report["concerns"]["server_default"]):
         out.write(f"concern     {line}\n")
     out.write(f"format      {report['format']}\n")

@@ -32,7 +32,7 @@ def ui(args: argparse.Namespace, client: Any, out: TextIO) -> int:
             f"ui needs the ui extra ({', '.join(missing)} not installed): "
             "pip install 'langgraph-durable-mongodb[ui]'", EXIT_USAGE
         )
-    from ..ui.server import serve  # only now: starlette, uvicorn and jinja2 are there
+    from ..ui.serving import serve  # only now: starlette, uvicorn and jinja2 are there
 
     try:
         serve(

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..views.commands import require_thread
-from ..views.documents import ThreadDocuments
+from ..views.stored import ThreadDocuments
 
 def journal_documents(stored: ThreadDocuments, thread_id: str, with_outcomes: bool) -> list[dict[str, Any]]:
-    """The thread's raw journal documents, by path then creation (``views.documents.journal_documents_plan``).
+    """The thread's raw journal documents, by path then creation (``views.stored.journal_documents_plan``).
 
     Args:
         stored: the database's documents.

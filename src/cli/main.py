@@ -12,12 +12,12 @@ from typing import Any, TextIO
 from bson import json_util
 
 from ..checkpointer import MongoDBCheckpointer
-from ..connections import command_client, database_name
+from ..storage.connections import command_client, database_name
 from ..errors import AccessDeniedError, DurableMongoError, InvalidURIError, ServerUnreachableError
-from ..schema import CollectionNames
-from ..server_errors import typed_server_errors
+from ..storage.schema import CollectionNames
+from ..storage.server_errors import typed_server_errors
 from ..views.commands import delete, discard, parse_outcome, parse_position, prune, resolve, sweep
-from ..views.documents import ThreadDocuments
+from ..views.stored import ThreadDocuments
 from ..views.exits import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNREACHABLE, EXIT_USAGE, CliError
 from ..views.reader import ThreadViews
 from . import migrate
@@ -54,7 +54,7 @@ class Invocation:
 
     @functools.cached_property
     def stored(self) -> ThreadDocuments:
-        """The database's documents, read through ``views.documents``."""
+        """The database's documents, read through ``views.stored``."""
         return ThreadDocuments(self.client, self.args.db, self.names)
 
     def dump(self, value: Any) -> None:

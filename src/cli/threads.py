@@ -10,7 +10,7 @@ from .._bson import OPTIONAL, document_problem
 from .._langgraph import NS_END, NS_SEP
 from ..views import tree
 from ..views.commands import unknown_thread
-from ..views.documents import ThreadDocuments
+from ..views.stored import ThreadDocuments
 from .terminal import escaped
 
 

@@ -41,9 +41,9 @@ from datetime import datetime
 from typing import Any
 
 from .._bson import assemble_values, value_documents
-from ..liveness import identity
+from ..storage.liveness import identity
 from ..resolver.position import NodePosition
-from ..schema import POSITION_FIELDS
+from ..storage.schema import POSITION_FIELDS
 from .attempt import CallSignature
 from .position import EffectPosition
 

@@ -11,10 +11,10 @@ from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from .._bson import DEFAULT_CHUNK_BYTES, require_db_name, require_seconds, require_str
-from .._plans.faces import TwoFaces, split_clients
+from ..storage.plans.faces import TwoFaces, split_clients
 from ..errors import InvalidInputError
-from ..schema import CollectionNames
-from ..storage_format import StorageFormat
+from ..storage.schema import CollectionNames
+from ..storage.format import StorageFormat
 from .context import Slot, alocate, current_effect_scope, locate
 from .documents import EffectCall
 from .plans import JournalPlans

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from ..visit_keys import KEY, ROOT_PATH, STEP_PREFIX, levels
+from ..storage.visit_keys import KEY, ROOT_PATH, STEP_PREFIX, levels
 
 __all__ = ["labelled"]
 

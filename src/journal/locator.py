@@ -24,7 +24,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 
 from .. import _langgraph
-from .._plans.interpreters import on_event_loop
+from ..storage.plans.interpreters import on_event_loop
 from .._bson import require_str
 from ..errors import NoDurableScopeError
 from ..resolver import ResolvedNamespace, TaskTrace, current_durable_scope

@@ -1,5 +1,5 @@
-"""Storage logic of the activity journal, written once as plans (generators of ``_plans.requests``, run by
-``ActivityJournal``'s sync or async face: see ``_plans``).
+"""Storage logic of the activity journal, written once as plans (generators of ``storage.plans.requests``, run by
+``ActivityJournal``'s sync or async face: see ``storage.plans``).
 
 Record and replay, per position:
 
@@ -57,9 +57,9 @@ from typing import Any
 
 from pymongo.errors import ConnectionFailure
 
-from .._plans import lease
-from ..liveness import owner_gone
-from .._plans.requests import (
+from ..storage.plans import lease
+from ..storage.liveness import owner_gone
+from ..storage.plans.requests import (
     END,
     Await,
     CreateIndexes,
@@ -81,7 +81,7 @@ from .._plans.requests import (
     Sleep,
     Try,
 )
-from ..schema import INDEXES
+from ..storage.schema import INDEXES
 from ..errors import (
     InvalidInputError,
     ClientConfigurationError,

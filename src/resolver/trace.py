@@ -34,13 +34,13 @@ Example::
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 
+from .._lru import LRU
 from .._langgraph import NS_SEP, PULL, PUSH, child_run_start
 
 __all__ = ["TaskFacts", "TaskTrace", "is_pull", "send_index_of"]
@@ -77,8 +77,7 @@ class TaskTrace(BaseCallbackHandler):
 
     def __init__(self, capacity: int | None = None) -> None:
         self._lock = threading.Lock()
-        self._tasks: OrderedDict[tuple[str, str], _TaskRecord] = OrderedDict()
-        self._capacity = capacity
+        self._tasks: LRU[tuple[str, str], _TaskRecord] = LRU(capacity)
 
     def note_child_run(self, thread_id: str, config: Any) -> None:
         """A checkpoint read of ``thread_id`` with ``config``: record the task that starts a child run with it.
@@ -125,23 +124,18 @@ class TaskTrace(BaseCallbackHandler):
 
     def _record(self, thread_id: str, task_ns: str, step: int, path: Any) -> _TaskRecord:
         key = (thread_id, task_ns)
-        record = self._tasks.get(key)
+        record = self._tasks.use(key)
         if record is None:
-            record = self._tasks[key] = _TaskRecord(step, send_index_of(path), is_pull(path))
-            if self._capacity is not None and len(self._tasks) > self._capacity:
-                self._tasks.popitem(last=False)
-        else:
-            self._tasks.move_to_end(key)
+            record = self._tasks.put(key, _TaskRecord(step, send_index_of(path), is_pull(path)))
         return record
 
     def task(self, thread_id: str, task_ns: str) -> TaskFacts | None:
         """What was recorded of the task with this raw namespace: its step, Send index and trigger; None when
         it was not."""
         with self._lock:
-            record = self._tasks.get((thread_id, task_ns))
+            record = self._tasks.use((thread_id, task_ns))
             if record is None:
                 return None
-            self._tasks.move_to_end((thread_id, task_ns))
             return TaskFacts(record.step, record.send_index, record.pull)
 
     def run_attempt(self, thread_id: str, task_ns: str, counter: int) -> int | None:

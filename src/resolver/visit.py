@@ -27,7 +27,7 @@ ordinals (``agent/1/case_investigation/1/policy_analysis/1``) are labels, comput
 
 from __future__ import annotations
 
-from ..visit_keys import ROOT_PATH, send_key, step_key, with_run
+from ..storage.visit_keys import ROOT_PATH, send_key, step_key, with_run
 from .namespace import ResolvedNamespace, SendOrigin
 from .position import NodePosition
 

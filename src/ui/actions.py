@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..checkpointer import MongoDBCheckpointer
-from ..schema import CollectionNames
+from ..storage.schema import CollectionNames
 from ..views.commands import delete, discard, parse_outcome, parse_position, resolve
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from ..checkpointer import MongoDBCheckpointer
 from ..journal import ActivityJournal, EffectPosition
-from ..schema import POSITION_FIELDS, CollectionNames
-from .documents import ThreadDocuments
+from ..storage.schema import POSITION_FIELDS, CollectionNames
+from .stored import ThreadDocuments
 from .exits import EXIT_UNKNOWN_THREAD, EXIT_USAGE, CliError
 
 _QUOTED = r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""

@@ -21,12 +21,12 @@ from __future__ import annotations
 from typing import Any
 
 from .._bson import require_str
-from .._plans.requests import Aggregate, Find, Gather, Plan
+from ..storage.plans.requests import Aggregate, Find, Gather, Plan
 from ..checkpointer.documents import STORED_CHANNELS_PROJECTION, key_id, stored_channels
 from ..errors import InvalidInputError
-from ..schema import CollectionNames
-from ..summary_drift import unsummarized_plan
-from ..thread_summaries import SUMMARY_NS, SUMMARY_PROJECTION
+from ..storage.schema import CollectionNames
+from ..storage.summary_drift import unsummarized_plan
+from ..storage.thread_summaries import SUMMARY_NS, SUMMARY_PROJECTION
 from ..journal.labels import labelled
 from .states import ERROR, INTERRUPT, due_nodes
 

@@ -16,15 +16,15 @@ from typing import Any
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from .._plans import lease
-from .._plans.interpreters import SyncInterpreter
+from ..storage.plans import lease
+from ..storage.plans.interpreters import SyncInterpreter
 from ..checkpointer import MongoDBCheckpointer
 from ..checkpointer.documents import stored_channels
 from ..errors import IncompatibleStorageError
 from ..journal.position import EffectPosition
-from ..schema import CollectionNames
-from ..storage_format import FORMAT_VERSION, StorageFormat, read_format_plan
-from ..thread_summaries import COUNT
+from ..storage.schema import CollectionNames
+from ..storage.format import FORMAT_VERSION, StorageFormat, read_format_plan
+from ..storage.thread_summaries import COUNT
 from .plans import TIMELINE_LIMIT, require_text, thread_page_plan, thread_plan
 from .states import DUE_PREFIX, START, due_nodes, effect_counts, effect_state, lease_live, replayed, thread_state
 from .stops import stop_writes_plan, why_stopped
@@ -37,7 +37,7 @@ PULL = "~__pregel_pull, "
 
 def require_our_format(db: Any, names: CollectionNames, *, upgrade: bool = True) -> None:
     """Refuse a database of a foreign format before reading it (MongoDBSaver's steps would show as msgpack), and
-    upgrade one of an older version of ours (``storage_format.MIGRATIONS``: the lists read its thread summaries),
+    upgrade one of an older version of ours (``storage.format.MIGRATIONS``: the lists read its thread summaries),
     or, read-only (``upgrade=False``), refuse it with the command that upgrades it: nothing is written.
 
     Args:

@@ -21,8 +21,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from .._plans import lease
-from ..liveness import owner_gone
+from ..storage.plans import lease
+from ..storage.liveness import owner_gone
 
 #: LangGraph's channels of a task's error and of an ``interrupt()`` (keys of ``WRITES_IDX_MAP``).
 ERROR, INTERRUPT = "__error__", "__interrupt__"

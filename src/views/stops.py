@@ -17,9 +17,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._plans.requests import Find, Plan
+from ..storage.plans.requests import Find, Plan
 from ..journal.redaction import redact, redact_text
-from ..schema import CollectionNames
+from ..storage.schema import CollectionNames
 from .states import ERROR, INTERRUPT
 from .values import shown
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph_durable_mongodb.journal.labels import labelled
-from langgraph_durable_mongodb.visit_keys import KEY, levels
+from langgraph_durable_mongodb.storage.visit_keys import KEY, levels
 
 from . import durable_worker
 
@@ -322,7 +322,7 @@ def server_gaps(uri: str) -> tuple[tuple[str, str], ...]:
     """
     from pymongo import MongoClient
 
-    from langgraph_durable_mongodb._plans import quirks
+    from langgraph_durable_mongodb.storage.plans import quirks
 
     with MongoClient(uri) as client:
         if quirks.identify(client.admin.command("buildInfo")).atomic_conditional_updates:

@@ -8,4 +8,11 @@ MUTANTS = (
         "",
         ("tests/test_cli_terminal.py", "-m", "not server", "-k", "doctor"),
     ),
+    # issue 35: doctor says where the fences cannot hold
+    (
+        "doctor gives no advice on a server whose conditional updates are not atomic",
+        '    if not report["features"]["atomic_updates"]:',
+        "    if False:",
+        ("tests/test_cli.py", "-m", "server", "-k", "doctor_on_a_real_server"),
+    ),
 )

@@ -1,0 +1,84 @@
+"""The mutants of src/storage/format.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    (
+        "the format check lets a newer format version in",
+        "        if stored.version is not None and stored.version > FORMAT_VERSION:",
+        "        if False:",
+        ("tests/test_storage_format.py", "-m", "not server", "-k", "newer"),
+    ),
+    (
+        "the format check sees no foreign data",
+        "    return StoredFormat(foreign=_shape_of(sample[0]), has_data=True, thread_collections=None)",
+        "    return StoredFormat(has_data=True, thread_collections=None)",
+        ("tests/test_storage_format.py", "-m", "not server", "-k", "mongodbsaver or no_one"),
+    ),
+    (
+        "MongoDBSaver checkpoints are not recognised as such",
+        '    if "type" in checkpoint:',
+        "    if False:",
+        ("tests/test_storage_format.py", "-m", "not server", "-k", "mongodbsaver"),
+    ),
+    (
+        "a fresh database's stamp declares no per-thread collection",
+        "            if (yield InsertOne(self.collections.metadata, format_document(names, version))):",
+        "            if (yield InsertOne(self.collections.metadata, format_document((), version))):",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "another_process_deletes or stored_once"),
+    ),
+    (
+        "a stamp another process inserted first is taken to declare this one's collections",
+        "            if (yield InsertOne(self.collections.metadata, format_document(names, version))):",
+        "            if (yield InsertOne(self.collections.metadata, format_document(names, version))) or True:",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "stamped_first"),
+    ),
+    (
+        "a collection declared after the format check is never stored",
+        "        if self._checked:\n            yield from self._declare_plan()\n            return",
+        "        if self._checked:\n            return",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "saver_in_use"),
+    ),
+    # issue 23: the thread summary, kept by the root put's own command
+    (
+        "a format 1 database is stamped newer without its migration",
+        "            yield from MIGRATIONS[step - 1](self.collections)\n",
+        "",
+        ("tests/test_thread_summaries.py", "-m", "not server", "-k", "format_1 or unstamped"),
+    ),
+    # -- issue 34: stored data comes back as it was and never acts as an instruction --
+    (
+        "issue 34: a declared name is trusted without its key index",
+        "            if not THREAD_KEY_INDEXES & set((yield ListIndexes(name))):",
+        "            if not THREAD_KEY_INDEXES | set((yield ListIndexes(name))):",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "application or renamed or run_locks or ttl_index"),
+    ),
+    (
+        "issue 34: a collection trusted once is looked up again every time",
+        "            self.thread_collections.trust(name)\n",
+        "",
+        ("tests/test_thread_collections.py", "-k", "renamed_is_trusted and mongo_java_server"),
+    ),
+    (
+        "issue 34: a malformed stamp read at the format check is taken as it is",
+        "        if stored.problem is not None:\n            raise self._malformed(stored.problem)\n",
+        "",
+        ("tests/test_thread_collections.py", "tests/test_storage_format.py", "-m", "not server", "-k", "could_not_have_made or never_wrote"),
+    ),
+    (
+        "issue 34: a stamp made malformed after the format check is taken as it is",
+        "            if problem is not None:\n                raise self._malformed(problem)\n            yield from self._learn_plan(_declared(found[0]))",
+        "            yield from self._learn_plan(_declared(found[0]) if problem is None else ())",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "could_not_have_made"),
+    ),
+    (
+        "issue 34: a stamp version of 0 or less passes",
+        "isinstance(version, int) and not isinstance(version, bool) and version >= 1:",
+        "isinstance(version, int) and not isinstance(version, bool):",
+        ("tests/test_storage_format.py", "-m", "not server", "-k", "never_wrote"),
+    ),
+    (
+        "issue 34: a stamp version True passes for 1",
+        "isinstance(version, int) and not isinstance(version, bool) and version >= 1:",
+        "isinstance(version, int) and version >= 1:",
+        ("tests/test_storage_format.py", "-m", "not server", "-k", "never_wrote"),
+    ),
+)

@@ -1,0 +1,37 @@
+"""The mutants of src/storage/plans/interpreters.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    # issue 21: the journal follows the recorded history under stalls, cancellations and handled failures
+    (
+        "a cancelled await of an effect is not shielded",
+        "            return Raised(exc) if work.cancelled() else Raised(exc, pending=work)",
+        "            return Raised(exc)",
+        ("tests/test_journal_cancellation.py", "-m", "not server", "-k", "to_thread"),
+    ),
+    (
+        "the hold of a cancelled effect is cut short by the node's next cancellation",
+        "        while not task.done():\n            with contextlib.suppress(BaseException):",
+        "        if not task.done():\n            with contextlib.suppress(BaseException):",
+        ("tests/test_journal_cancellation.py", "-m", "not server", "-k", "run_in_executor"),
+    ),
+    # -- records trailing their effects, roots foreseen (issue 20) --
+    (
+        "a sync effect on the event loop waits for an async effect's record that loop has to write",
+        "            if not on_a_loop or future.done():",
+        "            if True:",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "does_not_block"),
+    ),
+    # -- issue 34: stored data comes back as it was and never acts as an instruction --
+    (
+        "a request's failure is not raised in its plan",
+        "            result = self.execute(request)\n        except BaseException as error:  # noqa: BLE001 - raised in the plan, which re-raises what it does not handle\n            return _plan_raise(plan, error)",
+        "            result = self.execute(request)\n        except BaseException as error:  # noqa: BLE001\n            raise",
+        ("tests/test_failed_root_store.py", "-m", "not server", "-k", "not async_face"),
+    ),
+    (
+        "an async request's failure is not raised in its plan",
+        "            result = await self.execute(request)\n        except BaseException as error:  # noqa: BLE001 - raised in the plan, which re-raises what it does not handle\n            return _plan_raise(plan, error)",
+        "            result = await self.execute(request)\n        except BaseException as error:  # noqa: BLE001\n            raise",
+        ("tests/test_failed_root_store.py", "-m", "not server", "-k", "async_face"),
+    ),
+)

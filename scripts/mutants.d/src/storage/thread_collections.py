@@ -1,0 +1,41 @@
+"""The mutants of src/storage/thread_collections.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    (
+        "a stamp without declarations is read as declaring nothing",
+        "        self._add(self._assumed if declared is None else declared)",
+        "        self._add(declared or ())",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "before_declarations"),
+    ),
+    # -- issue 34: stored data comes back as it was and never acts as an instruction --
+    (
+        "issue 34: a stamp may declare a collection holding a NUL or a $",
+        '    if "\\x00" in name or "$" in name:',
+        "    if False:",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "could_not_have_made and (NUL or cmd)"),
+    ),
+    (
+        "issue 34: a stamp may declare an empty collection name",
+        "    if not name:\n",
+        "    if False:\n",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "could_not_have_made and empty"),
+    ),
+    (
+        "issue 34: a stamp may declare a system collection",
+        '    if name.startswith("system."):',
+        "    if False:",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "could_not_have_made and system"),
+    ),
+    (
+        "issue 34: a stamp may declare a non-string",
+        "    if not isinstance(name, str):\n",
+        "    if False:\n",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "could_not_have_made and non-strings"),
+    ),
+    (
+        "issue 34: a stamp's thread_collections may be a string or an object",
+        "    if not isinstance(listed, list):\n",
+        "    if False:\n",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "could_not_have_made and (string or object)"),
+    ),
+)

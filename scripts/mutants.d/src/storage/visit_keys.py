@@ -1,0 +1,17 @@
+"""The mutants of src/storage/visit_keys.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    # -- issue 32: positions named by LangGraph's identity of the work --
+    (
+        "the upgrade from format 2 ignores the root_key its root-level entries carry",
+        '    stood_for = doc.get("root_key") if depth == 0 else None',
+        "    stood_for = None",
+        ("tests/test_format_upgrade.py", "-m", "not server", "-k", "resumes_after_the_upgrade"),
+    ),
+    (
+        "the upgrade from format 2 keys a Send's task as an edge-triggered one",
+        '    send = ordinal["index"] is not None',
+        "    send = False",
+        ("tests/test_format_upgrade.py", "-m", "not server", "-k", "resumes_after_the_upgrade"),
+    ),
+)

@@ -1,0 +1,36 @@
+"""The mutants of src/views/stored.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    (
+        "CLI journal prints outcome bytes without --with-outcomes",
+        'projection = {"_id": 0} if with_outcomes else {"_id": 0, "outcome.data": 0}',
+        'projection = {"_id": 0}',
+        ("tests/test_cli_journal.py", "-m", "not server", "-k", "outcome_bytes"),
+    ),
+    (
+        "CLI journal prints outcome chunks without --with-outcomes",
+        'query = {"thread_id": thread_id} if with_outcomes else {"thread_id": thread_id, "chunk": 0}',
+        'query = {"thread_id": thread_id}',
+        ("tests/test_cli_journal.py", "-m", "not server", "-k", "outcome_bytes"),
+    ),
+    # issue 25: nothing secret printed or stored in clear, nothing lost in silence
+    (
+        "issue 25: threads crashes on a non-string thread id",
+        '    listed = [s for s in summaries if isinstance(s.get("thread_id"), str)]\n    latest = (',
+        '    listed = list(summaries)\n    latest = (',
+        ("tests/test_cli_corrupt.py", "-m", "not server"),
+    ),
+    (
+        "issue 25: threads names a bad thread id with an operator query",
+        'Find(names.checkpoints, {"thread_id": {"$eq": thread_id}, "checkpoint_ns": SUMMARY_NS}, limit=1)',
+        'Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": SUMMARY_NS}, limit=1)',
+        ("tests/test_cli_corrupt.py", "-m", "not server", "-k", "threads"),
+    ),
+    # -- issue 32: positions named by LangGraph's identity of the work --
+    (
+        "resolve and discard find no entry at a position written as its labels",
+        '        found = [e for e in labelled(entries) if "visit" in e and all(e[k] == position[k] for k in labels)]',
+        "        found = []",
+        ("tests/test_cli_journal.py", "-m", "not server", "-k", "at_its_key_or_its_labels"),
+    ),
+)

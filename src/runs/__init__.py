@@ -1,0 +1,1 @@
+"""One run per thread: the run lock."""

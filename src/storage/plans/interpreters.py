@@ -1,0 +1,577 @@
+"""The two interpreters of plans: one on a synchronous database, one natively on an asynchronous one.
+
+Each executes a request with the method its ``op`` names (``Find`` -> ``_find``),
+so the two read alike line by line; they differ only where one awaits. Where
+servers differ, they ask the database's ``ServerQuirks`` (``quirks.py``).
+
+Example::
+
+    SyncInterpreter(client["db"]).run(count_threads("t1"))
+    await AsyncInterpreter(async_client["db"]).run(count_threads("t1"))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import inspect
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from pymongo import ReplaceOne, ReturnDocument, UpdateOne, WriteConcern
+from pymongo.errors import BulkWriteError, DuplicateKeyError, OperationFailure
+
+from ..heartbeats import RENEWER, Beat, TaskBeat, renewal_failed
+from ..schema import majority_concern
+from . import quirks as server_quirks
+from .requests import (
+    END,
+    Aggregate,
+    Await,
+    Command,
+    CreateIndexes,
+    Defer,
+    Detach,
+    DeleteMany,
+    Emit,
+    FencedUpdate,
+    Find,
+    FindOneAndUpdate,
+    Gather,
+    Heartbeat,
+    InsertMany,
+    InsertOne,
+    Invoke,
+    Join,
+    ListCollections,
+    ListIndexes,
+    Next,
+    Plan,
+    Raised,
+    Returned,
+    Sleep,
+    Try,
+    WaitNotice,
+    UpdateMany,
+    Upsert,
+)
+
+logger = logging.getLogger("langgraph_durable_mongodb")
+
+DUPLICATE_KEY = 11000
+
+
+def _raise_unless_duplicates(error: BulkWriteError) -> None:
+    others = [e for e in error.details.get("writeErrors", []) if e.get("code") != DUPLICATE_KEY]
+    if others or error.details.get("writeConcernErrors"):
+        raise error
+
+
+def _optional_index_failed(request: CreateIndexes, error: OperationFailure) -> bool:
+    if not request.optional:
+        raise error
+    names = ", ".join(str(i.document.get("name")) for i in request.indexes)
+    logger.warning("the server refused optional index %s on %s (%s); carrying on without it", names, request.collection, error)
+    return False
+
+
+def _single_op(collection: Any, op: UpdateOne | ReplaceOne) -> Any:
+    doc = op._doc  # noqa: SLF001 - the public operation objects expose no getters
+    if isinstance(op, ReplaceOne):
+        return collection.replace_one(op._filter, doc, upsert=op._upsert)  # noqa: SLF001
+    return collection.update_one(op._filter, doc, upsert=op._upsert)  # noqa: SLF001
+
+
+def _index_batches(request: CreateIndexes, quirks: server_quirks.ServerQuirks) -> list[list[Any]]:
+    return [[index] for index in request.indexes] if quirks.one_index_per_command else [request.indexes]
+
+
+def _cursor(coll: Any, request: Find) -> Any:
+    cursor = coll.find(request.filter, request.projection).batch_size(request.batch_size)
+    if request.sort:
+        cursor = cursor.sort(request.sort)
+    if request.limit:
+        cursor = cursor.limit(request.limit)
+    return cursor
+
+
+def _plan_step(plan: Plan, result: Any) -> tuple[bool, Any]:
+    """Send ``result``; ``(True, request)`` for the next request, ``(False, value)`` when the plan returned."""
+    try:
+        return True, plan.send(result)
+    except StopIteration as stop:
+        return False, stop.value
+
+
+def _plan_raise(plan: Plan, error: BaseException) -> tuple[bool, Any]:
+    """Raise ``error`` (a request's failure) in the plan, at the ``yield`` that asked for it: the plan's ``except``
+    and ``with`` blocks see it there and then, not when the suspended plan is collected. As ``_plan_step``."""
+    try:
+        return True, plan.throw(error)
+    except StopIteration as stop:
+        return False, stop.value
+
+
+class _Collections:
+    """The collection objects of one database, made once: a driver's ``db[name]`` builds a new one per call,
+    and building them took a measurable share of the client CPU of a LangGraph step when profiled.
+
+    With ``majority`` each is given ``w: "majority"`` (``schema.majority_concern``), whatever the database's
+    write concern: the interpreters of the storage classes ``schema.MAJORITY_WRITTEN`` names."""
+
+    db: Any
+    _collections: dict[str, Any]
+    _majority: bool
+
+    def _coll(self, name: str) -> Any:
+        found = self._collections.get(name)
+        if found is None:
+            found = self._collections[name] = self._made(name)
+        return found
+
+    def _made(self, name: str) -> Any:
+        if not self._majority:
+            return self.db[name]
+        given = getattr(self.db, "write_concern", None)  # mongomock's databases have none (they answer a collection)
+        return self.db.get_collection(name, write_concern=majority_concern(given if isinstance(given, WriteConcern) else WriteConcern()))
+
+
+class SyncInterpreter(_Collections):
+    """Runs plans on a synchronous database (pymongo ``MongoClient``, mongomock); with ``majority``, every write waits
+    for a majority of a replica set (``_Collections``)."""
+
+    def __init__(self, db: Any, majority: bool = False) -> None:
+        self.db, self._collections, self._majority = db, {}, majority
+        self._quirks = server_quirks.of_client(db)
+
+    @property
+    def quirks(self) -> server_quirks.ServerQuirks:
+        if self._quirks is None:
+            self._quirks = self.run(server_quirks.identify_plan())[0]
+        return self._quirks
+
+    def run(self, plan: Plan) -> Any:
+        """Drive a plan to its return value."""
+        going, value = _plan_step(plan, None)
+        while going:
+            going, value = self._answer(plan, value)
+        return value
+
+    def iterate(self, plan: Plan) -> Iterator[Any]:
+        """Drive a plan, yielding what it ``Emit``s."""
+        going, request = _plan_step(plan, None)
+        while going:
+            if isinstance(request, Emit):
+                yield request.value
+                going, request = _plan_step(plan, None)
+            else:
+                going, request = self._answer(plan, request)
+
+    def _answer(self, plan: Plan, request: Any) -> tuple[bool, Any]:
+        """Execute ``request`` and send its result to the plan, or raise its failure there (``_plan_raise``)."""
+        try:
+            result = self.execute(request)
+        except BaseException as error:  # noqa: BLE001 - raised in the plan, which re-raises what it does not handle
+            return _plan_raise(plan, error)
+        return _plan_step(plan, result)
+
+    def execute(self, request: Any) -> Any:
+        return getattr(self, "_" + request.op)(request)
+
+    # -- MongoDB operations --
+
+    def _find(self, request: Find) -> list[dict[str, Any]]:
+        return list(_cursor(self._coll(request.collection), request))
+
+    def _aggregate(self, request: Aggregate) -> list[dict[str, Any]]:
+        return list(self._coll(request.collection).aggregate(request.pipeline))
+
+    def _upsert(self, request: Upsert) -> None:
+        coll = self._coll(request.collection)
+        if len(request.operations) > 1 and self.quirks.bulk_upserts:
+            try:
+                coll.bulk_write(request.operations, ordered=False)
+                return
+            except BulkWriteError as error:
+                _raise_unless_duplicates(error)
+                return
+            except KeyError:
+                if not self.quirks.lost_upsert_race_lacks_nmodified:
+                    raise
+        for op in request.operations:  # one command each (a single operation is lighter this way too)
+            try:
+                _single_op(coll, op)
+            except DuplicateKeyError:
+                pass  # a concurrent writer upserted the same key: these writes are idempotent
+
+    def _insert_many(self, request: InsertMany) -> None:
+        if request.documents:
+            try:
+                self._coll(request.collection).insert_many(request.documents, ordered=False)
+            except BulkWriteError as error:
+                _raise_unless_duplicates(error)
+
+    def _insert_one(self, request: InsertOne) -> bool:
+        try:
+            self._coll(request.collection).insert_one(dict(request.document))
+        except DuplicateKeyError:
+            return False
+        return True
+
+    def _update_many(self, request: UpdateMany) -> int:
+        return self._coll(request.collection).update_many(request.filter, request.update).matched_count
+
+    def _fenced_update(self, request: FencedUpdate) -> bool:
+        return self._coll(request.collection).update_one(request.filter, request.update).matched_count == 1
+
+    def _find_one_and_update(self, request: FindOneAndUpdate) -> Any:
+        coll = self._coll(request.collection)
+        call = lambda: coll.find_one_and_update(  # noqa: E731
+            request.filter, request.update, projection=request.projection, upsert=request.upsert,
+            return_document=ReturnDocument.BEFORE if request.before else ReturnDocument.AFTER,
+        )
+        try:
+            return call()
+        except DuplicateKeyError:
+            if not request.upsert:
+                raise
+            return call()  # lost the race to insert: now it matches the winner's document
+
+    def _delete_many(self, request: DeleteMany) -> int:
+        return self._coll(request.collection).delete_many(request.filter).deleted_count
+
+    def _create_indexes(self, request: CreateIndexes) -> bool:
+        try:
+            for batch in _index_batches(request, self.quirks):
+                self._coll(request.collection).create_indexes(batch)
+        except OperationFailure as error:
+            return _optional_index_failed(request, error)
+        return True
+
+    def _command(self, request: Command) -> Any:
+        return self.db.command(request.command)
+
+    def _list_collections(self, request: ListCollections) -> list[str]:
+        return list(self.db.list_collection_names())
+
+    def _list_indexes(self, request: ListIndexes) -> list[str]:
+        return [ix["name"] for ix in self._coll(request.collection).list_indexes()]
+
+    # -- not I/O --
+
+    def _gather(self, request: Gather) -> list[Any]:
+        return [self.execute(r) for r in request.requests]
+
+    def _sleep(self, request: Sleep) -> None:
+        time.sleep(request.seconds)
+
+    def _wait_notice(self, request: WaitNotice) -> None:
+        woken = threading.Event()
+        unsubscribe = request.subscribe(woken.set)
+        try:
+            woken.wait(request.seconds)
+        finally:
+            unsubscribe()
+
+    def _defer(self, request: Defer) -> concurrent.futures.Future[Any]:
+        return background_pool().submit(self.run, request.plan)
+
+    def _join(self, request: Join) -> None:
+        on_a_loop = on_event_loop()
+        for future in request.futures:
+            # A sync effect called on an event loop cannot block it: a future that loop's tasks settle would
+            # never be done. It raises the error of one done, and does not wait for the others.
+            if not on_a_loop or future.done():
+                future.result()
+
+    def _heartbeat(self, request: Heartbeat) -> Beat:
+        if request.every <= 0:
+            return Beat()
+        return RENEWER.start(lambda: self.run(request.renew()), request.every)
+
+    def _invoke(self, request: Invoke) -> Returned | Raised:
+        with request.context():
+            try:
+                return Returned(request.fn())
+            except BaseException as exc:  # noqa: BLE001 - handed to the plan, which re-raises it
+                return Raised(exc)
+
+    def _try(self, request: Try) -> Returned | Raised:
+        try:
+            return Returned(self.execute(request.request))
+        except Exception as exc:  # noqa: BLE001 - handed to the plan, which judges it
+            return Raised(exc)
+
+    def _next(self, request: Next) -> Any:
+        with request.context():
+            try:
+                return Returned(next(request.iterator))
+            except StopIteration:
+                return END
+            except BaseException as exc:  # noqa: BLE001
+                return Raised(exc)
+
+
+_pool_lock = threading.Lock()
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+#: Threads running deferred plans (journal records) for the sync faces of this process.
+BACKGROUND_THREADS = 8
+
+
+def background_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """The process's pool for deferred plans. Python joins its threads at exit, so a record under way when the
+    program ends is still written."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = concurrent.futures.ThreadPoolExecutor(BACKGROUND_THREADS, thread_name_prefix="durable-deferred")
+        return _pool
+
+
+_DEFERRED_TASKS: set[asyncio.Task[Any]] = set()
+
+
+def on_event_loop() -> bool:
+    """Whether this thread is running an asyncio event loop (a sync call made from a coroutine)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _settle_future(done: concurrent.futures.Future[Any], task: asyncio.Task[Any]) -> None:
+    """Hand a deferred task's outcome to the future ``Defer`` answered with."""
+    _DEFERRED_TASKS.discard(task)
+    if task.cancelled():
+        done.set_exception(asyncio.CancelledError())
+    elif (error := task.exception()) is not None:
+        done.set_exception(error)
+    else:
+        done.set_result(task.result())
+
+
+async def _to_list(cursor_or_coro: Any) -> list[Any]:
+    # pymongo's async aggregate is a coroutine returning a cursor; motor's and mongomock_motor's a cursor.
+    cursor = await cursor_or_coro if inspect.isawaitable(cursor_or_coro) else cursor_or_coro
+    return await cursor.to_list(None)
+
+
+class AsyncInterpreter(_Collections):
+    """Runs plans natively on an asynchronous database (pymongo ``AsyncMongoClient``, motor, mongomock_motor); with
+    ``majority``, as ``SyncInterpreter``."""
+
+    def __init__(self, db: Any, majority: bool = False) -> None:
+        self.db, self._collections, self._majority = db, {}, majority
+        self._quirks = server_quirks.of_client(db)
+
+    async def quirks(self) -> server_quirks.ServerQuirks:
+        if self._quirks is None:
+            self._quirks = (await self.run(server_quirks.identify_plan()))[0]
+        return self._quirks
+
+    async def run(self, plan: Plan) -> Any:
+        """Drive a plan to its return value."""
+        going, value = _plan_step(plan, None)
+        while going:
+            going, value = await self._answer(plan, value)
+        return value
+
+    async def iterate(self, plan: Plan) -> AsyncIterator[Any]:
+        """Drive a plan, yielding what it ``Emit``s."""
+        going, request = _plan_step(plan, None)
+        while going:
+            if isinstance(request, Emit):
+                yield request.value
+                going, request = _plan_step(plan, None)
+            else:
+                going, request = await self._answer(plan, request)
+
+    async def _answer(self, plan: Plan, request: Any) -> tuple[bool, Any]:
+        """``SyncInterpreter._answer``, awaited; a cancellation is raised in the plan too."""
+        try:
+            result = await self.execute(request)
+        except BaseException as error:  # noqa: BLE001 - raised in the plan, which re-raises what it does not handle
+            return _plan_raise(plan, error)
+        return _plan_step(plan, result)
+
+    async def execute(self, request: Any) -> Any:
+        return await getattr(self, "_" + request.op)(request)
+
+    # -- MongoDB operations --
+
+    async def _find(self, request: Find) -> list[dict[str, Any]]:
+        return await _cursor(self._coll(request.collection), request).to_list(None)
+
+    async def _aggregate(self, request: Aggregate) -> list[dict[str, Any]]:
+        return await _to_list(self._coll(request.collection).aggregate(request.pipeline))
+
+    async def _upsert(self, request: Upsert) -> None:
+        coll = self._coll(request.collection)
+        quirks = await self.quirks()
+        if len(request.operations) > 1 and quirks.bulk_upserts:
+            try:
+                await coll.bulk_write(request.operations, ordered=False)
+                return
+            except BulkWriteError as error:
+                _raise_unless_duplicates(error)
+                return
+            except KeyError:
+                if not quirks.lost_upsert_race_lacks_nmodified:
+                    raise
+        for op in request.operations:
+            try:
+                await _single_op(coll, op)
+            except DuplicateKeyError:
+                pass
+
+    async def _insert_many(self, request: InsertMany) -> None:
+        if request.documents:
+            try:
+                await self._coll(request.collection).insert_many(request.documents, ordered=False)
+            except BulkWriteError as error:
+                _raise_unless_duplicates(error)
+
+    async def _insert_one(self, request: InsertOne) -> bool:
+        try:
+            await self._coll(request.collection).insert_one(dict(request.document))
+        except DuplicateKeyError:
+            return False
+        return True
+
+    async def _update_many(self, request: UpdateMany) -> int:
+        return (await self._coll(request.collection).update_many(request.filter, request.update)).matched_count
+
+    async def _fenced_update(self, request: FencedUpdate) -> bool:
+        return (await self._coll(request.collection).update_one(request.filter, request.update)).matched_count == 1
+
+    async def _find_one_and_update(self, request: FindOneAndUpdate) -> Any:
+        coll = self._coll(request.collection)
+        call = lambda: coll.find_one_and_update(  # noqa: E731
+            request.filter, request.update, projection=request.projection, upsert=request.upsert,
+            return_document=ReturnDocument.BEFORE if request.before else ReturnDocument.AFTER,
+        )
+        try:
+            return await call()
+        except DuplicateKeyError:
+            if not request.upsert:
+                raise
+            return await call()
+
+    async def _delete_many(self, request: DeleteMany) -> int:
+        return (await self._coll(request.collection).delete_many(request.filter)).deleted_count
+
+    async def _create_indexes(self, request: CreateIndexes) -> bool:
+        try:
+            for batch in _index_batches(request, await self.quirks()):
+                await self._coll(request.collection).create_indexes(batch)
+        except OperationFailure as error:
+            return _optional_index_failed(request, error)
+        return True
+
+    async def _command(self, request: Command) -> Any:
+        return await self.db.command(request.command)
+
+    async def _list_collections(self, request: ListCollections) -> list[str]:
+        return list(await self.db.list_collection_names())
+
+    async def _list_indexes(self, request: ListIndexes) -> list[str]:
+        return [ix["name"] for ix in await _to_list(self._coll(request.collection).list_indexes())]
+
+    # -- not I/O --
+
+    async def _gather(self, request: Gather) -> list[Any]:
+        return list(await asyncio.gather(*(self.execute(r) for r in request.requests)))
+
+    async def _sleep(self, request: Sleep) -> None:
+        await asyncio.sleep(request.seconds)
+
+    async def _wait_notice(self, request: WaitNotice) -> None:
+        loop = asyncio.get_running_loop()
+        woken = loop.create_future()
+
+        def wake() -> None:  # from any thread: the store may run on another loop's thread or in a pool
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
+                loop.call_soon_threadsafe(lambda: woken.done() or woken.set_result(None))
+
+        unsubscribe = request.subscribe(wake)
+        try:
+            await asyncio.wait_for(woken, request.seconds)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            unsubscribe()
+
+    async def _defer(self, request: Defer) -> concurrent.futures.Future[Any]:
+        done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        task = asyncio.ensure_future(self.run(request.plan))
+        _DEFERRED_TASKS.add(task)  # the loop keeps only a weak reference to its tasks
+        task.add_done_callback(lambda t: _settle_future(done, t))
+        return done
+
+    async def _join(self, request: Join) -> None:
+        for future in request.futures:
+            await asyncio.wrap_future(future)
+
+    async def _heartbeat(self, request: Heartbeat) -> Beat:
+        return Beat() if request.every <= 0 else TaskBeat(asyncio.create_task(self._beat(request)))
+
+    async def _beat(self, request: Heartbeat) -> None:
+        held = True
+        while held:
+            await asyncio.sleep(request.every)
+            try:
+                held = await self.run(request.renew())
+            except Exception as error:  # noqa: BLE001 - keep the lease alive through a network error
+                held = renewal_failed(error)
+
+    async def _invoke(self, request: Invoke) -> Returned | Raised:
+        with request.context():
+            try:
+                value = request.fn()
+                if not inspect.isawaitable(value):
+                    return Returned(value)
+                work = asyncio.ensure_future(value)  # copies the context: the effect's, entered above
+            except BaseException as exc:  # noqa: BLE001
+                return Raised(exc)
+            return await self._await(Await(work))
+
+    async def _try(self, request: Try) -> Returned | Raised:
+        try:
+            return Returned(await self.execute(request.request))
+        except Exception as exc:  # noqa: BLE001 - handed to the plan, which judges it
+            return Raised(exc)
+
+    async def _detach(self, request: Detach) -> Returned | Raised:
+        task = asyncio.ensure_future(self.run(request.plan))
+        while not task.done():
+            with contextlib.suppress(BaseException):  # cancelled (again): the plan goes on, and so does the wait
+                await asyncio.shield(task)
+        if task.cancelled():
+            return Raised(asyncio.CancelledError())
+        error = task.exception()
+        return Raised(error) if error is not None else Returned(task.result())
+
+    async def _await(self, request: Await) -> Returned | Raised:
+        """The work's outcome; shielded, so a cancellation of the caller leaves the work running (its thread
+        could not be stopped anyway) and hands it back as ``Raised(..., pending=work)``."""
+        work = request.work
+        try:
+            return Returned(await asyncio.shield(work))
+        except asyncio.CancelledError as exc:
+            return Raised(exc) if work.cancelled() else Raised(exc, pending=work)
+        except BaseException as exc:  # noqa: BLE001
+            return Raised(exc)
+
+    async def _next(self, request: Next) -> Any:
+        with request.context():
+            try:
+                return Returned(await request.iterator.__anext__())
+            except StopAsyncIteration:
+                return END
+            except BaseException as exc:  # noqa: BLE001
+                return Raised(exc)

@@ -1,0 +1,194 @@
+"""What the CLI reads of threads, as plans: documents as stored, never decoded.
+
+``thread_summaries_plan`` lists one page of threads from their summaries (never every checkpoint to the
+client); ``holds_checkpoints_plan`` tells whether a database holds any checkpoint, ``thread_exists_plan``
+whether a thread has any document; ``inspected_plan`` reads a thread's checkpoints (no values) and journal
+entries (no outcomes); ``journal_documents_plan`` its raw entries; ``entry_plan`` the entry at one position;
+``checkpoint_counts_plan`` how many checkpoints threads hold. ``ThreadDocuments`` runs them on a sync client.
+Thread ids are values in these filters, never field names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._bson import document_problem, dotted_value
+from ..storage.plans.interpreters import SyncInterpreter
+from ..storage.plans.requests import Aggregate, Find, Plan
+from ..storage.schema import CollectionNames
+from ..storage.thread_summaries import COUNT, NOT_SUMMARY, SUMMARY_NS
+from ..journal.labels import labelled
+from .plans import by_thread, latest_keys, summaries_page_plan
+from .reader import require_our_format
+
+#: Databases of the server itself, never holding threads.
+SYSTEM_DATABASES = frozenset({"admin", "local", "config"})
+#: What ``inspected_plan`` reads of a checkpoint: never its serialized checkpoint or values.
+INSPECTED_CHECKPOINT = {"checkpoint_ns": 1, "checkpoint_id": 1, "ts": 1, "metadata.step": 1, "metadata.source": 1}
+#: What ``thread_summaries_plan`` reads of a thread's latest root checkpoint.
+LATEST_FIELDS = {"_id": 0, "thread_id": 1, "ts": 1, "metadata.step": 1}
+
+
+def thread_summaries_plan(names: CollectionNames, limit: int, after: str | None = None) -> Plan:
+    """One page of threads in ``thread_id`` order, from their summaries (``plans.summaries_page_plan``) and the
+    latest root checkpoint of each (one ``find`` by ``_id``): two commands whatever the number of threads.
+
+    Args:
+        names: the collection names.
+        limit: the most threads to list.
+        after: list only threads whose id sorts after this one (the last id of the previous page).
+
+    Returns:
+        ``(rows, more, problems)``: the rows (``thread_id``, ``checkpoints``: its root checkpoints, ``latest_step``
+        and ``updated``: the step and time of its latest root checkpoint), whether more threads follow, and the
+        problems of summaries whose ``thread_id`` is not a string (one named per such value).
+
+    Raises:
+        InvalidInputError: ``after`` is not a string, or ``limit`` is out of range (before any request).
+    """
+    summaries, more = yield from summaries_page_plan(names, "", after, limit)
+    listed = [s for s in summaries if isinstance(s.get("thread_id"), str)]
+    latest = (yield Find(names.checkpoints, {"_id": {"$in": latest_keys(listed)}}, LATEST_FIELDS)) if listed else []
+    latest_of = by_thread(latest)
+    rows = [
+        {
+            "thread_id": s["thread_id"],
+            "checkpoints": s.get(COUNT),
+            "latest_step": dotted_value(latest_of.get(s["thread_id"], {}), "metadata.step"),
+            "updated": latest_of.get(s["thread_id"], {}).get("ts") or "",
+        }
+        for s in listed
+    ]
+    problems = []
+    for unlisted in (s for s in summaries if s not in listed):
+        problems.append((yield from _thread_id_problem_plan(names, unlisted.get("thread_id"))))
+    return rows, more, problems
+
+
+def _thread_id_problem_plan(names: CollectionNames, thread_id: Any) -> Plan:
+    """The problem of the thread summary stored under a ``thread_id`` that is not a string, naming it."""
+    # $eq: a thread_id stored as a document such as {"$gt": ""} must not become an operator here
+    docs = yield Find(names.checkpoints, {"thread_id": {"$eq": thread_id}, "checkpoint_ns": SUMMARY_NS}, limit=1)
+    doc = docs[0] if docs else {"thread_id": thread_id}
+    return str(document_problem(names.checkpoints, doc, {"thread_id": (str,)}))
+
+
+def holds_checkpoints_plan(names: CollectionNames) -> Plan:
+    """Whether the database holds any checkpoint (one ``find`` of one ``_id``)."""
+    return bool((yield Find(names.checkpoints, {}, {"_id": 1}, limit=1)))
+
+
+def thread_exists_plan(names: CollectionNames, thread_id: str) -> Plan:
+    """Whether the thread has a checkpoint or, failing that, a journal entry (one ``find`` each, at most)."""
+    for collection in (names.checkpoints, names.journal):
+        if (yield Find(collection, {"thread_id": thread_id}, {"_id": 1}, limit=1)):
+            return True
+    return False
+
+
+def inspected_plan(names: CollectionNames, thread_id: str) -> Plan:
+    """``(checkpoints, entries)``: the thread's checkpoints (``INSPECTED_CHECKPOINT``, every namespace) and its
+    journal entries without their serialized outcomes, labelled (``journal.labels``)."""
+    checkpoints = yield Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": NOT_SUMMARY}, INSPECTED_CHECKPOINT)
+    entries = yield Find(names.journal, {"thread_id": thread_id, "chunk": 0}, {"outcome.data": 0})
+    return checkpoints, labelled(entries)
+
+
+def journal_documents_plan(names: CollectionNames, thread_id: str, with_outcomes: bool) -> Plan:
+    """The thread's raw journal documents without ``_id``, in the order they were created; without
+    ``with_outcomes``, only each entry's first document, without its serialized outcome (its type, digest and
+    preview stay). Each entry reads ``path`` and ``occurrence`` as labels, its stored key under ``visit``
+    (``journal.labels``)."""
+    query = {"thread_id": thread_id} if with_outcomes else {"thread_id": thread_id, "chunk": 0}
+    projection = {"_id": 0} if with_outcomes else {"_id": 0, "outcome.data": 0}
+    return labelled((yield Find(names.journal, query, projection, sort=[("created_at", 1), ("path", 1)])))
+
+
+#: What ``entry_plan`` reads of an entry: what it is, and what labels it.
+_ENTRY_FIELDS = {"_id": 0, "kind": 1, "name": 1, "status": 1, "path": 1, "node": 1, "occurrence": 1, "effect_key": 1,
+                 "root_key": 1, "created_at": 1}
+
+
+def entry_plan(names: CollectionNames, position: Mapping[str, Any]) -> Plan:
+    """The entry at ``position`` (``POSITION_FIELDS``), as stored or as its labels read (``journal.labels``): its
+    ``kind``, ``name``, ``status`` and stored ``position``; None when no entry is there. One ``find``; a second
+    reads the thread's entries when the position is written as labels."""
+    found = yield Find(names.journal, {**position, "chunk": 0}, _ENTRY_FIELDS, limit=1)
+    if not found:
+        entries = yield Find(names.journal, {"thread_id": position["thread_id"], "chunk": 0}, _ENTRY_FIELDS)
+        labels = ("path", "node", "occurrence", "effect_key")
+        found = [e for e in labelled(entries) if "visit" in e and all(e[k] == position[k] for k in labels)]
+    if not found:
+        return None
+    entry = found[0]
+    stored = {**position, **entry.get("visit", {"path": entry["path"], "occurrence": entry["occurrence"]})}
+    return {"kind": entry.get("kind"), "name": entry.get("name"), "status": entry.get("status"), "position": stored}
+
+
+def checkpoint_counts_plan(names: CollectionNames, thread_ids: Sequence[str]) -> Plan:
+    """``{thread_id: checkpoints in every namespace}`` for each of ``thread_ids`` (0 for one without any)."""
+    counted = yield Aggregate(names.checkpoints, [
+        {"$match": {"thread_id": {"$in": list(thread_ids)}, "checkpoint_ns": NOT_SUMMARY}}, {"$group": {"_id": "$thread_id", "checkpoints": {"$sum": 1}}},
+    ])
+    found = {group["_id"]: group["checkpoints"] for group in counted}
+    return {thread_id: found.get(thread_id, 0) for thread_id in thread_ids}
+
+
+class ThreadDocuments:
+    """The plans above, run on a sync client for the CLI.
+
+    Args:
+        client: a sync client (``MongoClient``, mongomock).
+        db_name: the database.
+        names: its collection names.
+    """
+
+    def __init__(self, client: Any, db_name: str, names: CollectionNames | None = None) -> None:
+        self.client, self.names = client, names or CollectionNames()
+        self.db = client[db_name]
+        self._io = SyncInterpreter(self.db)
+
+    def summaries(self, limit: int, after: str | None = None) -> tuple[list[dict[str, Any]], bool, list[str]]:
+        """``thread_summaries_plan``, on a database of our format.
+
+        Raises:
+            InvalidInputError: ``after`` is not a string.
+            IncompatibleStorageError: the database holds a foreign format.
+        """
+        require_our_format(self.db, self.names)
+        return self._io.run(thread_summaries_plan(self.names, limit, after))
+
+    def databases_with_threads(self) -> list[str]:
+        """The databases on the server that hold checkpoints, sorted: one ``find`` of one document in each."""
+        return sorted(
+            name
+            for name in self.client.list_database_names()
+            if name not in SYSTEM_DATABASES
+            and SyncInterpreter(self.client[name]).run(holds_checkpoints_plan(self.names))
+        )
+
+    def exists(self, thread_id: str) -> bool:
+        """``thread_exists_plan``."""
+        return self._io.run(thread_exists_plan(self.names, thread_id))
+
+    def inspected(self, thread_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """``inspected_plan``, on a database of our format.
+
+        Raises:
+            IncompatibleStorageError: the database holds a foreign format.
+        """
+        require_our_format(self.db, self.names)
+        return self._io.run(inspected_plan(self.names, thread_id))
+
+    def journal_documents(self, thread_id: str, with_outcomes: bool) -> list[dict[str, Any]]:
+        """``journal_documents_plan``."""
+        return self._io.run(journal_documents_plan(self.names, thread_id, with_outcomes))
+
+    def entry(self, position: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``entry_plan``."""
+        return self._io.run(entry_plan(self.names, position))
+
+    def checkpoint_counts(self, thread_ids: Sequence[str]) -> dict[str, int]:
+        """``checkpoint_counts_plan``."""
+        return self._io.run(checkpoint_counts_plan(self.names, thread_ids))
