@@ -211,3 +211,35 @@ def runs_durably_async(configurable: dict[str, Any]) -> bool:
     """Whether the run stores checkpoints in the background (``durability="async"``, LangGraph's default: a run
     given no durability names none in its config)."""
     return configurable.get(CONFIG_KEY_DURABILITY, "async") == "async"
+
+
+def _in_canonical_order(items: Any) -> Any:
+    return iter(sorted(items, key=lambda item: (type(item).__name__, repr(item))))
+
+
+class _CanonicalSet(set):  # type: ignore[type-arg]
+    """A set whose iteration is in a canonical order; LangGraph's serde writes it as the ``builtins.set`` it names."""
+
+    def __iter__(self) -> Any:
+        return _in_canonical_order(set.__iter__(self))
+
+
+class _CanonicalFrozenSet(frozenset):  # type: ignore[type-arg]
+    """``_CanonicalSet``'s frozen twin."""
+
+    def __iter__(self) -> Any:
+        return _in_canonical_order(frozenset.__iter__(self))
+
+
+_CanonicalSet.__module__ = _CanonicalFrozenSet.__module__ = "builtins"
+_CanonicalSet.__name__, _CanonicalFrozenSet.__name__ = "set", "frozenset"
+
+
+def canonical_set(value: set[Any] | frozenset[Any]) -> set[Any] | frozenset[Any]:
+    """``value`` as a set the serde writes in one order whatever the order it was built in and the process's hash
+    seed (by type name, then ``repr``): equal sets give equal bytes, so a metadata filter on a set matches it.
+
+    LangGraph's msgpack encoder writes a set as its class's module and name and ``tuple(value)``; the copy names
+    ``builtins.set`` (or ``frozenset``), so it loads back as the plain type.
+    """
+    return (_CanonicalFrozenSet if isinstance(value, frozenset) else _CanonicalSet)(value)

@@ -64,6 +64,7 @@ from typing import Any
 from bson.int64 import Int64
 
 from .._bson import OPTIONAL, assemble_values, escape_key, key_id, require_fields, unescape_key, value_documents
+from .._langgraph import canonical_set
 from ..errors import CorruptDocumentError, InvalidInputError, MissingValueError
 from ..storage.schema import BLOB_KEY
 from .remembered import LARGE, Location
@@ -234,6 +235,8 @@ def stored_value(value: Any, dumps: Callable[[Any], tuple[str, bytes]], path: st
         return {escape_key(k): stored_value(v, dumps, f"{path}.{k}") for k, v in value.items()}
     if type(value) in (list, tuple):
         return [stored_value(v, dumps, f"{path}[{i}]") for i, v in enumerate(value)]
+    if type(value) in (set, frozenset):
+        value = canonical_set(value)  # equal sets, equal bytes: a filter on one matches
     try:
         type_, data = dumps(value)
     except Exception as error:  # noqa: BLE001 - any serde's refusal, named with where it is
