@@ -13,7 +13,7 @@ from pymongo import MongoClient
 
 
 def bench_journal(uri: str, s: Settings, log: Callable[[str], None]) -> dict[str, Any]:
-    """A graph with 10 secure effects that cost nothing: extra commands and time per effect, first run and replay."""
+    """A graph with 10 journaled effects that cost nothing: extra commands and time per effect, first run and replay."""
     from langgraph_durable_mongodb import journal
 
     return run_journal_bench(journal, uri, s, log)
@@ -26,26 +26,21 @@ def _by_collection(names: list[tuple[str, str]], collection: str) -> int:
 def run_journal_bench(module: Any, uri: str, s: Settings, log: Callable[[str], None]) -> dict[str, Any]:
     """A node calling 10 journaled no-op effects, then crashing once; the next invoke replays them.
 
-    Compared with the same node calling the 10 functions unjournaled (same durable scope),
-    interleaved. Commands are split by collection: the journal's, the resolver's ordinals
-    (one position per node attempt), the checkpointer's.
+    Under ``platform.compile`` (the run lock held), compared with the same node calling the 10 functions
+    unjournaled, interleaved. Commands are split by collection: the journal's, the run locks', the rest.
     """
     from langgraph.graph import START, StateGraph
 
-    from langgraph_durable_mongodb import MongoDBCheckpointer
-    from langgraph_durable_mongodb.resolver import DurableSubgraphResolver, OrdinalAllocator, durable_scope
+    from langgraph_durable_mongodb import DurablePlatform
 
     counter = CollectionCounter()
     client: MongoClient = MongoClient(uri, event_listeners=[counter])
     db_name = f"{DB_PREFIX}journal_{uuid.uuid4().hex[:8]}"
     try:
-        saver = MongoDBCheckpointer(client, db_name=db_name)
-        saver.setup()
-        journal = module.ActivityJournal.for_checkpointer(saver)
-        journal.setup()
-        allocator = OrdinalAllocator(client[db_name])
-        allocator.setup()
-        journal_coll, ordinals_coll = saver.collections.journal, allocator._collection  # noqa: SLF001
+        platform = DurablePlatform(client, db_name=db_name)
+        platform.setup()
+        names = platform.checkpointer.collections
+        journal_coll, locks_coll = names.journal, names.runs
 
         @module.effect(kind="bench", name="noop")
         def journaled(i: int) -> int:
@@ -69,11 +64,9 @@ def run_journal_bench(module: Any, uri: str, s: Settings, log: Callable[[str], N
             g = StateGraph(TypedDict("JournalState", {"n": int}))  # noqa: UP013
             g.add_node("work", work)
             g.add_edge(START, "work")
-            return g.compile(checkpointer=saver)
+            return platform.compile(g)
 
         graphs = {"journal": make(journaled), "plain": make(plain)}
-        resolvers = {k: DurableSubgraphResolver.from_graph(g) for k, g in graphs.items()}
-        locator = module.ResolverLocator(allocator)
         rows: dict[str, dict[str, list[dict[str, Any]]]] = {v: {"first": [], "replay": []} for v in graphs}
         reps = s.reps if not s.quick_mode else 3
 
@@ -82,17 +75,16 @@ def run_journal_bench(module: Any, uri: str, s: Settings, log: Callable[[str], N
             config = {"configurable": {"thread_id": thread}}
             with counter.window() as w:
                 t0 = time.perf_counter()
-                with durable_scope(resolvers[variant]), module.effect_scope(journal, locator):
-                    try:
-                        graphs[variant].invoke({"n": 0} if first else None, config)
-                    except _Crash:
-                        pass
+                try:
+                    graphs[variant].invoke({"n": 0} if first else None, config)
+                except _Crash:
+                    pass
                 w["seconds"] = time.perf_counter() - t0
             return {
                 "invoke_ms": w["seconds"] * 1000,
                 "loop_ms": state["loop"] * 1000,
                 "journal_commands": _by_collection(w["targets"], journal_coll),
-                "ordinal_commands": _by_collection(w["targets"], ordinals_coll),
+                "lock_commands": _by_collection(w["targets"], locks_coll),
                 "commands": w["commands"],
             }
 
@@ -110,7 +102,7 @@ def run_journal_bench(module: Any, uri: str, s: Settings, log: Callable[[str], N
             med = lambda rs, k: statistics.median(r[k] for r in rs)  # noqa: E731
             out["phases"][ph] = {
                 "journal_commands_per_effect": med(j, "journal_commands") / EFFECTS,
-                "ordinal_commands_per_node": med(j, "ordinal_commands"),
+                "lock_commands_per_run": med(j, "lock_commands"),
                 "extra_commands_per_effect": (med(j, "commands") - med(p, "commands")) / EFFECTS,
                 "effect_ms": med(j, "loop_ms") / EFFECTS,
                 "plain_call_ms": med(p, "loop_ms") / EFFECTS,
@@ -124,20 +116,19 @@ def run_journal_bench(module: Any, uri: str, s: Settings, log: Callable[[str], N
         client.close()
 
 
-
 def render_journal(jr: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     lines += ["## 4. Journal cost", ""]
     lines += [f"A node calls {jr['effects_per_node']} `@effect` functions that do nothing, then raises once; the "
-              f"next `invoke` re-runs it and the journal replays them. Against the same node calling the plain "
-              f"functions (same durable scope), interleaved; medians of {jr['reps']} threads. effect ms = time "
+              f"next `invoke` re-runs it and the journal replays them, under `platform.compile`. Against the same "
+              f"node calling the plain functions, interleaved; medians of {jr['reps']} threads. effect ms = time "
               f"inside the node per journaled call.", "",
-              "| phase | journal cmds/effect | extra cmds/effect (all collections) | resolver ordinal cmds/node "
+              "| phase | journal cmds/effect | extra cmds/effect (all collections) | run lock cmds/run "
               "| effect ms | plain call ms | extra invoke ms/effect |",
               "|---|---|---|---|---|---|---|"]
     for ph, d in jr["phases"].items():
         lines.append(f"| {ph} | {d['journal_commands_per_effect']:.2f} | {d['extra_commands_per_effect']:.2f} "
-                     f"| {d['ordinal_commands_per_node']:.0f} | {d['effect_ms']:.2f} | {d['plain_call_ms']:.4f} "
+                     f"| {d['lock_commands_per_run']:.0f} | {d['effect_ms']:.2f} | {d['plain_call_ms']:.4f} "
                      f"| {d['extra_invoke_ms_per_effect']:.2f} |")
     lines.append("")
     return lines
