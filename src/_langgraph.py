@@ -39,6 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from langgraph.constants import START
 from langgraph.pregel import Pregel
 
 from langgraph._internal._constants import (
@@ -47,6 +48,8 @@ from langgraph._internal._constants import (
     CONFIG_KEY_DURABILITY,
     CONFIG_KEY_RUNTIME,
     CONFIG_KEY_SEND,
+    ERROR,
+    INTERRUPT,
     NS_END,
     NS_SEP,
     PULL,
@@ -60,6 +63,10 @@ __all__ = [
     "CONFIG_KEY_RUNTIME",
     "CONFIG_KEY_SEND",
     "AGENT_SERVER_MARK",
+    "DUE_PREFIX",
+    "ERROR",
+    "INTERRUPT",
+    "START",
     "NS_END",
     "NS_SEP",
     "PULL",
@@ -73,6 +80,7 @@ __all__ = [
     "nodes_completed_by_edit",
     "run_checkpointer",
     "runs_durably_async",
+    "task_node",
     "task_writer",
 ]
 
@@ -171,6 +179,15 @@ def keep_allowlist(source: Pregel, copied: Pregel) -> Pregel:
 
 
 _PULL_PATH = f"~{PULL}, "
+#: The channel a ``StateGraph`` writes to make a node due at the next step (``branch:to:<node>``).
+DUE_PREFIX = "branch:to:"
+
+
+def task_node(task_path: Any) -> str:
+    """The node a task ran, from its stored ``task_path``: a pulled task (``~__pregel_pull, <node>``) by its node's
+    name, any other by its path as text."""
+    path = str(task_path or "")
+    return path[len(_PULL_PATH):] if path.startswith(_PULL_PATH) else path
 
 
 def nodes_completed_by_edit(writes: list[dict[str, Any]]) -> list[str]:

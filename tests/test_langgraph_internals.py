@@ -6,6 +6,7 @@ the task paths fails here, by name, instead of somewhere deep in a run.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import operator
 from pathlib import Path
@@ -233,3 +234,34 @@ def test_equal_sets_built_in_other_orders_are_written_alike_and_load_as_the_plai
     assert one == other and one != serde.dumps_typed(second)
     loaded = serde.loads_typed(one)
     assert loaded == first and type(loaded) is kind
+
+
+#: LangGraph's own strings: channel names, task-path markers and config keys a release may change.
+LANGGRAPH_STRINGS = ("__pregel", "__error__", "__interrupt__", "__start__", "branch:to:", "__scratchpad")
+
+
+def langgraph_strings_outside(src: Path) -> list[tuple[str, str]]:
+    """``(module, string)`` for each string constant naming one of LangGraph's internals outside ``_langgraph.py``
+    (docstrings aside: they may say what a value looks like)."""
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        if path.name == "_langgraph.py":
+            continue
+        tree = ast.parse(path.read_text())
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+        found += [(str(path.relative_to(src)), node.value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+                  and any(marker in node.value for marker in LANGGRAPH_STRINGS)]
+    return found
+
+
+def test_langgraph_strings_live_in_one_module() -> None:
+    """A LangGraph release that renames a channel or a task-path marker breaks one place, loudly (issue 35)."""
+    assert langgraph_strings_outside(Path(__file__).resolve().parents[1] / "src") == []
+
+
+def test_the_string_check_sees_one(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text('"""a ``~__pregel_pull, x`` docstring"""\nPULL = "~__pregel_pull, "\n')
+    assert langgraph_strings_outside(tmp_path) == [("m.py", "~__pregel_pull, ")]

@@ -28,7 +28,8 @@ from ..storage.schema import CollectionNames
 from ..storage.summary_drift import unsummarized_plan
 from ..storage.thread_summaries import SUMMARY_NS, SUMMARY_PROJECTION
 from ..journal.labels import labelled
-from .states import ERROR, INTERRUPT, due_nodes
+from .._langgraph import ERROR, INTERRUPT
+from .states import due_nodes
 
 #: What the views read of a root checkpoint: never its serialized checkpoint or values, only channel names
 #: (``stored_channels``).

@@ -21,17 +21,14 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from ..storage.plans import lease
+from .._langgraph import DUE_PREFIX, ERROR, INTERRUPT, START
 from ..storage.liveness import owner_gone
+from ..storage.plans import lease
 
-#: LangGraph's channels of a task's error and of an ``interrupt()`` (keys of ``WRITES_IDX_MAP``).
-ERROR, INTERRUPT = "__error__", "__interrupt__"
 #: The effect states, in the order they are shown.
 EFFECT_STATES = ("completed", "in flight", "failed", "outcome unknown", "abandoned")
 #: The thread states.
 THREAD_STATES = ("running", "failed", "crashed", "interrupted", "done")
-#: The channel of a root checkpoint that marks a node as due (``branch:to:<node>``), and the input's.
-DUE_PREFIX, START = "branch:to:", "__start__"
 
 
 def lease_live(doc: Mapping[str, Any], now: datetime) -> bool:

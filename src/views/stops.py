@@ -20,7 +20,7 @@ from typing import Any
 from ..storage.plans.requests import Find, Plan
 from ..journal.redaction import redact, redact_text
 from ..storage.schema import CollectionNames
-from .states import ERROR, INTERRUPT
+from .._langgraph import ERROR, INTERRUPT, task_node
 from .values import shown
 
 #: What is read of an error or interrupt write: where, who, and its serialized value (one chunk).
@@ -33,21 +33,6 @@ MAX_STOP_WRITES = 50
 MESSAGE_CHARS = 2000
 #: An exception's ``repr``: its type, and its arguments in parentheses.
 _REPR = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.DOTALL)
-#: The task path of a node's task (``~__pregel_pull, <node>``): what comes after it is the node's name.
-PULL = "~__pregel_pull, "
-
-
-def task_node(task_path: Any) -> str:
-    """The node a task ran, from its stored ``task_path`` (a pulled task by name, any other by its path).
-
-    Args:
-        task_path: the write's ``task_path``.
-
-    Returns:
-        The node's name, or the path as text.
-    """
-    path = str(task_path or "")
-    return path[len(PULL):] if path.startswith(PULL) else path
 
 
 def stop_writes_plan(names: CollectionNames, thread_id: str, latest_id: str, root_writes: list[Mapping[str, Any]]) -> Plan:
