@@ -17,7 +17,7 @@ else needs reading.
   (``child_run_start``). A child compiled with ``checkpointer=False`` reads
   nothing; one compiled with its own saver reads and saves with the saver its
   parent lends it (``Pregel._resolve_checkpointer``).
-- Agent Server (langgraph-api) stamps the metadata of every run it starts with its version
+- Agent Server (langgraph-api) marks the metadata of every run it starts with its version
   (``langgraph_api_version``), which every node of the run inherits (``agent_server_run``).
 - Inside a node, the config's ``configurable`` holds the checkpointer
   (``CONFIG_KEY_CHECKPOINTER``; Agent Server's adapter keeps ours as ``_inner``),
@@ -90,7 +90,7 @@ AGENT_SERVER_MARK = "langgraph_api_version"
 
 
 def agent_server_run(config: Any) -> bool:
-    """Whether ``config`` (a node's) belongs to a run Agent Server started: it stamps its version in the run's
+    """Whether ``config`` (a node's) belongs to a run Agent Server started: it writes its version in the run's
     metadata, which every task of the run inherits."""
     return isinstance(config, dict) and bool((config.get("metadata") or {}).get(AGENT_SERVER_MARK))
 

@@ -1,4 +1,4 @@
-"""Migrate threads from ``langgraph-checkpoint-mongodb``'s ``MongoDBSaver`` into a ``MongoDBCheckpointer``.
+"""Import threads from ``langgraph-checkpoint-mongodb``'s ``MongoDBSaver`` into a ``MongoDBCheckpointer``.
 
 ``MongoDBSaver`` keeps one document per checkpoint (``type`` + ``checkpoint`` bytes: the whole
 checkpoint, values included; ``metadata`` with every leaf a serde ``[type, bytes]`` pair;
@@ -14,7 +14,7 @@ the thread.
 It then verifies every imported namespace: our saver's ``list`` must return the tuples the
 source gives (versions as converted), read by ``MongoDBSaver`` itself when it is installed (sync form), else by this
 module's own parse of the source documents; with ``graph=``, also ``get_state`` and
-``get_state_history``. The source is only read. The CLI's ``import-mongodbsaver`` runs it (``cli/migrate.py``).
+``get_state_history``. The source is only read. The CLI's ``import-mongodbsaver`` runs it (``cli/importer.py``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""``ThreadExpiry``: the one expiry a thread carries under a TTL, stamped on writes and spread to the thread.
+"""``ThreadExpiry``: the one expiry a thread carries under a TTL, set on writes and spread to the thread.
 
 A thread carries one expiry, whatever the number of workers writing it, and it only moves
-forward. A write at time t stamps the end of t's bucket (ttl/10 long, counted from the epoch)
+forward. A write at time t sets the end of t's bucket (ttl/10 long, counted from the epoch)
 plus ttl, so workers writing in one bucket agree, and never less than the highest expiry this
 process has seen on the thread's documents, so a worker whose clock lags keeps the later one.
 The checkpointer's writes then spread it to the thread's other documents with a refresh that
@@ -29,7 +29,7 @@ class ThreadExpiry:
     Args:
         ttl_config: the saver's parsed TTL (None: threads never expire).
         collections: the per-thread collections, whose documents carry the expiry.
-        known: the expiries this process stamped or read (``remembered.ThreadExpiries``).
+        known: the expiries this process wrote or read (``remembered.ThreadExpiries``).
     """
 
     def __init__(self, ttl_config: TTLConfig | None, collections: ThreadCollections, known: ThreadExpiries) -> None:
@@ -58,7 +58,7 @@ class ThreadExpiry:
         return {"expire_at": self.known.raise_to(thread_id, computed)}
 
     def saw(self, docs: list[dict[str, Any]]) -> None:
-        """Note the ``expire_at`` of checkpoint documents read: a later write never stamps less."""
+        """Note the ``expire_at`` of checkpoint documents read: a later write never sets less."""
         for doc in docs:
             if doc.get("expire_at") is not None:
                 self.known.raise_to(doc["thread_id"], doc["expire_at"])
@@ -72,7 +72,7 @@ class ThreadExpiry:
 
         Args:
             thread_id: the thread just written.
-            expiry: what ``of_write`` stamped on the new documents (empty without ttl).
+            expiry: what ``of_write`` set on the new documents (empty without ttl).
         """
         if not expiry:
             return
@@ -86,7 +86,7 @@ class ThreadExpiry:
         self.spread_to(thread_id, value)
 
     def spread_to(self, thread_id: str, expire_at: Any) -> None:
-        """Note that every document of the thread now carries ``expire_at`` (spread, or stamped on each copy)."""
+        """Note that every document of the thread now carries ``expire_at`` (spread, or set on each copy)."""
         self.known.raise_to(thread_id, expire_at, spread=True)
 
     def forget(self, thread_id: str) -> None:

@@ -97,7 +97,7 @@ class ThreadMaintenance:
         collections: the checkpointer's collections.
         storage_format: the database's format check, which knows the per-thread collections.
         chunk_bytes: serialized bytes per blob document (a pruned checkpoint's values may move to blobs).
-        expiry: the threads' expiry: forgotten with a thread, stamped on a copy.
+        expiry: the threads' expiry: forgotten with a thread, set on a copy.
         locations: where this process remembers each checkpoint's values are, forgotten with them.
     """
 
@@ -217,7 +217,7 @@ class ThreadMaintenance:
             yield InsertMany(coll, copies)
         if expiry and resumed:
             yield from self.expiry.spread(target_thread_id, expiry)
-        elif expiry:  # the target was empty: every document of it is a copy stamped just now
+        elif expiry:  # the target was empty: every document of it is a copy written just now
             self.expiry.spread_to(target_thread_id, expiry["expire_at"])
 
     def _chain_docs(self, thread_ids: list[str]) -> Plan:

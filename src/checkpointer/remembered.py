@@ -21,8 +21,8 @@ STORED_REMEMBERED = 10_000
 
 
 class ThreadExpiries:
-    """Per thread: the highest ``expire_at`` this process stamped or read, and the one it last spread to
-    every document of the thread. A write never stamps less than the highest (one expiry, only forward)."""
+    """Per thread: the highest ``expire_at`` this process wrote or read, and the one it last spread to
+    every document of the thread. A write never sets less than the highest (one expiry, only forward)."""
 
     def __init__(self) -> None:
         self._known: LRU[str, tuple[datetime | None, datetime | None]] = LRU(EXPIRIES_REMEMBERED)

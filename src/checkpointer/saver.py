@@ -158,7 +158,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
     def expiry_fields(self, thread_id: str) -> dict[str, Any]:
         """``{"expire_at": ...}`` for a document another component adds to the thread (empty without ttl).
 
-        The journal and the ordinal allocator stamp their documents with it. It is the thread's
+        The journal sets it on its documents. It is the thread's
         current expiry as this process knows it, so the new document expires with the rest of the
         thread; only the checkpointer's own writes move the expiry forward, since a refresh then
         moves every document with it. A thread this process knows nothing of, or whose expiry has

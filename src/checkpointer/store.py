@@ -203,7 +203,7 @@ class CheckpointStore:
     Args:
         collections: where the checkpoints, blobs and writes are.
         chunk_bytes: serialized bytes per document for large values.
-        expiry: the threads' expiry, stamped on every write.
+        expiry: the threads' expiry, set on every write.
         roots: what root checkpoints tell the journal, noted on every read and write of one.
         locations: where this process remembers each checkpoint's values are.
     """

@@ -20,7 +20,7 @@ from ..views.commands import delete, discard, parse_outcome, parse_position, pru
 from ..views.stored import ThreadDocuments
 from ..views.exits import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNREACHABLE, EXIT_USAGE, CliError
 from ..views.reader import ThreadViews
-from . import migrate
+from . import importer
 from .doctor import doctor, render_doctor
 from .inspector import ui
 from .journal import journal_documents
@@ -128,9 +128,9 @@ def _ui(call: Invocation) -> int:
 
 
 def _import(call: Invocation) -> int:
-    imported = migrate.command(call.client, call.args, sys.stderr)
-    call.show(imported.as_dict(), lambda report, out: migrate.render(escaped(imported), out))
-    return migrate.exit_code(imported)
+    imported = importer.command(call.client, call.args, sys.stderr)
+    call.show(imported.as_dict(), lambda report, out: importer.render(escaped(imported), out))
+    return importer.exit_code(imported)
 
 
 def _doctor(call: Invocation) -> int:

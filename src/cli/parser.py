@@ -6,7 +6,7 @@ import argparse
 import os
 
 from . import __doc__ as USAGE
-from .migrate import add_arguments as migrate_arguments
+from .importer import add_arguments as import_arguments
 
 
 def parser() -> argparse.ArgumentParser:
@@ -39,7 +39,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--fix", action="store_true", help="create missing indexes")
     p.add_argument("--repair", action="store_true", help="rebuild the thread summaries that are missing or short (safe beside running writers)")
     p = _command(sub, "import-mongodbsaver", "copy threads from a MongoDBSaver database into --db, then verify")
-    migrate_arguments(p)
+    import_arguments(p)
     p = _command(sub, "ui", "a local web inspector of threads, checkpoints and effects (the ui extra)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, loopback)")
     p.add_argument("--port", type=_positive, default=8765, help="port (default: 8765)")

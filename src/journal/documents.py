@@ -180,7 +180,7 @@ def first_record(
 
 def visit_update(pos: EffectPosition, entry: Mapping[str, Any], *, now: datetime) -> dict[str, Any]:
     """A visit of the position, as one upsert: inserts ``entry`` if the position is free; either way counts
-    the visit in ``replays`` and stamps ``visited_at``."""
+    the visit in ``replays`` and sets ``visited_at``."""
     position = entry_filter(pos)
     return {
         "$setOnInsert": {k: v for k, v in entry.items() if k not in position},

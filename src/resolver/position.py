@@ -13,7 +13,7 @@ class NodePosition:
     ``new``: no effect can be journaled under the visit yet (the journal then skips reading its entries).
     ``continued``: the attempt continues an interrupted occurrence after its state was edited
     (``update_state`` on the latest checkpoint): an effect whose input changed runs instead of replaying.
-    ``root_key``: the root checkpoint the visit's root-level task was prepared from (or continues), stamped on
+    ``root_key``: the root checkpoint the visit's root-level task was prepared from (or continues), written on
     its journal entries so a sweep that prunes that checkpoint finds them.
     """
 

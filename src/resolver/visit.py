@@ -57,7 +57,7 @@ def visit_position(
     Args:
         thread_id: the thread.
         resolved: the running node's boundaries and keys (``running.resolve_task``).
-        root_key: the root checkpoint the visit's root-level task was prepared from or continues, stamped on its
+        root_key: the root checkpoint the visit's root-level task was prepared from or continues, written on its
             entries so a sweep that prunes that checkpoint finds them.
         new: no run but this one can have met the visit (the journal then reads none of its entries).
         continued: the visit continues an edited occurrence (see ``NodePosition``).

@@ -8,7 +8,7 @@ node's ``p``-th subgraph run. ``journal/labels.py`` reads them back as ordinals.
 
 Storage formats 2 and 3 keyed entries by those ordinals instead (``agent/1/case/2``, occurrence ``1.3``), allocated in
 the ordinals collection (``{thread_id, parent_path, name, task_key, ordinal}``, a ``Send`` group under
-``name:send``) or, at the root, numbered from a high water and stamped with the key they stood for (``root_key``).
+``name:send``) or, at the root, numbered from a high water and marked with the key they stood for (``root_key``).
 ``upgrade_plan`` rewrites each such entry to the keys its ordinals stood for, so a run resumed after the upgrade
 meets the effects recorded before it.
 """

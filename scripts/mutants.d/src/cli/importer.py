@@ -1,4 +1,4 @@
-"""The mutants of src/cli/migrate.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+"""The mutants of src/cli/importer.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
 
 MUTANTS = (
     # issue 22: SecureLLM streams when the wrapped model would, and runs it inside its own callback run
