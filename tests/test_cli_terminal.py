@@ -11,7 +11,7 @@ import pytest
 
 from langgraph_durable_mongodb import MongoDBCheckpointer, migrate
 from langgraph_durable_mongodb.cli import EXIT_UNKNOWN_THREAD
-from langgraph_durable_mongodb.cli import migrate as cli_migrate
+from langgraph_durable_mongodb.cli import importer
 from langgraph_durable_mongodb.cli.terminal import escaped, printable
 from tests.cli_helpers import run, write_thread
 from tests.clients import on_servers
@@ -115,5 +115,5 @@ def test_doctor_escapes_what_the_server_says(monkeypatch: pytest.MonkeyPatch) ->
 def test_the_import_report_is_escaped() -> None:
     report = migrate.ImportReport("src", "reader", mismatches=[f"{FORGED} '' 1: missing from the destination"])
     out = io.StringIO()
-    cli_migrate.render(escaped(report), out)
+    importer.render(escaped(report), out)
     assert _safe(out.getvalue()).splitlines()[-1] == f"  {printable(FORGED)} '' 1: missing from the destination"
