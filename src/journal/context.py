@@ -36,6 +36,7 @@ from ..resolver.position import NodePosition
 from .attempt import Attempt, Trail, current_attempt
 from .documents import EffectCall
 from .locator import NodeLocator, check_node
+from .ports import JournalSaver
 from .position import EffectPosition
 from .unjournaled import UNJOURNALED, means_unjournaled, note_unjournaled_run, runs_without_checkpointer, unjournaled_position
 
@@ -123,7 +124,7 @@ def effect_scope(
         _bound.reset(token)
 
 
-def serve_effects(checkpointer: Any, scope_for: Callable[[Any], EffectScope]) -> None:
+def serve_effects(checkpointer: JournalSaver, scope_for: Callable[[Any], EffectScope]) -> None:
     """Give every node of a run that saves with ``checkpointer`` the effect scope ``scope_for(saver)``.
 
     A node finds it from its own config, which names the saver LangGraph runs it with: ``checkpointer``, or
@@ -187,7 +188,7 @@ def current_effect_scope() -> EffectScope:
     )
 
 
-def _serving(saver: Any) -> Callable[[Any], EffectScope] | None:
+def _serving(saver: object) -> Callable[[Any], EffectScope] | None:
     if saver is None:
         return None
     try:

@@ -18,6 +18,7 @@ from ..storage.format import StorageFormat
 from .context import Slot, alocate, current_effect_scope, locate
 from .documents import EffectCall
 from .plans import JournalPlans
+from .ports import JournalSaver
 from .position import EffectPosition
 from .redaction import Redactor, redact
 
@@ -139,7 +140,7 @@ class ActivityJournal(TwoFaces, JournalPlans):
         )
 
     @classmethod
-    def for_checkpointer(cls, saver: Any, **options: Any) -> ActivityJournal:
+    def for_checkpointer(cls, saver: JournalSaver, **options: Any) -> ActivityJournal:
         """A journal sharing ``saver``'s clients, database, serde, chunk size, collection name and TTL.
 
         Example::

@@ -33,6 +33,7 @@ from ..resolver.position import NodePosition
 from ..resolver.running import resolve_task
 from ..resolver.visit import visit_position
 from .attempt import Trail
+from .ports import RootCheckpoints
 
 
 class NodeLocator(Protocol):
@@ -106,7 +107,7 @@ class ResolverLocator:
             graph.invoke(inputs, config)
     """
 
-    def __init__(self, saver: Any = None, trace: TaskTrace | None = None) -> None:
+    def __init__(self, saver: RootCheckpoints | None = None, trace: TaskTrace | None = None) -> None:
         self.saver = saver
         self.trace = trace
 

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
 
 from ..errors import NamespaceError, NoDurableScopeError, TopologyError
@@ -95,7 +96,7 @@ class DurableSubgraphResolver:
         self._cached_walk = functools.lru_cache(maxsize=4096)(self._walk_uncached)
 
     @classmethod
-    def from_graph(cls, compiled: Pregel, root_saver: Any = None) -> DurableSubgraphResolver:
+    def from_graph(cls, compiled: Pregel, root_saver: BaseCheckpointSaver | None = None) -> DurableSubgraphResolver:
         """Discover the topology of ``compiled`` (see ``topology.discover_topology``; ``root_saver`` is the saver
         the root runs on, its own by default)."""
         return cls(discover_topology(compiled, root_saver))

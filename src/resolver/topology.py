@@ -104,7 +104,7 @@ class Topology:
     issues: tuple[TopologyIssue, ...]
 
 
-def discover_topology(compiled: Pregel, root_saver: Any = None) -> Topology:
+def discover_topology(compiled: Pregel, root_saver: BaseCheckpointSaver | None = None) -> Topology:
     """Walk ``compiled`` and every compiled graph it can run, each instance once.
 
     A child compiled with ``root_saver`` itself (the saver the root runs on; ``compiled``'s own by
