@@ -123,3 +123,81 @@ def test_a_live_page_polls_a_small_status_instead_of_reloading() -> None:
     assert status.json()["effects"]["completed"] == ENTRIES - 30 and len(status.content) < 1000
     assert http.get("/api/thread/status", params={"id": "bi"}).status_code == 404  # a prefix of an id is not it
     assert http.get("/api/thread/status", params={"id": ""}).status_code == 400
+
+
+def _effects_shown(thread: dict[str, Any]) -> list[str]:
+    return [e["occurrence"] for op in thread["operations"] for node in op["nodes"] for e in node["effects"]]
+
+
+def _http(client: Any, db_name: str) -> Any:
+    from starlette.testclient import TestClient
+
+    from langgraph_durable_mongodb.ui.actions import Actions
+    from langgraph_durable_mongodb.ui.app import create_app
+    from langgraph_durable_mongodb.ui.guard import Guard
+
+    names = CollectionNames()
+    app = create_app(ThreadViews(client, db_name, names), Actions(client, db_name, names), Guard())
+    return TestClient(app, base_url="http://127.0.0.1:8765")
+
+
+def test_a_threads_entries_are_paged_in_the_order_claimed_with_links_both_ways() -> None:
+    from langgraph_durable_mongodb.views.plans import ENTRIES_PAGE
+
+    client = mongomock.MongoClient()
+    _big_thread(client, "paged")
+    http = _http(client, "paged")
+    first = http.get("/api/thread", params={"id": "big"}).json()
+    assert first["page"] == 1 and first["more_entries"]
+    assert sorted(map(int, _effects_shown(first))) == list(range(ENTRIES_PAGE))
+    assert first["effects"] == {"completed": ENTRIES - 30, "in flight": 0, "failed": 30, "outcome unknown": 0, "abandoned": 0}
+    assert len(first["stopped"]["errors"]) == 20  # the latest failed entries, whatever page is shown
+    second = http.get("/api/thread", params={"id": "big", "page": "2"}).json()
+    assert sorted(map(int, _effects_shown(second))) == list(range(ENTRIES_PAGE, 2 * ENTRIES_PAGE))
+    assert second["effects"] == first["effects"]
+    last = ENTRIES // ENTRIES_PAGE
+    final = http.get("/api/thread", params={"id": "big", "page": str(last)}).json()
+    assert not final["more_entries"] and len(_effects_shown(final)) == ENTRIES_PAGE
+    past = http.get("/api/thread", params={"id": "big", "page": str(last + 1)}).json()
+    assert not past["more_entries"] and _effects_shown(past) == []
+    html = http.get("/threads/big").text
+    assert 'class="next" href="?page=2"' in html and 'class="previous"' not in html
+    html = http.get("/threads/big", params={"page": "2"}).text
+    assert 'class="next" href="?page=3"' in html and 'class="previous" href="?page=1"' in html
+    html = http.get("/threads/big", params={"page": str(last)}).text
+    assert 'class="next"' not in html and f'class="previous" href="?page={last - 1}"' in html
+    small = http.get("/threads/small").text
+    assert 'class="pager"' not in small  # one page: no links
+
+
+def test_an_odd_page_is_a_400_before_any_query() -> None:
+    client = mongomock.MongoClient()
+    _big_thread(client, "odd")
+    http = _http(client, "odd")
+    for odd in ("0", "-1", "²", "1" * 5000, "1.5", "", " 1", "0x2", "100001"):
+        for answer in (http.get("/api/thread", params={"id": "big", "page": odd}), http.get("/threads/big", params={"page": odd})):
+            assert answer.status_code == 400, (odd, answer.status_code)
+            assert "page must be a whole number" in answer.json()["error"]
+    assert http.get("/api/thread", params={"id": "big", "page": "100000"}).status_code == 200
+
+
+def test_the_thread_page_reads_o_of_its_page_of_entries() -> None:
+    client = mongomock.MongoClient()
+    _big_thread(client, "page")
+    views = ThreadViews(client, "page")
+    returned: list[int] = []
+    execute = views._io.execute  # noqa: SLF001
+    views._io.execute = lambda request: (lambda found: returned.append(len(found) if isinstance(found, list) else 1) or found)(execute(request))  # noqa: SLF001
+    assert len(_effects_shown(views.thread("big", 3))) == 200
+    assert sum(returned) < 300, returned
+
+
+def test_the_thread_page_reads_o_of_its_page_of_entries_on_a_server(mongodb_uri: str, server_db_name: str) -> None:
+    replies = Replies()
+    with MongoClient(mongodb_uri) as writer:
+        _big_thread(writer, server_db_name)
+    with MongoClient(mongodb_uri, event_listeners=[replies]) as client:
+        found = ThreadViews(client, server_db_name).thread("big", 2)
+    assert found is not None and len(_effects_shown(found)) == 200 and found["more_entries"]
+    assert found["effects"]["completed"] == ENTRIES - 30
+    assert sum(replies.documents.values()) < 300, replies.documents

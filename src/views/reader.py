@@ -184,24 +184,28 @@ class ThreadViews:
             ),
         }
 
-    def thread(self, thread_id: str) -> dict[str, Any] | None:
-        """One thread: its state, timeline of root checkpoints, operation tree, in-flight claims and values.
+    def thread(self, thread_id: str, page: int = 1) -> dict[str, Any] | None:
+        """One thread: its state, timeline of root checkpoints, one page of its operation tree, in-flight claims
+        and values.
 
         Args:
             thread_id: the thread.
+            page: which page of its journal entries (``plans.ENTRIES_PAGE`` each, in the order claimed) the
+                operation tree shows, from 1.
 
         Returns:
-            ``{"thread_id", "state", "holder", "due", "timeline", "older", "operations", "claims", "effects"
-            (counts by state, as the thread list's), "replayed" (how many completed effects a replay is proven of:
+            ``{"thread_id", "state", "holder", "due", "timeline", "older", "operations" (this page's), "page",
+            "more_entries" (whether a next page exists), "claims", "effects" (counts by state of all its entries,
+            as the thread list's), "replayed" (how many completed effects of this page a replay is proven of:
             ``states.replayed``), "values", "values_error", "stopped"}`` (``stops.why_stopped``: its errors, interrupts, outcomes unknown
             and crashed run), or None when the thread has no checkpoint and no journal entry.
 
         Raises:
-            InvalidInputError: ``thread_id`` is not a non-empty string.
+            InvalidInputError: ``thread_id`` is not a non-empty string, or ``page`` is not a page number.
             IncompatibleStorageError: the database holds another format.
         """
         require_our_format(self.db, self.names, upgrade=self.upgrade)
-        found = self._io.run(thread_plan(self.names, thread_id, with_outcomes=self.with_outcomes))
+        found = self._io.run(thread_plan(self.names, thread_id, with_outcomes=self.with_outcomes, page=page))
         if found is None:
             return None
         now = lease.utcnow()
@@ -212,10 +216,11 @@ class ThreadViews:
         state = thread_state(found["lock"], due, written, now)
         timeline = _timeline(checkpoints, found["writes"])
         effects = self._effects(found, timeline, now)
+        unfinished = [self._effect(entry, now) for entry in found["unfinished"]]
         stop_writes = self._io.run(stop_writes_plan(self.names, thread_id, latest.get("checkpoint_id"), found["writes"]))
-        stopped = why_stopped(state, stop_writes, effects, found["lock"], self._decode, with_outcomes=self.with_outcomes,
-                              step_at=latest.get("ts"))
-        counts = effect_counts(found["entries"], now)
+        stopped = why_stopped(state, stop_writes, [*reversed([self._effect(e, now) for e in found["failed"]]), *unfinished],
+                              found["lock"], self._decode, with_outcomes=self.with_outcomes, step_at=latest.get("ts"))
+        counts = _with_finished(effect_counts(found["unfinished"], now), found["finished"])
         values, values_error = self._values(thread_id) if checkpoints else ({}, None)
         return {
             "thread_id": thread_id,
@@ -225,7 +230,9 @@ class ThreadViews:
             "timeline": timeline,
             "older": len(found["checkpoints"]) > TIMELINE_LIMIT,
             "operations": operation_tree(effects, lambda e: e),
-            "claims": [e for e in effects if e["state"] == "in flight"],
+            "page": page,
+            "more_entries": found["more_entries"],
+            "claims": [e for e in unfinished if e["state"] == "in flight"],
             "effects": counts,
             "replayed": sum(1 for e in effects if e["replayed"]),
             "values": values,
