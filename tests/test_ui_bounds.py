@@ -63,13 +63,19 @@ def test_the_thread_list_reads_o_of_its_page_on_a_server(mongodb_uri: str, serve
     assert sum(replies.documents.values()) < 20, replies.documents
 
 
+def _counted(views: ThreadViews) -> list[int]:
+    """How many documents each of ``views``' requests returned, appended as they run (mongomock has no monitoring)."""
+    returned: list[int] = []
+    execute = views._io.execute  # noqa: SLF001
+    views._io.execute = lambda request: (lambda found: returned.append(len(found) if isinstance(found, list) else 1) or found)(execute(request))  # noqa: SLF001
+    return returned
+
+
 def test_the_thread_list_reads_o_of_its_page() -> None:
     client = mongomock.MongoClient()
     _big_thread(client, "bounds")
     views = ThreadViews(client, "bounds")
-    returned: list[int] = []
-    execute = views._io.execute  # noqa: SLF001
-    views._io.execute = lambda request: (lambda found: returned.append(len(found) if isinstance(found, list) else 1) or found)(execute(request))  # noqa: SLF001
+    returned = _counted(views)
     _listed(views)
     assert sum(returned) < 20, returned
 
@@ -185,9 +191,7 @@ def test_the_thread_page_reads_o_of_its_page_of_entries() -> None:
     client = mongomock.MongoClient()
     _big_thread(client, "page")
     views = ThreadViews(client, "page")
-    returned: list[int] = []
-    execute = views._io.execute  # noqa: SLF001
-    views._io.execute = lambda request: (lambda found: returned.append(len(found) if isinstance(found, list) else 1) or found)(execute(request))  # noqa: SLF001
+    returned = _counted(views)
     assert len(_effects_shown(views.thread("big", 3))) == 200
     assert sum(returned) < 300, returned
 
