@@ -135,7 +135,7 @@ def _effects_shown(thread: dict[str, Any]) -> list[str]:
     return [e["occurrence"] for op in thread["operations"] for node in op["nodes"] for e in node["effects"]]
 
 
-def _http(client: Any, db_name: str) -> Any:
+def _http(client: Any, db_name: str, *, with_outcomes: bool = False) -> Any:
     from starlette.testclient import TestClient
 
     from langgraph_durable_mongodb.ui.actions import Actions
@@ -143,7 +143,7 @@ def _http(client: Any, db_name: str) -> Any:
     from langgraph_durable_mongodb.ui.guard import Guard
 
     names = CollectionNames()
-    app = create_app(ThreadViews(client, db_name, names), Actions(client, db_name, names), Guard())
+    app = create_app(ThreadViews(client, db_name, names, with_outcomes=with_outcomes), Actions(client, db_name, names), Guard())
     return TestClient(app, base_url="http://127.0.0.1:8765")
 
 
@@ -205,3 +205,47 @@ def test_the_thread_page_reads_o_of_its_page_of_entries_on_a_server(mongodb_uri:
     assert found is not None and len(_effects_shown(found)) == 200 and found["more_entries"]
     assert found["effects"]["completed"] == ENTRIES - 30
     assert sum(replies.documents.values()) < 300, replies.documents
+
+
+def _large_state(client: Any, db_name: str, size: int) -> None:
+    """A thread ``large`` whose state holds a ``blob`` of ``size`` characters ending in an API key, and the key's
+    name as a credential field."""
+    from langgraph.graph import START, StateGraph
+    from typing_extensions import TypedDict
+
+    from langgraph_durable_mongodb import DurablePlatform
+
+    class State(TypedDict):
+        blob: str
+        auth: dict
+
+    builder = StateGraph(State)
+    builder.add_node("grow", lambda s: {"blob": "x" * size + " sk-proj-" + "A1b2C3d4" * 6})
+    builder.add_edge(START, "grow")
+    DurablePlatform(client, db_name=db_name).compile(builder).invoke(
+        {"blob": "", "auth": {"password": "hunter2-correct-horse"}}, {"configurable": {"thread_id": "large"}},
+    )
+
+
+def test_a_cut_value_is_sent_whole_on_request_redacted_and_under_a_limit() -> None:
+    from langgraph_durable_mongodb.views.values import MAX_FULL_CHARS, MAX_SHOWN_CHARS
+
+    client = mongomock.MongoClient()
+    _large_state(client, "full", 3 * MAX_SHOWN_CHARS)
+    http = _http(client, "full")
+    page = http.get("/threads/large").text
+    assert 'href="/api/thread/value?id=large&amp;channel=blob"' in page
+    whole = http.get("/api/thread/value", params={"id": "large", "channel": "blob"}).json()
+    assert whole["chars"] == len(whole["text"]) > 3 * MAX_SHOWN_CHARS and whole["text"].startswith('"xxx')
+    assert "sk-proj-A1b2" not in whole["text"] and "[REDACTED" in whole["text"]
+    auth = http.get("/api/thread/value", params={"id": "large", "channel": "auth"}).json()["text"]
+    assert "hunter2" not in auth and "password" in auth
+    opened = _http(client, "full", with_outcomes=True)
+    assert "sk-proj-A1b2" in opened.get("/api/thread/value", params={"id": "large", "channel": "blob"}).json()["text"]
+    assert http.get("/api/thread/value", params={"id": "large", "channel": "nope"}).status_code == 404
+    assert http.get("/api/thread/value", params={"id": "nope", "channel": "blob"}).status_code == 404
+    assert http.get("/api/thread/value", params={"id": "large", "channel": ""}).status_code == 400
+    too_big = mongomock.MongoClient()
+    _large_state(too_big, "full", MAX_FULL_CHARS)
+    refused = _http(too_big, "full").get("/api/thread/value", params={"id": "large", "channel": "blob"})
+    assert refused.status_code == 400 and f"more than the inspector sends ({MAX_FULL_CHARS})" in refused.json()["error"]

@@ -4,6 +4,7 @@
     GET  /threads/{thread_id}      one thread (?page=N: its journal entries 200 at a time)
     GET  /api/threads              the threads as JSON (same parameters)
     GET  /api/thread?id=THREAD     one thread as JSON (an id may hold "/", so it is a parameter; ?page=N too)
+    GET  /api/thread/value?id=THREAD&channel=NAME  one value of its latest state whole (the pages cut it)
     GET  /api/thread/status?id=THREAD  its thread list row: what a live page polls (a few documents read)
     POST /api/resolve              position, outcome (JSON), csrf
     POST /api/discard              position, csrf
@@ -144,6 +145,13 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
     thread_api = one_thread(views.thread, "no checkpoints and no journal entries", paged=True)
     status_api = one_thread(views.status, "no thread summary")
 
+    def value_api(request: Request) -> Response:
+        thread_id, channel = request.query_params.get("id", ""), request.query_params.get("channel", "")
+        found = views.value(thread_id, channel)
+        if found is None:
+            return JSONResponse({"error": f"thread {thread_id!r} has no value {channel!r} in its latest state"}, 404)
+        return JSONResponse(found)
+
     def write(act: Any) -> Any:
         async def endpoint(request: Request) -> Response:
             if not guard.allow_writes:
@@ -174,6 +182,7 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
         Route("/api/threads", threads_api),
         Route("/api/thread", thread_api),
         Route("/api/thread/status", status_api),
+        Route("/api/thread/value", value_api),
         Route("/api/resolve", write(resolved), methods=["POST"]),
         Route("/api/discard", write(discarded), methods=["POST"]),
         Route("/api/delete", write(deleted), methods=["POST"]),

@@ -20,7 +20,7 @@ from .._plans import lease
 from .._plans.interpreters import SyncInterpreter
 from ..checkpointer import MongoDBCheckpointer
 from ..checkpointer.documents import stored_channels
-from ..errors import IncompatibleStorageError
+from ..errors import IncompatibleStorageError, InvalidInputError
 from ..journal.position import EffectPosition
 from ..schema import CollectionNames
 from ..storage_format import FORMAT_VERSION, StorageFormat, read_format_plan
@@ -29,7 +29,7 @@ from .plans import TIMELINE_LIMIT, require_text, thread_page_plan, thread_plan
 from .states import DUE_PREFIX, START, due_nodes, effect_counts, effect_state, lease_live, replayed, thread_state
 from .stops import stop_writes_plan, why_stopped
 from .tree import operation_tree
-from .values import redacted_values, shown
+from .values import MAX_FULL_CHARS, full_text, redacted_values, shown
 
 #: The task path of a node's task (``~__pregel_pull, <node>``): what comes after it is the node's name.
 PULL = "~__pregel_pull, "
@@ -289,15 +289,52 @@ class ThreadViews:
         except Exception as error:  # noqa: BLE001 - whatever the serde raises for bytes it cannot read
             return {"text": f"unreadable ({type(error).__name__})", "folded": False, "summary": "unreadable"}
 
-    def _values(self, thread_id: str) -> tuple[dict[str, Any], str | None]:
-        """The latest root checkpoint's channel values (LangGraph's own channels left out), redacted as journal
-        previews are unless ``with_outcomes``; or why they cannot be read."""
+    def value(self, thread_id: str, channel: str) -> dict[str, Any] | None:
+        """One channel value of a thread's latest state whole (the page shows it cut past ``MAX_SHOWN_CHARS``),
+        redacted as the page's unless ``with_outcomes``, and refused past ``MAX_FULL_CHARS``.
+
+        Args:
+            thread_id: the thread.
+            channel: the channel, as the page names it.
+
+        Returns:
+            ``{"thread_id", "channel", "chars", "text"}``, or None when the thread has no such value.
+
+        Raises:
+            InvalidInputError: ``thread_id`` or ``channel`` is not a non-empty string, or the value is longer
+                than ``MAX_FULL_CHARS`` (read it with the library then).
+            IncompatibleStorageError: the database holds another format.
+        """
+        require_text("thread_id", thread_id, allow_empty=False)
+        require_text("channel", channel, allow_empty=False)
+        require_our_format(self.db, self.names, upgrade=self.upgrade)
+        values, _ = self._channel_values(thread_id)
+        if channel not in values:
+            return None
+        text = full_text(values, channel, redacted=not self.with_outcomes)
+        if len(text) > MAX_FULL_CHARS:
+            raise InvalidInputError(
+                f"the value of {channel!r} is {len(text)} characters, more than the inspector sends ({MAX_FULL_CHARS}): "
+                "read it with the library (graph.get_state(config).values)"
+            )
+        return {"thread_id": thread_id, "channel": channel, "chars": len(text), "text": text}
+
+    def _channel_values(self, thread_id: str) -> tuple[dict[str, Any], str | None]:
+        """The latest root checkpoint's channel values (LangGraph's own channels left out), or why they cannot be
+        read."""
         try:
             found = self._saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
         except Exception as error:  # noqa: BLE001 - an encrypted or damaged checkpoint: say so, show the rest
             return {}, f"the latest state cannot be read here ({type(error).__name__}): encrypted, or written by another serde"
         stored = found.checkpoint.get("channel_values", {}) if found else {}
-        values = {name: v for name, v in sorted(stored.items()) if not name.startswith((DUE_PREFIX, START))}
+        return {name: v for name, v in sorted(stored.items()) if not name.startswith((DUE_PREFIX, START))}, None
+
+    def _values(self, thread_id: str) -> tuple[dict[str, Any], str | None]:
+        """The latest root checkpoint's channel values (LangGraph's own channels left out), redacted as journal
+        previews are unless ``with_outcomes``; or why they cannot be read."""
+        values, error = self._channel_values(thread_id)
+        if error is not None:
+            return {}, error
         if self.with_outcomes:
             return {name: shown(v) for name, v in values.items()}, None
         return redacted_values(values), None
