@@ -9,6 +9,7 @@ import mongomock
 from pymongo import MongoClient, monitoring
 
 from langgraph_durable_mongodb.checkpointer import MongoDBCheckpointer
+from langgraph_durable_mongodb.errors import InvalidInputError
 from langgraph_durable_mongodb.schema import CollectionNames
 from langgraph_durable_mongodb.views.reader import ThreadViews
 
@@ -185,6 +186,14 @@ def test_an_odd_page_is_a_400_before_any_query() -> None:
             assert answer.status_code == 400, (odd, answer.status_code)
             assert "page must be a whole number" in answer.json()["error"]
     assert http.get("/api/thread", params={"id": "big", "page": "100000"}).status_code == 200
+    views = ThreadViews(client, "odd")
+    for odd_page in (0, -1, True, "2", 2.0, 100_001):
+        try:
+            views.thread("big", odd_page)  # type: ignore[arg-type]
+        except InvalidInputError as error:
+            assert "page must be an integer from 1 to 100000" in str(error)
+        else:
+            raise AssertionError(f"page {odd_page!r} was taken")
 
 
 def test_the_thread_page_reads_o_of_its_page_of_entries() -> None:
@@ -208,8 +217,10 @@ def test_the_thread_page_reads_o_of_its_page_of_entries_on_a_server(mongodb_uri:
 
 
 def _large_state(client: Any, db_name: str, size: int) -> None:
-    """A thread ``large`` whose state holds a ``blob`` of ``size`` characters ending in an API key, and the key's
-    name as a credential field."""
+    """A thread ``large`` whose state holds a ``blob`` of ``size`` characters ending in an API key and echoing a
+    password its ``auth`` message passes a tool, beside a PIN too short to be scrubbed wherever it is echoed
+    (redacted by key alone: a message's text is its ``repr``, which text redaction does not parse)."""
+    from langchain_core.messages import AIMessage
     from langgraph.graph import START, StateGraph
     from typing_extensions import TypedDict
 
@@ -217,13 +228,14 @@ def _large_state(client: Any, db_name: str, size: int) -> None:
 
     class State(TypedDict):
         blob: str
-        auth: dict
+        auth: list
 
     builder = StateGraph(State)
-    builder.add_node("grow", lambda s: {"blob": "x" * size + " sk-proj-" + "A1b2C3d4" * 6})
+    builder.add_node("grow", lambda s: {"blob": "x" * size + " hunter2-correct-horse sk-proj-" + "A1b2C3d4" * 6})
     builder.add_edge(START, "grow")
     DurablePlatform(client, db_name=db_name).compile(builder).invoke(
-        {"blob": "", "auth": {"password": "hunter2-correct-horse"}}, {"configurable": {"thread_id": "large"}},
+        {"blob": "", "auth": [AIMessage(content="", tool_calls=[
+            {"name": "login", "args": {"password": "hunter2-correct-horse", "pin": "739"}, "id": "call-1"}])]}, {"configurable": {"thread_id": "large"}},
     )
 
 
@@ -237,9 +249,9 @@ def test_a_cut_value_is_sent_whole_on_request_redacted_and_under_a_limit() -> No
     assert 'href="/api/thread/value?id=large&amp;channel=blob"' in page
     whole = http.get("/api/thread/value", params={"id": "large", "channel": "blob"}).json()
     assert whole["chars"] == len(whole["text"]) > 3 * MAX_SHOWN_CHARS and whole["text"].startswith('"xxx')
-    assert "sk-proj-A1b2" not in whole["text"] and "[REDACTED" in whole["text"]
+    assert "sk-proj-A1b2" not in whole["text"] and "hunter2" not in whole["text"] and "[REDACTED" in whole["text"]
     auth = http.get("/api/thread/value", params={"id": "large", "channel": "auth"}).json()["text"]
-    assert "hunter2" not in auth and "password" in auth
+    assert "hunter2" not in auth and "739" not in auth and "login" in auth
     opened = _http(client, "full", with_outcomes=True)
     assert "sk-proj-A1b2" in opened.get("/api/thread/value", params={"id": "large", "channel": "blob"}).json()["text"]
     assert http.get("/api/thread/value", params={"id": "large", "channel": "nope"}).status_code == 404
