@@ -2181,7 +2181,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "why a thread stopped shows an interrupt's value unredacted",
         "src/views/stops.py",
-        "    return shown(value if with_outcomes else redact(value))",
+        '    return shown(value) if with_outcomes else redacted_values({"value": value})["value"]',
         "    return shown(value)",
         ("tests/test_ui_stops.py", "-k", "interrupt"),
     ),

@@ -27,13 +27,9 @@ from ..storage_format import FORMAT_VERSION, StorageFormat, read_format_plan
 from ..thread_summaries import COUNT
 from .plans import TIMELINE_LIMIT, require_text, thread_page_plan, thread_plan
 from .states import DUE_PREFIX, START, due_nodes, effect_counts, effect_state, lease_live, replayed, thread_state
-from .stops import stop_writes_plan, why_stopped
+from .stops import stop_writes_plan, task_node, why_stopped
 from .tree import operation_tree
 from .values import MAX_FULL_CHARS, full_text, redacted_values, shown
-
-#: The task path of a node's task (``~__pregel_pull, <node>``): what comes after it is the node's name.
-PULL = "~__pregel_pull, "
-
 
 def require_our_format(db: Any, names: CollectionNames, *, upgrade: bool = True) -> None:
     """Refuse a database of a foreign format before reading it (MongoDBSaver's steps would show as msgpack), and
@@ -91,8 +87,7 @@ def _holder(doc: Mapping[str, Any], now: datetime) -> dict[str, Any]:
 
 def _nodes(writes: list[Mapping[str, Any]]) -> list[str]:
     """The nodes whose tasks wrote these writes (pulled tasks by name, others by their task path)."""
-    paths = {str(w.get("task_path") or "") for w in writes}
-    return sorted({p[len(PULL):] if p.startswith(PULL) else p for p in paths if p})
+    return sorted({task_node(w.get("task_path")) for w in writes if w.get("task_path")})
 
 
 class ThreadViews:
