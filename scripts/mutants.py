@@ -2311,6 +2311,20 @@ MUTANTS: tuple[Mutant, ...] = (
         "    return _text(redact(values[name]), frozenset())",
         ("tests/test_ui_bounds.py", "-k", "whole_on_request"),
     ),
+    Mutant(
+        "the timeline's bars are not coloured by state",
+        "src/views/timeline.py",
+        '        classes = f"bar state-{state}" + ',
+        '        classes = "bar" + ',
+        ("tests/test_ui_timeline.py",),
+    ),
+    Mutant(
+        "the timeline does not indent nested paths",
+        "src/views/timeline.py",
+        '"x": str(4 + 12 * depth)',
+        '"x": str(4)',
+        ("tests/test_ui_timeline.py",),
+    ),
 )
 
 

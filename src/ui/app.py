@@ -5,6 +5,7 @@
     GET  /api/threads              the threads as JSON (same parameters)
     GET  /api/thread?id=THREAD     one thread as JSON (an id may hold "/", so it is a parameter; ?page=N too)
     GET  /api/thread/value?id=THREAD&channel=NAME  one value of its latest state whole (the pages cut it)
+    GET  /api/thread/timeline.svg?id=THREAD  its page of effects as bars in time (?page=N too)
     GET  /api/thread/status?id=THREAD  its thread list row: what a live page polls (a few documents read)
     POST /api/resolve              position, outcome (JSON), csrf
     POST /api/discard              position, csrf
@@ -37,6 +38,7 @@ from ..cli.exits import EXIT_UNKNOWN_THREAD, CliError
 from ..errors import DurableMongoError, InvalidInputError
 from ..views.plans import MAX_ENTRIES_PAGE, MAX_PAGE
 from ..views.reader import ThreadViews
+from ..views.timeline import timeline_svg
 from .actions import Actions
 from .guard import TOKEN_COOKIE, Guard
 
@@ -145,6 +147,13 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
     thread_api = one_thread(views.thread, "no checkpoints and no journal entries", paged=True)
     status_api = one_thread(views.status, "no thread summary")
 
+    def timeline_api(request: Request) -> Response:
+        thread_id = request.query_params.get("id", "")
+        found = views.thread(thread_id, _entries_page(request))
+        if found is None:
+            return JSONResponse({"error": f"unknown thread {thread_id!r}: no checkpoints and no journal entries"}, 404)
+        return Response(timeline_svg(found["operations"]), media_type="image/svg+xml")
+
     def value_api(request: Request) -> Response:
         thread_id, channel = request.query_params.get("id", ""), request.query_params.get("channel", "")
         found = views.value(thread_id, channel)
@@ -183,6 +192,7 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
         Route("/api/thread", thread_api),
         Route("/api/thread/status", status_api),
         Route("/api/thread/value", value_api),
+        Route("/api/thread/timeline.svg", timeline_api),
         Route("/api/resolve", write(resolved), methods=["POST"]),
         Route("/api/discard", write(discarded), methods=["POST"]),
         Route("/api/delete", write(deleted), methods=["POST"]),
