@@ -33,8 +33,8 @@ def _rows(operations: list[Mapping[str, Any]]) -> list[tuple[int, str, Mapping[s
         depth = len(str(op.get("path", "")).split("/")) // 2 - 1
         for node in op.get("nodes", []):
             for effect in node.get("effects", []):
-                label = f"{op.get('path')} {node.get('node')} {effect.get('kind')} {effect.get('name')}"
-                rows.append((max(depth, 0), label, effect))
+                label = f"{node.get('node')} {effect.get('kind')} {effect.get('name')}"  # the path: by indent and title
+                rows.append((max(depth, 0), label, {**effect, "path": op.get("path")}))
     return rows
 
 
@@ -80,5 +80,5 @@ def timeline_svg(operations: list[Mapping[str, Any]]) -> str:
         x = LABEL_WIDTH + (span[0] - first).total_seconds() * scale
         width = max((span[1] - span[0]).total_seconds() * scale, 3.0)
         bar = ET.SubElement(svg, "rect", {"x": f"{x:.1f}", "y": str(y + 2), "width": f"{width:.1f}", "height": str(ROW - 5), "class": classes})
-        ET.SubElement(bar, "title").text = f"{label}: {effect.get('state')}" + (", replayed" if effect.get("replayed") else "")
+        ET.SubElement(bar, "title").text = f"{effect.get('path')} {label}: {effect.get('state')}" + (", replayed" if effect.get("replayed") else "")
     return ET.tostring(svg, encoding="unicode")
