@@ -2325,6 +2325,13 @@ MUTANTS: tuple[Mutant, ...] = (
         '"x": str(4)',
         ("tests/test_ui_timeline.py",),
     ),
+    Mutant(
+        "the timeline does not mark a proven replay",
+        "src/views/timeline.py",
+        '(" replayed" if effect.get("replayed") else "")\n',
+        '""\n',
+        ("tests/test_ui_browser.py", "-k", "timeline"),
+    ),
 )
 
 
