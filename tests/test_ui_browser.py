@@ -86,6 +86,18 @@ def test_the_thread_page_shows_the_path_the_effects_and_the_replay(page: Any, re
     assert "2 replayed" in page.locator("p.counts").inner_text()
 
 
+def test_the_thread_page_draws_its_timeline(page: Any, read_only: str) -> None:
+    import xml.etree.ElementTree as ET
+
+    page.goto(read_only + "/threads/case-42")
+    picture = page.locator("img.timeline-svg")
+    picture.wait_for()
+    assert page.evaluate("img => img.complete && img.naturalWidth > 0", picture.element_handle())  # loaded and drawn
+    drawn = ET.fromstring(page.request.get(read_only + picture.get_attribute("src")).text())
+    bars = drawn.findall("{http://www.w3.org/2000/svg}rect")
+    assert [b.get("class") for b in bars] == ["bar state-completed replayed"] * 2  # the resumed run replayed both
+
+
 def test_a_claim_in_flight_shows_its_owner(page: Any, read_only: str) -> None:
     with page.expect_request(lambda request: "/api/thread/status?id=case-43" in request.url):  # polls while it is live
         page.goto(read_only + "/threads/case-43")

@@ -1,9 +1,11 @@
 """The inspector's routes: two pages, the same data as JSON under ``/api``, and three writes.
 
     GET  /                         the threads (?prefix=, ?after=, ?limit=)
-    GET  /threads/{thread_id}      one thread
+    GET  /threads/{thread_id}      one thread (?page=N: its journal entries 200 at a time)
     GET  /api/threads              the threads as JSON (same parameters)
-    GET  /api/thread?id=THREAD     one thread as JSON (an id may hold "/", so it is a parameter)
+    GET  /api/thread?id=THREAD     one thread as JSON (an id may hold "/", so it is a parameter; ?page=N too)
+    GET  /api/thread/value?id=THREAD&channel=NAME  one value of its latest state whole (the pages cut it)
+    GET  /api/thread/timeline.svg?id=THREAD  its page of effects as bars in time (?page=N too)
     GET  /api/thread/status?id=THREAD  its thread list row: what a live page polls (a few documents read)
     POST /api/resolve              position, outcome (JSON), csrf
     POST /api/discard              position, csrf
@@ -34,8 +36,9 @@ from starlette.staticfiles import StaticFiles
 
 from ..errors import DurableMongoError, InvalidInputError
 from ..views.exits import EXIT_UNKNOWN_THREAD, CliError
-from ..views.plans import MAX_PAGE
+from ..views.plans import MAX_ENTRIES_PAGE, MAX_PAGE
 from ..views.reader import ThreadViews
+from ..views.timeline import timeline_svg
 from .actions import Actions
 from .guard import TOKEN_COOKIE, Guard
 
@@ -120,7 +123,7 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
 
     def thread_page(request: Request) -> Response:
         thread_id = request.path_params["thread_id"]
-        found = views.thread(thread_id)
+        found = views.thread(thread_id, _entries_page(request))
         if found is None:
             return page("missing.html", 404, thread_id=thread_id)
         live = found["state"] == "running" or found["claims"]
@@ -130,18 +133,33 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
     def threads_api(request: Request) -> Response:
         return JSONResponse(_plain(views.threads(**_page_args(request))))
 
-    def one_thread(read: Any, missing: str) -> Any:
-        """A JSON route of one thread (``?id=``): what ``read`` answers, or 404 saying ``missing``."""
+    def one_thread(read: Any, missing: str, *, paged: bool = False) -> Any:
+        """A JSON route of one thread (``?id=``, and ``?page=`` when ``paged``): what ``read`` answers, or 404
+        saying ``missing``."""
         def endpoint(request: Request) -> Response:
             thread_id = request.query_params.get("id", "")
-            found = read(thread_id)
+            found = read(thread_id, _entries_page(request)) if paged else read(thread_id)
             if found is None:
                 return JSONResponse({"error": f"unknown thread {thread_id!r}: {missing}"}, 404)
             return JSONResponse(_plain(found))
         return endpoint
 
-    thread_api = one_thread(views.thread, "no checkpoints and no journal entries")
+    thread_api = one_thread(views.thread, "no checkpoints and no journal entries", paged=True)
     status_api = one_thread(views.status, "no thread summary")
+
+    def timeline_api(request: Request) -> Response:
+        thread_id = request.query_params.get("id", "")
+        found = views.thread(thread_id, _entries_page(request))
+        if found is None:
+            return JSONResponse({"error": f"unknown thread {thread_id!r}: no checkpoints and no journal entries"}, 404)
+        return Response(timeline_svg(found["operations"]), media_type="image/svg+xml")
+
+    def value_api(request: Request) -> Response:
+        thread_id, channel = request.query_params.get("id", ""), request.query_params.get("channel", "")
+        found = views.value(thread_id, channel)
+        if found is None:
+            return JSONResponse({"error": f"thread {thread_id!r} has no value {channel!r} in its latest state"}, 404)
+        return JSONResponse(found)
 
     def write(act: Any) -> Any:
         async def endpoint(request: Request) -> Response:
@@ -173,6 +191,8 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
         Route("/api/threads", threads_api),
         Route("/api/thread", thread_api),
         Route("/api/thread/status", status_api),
+        Route("/api/thread/value", value_api),
+        Route("/api/thread/timeline.svg", timeline_api),
         Route("/api/resolve", write(resolved), methods=["POST"]),
         Route("/api/discard", write(discarded), methods=["POST"]),
         Route("/api/delete", write(deleted), methods=["POST"]),
@@ -189,6 +209,14 @@ def _page_args(request: Request) -> dict[str, Any]:
     if not LIMIT_TEXT.fullmatch(limit):  # not str.isdigit: "²" is a digit int() refuses, and 5,000 digits too
         raise InvalidInputError(f"limit must be a whole number from 1 to {MAX_PAGE}, got {limit!r:.40}")
     return {"prefix": params.get("prefix", ""), "after": params.get("after") or None, "limit": int(limit)}
+
+
+def _entries_page(request: Request) -> int:
+    """``page`` from the query (1 when absent), checked as ``limit`` is (``InvalidInputError`` when odd)."""
+    page = request.query_params.get("page", "1")
+    if not LIMIT_TEXT.fullmatch(page) or not 1 <= int(page) <= MAX_ENTRIES_PAGE:
+        raise InvalidInputError(f"page must be a whole number from 1 to {MAX_ENTRIES_PAGE}, got {page!r:.40}")
+    return int(page)
 
 
 async def _form(request: Request) -> dict[str, str]:

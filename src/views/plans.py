@@ -50,6 +50,13 @@ FINISHED = ("completed", "failed")
 MAX_PAGE = 500
 #: The most root checkpoints a thread's timeline shows, latest first.
 TIMELINE_LIMIT = 200
+#: Journal entries on one page of a thread (``thread_plan``'s ``page``).
+ENTRIES_PAGE = 200
+#: The last page number asked for that is checked against the thread, not refused outright (a bigger one is
+#: a typo or a probe: 100,000 pages of 200 is more entries than any thread holds).
+MAX_ENTRIES_PAGE = 100_000
+#: The failed entries a thread's page reads to say why it stopped, latest first.
+FAILED_SHOWN = 20
 
 
 def thread_id_range(prefix: str, after: str | None) -> dict[str, Any]:
@@ -113,6 +120,23 @@ def past_prefix(prefix: str) -> str | None:
         return None
     following = ord(kept[-1]) + 1
     return kept[:-1] + chr(0xE000 if 0xD800 <= following <= 0xDFFF else following)
+
+
+def require_entries_page(page: Any) -> int:
+    """``page`` if it is a page number of a thread's entries (1 to ``MAX_ENTRIES_PAGE``), else ``InvalidInputError``.
+
+    Args:
+        page: the input.
+
+    Returns:
+        ``page``.
+
+    Raises:
+        InvalidInputError: ``page`` is not an integer in range (a bool is not one).
+    """
+    if isinstance(page, bool) or not isinstance(page, int) or not 1 <= page <= MAX_ENTRIES_PAGE:
+        raise InvalidInputError(f"page must be an integer from 1 to {MAX_ENTRIES_PAGE}, got {page!r:.40}")
+    return page
 
 
 def _page_size(limit: Any) -> int:
@@ -235,32 +259,48 @@ def _due_writes_plan(names: CollectionNames, ids: list[str], latest_docs: dict[s
     return written
 
 
-def thread_plan(names: CollectionNames, thread_id: str, *, with_outcomes: bool = False, limit: int = TIMELINE_LIMIT) -> Plan:
+def thread_plan(
+    names: CollectionNames, thread_id: str, *, with_outcomes: bool = False, limit: int = TIMELINE_LIMIT, page: int = 1,
+) -> Plan:
     """What one thread is made of: its latest ``limit`` root checkpoints, their writes (paths and channels),
-    its journal entries and its run lock.
+    one page of its journal entries (``ENTRIES_PAGE``, in the order they were claimed: ``_id``), its entries'
+    counts by status (counted by the server), its unfinished and latest failed entries, and its run lock: the
+    documents read grow with the page, not with the journal.
 
     Args:
         names: the collection names.
         thread_id: the thread.
         with_outcomes: read each entry's serialized outcome (``outcome.data``) too.
         limit: the most root checkpoints read, latest first (one more tells whether older ones exist).
+        page: which page of entries (from 1).
 
     Returns:
-        ``{"checkpoints": [...latest first], "writes": [...], "entries": [...labelled], "lock": doc or None}``, or
-        None when the thread has no checkpoint and no journal entry.
+        ``{"checkpoints": [...latest first], "writes": [...], "entries": [...labelled, this page],
+        "more_entries", "finished": {status: count}, "unfinished": [...], "failed": [...], "lock": doc or None}``,
+        or None when the thread has no checkpoint and no journal entry.
 
     Raises:
-        InvalidInputError: ``thread_id`` is not a non-empty string, or ``limit`` is out of range.
+        InvalidInputError: ``thread_id`` is not a non-empty string, or ``limit`` or ``page`` is out of range.
     """
     require_text("thread_id", thread_id, allow_empty=False)
     _page_size(limit)
-    checkpoints, entries, locks = yield Gather((
+    skip = (require_entries_page(page) - 1) * ENTRIES_PAGE
+    entry = {"thread_id": thread_id, "chunk": 0}
+    shown = {"_id": 0} if with_outcomes else {"_id": 0, "outcome.data": 0}
+    checkpoints, entries, counted, unfinished, failed, locks = yield Gather((
         Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": ""}, CHECKPOINT_PROJECTION,
              sort=[("checkpoint_id", -1)], limit=limit + 1),
-        Find(names.journal, {"thread_id": thread_id, "chunk": 0}, {"_id": 0} if with_outcomes else {"_id": 0, "outcome.data": 0}),
+        Aggregate(names.journal, [
+            {"$match": entry}, {"$sort": {"_id": 1}}, {"$skip": skip}, {"$limit": ENTRIES_PAGE + 1}, {"$project": shown},
+        ]),
+        Aggregate(names.journal, [
+            {"$match": {**entry, "status": {"$in": list(FINISHED)}}}, {"$group": {"_id": "$status", "n": {"$sum": 1}}},
+        ]),
+        Find(names.journal, {**entry, "status": {"$nin": list(FINISHED)}}, {"_id": 0, "outcome.data": 0}),
+        Find(names.journal, {**entry, "status": "failed"}, {"_id": 0, "outcome.data": 0}, sort=[("_id", -1)], limit=FAILED_SHOWN),
         Find(names.runs, {"thread_id": thread_id}, {"_id": 0}, limit=1),
     ))
-    if not checkpoints and not entries:
+    if not checkpoints and not entries and not skip:
         subgraph_only = yield Find(names.checkpoints, {"thread_id": thread_id}, {"_id": 1}, limit=1)
         if not subgraph_only:
             return None
@@ -269,4 +309,8 @@ def thread_plan(names: CollectionNames, thread_id: str, *, with_outcomes: bool =
         (yield Find(names.writes, {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": {"$in": ids}}, WRITE_PROJECTION))
         if ids else []
     )
-    return {"checkpoints": checkpoints, "writes": writes, "entries": labelled(entries), "lock": locks[0] if locks else None}
+    return {
+        "checkpoints": checkpoints, "writes": writes, "entries": labelled(entries[:ENTRIES_PAGE]),
+        "more_entries": len(entries) > ENTRIES_PAGE, "finished": {group["_id"]: group["n"] for group in counted},
+        "unfinished": labelled(unfinished), "failed": labelled(failed), "lock": locks[0] if locks else None,
+    }

@@ -20,7 +20,7 @@ from ..storage.plans import lease
 from ..storage.plans.interpreters import SyncInterpreter
 from ..checkpointer import MongoDBCheckpointer
 from ..checkpointer.documents import stored_channels
-from ..errors import IncompatibleStorageError
+from ..errors import IncompatibleStorageError, InvalidInputError
 from ..journal.position import EffectPosition
 from ..storage.schema import CollectionNames
 from ..storage.format import FORMAT_VERSION, StorageFormat, read_format_plan
@@ -30,7 +30,7 @@ from .._langgraph import DUE_PREFIX, START, task_node
 from .states import due_nodes, effect_counts, effect_state, lease_live, replayed, thread_state
 from .stops import stop_writes_plan, why_stopped
 from .tree import operation_tree
-from .values import redacted_values, shown
+from .values import MAX_FULL_CHARS, full_text, redacted_values, shown
 
 
 
@@ -90,8 +90,7 @@ def _holder(doc: Mapping[str, Any], now: datetime) -> dict[str, Any]:
 
 def _nodes(writes: list[Mapping[str, Any]]) -> list[str]:
     """The nodes whose tasks wrote these writes (pulled tasks by name, others by their task path)."""
-    paths = {str(w.get("task_path") or "") for w in writes}
-    return sorted({task_node(p) for p in paths if p})
+    return sorted({task_node(w.get("task_path")) for w in writes if w.get("task_path")})
 
 
 class ThreadViews:
@@ -183,24 +182,28 @@ class ThreadViews:
             ),
         }
 
-    def thread(self, thread_id: str) -> dict[str, Any] | None:
-        """One thread: its state, timeline of root checkpoints, operation tree, in-flight claims and values.
+    def thread(self, thread_id: str, page: int = 1) -> dict[str, Any] | None:
+        """One thread: its state, timeline of root checkpoints, one page of its operation tree, in-flight claims
+        and values.
 
         Args:
             thread_id: the thread.
+            page: which page of its journal entries (``plans.ENTRIES_PAGE`` each, in the order claimed) the
+                operation tree shows, from 1.
 
         Returns:
-            ``{"thread_id", "state", "holder", "due", "timeline", "older", "operations", "claims", "effects"
-            (counts by state, as the thread list's), "replayed" (how many completed effects a replay is proven of:
+            ``{"thread_id", "state", "holder", "due", "timeline", "older", "operations" (this page's), "page",
+            "more_entries" (whether a next page exists), "claims", "effects" (counts by state of all its entries,
+            as the thread list's), "replayed" (how many completed effects of this page a replay is proven of:
             ``states.replayed``), "values", "values_error", "stopped"}`` (``stops.why_stopped``: its errors, interrupts, outcomes unknown
             and crashed run), or None when the thread has no checkpoint and no journal entry.
 
         Raises:
-            InvalidInputError: ``thread_id`` is not a non-empty string.
+            InvalidInputError: ``thread_id`` is not a non-empty string, or ``page`` is not a page number.
             IncompatibleStorageError: the database holds another format.
         """
         require_our_format(self.db, self.names, upgrade=self.upgrade)
-        found = self._io.run(thread_plan(self.names, thread_id, with_outcomes=self.with_outcomes))
+        found = self._io.run(thread_plan(self.names, thread_id, with_outcomes=self.with_outcomes, page=page))
         if found is None:
             return None
         now = lease.utcnow()
@@ -211,10 +214,11 @@ class ThreadViews:
         state = thread_state(found["lock"], due, written, now)
         timeline = _timeline(checkpoints, found["writes"])
         effects = self._effects(found, timeline, now)
+        unfinished = [self._effect(entry, now) for entry in found["unfinished"]]
         stop_writes = self._io.run(stop_writes_plan(self.names, thread_id, latest.get("checkpoint_id"), found["writes"]))
-        stopped = why_stopped(state, stop_writes, effects, found["lock"], self._decode, with_outcomes=self.with_outcomes,
-                              step_at=latest.get("ts"))
-        counts = effect_counts(found["entries"], now)
+        stopped = why_stopped(state, stop_writes, [*reversed([self._effect(e, now) for e in found["failed"]]), *unfinished],
+                              found["lock"], self._decode, with_outcomes=self.with_outcomes, step_at=latest.get("ts"))
+        counts = _with_finished(effect_counts(found["unfinished"], now), found["finished"])
         values, values_error = self._values(thread_id) if checkpoints else ({}, None)
         return {
             "thread_id": thread_id,
@@ -224,7 +228,9 @@ class ThreadViews:
             "timeline": timeline,
             "older": len(found["checkpoints"]) > TIMELINE_LIMIT,
             "operations": operation_tree(effects, lambda e: e),
-            "claims": [e for e in effects if e["state"] == "in flight"],
+            "page": page,
+            "more_entries": found["more_entries"],
+            "claims": [e for e in unfinished if e["state"] == "in flight"],
             "effects": counts,
             "replayed": sum(1 for e in effects if e["replayed"]),
             "values": values,
@@ -281,15 +287,52 @@ class ThreadViews:
         except Exception as error:  # noqa: BLE001 - whatever the serde raises for bytes it cannot read
             return {"text": f"unreadable ({type(error).__name__})", "folded": False, "summary": "unreadable"}
 
-    def _values(self, thread_id: str) -> tuple[dict[str, Any], str | None]:
-        """The latest root checkpoint's channel values (LangGraph's own channels left out), redacted as journal
-        previews are unless ``with_outcomes``; or why they cannot be read."""
+    def value(self, thread_id: str, channel: str) -> dict[str, Any] | None:
+        """One channel value of a thread's latest state whole (the page shows it cut past ``MAX_SHOWN_CHARS``),
+        redacted as the page's unless ``with_outcomes``, and refused past ``MAX_FULL_CHARS``.
+
+        Args:
+            thread_id: the thread.
+            channel: the channel, as the page names it.
+
+        Returns:
+            ``{"thread_id", "channel", "chars", "text"}``, or None when the thread has no such value.
+
+        Raises:
+            InvalidInputError: ``thread_id`` or ``channel`` is not a non-empty string, or the value is longer
+                than ``MAX_FULL_CHARS`` (read it with the library then).
+            IncompatibleStorageError: the database holds another format.
+        """
+        require_text("thread_id", thread_id, allow_empty=False)
+        require_text("channel", channel, allow_empty=False)
+        require_our_format(self.db, self.names, upgrade=self.upgrade)
+        values, _ = self._channel_values(thread_id)
+        if channel not in values:
+            return None
+        text = full_text(values, channel, redacted=not self.with_outcomes)
+        if len(text) > MAX_FULL_CHARS:
+            raise InvalidInputError(
+                f"the value of {channel!r} is {len(text)} characters, more than the inspector sends ({MAX_FULL_CHARS}): "
+                "read it with the library (graph.get_state(config).values)"
+            )
+        return {"thread_id": thread_id, "channel": channel, "chars": len(text), "text": text}
+
+    def _channel_values(self, thread_id: str) -> tuple[dict[str, Any], str | None]:
+        """The latest root checkpoint's channel values (LangGraph's own channels left out), or why they cannot be
+        read."""
         try:
             found = self._saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
         except Exception as error:  # noqa: BLE001 - an encrypted or damaged checkpoint: say so, show the rest
             return {}, f"the latest state cannot be read here ({type(error).__name__}): encrypted, or written by another serde"
         stored = found.checkpoint.get("channel_values", {}) if found else {}
-        values = {name: v for name, v in sorted(stored.items()) if not name.startswith((DUE_PREFIX, START))}
+        return {name: v for name, v in sorted(stored.items()) if not name.startswith((DUE_PREFIX, START))}, None
+
+    def _values(self, thread_id: str) -> tuple[dict[str, Any], str | None]:
+        """The latest root checkpoint's channel values (LangGraph's own channels left out), redacted as journal
+        previews are unless ``with_outcomes``; or why they cannot be read."""
+        values, error = self._channel_values(thread_id)
+        if error is not None:
+            return {}, error
         if self.with_outcomes:
             return {name: shown(v) for name, v in values.items()}, None
         return redacted_values(values), None

@@ -17,11 +17,11 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..storage.plans.requests import Find, Plan
-from ..journal.redaction import redact, redact_text
-from ..storage.schema import CollectionNames
 from .._langgraph import ERROR, INTERRUPT, task_node
-from .values import shown
+from ..journal.redaction import redact_text
+from ..storage.plans.requests import Find, Plan
+from ..storage.schema import CollectionNames
+from .values import redacted_values, shown
 
 #: What is read of an error or interrupt write: where, who, and its serialized value (one chunk).
 STOP_WRITE_PROJECTION = {
@@ -154,4 +154,4 @@ def _value(write: Mapping[str, Any], decode: Callable[[Mapping[str, Any]], Any],
         value = decode(write)
     except Exception as error:  # noqa: BLE001 - as for errors
         return shown(f"the value cannot be read here ({type(error).__name__}): encrypted, or written by another serde")
-    return shown(value if with_outcomes else redact(value))
+    return shown(value) if with_outcomes else redacted_values({"value": value})["value"]

@@ -14,6 +14,8 @@ FOLD_CHARS = 240
 #: The most characters of one value a page or its JSON carries: past them it is cut (``cut``), so a 15 MB state
 #: value costs no more than this to send.
 MAX_SHOWN_CHARS = 20_000
+#: The most characters of one value sent whole on request (``full_text``): past them it is refused.
+MAX_FULL_CHARS = 2_000_000
 
 
 def shown(value: Any, secrets: frozenset[str] | None = None) -> dict[str, Any]:
@@ -27,17 +29,38 @@ def shown(value: Any, secrets: frozenset[str] | None = None) -> dict[str, Any]:
     Returns:
         ``{"text", "folded", "summary", "chars" (the whole text's), "cut" (whether ``text`` is its start only)}``.
     """
-    try:
-        text = json.dumps(value, ensure_ascii=False, indent=1, default=repr)
-    except (TypeError, ValueError):
-        text = repr(value)
-    if secrets is not None:
-        text = scrub(text, secrets)
+    text = _text(value, secrets)
     cut = len(text) > MAX_SHOWN_CHARS
     return {
         "text": text[:MAX_SHOWN_CHARS], "folded": len(text) > FOLD_CHARS, "summary": text[:FOLD_CHARS].replace("\n", " "),
         "chars": len(text), "cut": cut,
     }
+
+
+def _text(value: Any, secrets: frozenset[str] | None) -> str:
+    """``value`` as JSON text where it can be, ``repr`` for the rest, scrubbed of ``secrets`` when given."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, indent=1, default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if secrets is None else scrub(text, secrets)
+
+
+def full_text(values: Mapping[str, Any], name: str, *, redacted: bool) -> str:
+    """One channel value whole, as ``shown`` writes it before cutting: redacted as ``redacted_values`` does when
+    ``redacted`` (the same rules, the other values' credentials scrubbed from it too).
+
+    Args:
+        values: the channel values, by name.
+        name: the one to show (a key of ``values``).
+        redacted: whether to redact it (the inspector without ``--with-outcomes``).
+
+    Returns:
+        Its text, whole.
+    """
+    if not redacted:
+        return _text(values[name], None)
+    return _text(redact(values[name]), credential_values(dict(values)))
 
 
 def redacted_values(values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -39,4 +39,17 @@ MUTANTS = (
         "    if not limit.isdigit():",
         ("tests/test_ui_guards.py", "-k", "odd_limit"),
     ),
+    # issue 33: entries paged, whole values on request, the timeline
+    (
+        'ui takes any page str.isdigit accepts',
+        '    if not LIMIT_TEXT.fullmatch(page) or not 1 <= int(page) <= MAX_ENTRIES_PAGE:',
+        '    if not page.isdigit() or not 1 <= int(page) <= MAX_ENTRIES_PAGE:',
+        ('tests/test_ui_bounds.py', '-k', 'odd_page'),
+    ),
+    (
+        'ui takes page 0',
+        '    if not LIMIT_TEXT.fullmatch(page) or not 1 <= int(page) <= MAX_ENTRIES_PAGE:',
+        '    if not LIMIT_TEXT.fullmatch(page):',
+        ('tests/test_ui_bounds.py', '-k', 'odd_page'),
+    ),
 )

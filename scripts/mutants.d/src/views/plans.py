@@ -52,4 +52,23 @@ MUTANTS = (
         '        Find(names.journal, {**entries, "status": {"$nin": []}}, ENTRY_STATE_PROJECTION),',
         ("tests/test_ui_bounds.py",),
     ),
+    # issue 33: entries paged, whole values on request, the timeline
+    (
+        "a thread's page reads every journal entry after its start",
+        '{"$skip": skip}, {"$limit": ENTRIES_PAGE + 1}, ',
+        '{"$skip": skip}, ',
+        ('tests/test_ui_bounds.py', '-k', 'page_of_entries and not server or paged'),
+    ),
+    (
+        'the views take a page number out of range',
+        'not isinstance(page, int) or not 1 <= page <= MAX_ENTRIES_PAGE:',
+        'not isinstance(page, int):',
+        ('tests/test_ui_bounds.py', '-k', 'odd_page'),
+    ),
+    (
+        'the views take a bool or text as a page number',
+        '    if isinstance(page, bool) or not isinstance(page, int) or not 1',
+        '    if not 1',
+        ('tests/test_ui_bounds.py', '-k', 'odd_page'),
+    ),
 )

@@ -34,4 +34,17 @@ MUTANTS = (
         "        return rows[0] if rows else None",
         ("tests/test_ui_bounds.py", "-k", "polls"),
     ),
+    # issue 33: entries paged, whole values on request, the timeline
+    (
+        'a whole value is sent past the size limit',
+        '        if len(text) > MAX_FULL_CHARS:\n',
+        '        if False:\n',
+        ('tests/test_ui_bounds.py', '-k', 'whole_on_request'),
+    ),
+    (
+        'a whole value is sent unredacted without --with-outcomes',
+        'full_text(values, channel, redacted=not self.with_outcomes)',
+        'full_text(values, channel, redacted=False)',
+        ('tests/test_ui_bounds.py', '-k', 'whole_on_request'),
+    ),
 )

@@ -10,7 +10,7 @@ MUTANTS = (
     ),
     (
         "why a thread stopped shows an interrupt's value unredacted",
-        "    return shown(value if with_outcomes else redact(value))",
+        '    return shown(value) if with_outcomes else redacted_values({"value": value})["value"]',
         "    return shown(value)",
         ("tests/test_ui_stops.py", "-k", "interrupt"),
     ),

@@ -20,4 +20,17 @@ MUTANTS = (
         '        "text": text, "folded"',
         ("tests/test_ui_bounds.py", "-k", "large"),
     ),
+    # issue 33: entries paged, whole values on request, the timeline
+    (
+        'a whole value keeps credentials by key',
+        '    return _text(redact(values[name]), credential_values(dict(values)))',
+        '    return _text(values[name], credential_values(dict(values)))',
+        ('tests/test_ui_bounds.py', '-k', 'whole_on_request'),
+    ),
+    (
+        'a whole value keeps a credential another value holds',
+        '    return _text(redact(values[name]), credential_values(dict(values)))',
+        '    return _text(redact(values[name]), frozenset())',
+        ('tests/test_ui_bounds.py', '-k', 'whole_on_request'),
+    ),
 )

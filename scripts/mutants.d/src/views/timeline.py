@@ -1,0 +1,23 @@
+"""The mutants of src/views/timeline.py: (name, old text, new text, the tests that must kill it), run by scripts/mutants.py."""
+
+MUTANTS = (
+    # issue 33: entries paged, whole values on request, the timeline
+    (
+        "the timeline's bars are not coloured by state",
+        '        classes = f"bar state-{state}" + ',
+        '        classes = "bar" + ',
+        ('tests/test_ui_timeline.py',),
+    ),
+    (
+        'the timeline does not indent nested paths',
+        '"x": str(4 + 12 * depth)',
+        '"x": str(4)',
+        ('tests/test_ui_timeline.py',),
+    ),
+    (
+        'the timeline does not mark a proven replay',
+        '(" replayed" if effect.get("replayed") else "")\n',
+        '""\n',
+        ('tests/test_ui_browser.py', '-k', 'timeline'),
+    ),
+)
