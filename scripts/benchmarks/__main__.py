@@ -132,8 +132,21 @@ def render(results: dict[str, Any]) -> str:
 
 
 
+def cpu_summary(results: dict[str, Any]) -> str | None:
+    """The client CPU ratios (ours / the reference's, process CPU time, interleaved in this run) in one line."""
+    parts = [f"async chat at {level['concurrency']} concurrent {level['ratios']['client_cpu_ms_per_step']:.2f}x "
+             "`MongoDBSaver`" for level in (results.get("async") or {}).get("levels", [])
+             if level["ratios"].get("client_cpu_ms_per_step") is not None]
+    cpu = (results.get("rtt") or {}).get("cpu")
+    if cpu and cpu.get("ratio") is not None:
+        parts.append(f"durable ReAct turn, async at {cpu['concurrency']} concurrent, {cpu['ratio']:.2f}x `@task`")
+    return "**Client CPU, ours / the reference:** " + "; ".join(parts) + "." if parts else None
+
+
 def render_server(results: dict[str, Any]) -> str:
     lines: list[str] = []
+    if (summary := cpu_summary(results)) is not None:
+        lines += [summary, ""]
     if results.get("chat"):
         lines += render_chat(results["chat"])
     if results.get("async"):

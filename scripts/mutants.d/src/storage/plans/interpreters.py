@@ -34,4 +34,11 @@ MUTANTS = (
         "            result = await self.execute(request)\n        except BaseException as error:  # noqa: BLE001\n            raise",
         ("tests/test_failed_root_store.py", "-m", "not server", "-k", "async_face"),
     ),
+    # -- issue 37: no thread started per run in steady state --
+    (
+        "a new pool of deferred-plan threads per deferred plan",
+        "        if _pool is None:\n            _pool = concurrent.futures.ThreadPoolExecutor(",
+        "        if True:\n            _pool = concurrent.futures.ThreadPoolExecutor(",
+        ("tests/test_thread_starts.py", "-m", "not server", "-k", "sync_turns and not async"),
+    ),
 )
