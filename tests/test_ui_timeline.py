@@ -3,11 +3,13 @@ replays marked, nested paths indented, every text escaped."""
 
 from __future__ import annotations
 
+import uuid
 import xml.etree.ElementTree as ET
 from datetime import datetime, timedelta
 from typing import Any
 
 import mongomock
+from pymongo import MongoClient
 from starlette.testclient import TestClient
 
 from langgraph_durable_mongodb.storage.schema import CollectionNames
@@ -40,9 +42,22 @@ def _http(client: Any, db_name: str) -> TestClient:
 
 
 def test_the_timeline_draws_a_bar_per_effect_coloured_by_state_and_escapes_every_name() -> None:
-    client = mongomock.MongoClient()
-    _thread(client, "timeline")
-    http = _http(client, "timeline")
+    _check_timeline(mongomock.MongoClient(), "timeline")
+
+
+def test_the_timeline_is_drawn_alike_from_a_real_server(mongodb_uri: str) -> None:
+    """Stored datetimes come back from a server truncated to milliseconds, and naive: the bars stand as drawn."""
+    db_name = f"timeline_{uuid.uuid4().hex[:8]}"
+    with MongoClient(mongodb_uri) as client:
+        try:
+            _check_timeline(client, db_name)
+        finally:
+            client.drop_database(db_name)
+
+
+def _check_timeline(client: Any, db_name: str) -> None:
+    _thread(client, db_name)
+    http = _http(client, db_name)
     answer = http.get("/api/thread/timeline.svg", params={"id": "t"})
     assert answer.status_code == 200 and answer.headers["content-type"].startswith("image/svg+xml")
     assert "<script" not in answer.text  # the hostile name is text, escaped
