@@ -17,6 +17,7 @@ from langgraph_durable_mongodb.ui.actions import Actions
 from langgraph_durable_mongodb.ui.app import create_app
 from langgraph_durable_mongodb.ui.guard import Guard
 from langgraph_durable_mongodb.views.reader import ThreadViews
+from langgraph_durable_mongodb.views.timeline import timeline_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 HOSTILE = '<script>alert("x")</script>&amp;'
@@ -73,3 +74,23 @@ def _check_timeline(client: Any, db_name: str) -> None:
     assert 'class="timeline-svg" src="/api/thread/timeline.svg?id=t&amp;page=1"' in page
     assert http.get("/api/thread/timeline.svg", params={"id": "t", "page": "0"}).status_code == 400
     assert http.get("/api/thread/timeline.svg", params={"id": "nope"}).status_code == 404
+
+
+def test_the_timeline_marks_root_checkpoints_in_time_and_how_the_thread_stopped() -> None:
+    begun = datetime(2026, 1, 1, 12, 0, 0)
+    effect = {"kind": "tool", "name": "charge", "state": "failed", "started_at": begun, "finished_at": begun + timedelta(seconds=4)}
+    operations = [{"path": "agent/1", "nodes": [{"node": "pay", "effects": [effect]}]}]
+    checkpoints = [  # latest first, as the thread view lists them; ts as LangGraph writes it, aware ISO text
+        {"step": 2, "source": "loop", "ts": "2026-01-01T12:00:09+00:00"},  # after the last effect: not in the time shown
+        {"step": 1, "source": "loop", "ts": "2026-01-01T13:00:02+01:00"},  # 12:00:02 UTC
+        {"step": 0, "source": "input", "ts": "2026-01-01T12:00:00+00:00"},
+    ]
+    svg = ET.fromstring(timeline_svg(operations, checkpoints, "crashed"))
+    ticks = [r for r in svg.findall(f"{SVG}rect") if "checkpoint" in r.get("class", "")]
+    assert [t.find(f"{SVG}title").text.split(" at ")[0] for t in ticks] == ["step 1 (loop)", "step 0 (input)"]
+    [bar] = [r for r in svg.findall(f"{SVG}rect") if r.get("class", "").startswith("bar")]
+    assert float(ticks[1].get("x")) == float(bar.get("x"))  # both at 12:00:00
+    assert float(ticks[0].get("x")) == float(bar.get("x")) + float(bar.get("width")) / 2  # 12:00:02: halfway
+    [stop] = svg.findall(f"{SVG}line")
+    assert stop.get("class") == "stop stop-crashed"
+    assert not ET.fromstring(timeline_svg(operations, checkpoints, "done")).findall(f"{SVG}line")  # a finished run: no mark

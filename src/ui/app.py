@@ -152,7 +152,7 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
         found = views.thread(thread_id, _entries_page(request))
         if found is None:
             return JSONResponse({"error": f"unknown thread {thread_id!r}: no checkpoints and no journal entries"}, 404)
-        return Response(timeline_svg(found["operations"]), media_type="image/svg+xml")
+        return Response(timeline_svg(found["operations"], found["timeline"], found["state"]), media_type="image/svg+xml")
 
     def value_api(request: Request) -> Response:
         thread_id, channel = request.query_params.get("id", ""), request.query_params.get("channel", "")

@@ -20,4 +20,22 @@ MUTANTS = (
         '""\n',
         ('tests/test_ui_browser.py', '-k', 'timeline'),
     ),
+    (
+        "the timeline marks a finished run as stopped",
+        "    if stop not in STOPS:\n        return\n",
+        "",
+        ("tests/test_ui_timeline.py", "-m", "not server", "-k", "stopped"),
+    ),
+    (
+        "the timeline draws checkpoints outside the time it shows",
+        "        return LABEL_WIDTH + offset * scale if 0 <= offset <= total else None",
+        "        return LABEL_WIDTH + offset * scale",
+        ("tests/test_ui_timeline.py", "-m", "not server", "-k", "stopped"),
+    ),
+    (
+        "the timeline places an aware checkpoint time as if it were UTC",
+        "    return value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo else value",
+        "    return value.replace(tzinfo=None)",
+        ("tests/test_ui_timeline.py", "-m", "not server", "-k", "stopped"),
+    ),
 )
