@@ -19,6 +19,7 @@ the CSRF token (else 403). A form post from a page is answered by a redirect bac
 from __future__ import annotations
 
 import re
+import shlex
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ from starlette.staticfiles import StaticFiles
 
 from ..errors import DurableMongoError, InvalidInputError
 from ..views.exits import EXIT_UNKNOWN_THREAD, CliError
-from ..views.plans import MAX_ENTRIES_PAGE, MAX_PAGE
+from ..views.plans import MAX_ENTRIES_PAGE, MAX_PAGE, OPEN_SHOWN
 from ..views.reader import ThreadViews
 from ..views.timeline import timeline_svg
 from .actions import Actions
@@ -68,6 +69,7 @@ def _plain(value: Any) -> Any:
 def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
     env.filters["q"] = lambda text: quote(str(text), safe="")
+    env.filters["shq"] = lambda text: shlex.quote(str(text))
     env.filters["when"] = lambda value: _plain(value) if value is not None else "-"
     return env
 
@@ -128,7 +130,8 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
             return page("missing.html", 404, thread_id=thread_id)
         live = found["state"] == "running" or found["claims"]
         poll = "/api/thread/status?id=" + quote(thread_id, safe="") if live else None
-        return page("thread.html", thread=found, refresh=REFRESH_SECONDS, poll=poll, done=request.query_params.get("done"))
+        return page("thread.html", thread=found, refresh=REFRESH_SECONDS, poll=poll, done=request.query_params.get("done"),
+                    open_shown=OPEN_SHOWN)
 
     def threads_api(request: Request) -> Response:
         return JSONResponse(_plain(views.threads(**_page_args(request))))

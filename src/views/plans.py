@@ -55,6 +55,9 @@ ENTRIES_PAGE = 200
 #: The last page number asked for that is checked against the thread, not refused outright (a bigger one is
 #: a typo or a probe: 100,000 pages of 200 is more entries than any thread holds).
 MAX_ENTRIES_PAGE = 100_000
+#: The entries not completed (failed, or claimed and never finished) a thread's page reads, latest first, in one
+#: query: the unfinished among them are counted by state and shown, so a thread with more says so.
+OPEN_SHOWN = 1_000
 #: The failed entries a thread's page reads to say why it stopped, latest first.
 FAILED_SHOWN = 20
 
@@ -264,7 +267,7 @@ def thread_plan(
 ) -> Plan:
     """What one thread is made of: its latest ``limit`` root checkpoints, their writes (paths and channels),
     one page of its journal entries (``ENTRIES_PAGE``, in the order they were claimed: ``_id``), its entries'
-    counts by status (counted by the server), its unfinished and latest failed entries, and its run lock: the
+    counts by status (counted by the server), its latest entries not completed (unfinished or failed), and its run lock: the
     documents read grow with the page, not with the journal.
 
     Args:
@@ -275,8 +278,11 @@ def thread_plan(
         page: which page of entries (from 1).
 
     Returns:
-        ``{"checkpoints": [...latest first], "writes": [...], "entries": [...labelled, this page],
-        "more_entries", "finished": {status: count}, "unfinished": [...], "failed": [...], "lock": doc or None}``,
+        ``{"checkpoints": [...latest first], "writes": [...], "entries": [...this page], "labelled" (whether paths
+        read as labels: on the first page; ``page_labels``), "more_entries", "finished": {status: count},
+        "unfinished": [...those among the latest ``OPEN_SHOWN`` entries not completed, in the order claimed],
+        "more_open" (whether more entries are not completed than were read), "failed": [...the latest
+        ``FAILED_SHOWN`` of those read, latest first], "lock": doc or None}``,
         or None when the thread has no checkpoint and no journal entry.
 
     Raises:
@@ -287,7 +293,7 @@ def thread_plan(
     skip = (require_entries_page(page) - 1) * ENTRIES_PAGE
     entry = {"thread_id": thread_id, "chunk": 0}
     shown = {"_id": 0} if with_outcomes else {"_id": 0, "outcome.data": 0}
-    checkpoints, entries, counted, unfinished, failed, locks = yield Gather((
+    checkpoints, entries, counted, open_entries, locks = yield Gather((
         Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": ""}, CHECKPOINT_PROJECTION,
              sort=[("checkpoint_id", -1)], limit=limit + 1),
         Aggregate(names.journal, [
@@ -296,8 +302,8 @@ def thread_plan(
         Aggregate(names.journal, [
             {"$match": {**entry, "status": {"$in": list(FINISHED)}}}, {"$group": {"_id": "$status", "n": {"$sum": 1}}},
         ]),
-        Find(names.journal, {**entry, "status": {"$nin": list(FINISHED)}}, {"_id": 0, "outcome.data": 0}),
-        Find(names.journal, {**entry, "status": "failed"}, {"_id": 0, "outcome.data": 0}, sort=[("_id", -1)], limit=FAILED_SHOWN),
+        Find(names.journal, {**entry, "status": {"$ne": "completed"}}, {"_id": 0, "outcome.data": 0},
+             sort=[("_id", -1)], limit=OPEN_SHOWN + 1),
         Find(names.runs, {"thread_id": thread_id}, {"_id": 0}, limit=1),
     ))
     if not checkpoints and not entries and not skip:
@@ -309,8 +315,33 @@ def thread_plan(
         (yield Find(names.writes, {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": {"$in": ids}}, WRITE_PROJECTION))
         if ids else []
     )
+    latest = open_entries[:OPEN_SHOWN]
+    failed = [e for e in latest if e.get("status") == "failed"][:FAILED_SHOWN]
+    unfinished = [e for e in reversed(latest) if e.get("status") != "failed"]  # in the order claimed
+    page_entries, unfinished, failed = page_labels(entries[:ENTRIES_PAGE], unfinished, failed, first_page=not skip)
     return {
-        "checkpoints": checkpoints, "writes": writes, "entries": labelled(entries[:ENTRIES_PAGE]),
+        "checkpoints": checkpoints, "writes": writes, "entries": page_entries, "labelled": not skip,
         "more_entries": len(entries) > ENTRIES_PAGE, "finished": {group["_id"]: group["n"] for group in counted},
-        "unfinished": labelled(unfinished), "failed": labelled(failed), "lock": locks[0] if locks else None,
+        "unfinished": unfinished, "more_open": len(open_entries) > OPEN_SHOWN, "failed": failed,
+        "lock": locks[0] if locks else None,
     }
+
+
+def page_labels(page: list[dict[str, Any]], *others: list[dict[str, Any]], first_page: bool) -> tuple[list[dict[str, Any]], ...]:
+    """The entries of one page, and ``others`` of the same thread, with their labels where the page proves them.
+
+    A visit's label counts the visits of its sequence claimed before it (``journal.labels``), so it is exact when
+    counted over the thread's first entries: on the first page, each entry of ``others`` whose visit is on the page
+    reads that label, and the rest keep their stored keys. On a later page the earlier visits are not read, so
+    every entry keeps its stored key rather than show a number counted from the page's middle.
+    """
+    if not first_page:
+        return (page, *others)
+    shown = labelled(page)
+    by_visit = {(e["visit"]["path"], e["node"], e["visit"]["occurrence"]): e for e in shown if "visit" in e}
+
+    def label(entry: dict[str, Any]) -> dict[str, Any]:
+        named = by_visit.get((entry.get("path"), entry.get("node"), entry.get("occurrence")))
+        return {**entry, "path": named["path"], "occurrence": named["occurrence"], "visit": named["visit"]} if named else entry
+
+    return (shown, *([label(entry) for entry in entries] for entries in others))

@@ -193,7 +193,9 @@ class ThreadViews:
 
         Returns:
             ``{"thread_id", "state", "holder", "due", "timeline", "older", "operations" (this page's), "page",
-            "more_entries" (whether a next page exists), "claims", "effects" (counts by state of all its entries,
+            "more_entries" (whether a next page exists), "labelled" (whether paths read as numbered labels, as on
+            the first page, or as stored keys), "more_open" (whether more entries failed or never finished than
+            ``plans.OPEN_SHOWN``: the unfinished among the latest are counted and shown), "claims", "effects" (counts by state of all its entries,
             as the thread list's), "replayed" (how many completed effects of this page a replay is proven of:
             ``states.replayed``), "values", "values_error", "stopped"}`` (``stops.why_stopped``: its errors, interrupts, outcomes unknown
             and crashed run), or None when the thread has no checkpoint and no journal entry.
@@ -230,6 +232,8 @@ class ThreadViews:
             "operations": operation_tree(effects, lambda e: e),
             "page": page,
             "more_entries": found["more_entries"],
+            "labelled": found["labelled"],
+            "more_open": found["more_open"],
             "claims": [e for e in unfinished if e["state"] == "in flight"],
             "effects": counts,
             "replayed": sum(1 for e in effects if e["replayed"]),
@@ -249,10 +253,11 @@ class ThreadViews:
         """One journal entry as the thread page shows it."""
         error = entry.get("error") if isinstance(entry.get("error"), Mapping) else None
         position = {f: entry.get(f) for f in ("thread_id", "path", "node", "occurrence", "effect_key")}
+        stored = {**position, **entry.get("visit", {})}  # what resolve and discard find at once, whatever the labels
         started = entry.get("status") == "started"
         return {
             **position,
-            "position": str(EffectPosition(*map(str, position.values()))),
+            "position": str(EffectPosition(*map(str, stored.values()))),
             "kind": entry.get("kind"), "name": entry.get("name"), "status": entry.get("status"),
             "state": effect_state(entry, now), "started_at": entry.get("started_at"), "finished_at": entry.get("finished_at"),
             "updated_at": entry.get("updated_at"),

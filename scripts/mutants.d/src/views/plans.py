@@ -71,4 +71,22 @@ MUTANTS = (
         '    if not 1',
         ('tests/test_ui_bounds.py', '-k', 'odd_page'),
     ),
+    (
+        "a later page numbers its visits from its own first entry",
+        "    if not first_page:\n        return (page, *others)\n",
+        "",
+        ("tests/test_ui_page_labels.py", "-m", "not server", "-k", "proves_them"),
+    ),
+    (
+        "an unfinished or failed entry keeps its stored key though its visit is labelled on the page",
+        "        return {**entry, \"path\": named[\"path\"], \"occurrence\": named[\"occurrence\"], \"visit\": named[\"visit\"]} if named else entry",
+        "        return entry",
+        ("tests/test_ui_page_labels.py", "-m", "not server", "-k", "proves_them"),
+    ),
+    (
+        "a thread page reads all its entries not completed",
+        "             sort=[(\"_id\", -1)], limit=OPEN_SHOWN + 1),",
+        "             sort=[(\"_id\", -1)]),",
+        ("tests/test_ui_page_labels.py", "-m", "not server", "-k", "not_completed"),
+    ),
 )

@@ -47,4 +47,10 @@ MUTANTS = (
         'full_text(values, channel, redacted=False)',
         ('tests/test_ui_bounds.py', '-k', 'whole_on_request'),
     ),
+    (
+        "the page's Resolve and Discard send a visit's label instead of its stored key",
+        "        stored = {**position, **entry.get(\"visit\", {})}",
+        "        stored = position",
+        ("tests/test_ui_page_labels.py", "-m", "not server", "-k", "proves_them"),
+    ),
 )
