@@ -63,7 +63,7 @@ from .runs.run_lock import (
 )
 
 #: What a platform gives its checkpointer and journal itself: not options of theirs a caller may pass it.
-_GIVEN_BY_PLATFORM = ("client", "async_client", "db_name", "storage_format", "expiry")
+_GIVEN_BY_PLATFORM = ("client", "async_client", "db_name", "storage_format", "expiry", "run_fence")
 
 
 def _options_of(cls: type, given: Iterable[str]) -> frozenset[str]:
@@ -138,7 +138,9 @@ class DurablePlatform(ClosesOpenedClients):
     ) -> None:
         check_options("DurablePlatform", checkpointer_options, _options_of(MongoDBCheckpointer, _GIVEN_BY_PLATFORM))
         check_options("DurablePlatform's journal_options", journal_options or {}, _options_of(ActivityJournal, _GIVEN_BY_PLATFORM))
-        self.checkpointer = MongoDBCheckpointer(client, async_client=async_client, db_name=db_name, **checkpointer_options)
+        self.checkpointer = MongoDBCheckpointer(
+            client, async_client=async_client, db_name=db_name, run_fence=check_held if exclusive_runs else None, **checkpointer_options
+        )
         self.journal = ActivityJournal.for_checkpointer(self.checkpointer, **(journal_options or {}))
         self.tasks = TaskTrace(capacity=TASKS_REMEMBERED)
         self.locator = ResolverLocator(self.checkpointer, self.tasks)

@@ -74,6 +74,9 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         chunk_bytes: serialized bytes per document for large values.
         auto_setup: create indexes before the first operation of each face. Either way, the database's
             storage format is checked before the first operation (``storage_format``).
+        run_fence: called with the thread id, without I/O, just before a checkpoint, its blobs or a task's
+            writes are written; it raises to refuse the write. ``DurablePlatform`` passes its run locks'
+            ``check_held`` (with ``exclusive_runs``), so a run that may have lost its thread's lock writes nothing.
 
     Raises:
         IncompatibleStorageError: (at the first operation) the database holds a newer storage format or a
@@ -109,6 +112,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         collections: CollectionNames | None = None,
         chunk_bytes: int = DEFAULT_CHUNK_BYTES,
         auto_setup: bool = True,
+        run_fence: Callable[[str], object] | None = None,
     ) -> None:
         super().__init__(serde=serde)
         client, async_client = split_clients(client, async_client, "MongoDBCheckpointer")
@@ -122,6 +126,8 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         self.ttl = ttl_config.seconds if ttl_config is not None else None
         self.collections = collections or CollectionNames()
         self.chunk_bytes = chunk_bytes
+        #: What refuses a write of a thread (``run_fence``); the journal built from this saver shares it.
+        self.run_fence = run_fence
         #: The database's storage format check, shared with the journal, allocator and run locks beside it.
         self.storage_format = StorageFormat(db_name, self.collections)
         threads = self.storage_format.thread_collections
@@ -138,7 +144,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         locations = ValueLocations()
         self._expiry = ThreadExpiry(ttl_config, threads, ThreadExpiries())
         self._roots = RootCheckpoints(self.collections, StoredCheckpoints(), TaskHolds())
-        self._store = CheckpointStore(self.collections, chunk_bytes, self._expiry, self._roots, locations)
+        self._store = CheckpointStore(self.collections, chunk_bytes, self._expiry, self._roots, locations, run_fence)
         self._maintenance = ThreadMaintenance(self.collections, self.storage_format, chunk_bytes, self._expiry, locations)
         self._child_run_observers: list[Callable[[str, RunnableConfig], None]] = []
         # LangGraph's strict msgpack mode clones a saver with copy.copy (``with_allowlist``): this stays the original.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from dataclasses import dataclass
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -31,7 +31,6 @@ from .._bson import (
     unescape_key,
     value_documents,
 )
-from ..storage.plans import lease
 from ..storage.plans.requests import Emit, Find, Gather, Plan, Upsert
 from ..errors import InvalidInputError
 from ..storage.schema import BLOB_KEY, WRITE_KEY, CollectionNames
@@ -215,12 +214,14 @@ class CheckpointStore:
         expiry: ThreadExpiry,
         roots: RootCheckpoints,
         locations: ValueLocations,
+        fence: Callable[[str], object] | None = None,
     ) -> None:
         self.collections = collections
         self.chunk_bytes = chunk_bytes
         self.expiry = expiry
         self.roots = roots
         self.locations = locations
+        self.fence = fence
 
     # -- reading ----------------------------------------------------------------
 
@@ -388,7 +389,7 @@ class CheckpointStore:
             skeleton = serde.dumps_typed({k: v for k, v in checkpoint.items() if k != "channel_values"})
             registered = {"checkpoint_id": checkpoint_id, "origin": origin, "completed": completed}
             yield from self._write_blobs(thread_id, laid_out.blobs, expiry)
-            lease.check_self_fence(thread_id)  # a run whose lease may have run out writes no checkpoint (no I/O)
+            self._fenced(thread_id)  # a run whose lease may have run out writes no checkpoint (no I/O)
             document = checkpoint_document(
                 key, parent_id, skeleton, laid_out.entries, metadata_document, checkpoint.get("ts"), origin, completed, expiry
             )
@@ -426,10 +427,15 @@ class CheckpointStore:
             limits,
         )
 
+    def _fenced(self, thread_id: str) -> None:
+        """Raise what the run fence raises for a write of ``thread_id`` (``MongoDBCheckpointer``'s ``run_fence``)."""
+        if self.fence is not None:
+            self.fence(thread_id)
+
     def _write_blobs(self, thread_id: str, blobs: list[tuple[tuple, tuple[str, bytes]]], expiry: Mapping[str, Any]) -> Plan:
         """Store the values a checkpoint being put keeps in blobs (``LaidOut.blobs``), in one command."""
         if blobs:
-            lease.check_self_fence(thread_id)
+            self._fenced(thread_id)
             yield Upsert(self.collections.blobs, [op for ref, typed in blobs for op in blob_upserts(ref, typed, expiry, self.chunk_bytes)])
 
     def put_writes_plan(
@@ -461,7 +467,7 @@ class CheckpointStore:
                     ops.append(ReplaceOne(ident, full, upsert=True))
                 else:
                     ops.append(UpdateOne(ident, {"$setOnInsert": full}, upsert=True))
-        lease.check_self_fence(thread_id)
+        self._fenced(thread_id)
         yield Upsert(self.collections.writes, ops)
         yield from self.expiry.spread(thread_id, expiry)
 

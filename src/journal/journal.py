@@ -76,6 +76,10 @@ class ActivityJournal(TwoFaces, JournalPlans):
         storage_format: the database's format check, run before the first operation
             (``for_checkpointer`` shares the saver's); by default one of its own. The journal declares its
             collection a per-thread one there (``thread_collections.py``).
+        run_fence: called with the thread id, without I/O, once an effect's claim is held and just before the
+            effect starts; it raises to refuse (the claim is then freed as never run). ``for_checkpointer``
+            shares the saver's: ``DurablePlatform``'s run locks' ``check_held``, so a run that may have lost its
+            thread's lock starts no effect.
     """
 
     _needs_sync = (
@@ -108,6 +112,7 @@ class ActivityJournal(TwoFaces, JournalPlans):
         metadata_collection: str = "durable_metadata",
         auto_setup: bool = True,
         storage_format: StorageFormat | None = None,
+        run_fence: Callable[[str], object] | None = None,
     ) -> None:
         client, async_client = split_clients(
             client, async_client, "ActivityJournal", "or build it with ActivityJournal.for_checkpointer(saver)"
@@ -126,6 +131,7 @@ class ActivityJournal(TwoFaces, JournalPlans):
         self.chunk_bytes, self.expiry = chunk_bytes, expiry
         self._input_key = _checked_digest_key(digest_key)
         self.metadata_collection = require_str("metadata_collection", metadata_collection, allow_empty=False)
+        self.run_fence = run_fence
         self._keyed_inputs = digest_key is not None or encrypted
         if storage_format is None:
             names = CollectionNames(journal=self.collection, metadata=self.metadata_collection)
@@ -152,7 +158,7 @@ class ActivityJournal(TwoFaces, JournalPlans):
                 (``saver.expiry_fields``).
             **options: the other ``ActivityJournal`` arguments (``lease_seconds``, ``wait_seconds``,
                 ``terminal_errors``, ...); an explicit ``collection``, ``chunk_bytes``,
-                ``metadata_collection`` or ``expiry`` wins over the saver's.
+                ``metadata_collection``, ``expiry`` or ``run_fence`` wins over the saver's.
 
         Returns:
             The journal.
@@ -165,6 +171,7 @@ class ActivityJournal(TwoFaces, JournalPlans):
         options.setdefault("chunk_bytes", saver.chunk_bytes)
         options.setdefault("metadata_collection", saver.collections.metadata)
         options.setdefault("storage_format", saver.storage_format)
+        options.setdefault("run_fence", saver.run_fence)
         if saver.ttl is not None:
             options.setdefault("expiry", saver.expiry_fields)
         return cls(saver.client, async_client=saver.async_client, db_name=saver.db_name, serde=saver.serde, **options)

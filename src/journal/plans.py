@@ -270,6 +270,7 @@ class JournalPlans:
     store_messages: bool
     expiry: Callable[[str], Mapping[str, Any]] | None
     metadata_collection: str
+    run_fence: Callable[[str], object] | None
     _input_key: bytes | None
     _keyed_inputs: bool
 
@@ -383,10 +384,11 @@ class JournalPlans:
         yield from self._record(call, pos, claimed, result)
 
     def _fence(self, pos: EffectPosition, claimed: _Claimed) -> Plan:
-        """Refuse to start the effect once the run's lock may be lost (the self-fence, no I/O: see ``run_lock``),
+        """Refuse to start the effect once the run's lock may be lost (``run_fence``, no I/O: see ``run_lock``),
         freeing its claim as one that never ran (``not_run``), so a take-over runs it even when at_most_once."""
         try:
-            lease.check_self_fence(pos.thread_id)
+            if self.run_fence is not None:
+                self.run_fence(pos.thread_id)
         except BaseException:
             if claimed.unclaimed is None:
                 yield FencedUpdate(self.collection, held_fence(pos, claimed.fence), released_update(lease.utcnow(), not_run=True))

@@ -6,7 +6,7 @@ what it calls, not by its class. Static only: nothing here checks an object at r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any, Protocol
 
@@ -48,5 +48,7 @@ class JournalSaver(RootCheckpoints, Protocol):
     chunk_bytes: int
     storage_format: StorageFormat
     ttl: float | None
+    #: What refuses work on a thread whose run may have lost its lock (no I/O); None: nothing does.
+    run_fence: Callable[[str], object] | None
 
     def expiry_fields(self, thread_id: str) -> Mapping[str, Any]: ...

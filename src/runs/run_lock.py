@@ -47,11 +47,12 @@ stays after its run ends, so that its token keeps counting::
   keeps its own deadline on the monotonic clock: the moment its last
   successful renewal (or the take) was *sent*, plus ``lease_seconds``, which
   is no later than the ``lease_until`` that command stored. Past it,
-  ``check_held()`` raises ``RunLockLostError``. The journal calls it (through
-  ``storage.plans.lease.check_self_fence``, bound by ``CallLocks.mark``) just before an
-  effect starts, the checkpointer just before it writes a checkpoint or
-  pending writes: so no effect starts and no checkpoint write is sent after
-  the holder's lease may have ended, by its own clock.
+  ``check_held()`` raises ``RunLockLostError``. The platform gives it to its
+  checkpointer and journal as their ``run_fence``: the journal calls it just
+  before an effect starts, the checkpointer just before it writes a checkpoint
+  or pending writes (for the locks ``CallLocks.mark`` made this context's): so
+  no effect starts and no checkpoint write is sent after the holder's lease may
+  have ended, by its own clock.
 - Release, conditional on ``{thread_id, fence}``: ``owner`` None and
   ``lease_until`` 1970, also when the run raises or is interrupted, and
   ``ended_cleanly``: whether it did neither. A sync run's release is sent in
@@ -315,8 +316,7 @@ class CallLocks:
         """Mark the held threads as this context's: a nested run on them re-enters, ``check_held`` sees them."""
         token = _HELD.set(MappingProxyType({**_HELD.get(), **{(id(self.locks), h.thread_id): h for h in self.holdings}}))
         try:
-            with lease.self_fence(check_held):
-                yield
+            yield
         finally:
             _HELD.reset(token)
 

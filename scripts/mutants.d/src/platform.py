@@ -81,4 +81,10 @@ MUTANTS = (
         "    def __exit__(self, *exc: object) -> None:\n        pass",
         ("tests/test_bad_input_options.py", "-k", "context_manager"),
     ),
+    (
+        "issue 35: a platform with exclusive runs gives its checkpointer no run fence",
+        "run_fence=check_held if exclusive_runs else None",
+        "run_fence=None",
+        ("tests/test_run_fence.py", "tests/test_self_fencing.py", "-m", "not server"),
+    ),
 )

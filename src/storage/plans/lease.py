@@ -1,4 +1,4 @@
-"""Lease machinery shared by every lease holder (journal claims, run locks): clock, backoff, self-fence.
+"""Lease machinery shared by every lease holder (journal claims, run locks): clock and backoff.
 
 The heartbeats that renew a lease (a thread for the process, a task per beat) are in ``heartbeats``.
 
@@ -7,11 +7,9 @@ The heartbeats that renew a lease (a thread for the process, a task per beat) ar
   them by patching this module's attribute.
 - ``Backoff``: the pauses of a poll loop waiting for another holder.
 - ``RENEWALS_PER_LEASE``: a lease is renewed this often per lease period.
-- ``self_fence``/``check_self_fence``: the check a lease holder bound in this
-  context (the run lock's ``check_held``); the journal calls it just before an
-  effect starts and the checkpointer before it writes, so a holder whose lease
-  may have run out stops by its own clock (no I/O), even when a stall kept its
-  renewals from noticing.
+
+The self-fence (a holder whose lease may have run out stops by its own clock) is the run lock's ``check_held``,
+given to the checkpointer and the journal as their ``run_fence`` when they are built.
 
 Example::
 
@@ -22,9 +20,6 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Any
 
@@ -43,27 +38,6 @@ def naive(value: Any) -> datetime | None:
     if not isinstance(value, datetime):
         return None
     return value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo else value
-
-
-#: The self-fence bound in this context: called with a thread id, it raises once that thread's lease may be lost.
-_self_fence: ContextVar[Callable[[str], object] | None] = ContextVar("langgraph_durable_mongodb_self_fence", default=None)
-
-
-@contextmanager
-def self_fence(check: Callable[[str], object]) -> Iterator[None]:
-    """Make ``check`` the self-fence of the block (and of the tasks and threads that copy its context)."""
-    token = _self_fence.set(check)
-    try:
-        yield
-    finally:
-        _self_fence.reset(token)
-
-
-def check_self_fence(thread_id: str) -> None:
-    """Raise what the bound self-fence raises for ``thread_id`` (no I/O); nothing when none is bound."""
-    check = _self_fence.get()
-    if check is not None:
-        check(thread_id)
 
 
 class Backoff:

@@ -22,13 +22,13 @@ MUTANTS = (
     # issue 21: the journal follows the recorded history under stalls, cancellations and handled failures
     (
         "a lapsed holder writes a checkpoint",
-        "            lease.check_self_fence(thread_id)  # a run whose lease may have run out writes no checkpoint (no I/O)\n",
+        "            self._fenced(thread_id)  # a run whose lease may have run out writes no checkpoint (no I/O)\n",
         "",
         ("tests/test_self_fencing.py", "-m", "not server", "-k", "lapsed_holder"),
     ),
     (
         "a lapsed holder writes pending writes",
-        "        lease.check_self_fence(thread_id)\n        yield Upsert(self.collections.writes, ops)",
+        "        self._fenced(thread_id)\n        yield Upsert(self.collections.writes, ops)",
         "        yield Upsert(self.collections.writes, ops)",
         ("tests/test_self_fencing.py", "-m", "not server", "-k", "lapsed_holder or blocked_event_loop_writes"),
     ),
@@ -71,5 +71,11 @@ MUTANTS = (
         'query.update(containment_filter("metadata", filter, lambda value: stored_value(value, serde.dumps_typed, "a filter value")))',
         'query.update(containment_filter("metadata", filter))',
         ("tests/test_checkpointer_metadata.py", "-m", "not server", "-k", "filter_on_a_value"),
+    ),
+    (
+        "issue 35: the store never asks its run fence",
+        "        if self.fence is not None:\n            self.fence(thread_id)",
+        "        pass",
+        ("tests/test_run_fence.py", "-m", "not server", "-k", "saver_s_run_fence"),
     ),
 )

@@ -26,4 +26,10 @@ MUTANTS = (
         "",
         ("tests/test_write_concerns.py", "-m", "not server"),
     ),
+    (
+        "issue 35: a journal built from a saver does not share its run fence",
+        '        options.setdefault("run_fence", saver.run_fence)\n',
+        "",
+        ("tests/test_run_fence.py", "tests/test_self_fencing.py", "-m", "not server"),
+    ),
 )
