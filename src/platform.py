@@ -4,7 +4,7 @@ Compile a root graph with the platform checkpointer, and its runs are durable:
 compiled children inherit the checkpointer (``checkpointer=None``), and in
 every node of a run that saves with it, ``SecureLLM``, ``SecureTool`` and
 ``@effect`` record and replay: the node's own config names the checkpointer,
-and so the platform's journal (``journal.context.serve_effects``), and its
+and so the platform's journal (``checkpointer.hooks.effect_scopes``), and its
 position is resolved from that config and the facts the checkpointer's reads
 recorded of the tasks enclosing it (``resolver/running.py``). ``compile`` and
 ``attach`` also discover and validate the graph's topology (``TopologyError``)
@@ -49,7 +49,6 @@ from .checkpointer import MongoDBCheckpointer
 from .errors import InvalidInputError, TopologyError
 from .storage.schema import CollectionNames
 from .journal import ActivityJournal, EffectScope, ResolverLocator
-from .journal.context import serve_effects
 from . import _langgraph
 from .resolver import DurableSubgraphResolver, TaskTrace
 from .runs.run_lock import (
@@ -161,7 +160,7 @@ class DurablePlatform(ClosesOpenedClients):
                 storage_format=self.checkpointer.storage_format,
             )
         self._effects = EffectScope(self.journal, self.locator, check_held if self.run_locks is not None else None)
-        serve_effects(self.checkpointer, self._effects_for)
+        self.checkpointer.hooks.effect_scopes = self._effects_for
 
     def __enter__(self) -> DurablePlatform:
         return self

@@ -162,7 +162,7 @@ def test_only_durable_graphs_take_the_run_lock(make_platform: Any) -> None:
 
 
 def test_a_platform_gone_leaves_nothing_served() -> None:
-    """A node finds its platform through its checkpointer (``serve_effects``) without that keeping either alive: a
+    """A node finds its platform through its checkpointer (``SaverHooks.effect_scopes``) without that keeping either alive: a
     process opening a platform per request does not accumulate them."""
     import gc
     import weakref

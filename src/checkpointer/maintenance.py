@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pymongo import UpdateOne
@@ -27,6 +27,7 @@ from .documents import (
     unlinked_values,
 )
 from .expiry import ThreadExpiry
+from .hooks import SaverHooks
 from .remembered import ValueLocations
 from .store import CHAIN_FIELDS, HOLDER_FIELDS, blob_upserts
 from .ttl import TTLConfig
@@ -102,15 +103,21 @@ class ThreadMaintenance:
     """
 
     def __init__(
-        self, collections: CollectionNames, storage_format: StorageFormat, chunk_bytes: int, expiry: ThreadExpiry, locations: ValueLocations
+        self,
+        collections: CollectionNames,
+        storage_format: StorageFormat,
+        chunk_bytes: int,
+        expiry: ThreadExpiry,
+        locations: ValueLocations,
+        hooks: SaverHooks,
     ) -> None:
         self.collections = collections
         self.storage_format = storage_format
         self.chunk_bytes = chunk_bytes
         self.expiry = expiry
         self.locations = locations
-        #: What ``observe_sweep_prunes`` registered: each drops what a pruned thread's finished tasks left.
-        self.prune_observers: list[Callable[[str, list[str]], Plan]] = []
+        #: Its ``sweep_prunes`` drop what a pruned thread's finished tasks left (``observe_sweep_prunes``).
+        self.hooks = hooks
 
     def delete_thread_plan(self, thread_id: str) -> Plan:
         """See ``MongoDBCheckpointer.delete_thread``: the per-thread collections read, then one ``deleteMany`` each."""
@@ -158,7 +165,7 @@ class ThreadMaintenance:
             by_ns = yield from self._keep_latest_plan(threads)
             for thread_id in threads:
                 finished = _finished_root_checkpoints(by_ns.get((thread_id, ""), {}))
-                for forget in self.prune_observers:
+                for forget in self.hooks.sweep_prunes:
                     yield from forget(thread_id, finished)
             for coll in (yield from self.storage_format.thread_collections_plan()):
                 yield UpdateMany(coll, {"thread_id": {"$in": threads}}, {"$unset": {"expire_at": ""}})

@@ -27,6 +27,7 @@ from ..storage.schema import EXPIRY_INDEX, INDEXES, TTL_INDEX, CollectionNames
 from ..storage.format import StorageFormat
 from .documents import InlineLimits
 from .expiry import ThreadExpiry
+from .hooks import SaverHooks
 from .maintenance import ThreadMaintenance
 from .remembered import Stored, StoredCheckpoints, TaskHolds, ThreadExpiries, ValueLocations
 from .roots import RootCheckpoints
@@ -126,8 +127,9 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         self.ttl = ttl_config.seconds if ttl_config is not None else None
         self.collections = collections or CollectionNames()
         self.chunk_bytes = chunk_bytes
-        #: What refuses a write of a thread (``run_fence``); the journal built from this saver shares it.
-        self.run_fence = run_fence
+        #: What its owner hangs on it (``hooks.py``): the run fence, the child-run and sweep-prune observers, the
+        #: effect scopes a platform serves. A ``with_allowlist`` clone shares it.
+        self.hooks = SaverHooks(run_fence=run_fence)
         #: The database's storage format check, shared with the journal, allocator and run locks beside it.
         self.storage_format = StorageFormat(db_name, self.collections)
         threads = self.storage_format.thread_collections
@@ -144,9 +146,8 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         locations = ValueLocations()
         self._expiry = ThreadExpiry(ttl_config, threads, ThreadExpiries())
         self._roots = RootCheckpoints(self.collections, StoredCheckpoints(), TaskHolds())
-        self._store = CheckpointStore(self.collections, chunk_bytes, self._expiry, self._roots, locations, run_fence)
-        self._maintenance = ThreadMaintenance(self.collections, self.storage_format, chunk_bytes, self._expiry, locations)
-        self._child_run_observers: list[Callable[[str, RunnableConfig], None]] = []
+        self._store = CheckpointStore(self.collections, chunk_bytes, self._expiry, self._roots, locations, self.hooks)
+        self._maintenance = ThreadMaintenance(self.collections, self.storage_format, chunk_bytes, self._expiry, locations, self.hooks)
         # LangGraph's strict msgpack mode clones a saver with copy.copy (``with_allowlist``): this stays the original.
         self._base_saver = self
         self._sweepers: list[Sweeper] = []
@@ -178,6 +179,12 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         """
         return self._expiry.fields(thread_id)
 
+    @property
+    def run_fence(self) -> Callable[[str], object] | None:
+        """What refuses a write of a thread whose run may have lost its lock (the constructor's ``run_fence``); the
+        journal built from this saver (``ActivityJournal.for_checkpointer``) shares it."""
+        return self.hooks.run_fence
+
     def observe_child_runs(self, observer: Callable[[str, RunnableConfig], None]) -> None:
         """Call ``observer(thread_id, config)`` at each read that may start a compiled child's run.
 
@@ -189,7 +196,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         Args:
             observer: called with the read's thread id (as LangGraph stores it: a string) and config.
         """
-        self._child_run_observers.append(observer)
+        self.hooks.child_runs.append(observer)
 
     def observe_sweep_prunes(self, forget: Callable[[str, list[str]], Any]) -> None:
         """Let ``forget(thread_id, finished)`` drop what a thread's finished tasks left, in a ``keep_latest`` sweep.
@@ -203,7 +210,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         Args:
             forget: called once per pruned thread.
         """
-        self._maintenance.prune_observers.append(forget)
+        self.hooks.sweep_prunes.append(forget)
 
     def _notice_run_start(self, config: Any, *, on_loop: bool) -> None:
         """A checkpoint read that starts a run: a root run drops what it cannot inherit of the thread's held work
@@ -213,13 +220,13 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
             thread_id = str(config["configurable"].get("thread_id"))
             self._roots.holds.drop_failed(thread_id)
             self._roots.run_started(thread_id, on_loop=on_loop)
-        if not self._child_run_observers or not isinstance(config, dict):
+        if not self.hooks.child_runs or not isinstance(config, dict):
             return
         if not (config.get("metadata") or {}).get("langgraph_checkpoint_ns"):
             return  # a root run's read, or one outside any task
         thread_id = (config.get("configurable") or {}).get("thread_id")
         if thread_id is not None:
-            for observer in self._child_run_observers:
+            for observer in self.hooks.child_runs:
                 observer(str(thread_id), config)
 
     @classmethod

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from dataclasses import dataclass
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -65,6 +65,7 @@ from .documents import (
     with_checksum,
 )
 from .expiry import ThreadExpiry
+from .hooks import SaverHooks
 from .remembered import ValueLocations
 from .roots import RootCheckpoints
 
@@ -214,14 +215,14 @@ class CheckpointStore:
         expiry: ThreadExpiry,
         roots: RootCheckpoints,
         locations: ValueLocations,
-        fence: Callable[[str], object] | None = None,
+        hooks: SaverHooks,
     ) -> None:
         self.collections = collections
         self.chunk_bytes = chunk_bytes
         self.expiry = expiry
         self.roots = roots
         self.locations = locations
-        self.fence = fence
+        self.hooks = hooks
 
     # -- reading ----------------------------------------------------------------
 
@@ -429,8 +430,8 @@ class CheckpointStore:
 
     def _fenced(self, thread_id: str) -> None:
         """Raise what the run fence raises for a write of ``thread_id`` (``MongoDBCheckpointer``'s ``run_fence``)."""
-        if self.fence is not None:
-            self.fence(thread_id)
+        if self.hooks.run_fence is not None:
+            self.hooks.run_fence(thread_id)
 
     def _write_blobs(self, thread_id: str, blobs: list[tuple[tuple, tuple[str, bytes]]], expiry: Mapping[str, Any]) -> Plan:
         """Store the values a checkpoint being put keeps in blobs (``LaidOut.blobs``), in one command."""

@@ -3,7 +3,7 @@
 An effect scope names a journal and a node locator. The wrappers find the one
 of the running node here, so a graph's code does not change: a platform serves
 one for every run that saves with its checkpointer, found from the node's own
-config (``serve_effects``), and ``effect_scope`` binds one around a block
+config (``SaverHooks.effect_scopes``, on its checkpointer), and ``effect_scope`` binds one around a block
 whatever saver its graphs use.
 
 Example::
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import inspect
 import itertools
-import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -36,7 +35,6 @@ from ..resolver.position import NodePosition
 from .attempt import Attempt, Trail, current_attempt
 from .documents import EffectCall
 from .locator import NodeLocator, check_node
-from .ports import JournalSaver
 from .position import EffectPosition
 from .unjournaled import UNJOURNALED, means_unjournaled, note_unjournaled_run, runs_without_checkpointer, unjournaled_position
 
@@ -105,11 +103,6 @@ class EffectInfo:
 #: The effect scope bound in this context (``effect_scope``).
 _bound: ContextVar[EffectScope | None] = ContextVar("langgraph_durable_mongodb_effect_scope", default=None)
 _effect: ContextVar[EffectInfo | None] = ContextVar("langgraph_durable_mongodb_effect", default=None)
-#: Who gives effect scopes to the runs saving with a checkpointer (``serve_effects``), by checkpointer; a bound
-#: method is held weakly, so neither its owner nor the checkpointer it holds is kept alive by being served.
-_served: weakref.WeakKeyDictionary[Any, Callable[[], Callable[[Any], EffectScope] | None]] = weakref.WeakKeyDictionary()
-
-
 @contextmanager
 def effect_scope(
     journal: Journal, locator: NodeLocator, guard: Callable[[str], bool] | None = None
@@ -124,32 +117,9 @@ def effect_scope(
         _bound.reset(token)
 
 
-def serve_effects(checkpointer: JournalSaver, scope_for: Callable[[Any], EffectScope]) -> None:
-    """Give every node of a run that saves with ``checkpointer`` the effect scope ``scope_for(saver)``.
-
-    A node finds it from its own config, which names the saver LangGraph runs it with: ``checkpointer``, or
-    a clone of it (``base_saver``, the strict msgpack clone LangGraph makes with a graph's allowlist), passed
-    as ``saver``. ``DurablePlatform`` serves its checkpointer so, with a method of its own: that is held weakly,
-    and the checkpointer is served no more once its platform is gone.
-    """
-    _served[checkpointer] = _held_weakly(scope_for) if inspect.ismethod(scope_for) else (lambda: scope_for)
-
-
-def _held_weakly(method: Any) -> Callable[[], Callable[[Any], EffectScope] | None]:
-    """``method``, bound again while its object lives; None once it is gone. Not ``weakref.WeakMethod``, whose
-    callback prints "Exception ignored" at every interpreter exit that collects the platform late."""
-    owner, function = weakref.ref(method.__self__), method.__func__
-
-    def bound() -> Callable[[Any], EffectScope] | None:
-        alive = owner()
-        return None if alive is None else function.__get__(alive)
-
-    return bound
-
-
 def current_effect_scope() -> EffectScope:
     """The effect scope of the running node: the one bound here (``effect_scope``), else the one served for the
-    checkpointer its graph saves with (``serve_effects``).
+    checkpointer its graph saves with (``SaverHooks.effect_scopes``).
 
     A node of a graph that runs with no checkpointer at all, in a run that says it means to (Agent Server's
     stateless runs, or ``{"configurable": {"unjournaled": True}}``), gets the ``Unjournaled`` scope: its effects
@@ -189,13 +159,9 @@ def current_effect_scope() -> EffectScope:
 
 
 def _serving(saver: object) -> Callable[[Any], EffectScope] | None:
-    if saver is None:
-        return None
-    try:
-        served = _served.get(getattr(saver, "base_saver", saver))
-    except TypeError:  # a saver that cannot be a weak dictionary key is served by nobody
-        return None
-    return served() if served is not None else None
+    """What the saver's owner serves its runs' nodes (``MongoDBCheckpointer.hooks``; a clone shares its original's)."""
+    served = getattr(getattr(saver, "hooks", None), "effect_scopes", None)
+    return served if callable(served) else None
 
 
 def _node_config() -> RunnableConfig | None:

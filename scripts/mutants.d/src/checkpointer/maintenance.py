@@ -124,4 +124,10 @@ MUTANTS = (
         "        if expiry:",
         ("tests/test_thread_collections.py", "-m", "not server", "-k", "copy_thread_cut_short"),
     ),
+    (
+        "issue 35: a keep_latest sweep tells its owner of no pruned thread",
+        "                for forget in self.hooks.sweep_prunes:",
+        "                for forget in []:",
+        ("tests/test_platform_ttl.py", "tests/test_ttl_strategies.py", "-m", "not server"),
+    ),
 )

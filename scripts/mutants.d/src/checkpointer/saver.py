@@ -21,4 +21,10 @@ MUTANTS = (
         "        self._notice_run_start(config, on_loop=True)",
         ("tests/test_failed_root_store.py", "-m", "not server", "-k", "sync_face"),
     ),
+    (
+        "issue 35: a child run's start reaches no observer",
+        "            for observer in self.hooks.child_runs:",
+        "            for observer in []:",
+        ("tests/test_saver_hooks.py", "-m", "not server", "-k", "hooks"),
+    ),
 )

@@ -74,8 +74,8 @@ MUTANTS = (
     ),
     (
         "issue 35: the store never asks its run fence",
-        "        if self.fence is not None:\n            self.fence(thread_id)",
+        "        if self.hooks.run_fence is not None:\n            self.hooks.run_fence(thread_id)",
         "        pass",
-        ("tests/test_run_fence.py", "-m", "not server", "-k", "saver_s_run_fence"),
+        ("tests/test_saver_hooks.py", "-m", "not server", "-k", "saver_s_run_fence"),
     ),
 )

@@ -30,6 +30,6 @@ MUTANTS = (
         "issue 35: a journal built from a saver does not share its run fence",
         '        options.setdefault("run_fence", saver.run_fence)\n',
         "",
-        ("tests/test_run_fence.py", "tests/test_self_fencing.py", "-m", "not server"),
+        ("tests/test_saver_hooks.py", "tests/test_self_fencing.py", "-m", "not server"),
     ),
 )

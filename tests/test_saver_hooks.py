@@ -102,3 +102,47 @@ def test_a_platform_fences_with_its_run_locks_only_when_runs_are_exclusive() -> 
         assert shared.checkpointer.run_fence is None and shared.journal.run_fence is None
     with pytest.raises(InvalidInputError, match="run_fence"):
         DurablePlatform.embedded(run_fence=lambda thread_id: None)
+
+
+def test_one_hooks_object_carries_what_the_platform_hangs_on_its_checkpointer() -> None:
+    import copy
+
+    from langgraph_durable_mongodb.journal.context import _serving
+
+    with DurablePlatform.embedded() as platform:
+        hooks = platform.checkpointer.hooks
+        assert hooks.child_runs == [platform.tasks.note_child_run]
+        assert hooks.sweep_prunes == [platform._forget_finished]  # noqa: SLF001
+        assert _serving(platform.checkpointer)(platform.checkpointer) is platform._effects  # noqa: SLF001
+        clone = copy.copy(platform.checkpointer)  # what LangGraph's with_allowlist does
+        clone.serde = copy.copy(platform.checkpointer.serde)
+        assert clone.hooks is hooks and _serving(clone)(clone).journal.serde is clone.serde
+        assert hooks.effect_scopes == platform._effects_for  # noqa: SLF001
+    assert _serving(object()) is None  # another kind of saver: nobody serves it
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+def test_a_child_run_s_start_reaches_the_hooks_observers(face: str) -> None:
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    class State(TypedDict):
+        n: int
+
+    child = StateGraph(State)
+    child.add_node("inner", lambda state: {"n": state["n"] + 1})
+    child.add_edge(START, "inner")
+    child.add_edge("inner", END)
+    parent = StateGraph(State)
+    parent.add_node("outer", child.compile())
+    parent.add_edge(START, "outer")
+    parent.add_edge("outer", END)
+    saver = _saver(Fence())
+    seen: list[tuple[str, str]] = []
+    saver.observe_child_runs(lambda thread_id, config: seen.append((thread_id, config["metadata"]["langgraph_checkpoint_ns"])))
+    graph = parent.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "kids"}}
+    out = graph.invoke({"n": 1}, config) if face == "sync" else asyncio.run(graph.ainvoke({"n": 1}, config))
+    assert out == {"n": 2}
+    assert seen and {thread for thread, _ in seen} == {"kids"} and all(ns.startswith("outer:") for _, ns in seen)
