@@ -7,7 +7,9 @@ clients:
 - ``mongomock`` (sync) and ``mongomock_motor`` (async): offline, always run;
 - ``pymongo``, ``pymongo_async`` and ``motor``: the real-server tier, once per
   server (``pymongo-ferretdb``, ``pymongo-mongo_java_server``, or ``pymongo-uri``
-  for ``MONGODB_URI``): see ``on_servers``.
+  for ``MONGODB_URI``): see ``on_servers``;
+- ``mongomock_threads`` and ``pymongo_threads`` (``THREAD_KINDS``, where a test
+  asks for them): a sync client behind the async methods (``async_commands="threads"``).
 """
 
 from __future__ import annotations
@@ -49,12 +51,15 @@ def with_database(uri: str, db_name: str) -> str:
 OFFLINE = ["mongomock", "mongomock_motor"]
 SERVER = ["pymongo", "pymongo_async", "motor"]
 ALL_CLIENTS = OFFLINE + [p for k in SERVER for p in on_servers(k)]
+#: The async face on a sync client (``async_commands="threads"``): the conformance suite, the journal's async tests and
+#: the platforms (``make_platform``) run on it too.
+THREAD_KINDS = ["mongomock_threads", *on_servers("pymongo_threads")]
 #: A test mark: the test runs on the offline client kinds only.
 offline = pytest.mark.parametrize("client_kind", OFFLINE, indirect=True)
 
 
 def make_client(kind: str, uri: str | None) -> Any:
-    if kind == "mongomock":
+    if kind in ("mongomock", "mongomock_threads"):
         import mongomock
 
         return mongomock.MongoClient()
@@ -62,7 +67,7 @@ def make_client(kind: str, uri: str | None) -> Any:
         from mongomock_motor import AsyncMongoMockClient
 
         return AsyncMongoMockClient()
-    if kind == "pymongo":
+    if kind in ("pymongo", "pymongo_threads"):
         from pymongo import MongoClient
 
         return MongoClient(uri)
@@ -78,7 +83,18 @@ def make_client(kind: str, uri: str | None) -> Any:
 
 
 def is_async_kind(kind: str) -> bool:
+    """Whether tests call the async methods on this kind (natively, or in threads)."""
+    return kind in ("mongomock_motor", "pymongo_async", "motor", "mongomock_threads", "pymongo_threads")
+
+
+def is_native_async(kind: str) -> bool:
+    """Whether this kind's client is an async one (its raw reads are awaited)."""
     return kind in ("mongomock_motor", "pymongo_async", "motor")
+
+
+def async_commands(kind: str) -> str:
+    """The ``async_commands`` a store built on this kind's client takes."""
+    return "threads" if kind.endswith("_threads") else "native"
 
 
 def names_us_once(client: Any) -> bool:
@@ -95,6 +111,7 @@ class Face:
 
     def __init__(self, saver: MongoDBCheckpointer, kind: str, db: Any) -> None:
         self.saver, self.kind, self.is_async = saver, kind, is_async_kind(kind)
+        self.native = is_native_async(kind)
         self.db = db  # the raw database, to read documents as stored
 
     async def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -114,7 +131,7 @@ class Face:
         if collection == "checkpoints":
             query.setdefault("checkpoint_ns", NOT_SUMMARY)
         cursor = self.db[collection].find(query, {"_id": 0})
-        if self.is_async:
+        if self.native:
             return await cursor.to_list(None)
         return list(cursor)
 
@@ -126,7 +143,7 @@ def client_kind(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def server_uri(request: pytest.FixtureRequest, client_kind: str) -> str | None:
-    if client_kind in OFFLINE:
+    if client_kind in (*OFFLINE, "mongomock_threads"):
         return None
     return tier_uri(request)
 
@@ -135,7 +152,7 @@ def server_uri(request: pytest.FixtureRequest, client_kind: str) -> str | None:
 def mongo_client(client_kind: str, server_uri: str | None) -> Iterator[Any]:
     client = make_client(client_kind, server_uri)
     yield client
-    if client_kind == "pymongo":
+    if client_kind in ("pymongo", "pymongo_threads"):
         client.close()
     elif client_kind == "motor":
         client.close()
@@ -154,7 +171,7 @@ def db_name(client_kind: str, server_uri: str | None) -> Iterator[str]:
 
 @pytest.fixture
 async def face(client_kind: str, mongo_client: Any, db_name: str) -> Any:
-    saver = MongoDBCheckpointer(mongo_client, db_name=db_name)
+    saver = MongoDBCheckpointer(mongo_client, db_name=db_name, async_commands=async_commands(client_kind))
     f = Face(saver, client_kind, mongo_client[db_name])
     await f.call("setup")
     yield f
@@ -162,7 +179,7 @@ async def face(client_kind: str, mongo_client: Any, db_name: str) -> Any:
         await mongo_client.close()
 
 
-PLATFORMS = ["embedded", *on_servers("server")]
+PLATFORMS = ["embedded", "embedded_threads", *on_servers("server")]
 
 
 @pytest.fixture(params=PLATFORMS)
@@ -179,14 +196,15 @@ def make_platform(request: pytest.FixtureRequest) -> Iterator[Any]:
         made.append(platform)
         return platform
 
-    if request.param == "embedded":
+    if request.param in ("embedded", "embedded_threads"):
         import mongomock
         from mongomock_motor import AsyncMongoMockClient
 
         client = mongomock.MongoClient()
-        yield lambda **o: made_here(
-            DurablePlatform(client, async_client=AsyncMongoMockClient(mock_mongo_client=client), **o)
-        )
+        if request.param == "embedded":
+            yield lambda **o: made_here(DurablePlatform(client, async_client=AsyncMongoMockClient(mock_mongo_client=client), **o))
+        else:  # the async methods' commands sent with the sync client in threads
+            yield lambda **o: made_here(DurablePlatform(client, **{"async_commands": "threads", **o}))
         for platform in made:
             if platform.run_locks is not None:  # exclusive_runs=False: no locks
                 platform.run_locks.wait_releases(10)
