@@ -21,6 +21,9 @@ from .errors import CorruptDocumentError, InvalidInputError
 DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024
 
 _ESCAPES = {"%": "%25", ".": "%2E", "$": "%24", "\x00": "%00"}
+#: ``key_id``'s encoder, made once: ``json.dumps`` with options builds a new encoder per call, and a chat step
+#: makes a dozen ids.
+_KEY_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 #: Field types a stored document is checked against (``document_problem``): ``OPTIONAL`` allows absent or null.
@@ -45,7 +48,7 @@ def key_id(*parts: Any) -> str:
     >>> key_id("t1", "", "1ef")
     '["t1","","1ef"]'
     """
-    return json.dumps(parts, ensure_ascii=False, separators=(",", ":"))
+    return _KEY_ENCODER.encode(parts)
 
 
 def document_problem(collection: str, doc: Mapping[str, Any], fields: Mapping[str, tuple[type, ...]]) -> CorruptDocumentError | None:
