@@ -132,20 +132,14 @@ def render(results: dict[str, Any]) -> str:
 
 
 
-def _threads(ratio: float | None) -> str:
-    """The ratio with ``async_commands="threads"``, in parentheses (nothing when not measured)."""
-    return f' ({ratio:.2f}x with `async_commands="threads"`)' if ratio is not None else ""
-
-
 def cpu_summary(results: dict[str, Any]) -> str | None:
     """The client CPU ratios (ours / the reference's, process CPU time, interleaved in this run) in one line."""
     parts = [f"async chat at {level['concurrency']} concurrent {level['ratios']['client_cpu_ms_per_step']:.2f}x "
-             "`MongoDBSaver`" + _threads(level.get("threads_ratios", {}).get("client_cpu_ms_per_step"))
-             for level in (results.get("async") or {}).get("levels", []) if level["ratios"].get("client_cpu_ms_per_step") is not None]
+             "`MongoDBSaver`" for level in (results.get("async") or {}).get("levels", [])
+             if level["ratios"].get("client_cpu_ms_per_step") is not None]
     cpu = (results.get("rtt") or {}).get("cpu")
     if cpu and cpu.get("ratio") is not None:
-        parts.append(f"durable ReAct turn, async at {cpu['concurrency']} concurrent, {cpu['ratio']:.2f}x `@task`"
-                     + _threads(cpu.get("threads_ratio")))
+        parts.append(f"durable ReAct turn, async at {cpu['concurrency']} concurrent, {cpu['ratio']:.2f}x `@task`")
     return "**Client CPU, ours / the reference:** " + "; ".join(parts) + "." if parts else None
 
 

@@ -14,10 +14,6 @@ from typing import Any
 from benchmarks.common import DB_PREFIX, ServerCPU, Settings, TurnInputs, _f, _throughput, chat_builder, ratio
 from pymongo import AsyncMongoClient, MongoClient
 
-#: The savers measured side by side: ours native, ours with ``async_commands="threads"``, ``MongoDBSaver``.
-SIDES = ["ours", "threads", "reference"]
-
-
 async def _bench_async(uri: str, s: Settings, server: ServerCPU, log: Callable[[str], None]) -> dict[str, Any]:
     from langgraph.checkpoint.mongodb import MongoDBSaver
 
@@ -33,9 +29,6 @@ async def _bench_async(uri: str, s: Settings, server: ServerCPU, log: Callable[[
         if name == "ours":
             saver: Any = MongoDBCheckpointer(async_client=async_client, db_name=db_name)
             await saver.asetup()
-        elif name == "threads":  # ours, its async methods' commands sent with the sync client in threads
-            saver = MongoDBCheckpointer(sync_client, db_name=db_name, async_commands="threads")
-            await saver.asetup()
         else:
             saver = MongoDBSaver(sync_client, db_name=db_name)
         graph = chat_builder("add_messages", s).compile(checkpointer=saver)
@@ -45,23 +38,23 @@ async def _bench_async(uri: str, s: Settings, server: ServerCPU, log: Callable[[
             sync_client.drop_database(db_name)
 
     try:
-        for name in SIDES:  # warm up pools and imports
+        for name in ("ours", "reference"):  # warm up pools and imports
             await run(name, 2, 4)
-        runs: dict[int, dict[str, list[dict[str, Any]]]] = {lvl: {n: [] for n in SIDES} for lvl in s.async_levels}
+        runs: dict[int, dict[str, list[dict[str, Any]]]] = {lvl: {"ours": [], "reference": []} for lvl in s.async_levels}
         for rep in range(s.async_reps):
             for i, level in enumerate(s.async_levels):
-                shift = (rep + i) % len(SIDES)
-                for name in SIDES[shift:] + SIDES[:shift]:  # rotated: no side always runs first
+                names = ["ours", "reference"] if (rep + i) % 2 == 0 else ["reference", "ours"]
+                for name in names:
                     runs[level][name].append(await run(name, level, s.async_steps))
                 log(f"  async {level:3d} concurrent, rep {rep + 1}: "
-                    + ", ".join(f"{n} {runs[level][n][-1]['steps_per_second']:.1f}/s" for n in SIDES))
+                    + ", ".join(f"{n} {runs[level][n][-1]['steps_per_second']:.1f}/s" for n in ("ours", "reference")))
     finally:
         sync_client.close()
         await async_client.close()
     levels = []
     for level in s.async_levels:
         entry: dict[str, Any] = {"concurrency": level, "sides": {}, "runs": runs[level]}
-        for name in SIDES:
+        for name in ("ours", "reference"):
             rs = runs[level][name]
             entry["sides"][name] = {
                 k: (statistics.median([r[k] for r in rs]) if rs[0][k] is not None else None)
@@ -69,9 +62,8 @@ async def _bench_async(uri: str, s: Settings, server: ServerCPU, log: Callable[[
             }
             entry["sides"][name]["errors"] = sum(r["errors"] for r in rs)
             entry["sides"][name]["first_error"] = next((r["first_error"] for r in rs if r["first_error"]), None)
-        o, t, r = entry["sides"]["ours"], entry["sides"]["threads"], entry["sides"]["reference"]
+        o, r = entry["sides"]["ours"], entry["sides"]["reference"]
         entry["ratios"] = {k: ratio(o[k], r[k]) for k in ("steps_per_second", "client_cpu_ms_per_step", "server_cpu_ms_per_step")}
-        entry["threads_ratios"] = {k: ratio(t[k], r[k]) for k in ("steps_per_second", "client_cpu_ms_per_step", "server_cpu_ms_per_step")}
         levels.append(entry)
     return {
         "settings": {"levels": s.async_levels, "steps": s.async_steps, "reps": s.async_reps,
@@ -92,21 +84,19 @@ def render_async(asy: dict[str, Any]) -> list[str]:
     lines += ["## 2. Async concurrency", "",
               f"{st['steps']} `ainvoke` turns per run (add_messages chat, threads of {st['turns_per_thread']} turns "
               f"taken from a queue), N at a time; each run on a fresh database; median of {st['reps']} interleaved "
-              f"runs. Ours: native `AsyncMongoClient`; threads: ours with `async_commands=\"threads\"` (the sync "
-              f"client on asyncio's default executor). Reference: its async methods run the sync saver on that "
-              f"executor ({st['reference_executor_threads']} threads here). cpu busy = (client + server CPU) / "
+              f"runs. Ours: native `AsyncMongoClient`. Reference: its async methods run the sync saver on asyncio's "
+              f"default executor ({st['reference_executor_threads']} threads here). cpu busy = (client + server CPU) / "
               f"(wall x cores).", "",
               "| concurrency | saver | steps/s | client CPU ms/step | server CPU ms/step | cpu busy | failed steps |",
               "|---|---|---|---|---|---|---|"]
     for e in asy["levels"]:
-        for name in SIDES:
+        for name in ("ours", "reference"):
             d = e["sides"][name]
             lines.append(f"| {e['concurrency']} | {name} | {d['steps_per_second']:.1f} | {_f(d['client_cpu_ms_per_step'], '{:.1f}')} "
                          f"| {_f(d['server_cpu_ms_per_step'], '{:.1f}')} | {_f(d['cpu_busy'], '{:.0%}')} | {d['errors']} |")
-        for label, r in (("ratio", e["ratios"]), ("threads ratio", e.get("threads_ratios"))):
-            if r:
-                lines.append(f"| {e['concurrency']} | **{label}** | **{_f(r['steps_per_second'])}** | {_f(r['client_cpu_ms_per_step'])} "
-                             f"| {_f(r['server_cpu_ms_per_step'])} | | |")
+        r = e["ratios"]
+        lines.append(f"| {e['concurrency']} | **ratio** | **{_f(r['steps_per_second'])}** | {_f(r['client_cpu_ms_per_step'])} "
+                     f"| {_f(r['server_cpu_ms_per_step'])} | | |")
     lines.append("")
     errs = [f"{e['concurrency']} concurrent, {n}: {d['first_error']}" for e in asy["levels"]
             for n, d in e["sides"].items() if d.get("first_error")]

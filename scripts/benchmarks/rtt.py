@@ -305,9 +305,7 @@ def summarize(variants: dict[str, Variant]) -> dict[str, Any]:
 
 
 async def _cpu_line(uri: str, rs: RttSettings, server: core.ServerCPU, log: Callable[[str], None]) -> dict[str, Any]:
-    """Client CPU per turn: a durable ReAct turn (``platform.compile``) against the ``@task`` variant, async; ours both
-    with its async client (``compile``) and with ``async_commands="threads"`` (``threads``: the sync client in threads,
-    as ``MongoDBSaver``'s async methods send their commands)."""
+    """Client CPU per turn: a durable ReAct turn (``platform.compile``) against the ``@task`` variant, async."""
     from langgraph.checkpoint.mongodb import MongoDBSaver
 
     from langgraph_durable_mongodb import DurablePlatform
@@ -319,9 +317,8 @@ async def _cpu_line(uri: str, rs: RttSettings, server: core.ServerCPU, log: Call
     async def run(name: str, level: int, steps: int) -> dict[str, Any]:
         db_name = f"{core.DB_PREFIX}rtt_cpu_{name}_{uuid.uuid4().hex[:8]}"
         platform = None
-        if name in ("compile", "threads"):
-            clients = {"async_client": async_client} if name == "compile" else {"client": sync_client, "async_commands": "threads"}
-            platform = DurablePlatform(db_name=db_name, **clients)
+        if name == "compile":
+            platform = DurablePlatform(async_client=async_client, db_name=db_name)
             await platform.asetup()
             graph = platform.compile(secure_builder())
         else:
@@ -333,13 +330,12 @@ async def _cpu_line(uri: str, rs: RttSettings, server: core.ServerCPU, log: Call
                 await platform.aclose()
             sync_client.drop_database(db_name)
 
-    runs: dict[str, list[dict[str, Any]]] = {"compile": [], "threads": [], "task": []}
+    runs: dict[str, list[dict[str, Any]]] = {"compile": [], "task": []}
     try:
         for name in runs:  # warm-up
             await run(name, 2, 4)
         for rep in range(rs.cpu_reps):
-            order = list(runs)[rep % 3:] + list(runs)[:rep % 3]  # rotated: no side always runs first
-            for name in order:
+            for name in (("compile", "task") if rep % 2 == 0 else ("task", "compile")):
                 runs[name].append(await run(name, rs.cpu_concurrency, rs.cpu_steps))
             log(f"  rtt cpu rep {rep + 1}: " + ", ".join(
                 f"{n} {runs[n][-1]['client_cpu_ms_per_step']:.1f} ms CPU/turn" for n in runs))
@@ -350,8 +346,7 @@ async def _cpu_line(uri: str, rs: RttSettings, server: core.ServerCPU, log: Call
              | {"errors": sum(r["errors"] for r in rs_), "first_error": next((r["first_error"] for r in rs_ if r["first_error"]), None)}
              for n, rs_ in runs.items()}
     return {"concurrency": rs.cpu_concurrency, "steps": rs.cpu_steps, "reps": rs.cpu_reps, "sides": sides,
-            "ratio": core.ratio(sides["compile"]["client_cpu_ms_per_step"], sides["task"]["client_cpu_ms_per_step"]),
-            "threads_ratio": core.ratio(sides["threads"]["client_cpu_ms_per_step"], sides["task"]["client_cpu_ms_per_step"])}
+            "ratio": core.ratio(sides["compile"]["client_cpu_ms_per_step"], sides["task"]["client_cpu_ms_per_step"])}
 
 
 # --------------------------------------------------------------------------------------------
@@ -404,16 +399,12 @@ def render_rtt(rtt: dict[str, Any]) -> list[str]:
     cpu = rtt.get("cpu")
     if cpu:
         c, t = cpu["sides"]["compile"], cpu["sides"]["task"]
-        th = cpu["sides"].get("threads")
         lines += [f"Client CPU, without the proxy: async, {cpu['concurrency']} concurrent, {cpu['steps']} ReAct turns per run "
                   f"(threads of 2 turns), median of {cpu['reps']} interleaved runs; process CPU time per turn.", "",
                   "| variant | client CPU ms/turn | turns/s | failed turns |", "|---|---|---|---|",
                   f"| {LABELS['compile']} | {c['client_cpu_ms_per_step']:.2f} | {c['steps_per_second']:.1f} | {c['errors']} |",
-                  *([f"| {LABELS['compile']}, `async_commands=\"threads\"` | {th['client_cpu_ms_per_step']:.2f} | "
-                     f"{th['steps_per_second']:.1f} | {th['errors']} |"] if th else []),
                   f"| {LABELS['task']} | {t['client_cpu_ms_per_step']:.2f} | {t['steps_per_second']:.1f} | {t['errors']} |",
-                  f"| **ratio** (native async; threads) | **{core._f(cpu['ratio'])}**"
-                  f"{'; **' + core._f(cpu.get('threads_ratio')) + '**' if th else ''} | | |", ""]
+                  f"| **ratio** | **{core._f(cpu['ratio'])}** | | |", ""]
         errs = [f"{n}: {d['first_error']}" for n, d in cpu["sides"].items() if d.get("first_error")]
         if errs:
             lines += ["Failed turns: " + "; ".join(errs), ""]
