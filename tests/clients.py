@@ -7,9 +7,7 @@ clients:
 - ``mongomock`` (sync) and ``mongomock_motor`` (async): offline, always run;
 - ``pymongo``, ``pymongo_async`` and ``motor``: the real-server tier, once per
   server (``pymongo-ferretdb``, ``pymongo-mongo_java_server``, or ``pymongo-uri``
-  for ``MONGODB_URI``): see ``on_servers``;
-- ``mongomock_threads`` and ``pymongo_threads`` (``THREAD_KINDS``, where a test
-  asks for them): a sync client behind the async methods (``async_commands="threads"``).
+  for ``MONGODB_URI``): see ``on_servers``.
 """
 
 from __future__ import annotations
@@ -51,15 +49,12 @@ def with_database(uri: str, db_name: str) -> str:
 OFFLINE = ["mongomock", "mongomock_motor"]
 SERVER = ["pymongo", "pymongo_async", "motor"]
 ALL_CLIENTS = OFFLINE + [p for k in SERVER for p in on_servers(k)]
-#: The async face on a sync client (``async_commands="threads"``): the conformance suite, the journal's async tests and
-#: the platforms (``make_platform``) run on it too.
-THREAD_KINDS = ["mongomock_threads", *on_servers("pymongo_threads")]
 #: A test mark: the test runs on the offline client kinds only.
 offline = pytest.mark.parametrize("client_kind", OFFLINE, indirect=True)
 
 
 def make_client(kind: str, uri: str | None) -> Any:
-    if kind in ("mongomock", "mongomock_threads"):
+    if kind == "mongomock":
         import mongomock
 
         return mongomock.MongoClient()
@@ -67,7 +62,7 @@ def make_client(kind: str, uri: str | None) -> Any:
         from mongomock_motor import AsyncMongoMockClient
 
         return AsyncMongoMockClient()
-    if kind in ("pymongo", "pymongo_threads"):
+    if kind == "pymongo":
         from pymongo import MongoClient
 
         return MongoClient(uri)
@@ -83,18 +78,7 @@ def make_client(kind: str, uri: str | None) -> Any:
 
 
 def is_async_kind(kind: str) -> bool:
-    """Whether tests call the async methods on this kind (natively, or in threads)."""
-    return kind in ("mongomock_motor", "pymongo_async", "motor", "mongomock_threads", "pymongo_threads")
-
-
-def is_native_async(kind: str) -> bool:
-    """Whether this kind's client is an async one (its raw reads are awaited)."""
     return kind in ("mongomock_motor", "pymongo_async", "motor")
-
-
-def async_commands(kind: str) -> str:
-    """The ``async_commands`` a store built on this kind's client takes."""
-    return "threads" if kind.endswith("_threads") else "native"
 
 
 def names_us_once(client: Any) -> bool:
@@ -111,7 +95,6 @@ class Face:
 
     def __init__(self, saver: MongoDBCheckpointer, kind: str, db: Any) -> None:
         self.saver, self.kind, self.is_async = saver, kind, is_async_kind(kind)
-        self.native = is_native_async(kind)
         self.db = db  # the raw database, to read documents as stored
 
     async def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -131,7 +114,7 @@ class Face:
         if collection == "checkpoints":
             query.setdefault("checkpoint_ns", NOT_SUMMARY)
         cursor = self.db[collection].find(query, {"_id": 0})
-        if self.native:
+        if self.is_async:
             return await cursor.to_list(None)
         return list(cursor)
 
@@ -143,7 +126,7 @@ def client_kind(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def server_uri(request: pytest.FixtureRequest, client_kind: str) -> str | None:
-    if client_kind in (*OFFLINE, "mongomock_threads"):
+    if client_kind in OFFLINE:
         return None
     return tier_uri(request)
 
@@ -152,7 +135,7 @@ def server_uri(request: pytest.FixtureRequest, client_kind: str) -> str | None:
 def mongo_client(client_kind: str, server_uri: str | None) -> Iterator[Any]:
     client = make_client(client_kind, server_uri)
     yield client
-    if client_kind in ("pymongo", "pymongo_threads"):
+    if client_kind == "pymongo":
         client.close()
     elif client_kind == "motor":
         client.close()
@@ -171,7 +154,7 @@ def db_name(client_kind: str, server_uri: str | None) -> Iterator[str]:
 
 @pytest.fixture
 async def face(client_kind: str, mongo_client: Any, db_name: str) -> Any:
-    saver = MongoDBCheckpointer(mongo_client, db_name=db_name, async_commands=async_commands(client_kind))
+    saver = MongoDBCheckpointer(mongo_client, db_name=db_name)
     f = Face(saver, client_kind, mongo_client[db_name])
     await f.call("setup")
     yield f
@@ -179,7 +162,7 @@ async def face(client_kind: str, mongo_client: Any, db_name: str) -> Any:
         await mongo_client.close()
 
 
-PLATFORMS = ["embedded", "embedded_threads", *on_servers("server")]
+PLATFORMS = ["embedded", *on_servers("server")]
 
 
 @pytest.fixture(params=PLATFORMS)
@@ -196,15 +179,14 @@ def make_platform(request: pytest.FixtureRequest) -> Iterator[Any]:
         made.append(platform)
         return platform
 
-    if request.param in ("embedded", "embedded_threads"):
+    if request.param == "embedded":
         import mongomock
         from mongomock_motor import AsyncMongoMockClient
 
         client = mongomock.MongoClient()
-        if request.param == "embedded":
-            yield lambda **o: made_here(DurablePlatform(client, async_client=AsyncMongoMockClient(mock_mongo_client=client), **o))
-        else:  # the async methods' commands sent with the sync client in threads
-            yield lambda **o: made_here(DurablePlatform(client, **{"async_commands": "threads", **o}))
+        yield lambda **o: made_here(
+            DurablePlatform(client, async_client=AsyncMongoMockClient(mock_mongo_client=client), **o)
+        )
         for platform in made:
             if platform.run_locks is not None:  # exclusive_runs=False: no locks
                 platform.run_locks.wait_releases(10)

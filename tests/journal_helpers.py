@@ -37,10 +37,10 @@ from langgraph_durable_mongodb.storage.liveness import identity
 from langgraph_durable_mongodb.journal.documents import claim_fields, new_entry
 from langgraph_durable_mongodb.resolver import DurableSubgraphResolver, durable_scope
 
-from .clients import async_commands, is_async_kind, is_native_async, on_servers
+from .clients import is_async_kind, on_servers
 
 SYNC_KINDS = ["mongomock", *on_servers("pymongo")]
-ASYNC_KINDS = ["mongomock_motor", *on_servers("pymongo_async"), *on_servers("motor"), "mongomock_threads", *on_servers("pymongo_threads")]
+ASYNC_KINDS = ["mongomock_motor", *on_servers("pymongo_async"), *on_servers("motor")]
 KINDS = SYNC_KINDS + ASYNC_KINDS
 
 #: A test mark: skip where this process has no process identity to tell a dead owner by.
@@ -88,7 +88,6 @@ class JournalFace:
     def __init__(self, journal: ActivityJournal, kind: str, db: Any, make: Callable[..., ActivityJournal]) -> None:
         self.journal, self.kind, self.db, self._make = journal, kind, db, make
         self.is_async = is_async_kind(kind)
-        self.native = is_native_async(kind)
 
     def variant(self, **options: Any) -> JournalFace:
         """Another journal on the same client and database, with other options."""
@@ -110,16 +109,16 @@ class JournalFace:
 
     async def raw(self, query: dict | None = None) -> list[dict]:
         cursor = self.db[self.journal.collection].find(query or {}, {"_id": 0})
-        return await cursor.to_list(None) if self.native else list(cursor)
+        return await cursor.to_list(None) if self.is_async else list(cursor)
 
     async def raw_update(self, query: dict, update: dict) -> None:
         result = self.db[self.journal.collection].update_many(query, update)
-        if self.native:
+        if self.is_async:
             await result
 
     async def raw_insert(self, doc: dict) -> None:
         result = self.db[self.journal.collection].insert_one(doc)
-        if self.native:
+        if self.is_async:
             await result
 
 
@@ -127,7 +126,7 @@ class JournalFace:
 async def jface(client_kind: str, mongo_client: Any, db_name: str) -> Any:
     def make(**options: Any) -> ActivityJournal:
         options.setdefault("wait_seconds", 2.0)
-        return ActivityJournal(mongo_client, db_name=db_name, **{"async_commands": async_commands(client_kind), **options})
+        return ActivityJournal(mongo_client, db_name=db_name, **options)
 
     face = JournalFace(make(), client_kind, mongo_client[db_name], make)
     await face.call("setup")

@@ -18,7 +18,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from langgraph_durable_mongodb import MongoDBCheckpointer
 
-from .clients import ALL_CLIENTS, THREAD_KINDS, Face
+from .clients import Face
 
 capabilities = pytest.importorskip(
     "langgraph.checkpoint.conformance.capabilities",
@@ -78,7 +78,6 @@ def test_the_saver_has_every_capability_the_suite_tests() -> None:
     assert detected.detected == frozenset(capabilities.Capability)
 
 
-@pytest.mark.parametrize("client_kind", ALL_CLIENTS + THREAD_KINDS, indirect=True)
 @pytest.mark.parametrize("case", CASES)
 async def test_conformance(face: Face, case: Callable[[BaseCheckpointSaver], Any]) -> None:
     await case(face.saver if face.is_async else SyncContract(face.saver))

@@ -94,7 +94,7 @@ async def test_unchanged_channels_are_not_written_again(face: Face) -> None:
     got = await face.call("get_tuple", cfg())
     assert got.checkpoint["channel_values"] == {"big": big, "other": ["z"] * 300, "small": 1}
     # a saver that did not see the parent (another process) writes the value again: correct, only larger
-    other = MongoDBCheckpointer(face.saver.client or face.saver.async_client, db_name=face.saver.db_name, async_commands=face.saver.async_commands)
+    other = MongoDBCheckpointer(face.saver.client or face.saver.async_client, db_name=face.saver.db_name)
     cp3, versions = make_checkpoint(face.saver, {"other": ["w"]}, cp2)
     third = cfg(checkpoint_id=cp2["id"])
     await (other.aput(third, cp3, {"source": "loop", "step": 2}, versions) if face.is_async
@@ -296,7 +296,7 @@ async def test_prune_keep_latest_and_delete(face: Face) -> None:
 
 def second_saver(face: Face) -> MongoDBCheckpointer:
     """A saver on the same database with its own memory: another process, as far as caches go."""
-    return MongoDBCheckpointer(face.saver.client or face.saver.async_client, db_name=face.saver.db_name, async_commands=face.saver.async_commands)
+    return MongoDBCheckpointer(face.saver.client or face.saver.async_client, db_name=face.saver.db_name)
 
 
 async def call_on(face: Face, saver: MongoDBCheckpointer, name: str, *args: Any) -> Any:
@@ -498,7 +498,7 @@ async def test_wait_stored_returns_for_a_stored_checkpoint_waits_for_a_later_one
     await wait_stored(face, "t1", cp1["id"], 0.5)
     assert requests == []  # this process stored it: no query
     # Stored later, by this saver (another thread or task) and by another process (another saver).
-    other = MongoDBCheckpointer(face.saver.client or face.saver.async_client, db_name=face.saver.db_name, async_commands=face.saver.async_commands)
+    other = MongoDBCheckpointer(face.saver.client or face.saver.async_client, db_name=face.saver.db_name)
     for saver in (face.saver, other):
         cp, versions = make_checkpoint(face.saver, {"n": 2}, cp1)
         args = (first, cp, {"source": "loop", "step": 1}, versions)

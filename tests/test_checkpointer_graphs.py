@@ -175,7 +175,7 @@ async def test_ttl_expires_a_thread_as_a_whole(face: Face) -> None:
 
 async def test_encrypted_serializer_encrypts_values_and_writes_at_rest(face: Face) -> None:
     serde = EncryptedSerializer.from_pycryptodome_aes(key=b"0123456789abcdef")
-    saver = MongoDBCheckpointer(face.saver.client or face.saver.async_client, db_name=face.saver.db_name, async_commands=face.saver.async_commands, serde=serde)
+    saver = MongoDBCheckpointer(face.saver.client or face.saver.async_client, db_name=face.saver.db_name, serde=serde)
     graph = nested_graph().compile(checkpointer=saver)
     config = {"configurable": {"thread_id": "secret"}}
     payload = {"log": ["card 4111-1111-1111-1111" * 40], "n": 0}

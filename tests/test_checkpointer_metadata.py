@@ -133,7 +133,7 @@ class CountingSerializer(JsonPlusSerializer):
 
 async def test_custom_serde(face: Face, input_data: dict[str, Any]) -> None:
     serde = CountingSerializer()
-    face.saver = MongoDBCheckpointer(face.saver.client, async_client=face.saver.async_client, db_name=face.saver.db_name, async_commands=face.saver.async_commands, serde=serde)
+    face.saver = MongoDBCheckpointer(face.saver.client, async_client=face.saver.async_client, db_name=face.saver.db_name, serde=serde)
     saved = await face.call("put", input_data["config_1"], input_data["chkpnt_1"], input_data["metadata_1"], {})
     assert serde.dumps_called
     found = await face.call("get_tuple", saved)

@@ -343,7 +343,7 @@ async def test_an_effect_outside_a_durable_scope_says_what_to_do(jface: JournalF
 
 
 async def test_the_journal_follows_the_thread(jface: JournalFace, mongo_client: object, db_name: str) -> None:
-    saver = MongoDBCheckpointer(mongo_client, db_name=db_name, ttl=3600, async_commands=jface.journal.async_commands)
+    saver = MongoDBCheckpointer(mongo_client, db_name=db_name, ttl=3600)
     journal = ActivityJournal.for_checkpointer(saver)
     face = JournalFace(journal, jface.kind, jface.db, lambda **o: journal)
     await face.run(SEARCH, lambda: "sunny", POS)

@@ -19,7 +19,7 @@ from langgraph.checkpoint.base import (
 
 from .. import _langgraph
 from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
-from ..storage.plans.faces import TwoFaces, require_async_commands, split_clients, started
+from ..storage.plans.faces import TwoFaces, split_clients, started
 from ..storage.plans.requests import CreateIndexes, Plan
 from ..storage.connections import ConnectionScope, OpenedClients, aclose_opened, close_opened, database_name
 from ..errors import InvalidInputError
@@ -78,10 +78,6 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         run_fence: called with the thread id, without I/O, just before a checkpoint, its blobs or a task's
             writes are written; it raises to refuse the write. ``DurablePlatform`` passes its run locks'
             ``check_held`` (with ``exclusive_runs``), so a run that may have lost its thread's lock writes nothing.
-        async_commands: ``"native"`` (default): the async methods send their commands with the async client.
-            ``"threads"``: with the sync client, on the event loop's default executor, as ``MongoDBSaver``'s async
-            methods do: less client CPU per command than ``AsyncMongoClient`` (BENCHMARKS.md, issue 37), at the
-            price of executor threads; it needs a sync client, and then no async client.
 
     Raises:
         IncompatibleStorageError: (at the first operation) the database holds a newer storage format or a
@@ -118,12 +114,9 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         chunk_bytes: int = DEFAULT_CHUNK_BYTES,
         auto_setup: bool = True,
         run_fence: Callable[[str], object] | None = None,
-        async_commands: str = "native",
     ) -> None:
         super().__init__(serde=serde)
         client, async_client = split_clients(client, async_client, "MongoDBCheckpointer")
-        #: How the async methods send their commands (``faces.ASYNC_COMMANDS``); the journal built from it shares it.
-        self.async_commands = require_async_commands(async_commands, client, "MongoDBCheckpointer")
         require_db_name(db_name)
         ttl_config = TTLConfig.parse(ttl)
         self.client = client
@@ -147,7 +140,6 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
             async_client[db_name] if async_client is not None else None,
             auto_setup,
             self.storage_format.check_plan,
-            async_commands=self.async_commands,
         )
         # What this process remembers (``remembered.py``), shared by the parts below; a ``with_allowlist`` clone
         # shares the parts too (each part that serializes gets the serde per call).

@@ -11,7 +11,7 @@ from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from .._bson import DEFAULT_CHUNK_BYTES, require_db_name, require_seconds, require_str
-from ..storage.plans.faces import TwoFaces, require_async_commands, split_clients
+from ..storage.plans.faces import TwoFaces, split_clients
 from ..errors import InvalidInputError
 from ..storage.schema import CollectionNames
 from ..storage.format import StorageFormat
@@ -80,10 +80,6 @@ class ActivityJournal(TwoFaces, JournalPlans):
             effect starts; it raises to refuse (the claim is then freed as never run). ``for_checkpointer``
             shares the saver's: ``DurablePlatform``'s run locks' ``check_held``, so a run that may have lost its
             thread's lock starts no effect.
-        async_commands: ``"native"`` (default): the async methods send their commands with the async client.
-            ``"threads"``: with the sync client, on the event loop's default executor, as ``MongoDBSaver``'s async
-            methods do (``for_checkpointer`` shares the saver's); effects still run on the loop: less client CPU per command than ``AsyncMongoClient`` (BENCHMARKS.md, issue 37), at the
-            price of executor threads; it needs a sync client, and then no async client.
     """
 
     _needs_sync = (
@@ -117,7 +113,6 @@ class ActivityJournal(TwoFaces, JournalPlans):
         auto_setup: bool = True,
         storage_format: StorageFormat | None = None,
         run_fence: Callable[[str], object] | None = None,
-        async_commands: str = "native",
     ) -> None:
         client, async_client = split_clients(
             client, async_client, "ActivityJournal", "or build it with ActivityJournal.for_checkpointer(saver)"
@@ -137,8 +132,6 @@ class ActivityJournal(TwoFaces, JournalPlans):
         self._input_key = _checked_digest_key(digest_key)
         self.metadata_collection = require_str("metadata_collection", metadata_collection, allow_empty=False)
         self.run_fence = run_fence
-        #: How the async methods send their commands (``faces.ASYNC_COMMANDS``).
-        self.async_commands = require_async_commands(async_commands, client, "ActivityJournal")
         self._keyed_inputs = digest_key is not None or encrypted
         if storage_format is None:
             names = CollectionNames(journal=self.collection, metadata=self.metadata_collection)
@@ -150,7 +143,6 @@ class ActivityJournal(TwoFaces, JournalPlans):
             auto_setup,
             storage_format.check_plan,
             role="journal",
-            async_commands=self.async_commands,
         )
 
     @classmethod
@@ -166,7 +158,7 @@ class ActivityJournal(TwoFaces, JournalPlans):
                 (``saver.expiry_fields``).
             **options: the other ``ActivityJournal`` arguments (``lease_seconds``, ``wait_seconds``,
                 ``terminal_errors``, ...); an explicit ``collection``, ``chunk_bytes``,
-                ``metadata_collection``, ``expiry``, ``run_fence`` or ``async_commands`` wins over the saver's.
+                ``metadata_collection``, ``expiry`` or ``run_fence`` wins over the saver's.
 
         Returns:
             The journal.
@@ -180,7 +172,6 @@ class ActivityJournal(TwoFaces, JournalPlans):
         options.setdefault("metadata_collection", saver.collections.metadata)
         options.setdefault("storage_format", saver.storage_format)
         options.setdefault("run_fence", saver.run_fence)
-        options.setdefault("async_commands", saver.async_commands)
         if saver.ttl is not None:
             options.setdefault("expiry", saver.expiry_fields)
         return cls(saver.client, async_client=saver.async_client, db_name=saver.db_name, serde=saver.serde, **options)

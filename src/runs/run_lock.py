@@ -110,7 +110,7 @@ from pymongo.errors import ConnectionFailure
 from .._lru import LRU
 from .._bson import require_db_name, require_seconds, require_str, require_thread_id
 from ..storage.plans import lease
-from ..storage.plans.faces import TwoFaces, require_async_commands, split_clients
+from ..storage.plans.faces import TwoFaces, split_clients
 from ..storage.plans.interpreters import background_pool
 from ..storage.plans.requests import (
     CreateIndexes, FencedUpdate, Find, FindOneAndUpdate, Heartbeat, InsertOne, Plan, Returned, Sleep, Try,
@@ -367,7 +367,6 @@ class RunLocks(TwoFaces):
         wait_seconds: how long an acquisition waits for another run before ``ThreadBusyError``.
         storage_format: the database's format check, run before the first operation (``DurablePlatform``
             passes the checkpointer's); by default one of its own.
-        async_commands: as for the checkpointer (``DurablePlatform`` passes the checkpointer's).
     """
 
     _needs_sync = "give DurablePlatform a sync client (client=MongoClient(uri)) to run invoke/stream/batch"
@@ -384,7 +383,6 @@ class RunLocks(TwoFaces):
         wait_seconds: float = 30.0,
         auto_setup: bool = True,
         storage_format: StorageFormat | None = None,
-        async_commands: str = "native",
     ) -> None:
         lease_seconds = require_seconds("run_lease_seconds", lease_seconds, positive=True)
         wait_seconds = require_seconds("run_wait_seconds", wait_seconds)
@@ -398,7 +396,6 @@ class RunLocks(TwoFaces):
             auto_setup,
             (storage_format or StorageFormat(db_name, CollectionNames(runs=self.collection))).check_plan,
             role="runs",
-            async_commands=require_async_commands(async_commands, client, "RunLocks"),
         )
         #: Threads whose lock this process has taken before: their next take tries the released lock first.
         self._taken_before: LRU[str, None] = LRU(TAKEN_REMEMBERED)

@@ -87,10 +87,4 @@ MUTANTS = (
         "run_fence=None",
         ("tests/test_saver_hooks.py", "tests/test_self_fencing.py", "-m", "not server"),
     ),
-    (
-        "issue 37: a platform's run locks send their async commands natively whatever the checkpointer does",
-        "                async_commands=self.checkpointer.async_commands,\n",
-        "",
-        ("tests/test_async_commands.py", "-m", "not server", "-k", "executor_threads"),
-    ),
 )

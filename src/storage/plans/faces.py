@@ -19,7 +19,7 @@ from pymongo.errors import ServerSelectionTimeoutError
 from ..connections import LoopBound, LoopClients, announce
 from ...errors import ClientConfigurationError, InvalidInputError, ServerUnreachableError
 from ..schema import MAJORITY_WRITTEN
-from .interpreters import AsyncInterpreter, SyncInterpreter, ThreadedAsyncInterpreter
+from .interpreters import AsyncInterpreter, SyncInterpreter
 from .requests import Plan
 
 
@@ -114,20 +114,14 @@ class TwoFaces:
     _sync_io: SyncInterpreter | None
     _async_io: AsyncInterpreter | None
 
-    def _init_faces(
-        self, sync_db: Any, async_db: Any, auto_setup: bool, guard: Callable[[], Plan], role: str = "", async_commands: str = "native"
-    ) -> None:
+    def _init_faces(self, sync_db: Any, async_db: Any, auto_setup: bool, guard: Callable[[], Plan], role: str = "") -> None:
         """Interpreters for the given databases (None: that face is missing). Before each face's first plan,
         ``guard()`` runs (the storage format check: it must see the database before any write, whatever
         ``auto_setup`` says), then ``_setup_plan()`` when ``auto_setup``. A storage class whose ``role``
-        ``schema.MAJORITY_WRITTEN`` names writes everything with ``w: "majority"``. With ``async_commands="threads"``
-        (checked by ``require_async_commands``), the async face sends its commands through the sync one in threads."""
+        ``schema.MAJORITY_WRITTEN`` names writes everything with ``w: "majority"``."""
         majority = role in MAJORITY_WRITTEN
         self._sync_io = SyncInterpreter(sync_db, majority) if sync_db is not None else None
-        if async_commands == "threads" and self._sync_io is not None:
-            self._async_io = ThreadedAsyncInterpreter(self._sync_io)
-        else:
-            self._async_io = AsyncInterpreter(async_db, majority) if async_db is not None else None
+        self._async_io = AsyncInterpreter(async_db, majority) if async_db is not None else None
         self._guard, self._auto_setup = guard, auto_setup
         self._ready = {"sync": False, "async": False}
 
@@ -182,26 +176,3 @@ class TwoFaces:
         """Async ``setup`` on the async client: same errors (``ClientConfigurationError`` when this store has
         only a sync client)."""
         await self._arun(self._setup_plan())
-
-
-#: How an async face sends its commands: ``native`` with the async client, ``threads`` with the sync client on the
-#: event loop's default executor (``ThreadedAsyncInterpreter``).
-ASYNC_COMMANDS = ("native", "threads")
-
-
-def require_async_commands(value: Any, sync_client: Any, owner: str) -> str:
-    """``value`` if it is one of ``ASYNC_COMMANDS`` that ``owner``'s clients allow, else a typed error.
-
-    Raises:
-        InvalidInputError: ``value`` is not one of ``ASYNC_COMMANDS``.
-        ClientConfigurationError: ``"threads"`` without a sync client to send the commands with.
-    """
-    if not isinstance(value, str) or value not in ASYNC_COMMANDS:
-        raise InvalidInputError(f"{owner}: async_commands must be one of {ASYNC_COMMANDS}, got {value!r:.60}")
-    if value == "threads" and sync_client is None:
-        raise ClientConfigurationError(
-            f'{owner}: async_commands="threads" sends the async methods\' commands with the sync client in threads; '
-            "pass client=MongoClient(uri) too, or leave async_commands at \"native\""
-        )
-    return value
-

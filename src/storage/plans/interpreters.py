@@ -1,5 +1,4 @@
-"""The interpreters of plans: one on a synchronous database, one natively on an asynchronous one, and an async one
-that sends its commands through the synchronous one in threads (``ThreadedAsyncInterpreter``).
+"""The two interpreters of plans: one on a synchronous database, one natively on an asynchronous one.
 
 Each executes a request with the method its ``op`` names (``Find`` -> ``_find``),
 so the two read alike line by line; they differ only where one awaits. Where
@@ -576,31 +575,3 @@ class AsyncInterpreter(_Collections):
                 return END
             except BaseException as exc:  # noqa: BLE001
                 return Raised(exc)
-
-
-#: The requests that are MongoDB commands: what ``ThreadedAsyncInterpreter`` sends from the executor's threads.
-COMMAND_OPS = frozenset({
-    "find", "aggregate", "upsert", "insert_many", "insert_one", "update_many", "fenced_update", "find_one_and_update",
-    "delete_many", "create_indexes", "command", "list_collections", "list_indexes",
-})
-
-
-class ThreadedAsyncInterpreter(AsyncInterpreter):
-    """The async face on a synchronous database (``async_commands="threads"``): each MongoDB command is sent by a
-    ``SyncInterpreter`` on the event loop's default executor, as ``MongoDBSaver``'s async methods send theirs;
-    everything else a plan asks (effects, heartbeats, gathers, pauses) is answered on the loop as
-    ``AsyncInterpreter`` answers it. pymongo's sync driver spends less client CPU per command than
-    ``AsyncMongoClient`` does (BENCHMARKS.md, issue 37), at the price of the executor's threads."""
-
-    def __init__(self, sync_io: SyncInterpreter) -> None:
-        super().__init__(sync_io.db, sync_io._majority)
-        self._sync = sync_io
-
-    async def quirks(self) -> server_quirks.ServerQuirks:
-        return await asyncio.get_running_loop().run_in_executor(None, self._sync.quirks)
-
-    async def execute(self, request: Any) -> Any:
-        if request.op in COMMAND_OPS:
-            return await asyncio.get_running_loop().run_in_executor(None, self._sync.execute, request)
-        return await super().execute(request)
-

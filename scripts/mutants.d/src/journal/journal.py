@@ -32,10 +32,4 @@ MUTANTS = (
         "",
         ("tests/test_saver_hooks.py", "tests/test_self_fencing.py", "-m", "not server"),
     ),
-    (
-        "issue 37: a journal built from a saver does not send its commands as the saver does",
-        '        options.setdefault("async_commands", saver.async_commands)\n',
-        "",
-        ("tests/test_async_commands.py", "-m", "not server"),
-    ),
 )

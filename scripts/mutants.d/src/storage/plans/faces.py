@@ -47,16 +47,4 @@ MUTANTS = (
         "        return self._sync_face().run(plan)",
         ("tests/test_checkpointer_connections.py", "-k", "unreachable and sync"),
     ),
-    (
-        "issue 37: async_commands=\"threads\" leaves the async face native",
-        '        if async_commands == "threads" and self._sync_io is not None:',
-        "        if False:",
-        ("tests/test_async_commands.py", "-m", "not server", "-k", "executor_threads"),
-    ),
-    (
-        "issue 37: async_commands=\"threads\" is taken without a sync client",
-        '    if value == "threads" and sync_client is None:',
-        "    if False:",
-        ("tests/test_async_commands.py", "-m", "not server", "-k", "checked_before"),
-    ),
 )

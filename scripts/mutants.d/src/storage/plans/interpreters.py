@@ -41,10 +41,4 @@ MUTANTS = (
         "        if True:\n            _pool = concurrent.futures.ThreadPoolExecutor(",
         ("tests/test_thread_starts.py", "-m", "not server", "-k", "sync_turns and not async"),
     ),
-    (
-        "issue 37: the threaded async face sends its commands from the event loop's thread",
-        "            return await asyncio.get_running_loop().run_in_executor(None, self._sync.execute, request)",
-        "            return self._sync.execute(request)",
-        ("tests/test_async_commands.py", "-m", "not server", "-k", "executor_threads"),
-    ),
 )
