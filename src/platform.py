@@ -137,8 +137,9 @@ class DurablePlatform(ClosesOpenedClients):
     ) -> None:
         check_options("DurablePlatform", checkpointer_options, _options_of(MongoDBCheckpointer, _GIVEN_BY_PLATFORM))
         check_options("DurablePlatform's journal_options", journal_options or {}, _options_of(ActivityJournal, _GIVEN_BY_PLATFORM))
+        fence = check_held if exclusive_runs else None
         self.checkpointer = MongoDBCheckpointer(
-            client, async_client=async_client, db_name=db_name, run_fence=check_held if exclusive_runs else None, **checkpointer_options
+            client, async_client=async_client, db_name=db_name, run_fence=fence, **checkpointer_options
         )
         self.journal = ActivityJournal.for_checkpointer(self.checkpointer, **(journal_options or {}))
         self.tasks = TaskTrace(capacity=TASKS_REMEMBERED)

@@ -23,6 +23,7 @@ from langgraph_durable_mongodb.views import plans
 from langgraph_durable_mongodb.views.commands import parse_position
 from langgraph_durable_mongodb.views.reader import ThreadViews
 from langgraph_durable_mongodb.views.stored import entry_plan
+from tests.cli_helpers import run
 
 VISITS = 250
 FAILED_VISIT, UNKNOWN_VISIT, LATE_FAILED_VISIT = 10, 240, 230
@@ -144,7 +145,10 @@ def test_the_entries_not_completed_are_read_bounded_and_the_page_says_when_there
     assert [e["occurrence"] for e in found["unfinished"]] == ["s2", "s3", "s4"]  # the latest 3, in the order claimed
     page = _http(client, "unfinished").get("/threads/t").text
     assert "More than 3 entries failed or never finished" in page and "langgraph-durable-mongodb journal t" in page
+    code, out = run(client, "--db", "unfinished", "inspect", "t")  # the CLI's inspect says it as the page does
+    assert code == 0 and "more than 3 entries failed or never finished" in out and "`journal t` lists them all" in out
     monkeypatch.setattr(plans, "OPEN_SHOWN", 8)  # the 5 late ones, visit 240 and the two failed: all of them
     found = _plan(ThreadViews(client, "unfinished"), 1)
     assert not found["more_open"] and len(found["unfinished"]) == 6
+    assert "entries failed or never finished" not in run(client, "--db", "unfinished", "inspect", "t")[1]
     assert [e["occurrence"] for e in found["failed"]] == [key(LATE_FAILED_VISIT), str(FAILED_VISIT)]

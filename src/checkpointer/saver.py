@@ -147,7 +147,9 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         self._expiry = ThreadExpiry(ttl_config, threads, ThreadExpiries())
         self._roots = RootCheckpoints(self.collections, StoredCheckpoints(), TaskHolds())
         self._store = CheckpointStore(self.collections, chunk_bytes, self._expiry, self._roots, locations, self.hooks)
-        self._maintenance = ThreadMaintenance(self.collections, self.storage_format, chunk_bytes, self._expiry, locations, self.hooks)
+        self._maintenance = ThreadMaintenance(
+            self.collections, self.storage_format, chunk_bytes, self._expiry, locations, self.hooks
+        )
         # LangGraph's strict msgpack mode clones a saver with copy.copy (``with_allowlist``): this stays the original.
         self._base_saver = self
         self._sweepers: list[Sweeper] = []

@@ -84,7 +84,7 @@ def _inspect(call: Invocation) -> int:
         shown = ThreadViews(call.client, call.args.db, call.names, upgrade=True).thread(call.args.thread) or {}
     except (KeyError, TypeError, ValueError):
         shown = {}
-    report.update(state=shown.get("state"), stopped=shown.get("stopped"))
+    report.update(state=shown.get("state"), stopped=shown.get("stopped"), more_open=bool(shown.get("more_open")))
     mark_replayed(report["operations"], shown.get("operations", []))
     call.show(report, render_inspect)
     return _report(report["problems"])

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, TextIO
 
 from .._bson import OPTIONAL, document_problem
 from .._langgraph import NS_END, NS_SEP
-from ..views import tree
+from ..views import plans, tree
 from ..views.commands import unknown_thread
 from ..views.stored import ThreadDocuments
 from .terminal import escaped
@@ -135,6 +136,10 @@ def render_inspect(report: dict[str, Any], out: TextIO) -> None:
     if report.get("state"):
         out.write(f"\nstate {report['state']}\n")
         _render_stopped(report.get("stopped") or {}, out)
+    if report.get("more_open"):
+        shown = plans.OPEN_SHOWN
+        out.write(f"  (more than {shown} entries failed or never finished: why it stopped is read from the latest "
+                  f"{shown}; `journal {shlex.quote(report['thread_id'])}` lists them all)\n")
     out.write("\noperations\n")
     if not report["operations"]:
         out.write("  (no journaled effects)\n")

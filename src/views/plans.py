@@ -267,8 +267,8 @@ def thread_plan(
 ) -> Plan:
     """What one thread is made of: its latest ``limit`` root checkpoints, their writes (paths and channels),
     one page of its journal entries (``ENTRIES_PAGE``, in the order they were claimed: ``_id``), its entries'
-    counts by status (counted by the server), its latest entries not completed (unfinished or failed), and its run lock: the
-    documents read grow with the page, not with the journal.
+    counts by status (counted by the server), its latest entries not completed (unfinished or failed), and its
+    run lock: the documents read grow with the page, not with the journal.
 
     Args:
         names: the collection names.
@@ -327,7 +327,9 @@ def thread_plan(
     }
 
 
-def page_labels(page: list[dict[str, Any]], *others: list[dict[str, Any]], first_page: bool) -> tuple[list[dict[str, Any]], ...]:
+def page_labels(
+    page: list[dict[str, Any]], *others: list[dict[str, Any]], first_page: bool
+) -> tuple[list[dict[str, Any]], ...]:
     """The entries of one page, and ``others`` of the same thread, with their labels where the page proves them.
 
     A visit's label counts the visits of its sequence claimed before it (``journal.labels``), so it is exact when
@@ -342,6 +344,8 @@ def page_labels(page: list[dict[str, Any]], *others: list[dict[str, Any]], first
 
     def label(entry: dict[str, Any]) -> dict[str, Any]:
         named = by_visit.get((entry.get("path"), entry.get("node"), entry.get("occurrence")))
-        return {**entry, "path": named["path"], "occurrence": named["occurrence"], "visit": named["visit"]} if named else entry
+        if named is None:
+            return entry
+        return {**entry, "path": named["path"], "occurrence": named["occurrence"], "visit": named["visit"]}
 
     return (shown, *([label(entry) for entry in entries] for entries in others))

@@ -195,7 +195,8 @@ class ThreadViews:
             ``{"thread_id", "state", "holder", "due", "timeline", "older", "operations" (this page's), "page",
             "more_entries" (whether a next page exists), "labelled" (whether paths read as numbered labels, as on
             the first page, or as stored keys), "more_open" (whether more entries failed or never finished than
-            ``plans.OPEN_SHOWN``: the unfinished among the latest are counted and shown), "claims", "effects" (counts by state of all its entries,
+            ``plans.OPEN_SHOWN``: the unfinished among the latest are counted and shown), "claims", "effects"
+            (counts by state of all its entries,
             as the thread list's), "replayed" (how many completed effects of this page a replay is proven of:
             ``states.replayed``), "values", "values_error", "stopped"}`` (``stops.why_stopped``: its errors, interrupts, outcomes unknown
             and crashed run), or None when the thread has no checkpoint and no journal entry.

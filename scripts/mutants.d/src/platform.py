@@ -83,8 +83,8 @@ MUTANTS = (
     ),
     (
         "issue 35: a platform with exclusive runs gives its checkpointer no run fence",
-        "run_fence=check_held if exclusive_runs else None",
-        "run_fence=None",
+        "fence = check_held if exclusive_runs else None",
+        "fence = None",
         ("tests/test_saver_hooks.py", "tests/test_self_fencing.py", "-m", "not server"),
     ),
 )

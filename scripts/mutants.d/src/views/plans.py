@@ -79,8 +79,8 @@ MUTANTS = (
     ),
     (
         "an unfinished or failed entry keeps its stored key though its visit is labelled on the page",
-        "        return {**entry, \"path\": named[\"path\"], \"occurrence\": named[\"occurrence\"], \"visit\": named[\"visit\"]} if named else entry",
-        "        return entry",
+        "        if named is None:\n            return entry\n",
+        "        return entry\n",
         ("tests/test_ui_page_labels.py", "-m", "not server", "-k", "proves_them"),
     ),
     (
