@@ -207,7 +207,7 @@ def sent(seen: list[Any]) -> list[str]:
 
 
 def test_a_short_run_costs_three_commands_then_two_and_a_long_one_renews(make_platform: Any) -> None:
-    platform = make_platform(run_lease_seconds=0.3)
+    platform = make_platform(run_lease_seconds=1.0)  # long enough to outlast a garbage collection's stall
     platform.setup()
     seen = spy(platform)
     fx = Effects(seconds=0)
@@ -222,14 +222,14 @@ def test_a_short_run_costs_three_commands_then_two_and_a_long_one_renews(make_pl
     graph.invoke({"notes": []}, config())  # back before pay, for the long run below
     platform.run_locks.wait_releases(10)
     seen.clear()
-    fx.seconds = 0.75  # renewed every 0.1 s
+    fx.seconds = 2.0  # renewed every 1/3 s
     leases = []
     fx.paying.clear()
     runner = threading.Thread(target=graph.invoke, args=(None, config()))
     runner.start()
     assert fx.paying.wait(10)
     for _ in range(3):
-        time.sleep(0.2)
+        time.sleep(0.5)
         leases.append(runs_doc(platform)["lease_until"])
     runner.join(30)
     platform.run_locks.wait_releases(10)
