@@ -127,10 +127,14 @@ def _copy_tree(target: Path) -> Path:
     return alias
 
 
+#: Hypothesis's pytest plugin costs 0.7 s of CPU at every start (measured), and ``@given`` tests run without it.
+PYTEST = ("-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+
+
 def _pytest(copy: Path, alias: Path, tests: tuple[str, ...]) -> tuple[int, str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(alias), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
+        [sys.executable, *PYTEST, *tests],
         cwd=copy,
         env=env,
         capture_output=True,
