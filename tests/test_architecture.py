@@ -176,9 +176,12 @@ ABOVE_STORAGE = ("journal", "checkpointer", "resolver", "runs", "platform", "ser
         # what a thread's documents are spread over, declared by their owners: beneath every storage class
         ("storage.thread_collections", ("storage.format", *ABOVE_THE_BASE)),
         ("runs", ("journal", "checkpointer", "resolver", "platform")),
+        # the run context lies beneath every layer whose code carries a run
+        ("runs.context", ("storage", *ABOVE_STORAGE)),
         ("checkpointer", ("journal", "resolver", "runs", "platform")),
         ("resolver", ("journal", "checkpointer", "runs", "platform")),
-        ("journal", ("checkpointer", "runs", "platform")),
+        # the journal reads the run context, and reaches the run lock only through the fence it is given
+        ("journal", ("checkpointer", "runs.run_lock", "platform")),
         # the thread views read storage for the CLI and the web inspector, never the other way round
         ("views", ("resolver", "runs", "platform", "cli", "ui", "demo")),
         # the web inspector reads through the views and acts through the CLI's commands: never storage itself
@@ -261,3 +264,18 @@ def test_at_most_eight_modules_lie_loose_at_the_top_of_src() -> None:
     loose = sorted(p.name for p in SRC.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
     assert len(loose) <= 8, loose
     assert "platform.py" in loose  # and it reads the real tree
+
+
+def test_a_run_carries_its_state_in_one_context_variable() -> None:
+    """One ``RunContext`` in one ContextVar (issue 35), as DBOS keeps one ``DBOSContext``; the durable scope keeps
+    the one LangChain's configure hook reads. A new ContextVar is a new field of ``runs/context.py`` instead."""
+    found = sorted(
+        (module, line.split("=", 1)[0].strip())
+        for module, path in MODULES.items()
+        for line in path.read_text().splitlines()
+        if "ContextVar(" in line and not line.lstrip().startswith(("#", '"'))
+    )
+    assert found == [
+        (f"{PACKAGE}.resolver.scope", "_SCOPE: ContextVar[DurableScope | None]"),
+        (f"{PACKAGE}.runs.context", "_RUN: ContextVar[RunContext]"),
+    ]

@@ -371,7 +371,7 @@ def effect_after_losing(platform: Any, lost: threading.Event, paid: list) -> Any
     def node(s: Notes) -> Notes:
         runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
         deadline = time.monotonic() + 5
-        while not any(h.lost for h in run_lock._HELD.get().values()) and time.monotonic() < deadline:
+        while not any(h.lost for h in run_lock.held_locks().values()) and time.monotonic() < deadline:
             take_over(runs)
             time.sleep(0.02)
         lost.set()
@@ -403,7 +403,7 @@ async def test_an_async_effect_does_not_start_once_its_run_lost_the_lock(make_pl
     async def node(s: Notes) -> Notes:
         runs = platform.checkpointer.client[platform.checkpointer.db_name]["thread_runs"]
         deadline = time.monotonic() + 5
-        while not any(h.lost for h in run_lock._HELD.get().values()) and time.monotonic() < deadline:
+        while not any(h.lost for h in run_lock.held_locks().values()) and time.monotonic() < deadline:
             take_over(runs)
             await asyncio.sleep(0.02)  # the renewal task runs meanwhile
         return {"notes": [await charge(100)]}

@@ -22,7 +22,6 @@ import inspect
 import itertools
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -32,6 +31,7 @@ from langgraph.config import get_config
 from .. import _langgraph
 from ..errors import NoDurableScopeError
 from ..resolver.position import NodePosition
+from ..runs.context import Entered, current_run, entered
 from .attempt import Attempt, Trail, current_attempt
 from .documents import EffectCall
 from .locator import NodeLocator, check_node
@@ -100,9 +100,6 @@ class EffectInfo:
         return self.recorded_key or self.position.idempotency_key
 
 
-#: The effect scope bound in this context (``effect_scope``).
-_bound: ContextVar[EffectScope | None] = ContextVar("langgraph_durable_mongodb_effect_scope", default=None)
-_effect: ContextVar[EffectInfo | None] = ContextVar("langgraph_durable_mongodb_effect", default=None)
 @contextmanager
 def effect_scope(
     journal: Journal, locator: NodeLocator, guard: Callable[[str], bool] | None = None
@@ -110,11 +107,8 @@ def effect_scope(
     """Run the block's effects on ``journal`` at the nodes ``locator`` reports (see ``EffectScope``), whatever
     saver their graphs run on."""
     scope = EffectScope(journal, locator, guard)
-    token = _bound.set(scope)
-    try:
+    with entered("effect_scope", scope):
         yield scope
-    finally:
-        _bound.reset(token)
 
 
 def current_effect_scope() -> EffectScope:
@@ -129,7 +123,7 @@ def current_effect_scope() -> EffectScope:
         NoDurableScopeError: none is bound or served; the message says how to get one (a graph started from a
             thread of a durable node's own lost the node's ``contextvars``).
     """
-    scope = _bound.get()
+    scope: EffectScope | None = current_run().effect_scope
     if scope is not None:
         return scope
     config = _node_config()
@@ -201,22 +195,18 @@ _UNJOURNALED = EffectScope(Unjournaled(), None)  # type: ignore[arg-type] - noth
 def current_effect() -> EffectInfo | None:
     """The effect executing (or being replayed, ``replayed``) now, its ``idempotency_key`` and ``position``; None
     outside effects."""
-    return _effect.get()
+    effect: EffectInfo | None = current_run().effect
+    return effect
 
 
-@contextmanager
-def running(info: EffectInfo) -> Iterator[None]:
-    """Make ``info`` the current effect for the block."""
-    token = _effect.set(info)
-    try:
-        yield
-    finally:
-        _effect.reset(token)
+def running(info: EffectInfo) -> Entered:
+    """A ``with`` block in which ``info`` is the current effect."""
+    return entered("effect", info)
 
 
 def _nested(key: str | None) -> EffectPosition | None:
     """Inside another effect, positions number under that effect's key."""
-    parent = _effect.get()
+    parent = current_effect()
     if parent is None:
         return None
     own = key if key is not None else str(next(parent._children))

@@ -5,8 +5,6 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -17,6 +15,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from langgraph.constants import TAG_NOSTREAM
 
+from ..runs.context import Entered, current_run, entered
 from .context import current_effect_scope
 from .documents import EffectCall
 from .journal import ActivityJournal
@@ -117,20 +116,12 @@ class _Turn:
             yield self.restore(chunk)
 
 
-_turn: ContextVar[_Turn | None] = ContextVar("langgraph_durable_mongodb_llm_turn", default=None)
-
-
-@contextmanager
-def _taking(turn: _Turn) -> Iterator[None]:
-    token = _turn.set(turn)
-    try:
-        yield
-    finally:
-        _turn.reset(token)
+def _taking(turn: _Turn) -> Entered:
+    return entered("turn", turn)
 
 
 def _current_turn() -> _Turn:
-    turn = _turn.get()
+    turn: _Turn | None = current_run().turn
     if turn is None:
         raise NotImplementedError(
             "SecureLLM journals the calls made through invoke, ainvoke, batch, stream, astream, generate and "

@@ -98,7 +98,6 @@ import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import MappingProxyType
@@ -117,6 +116,7 @@ from ..storage.plans.requests import (
 )
 from ..errors import RunLockLostError, ThreadBusyError
 from ..storage.heartbeats import Beat
+from .context import current_run, entered
 from ..storage.liveness import identity, owner_gone
 from ..storage.schema import INDEXES, CollectionNames
 from ..storage.format import StorageFormat
@@ -135,10 +135,12 @@ _ENDED_LOCK = threading.Lock()
 #: The ``lease_until`` of a released lock: long expired, so the next run takes it at once.
 RELEASED = datetime(1970, 1, 1)
 
-#: The locks the current context holds, by (lock store, thread id): a nested run on one of them re-enters.
-_HELD: ContextVar[Mapping[tuple[int, str], HeldLock]] = ContextVar(
-    "langgraph_durable_mongodb_run_locks", default=MappingProxyType({})
-)
+
+def held_locks() -> Mapping[tuple[int, str], HeldLock]:
+    """The run locks the current context holds, by (lock store, thread id): a nested run on one of them re-enters."""
+    locks: Mapping[tuple[int, str], HeldLock] = current_run().locks
+    return locks
+
 
 
 def _explicit(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -285,7 +287,7 @@ def check_held(thread_id: str | None = None) -> bool:
             out (see ``HeldLock.lose``, ``HeldLock.lapsed``).
     """
     held = False
-    for holding in _HELD.get().values():
+    for holding in held_locks().values():
         if thread_id is None or holding.thread_id == str(thread_id):
             if holding.lost or (not holding.released and holding.lapsed()):
                 holding.lose()
@@ -314,11 +316,9 @@ class CallLocks:
     @contextmanager
     def mark(self) -> Iterator[None]:
         """Mark the held threads as this context's: a nested run on them re-enters, ``check_held`` sees them."""
-        token = _HELD.set(MappingProxyType({**_HELD.get(), **{(id(self.locks), h.thread_id): h for h in self.holdings}}))
-        try:
+        marked = {(id(self.locks), h.thread_id): h for h in self.holdings}
+        with entered("locks", MappingProxyType({**held_locks(), **marked})):
             yield
-        finally:
-            _HELD.reset(token)
 
     def stop_renewing(self) -> None:
         """Stop the renewals without I/O (an abandoned iterator): the leases then expire."""
@@ -581,7 +581,7 @@ class RunLocks(TwoFaces):
     # ---- faces ----
 
     def _needed(self, thread_ids: Iterable[str]) -> list[str]:
-        held = _HELD.get()
+        held = held_locks()
         return sorted({t for t in thread_ids if (id(self), t) not in held})
 
     def acquire(self, thread_ids: Iterable[str]) -> CallLocks:
