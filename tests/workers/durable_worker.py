@@ -375,6 +375,7 @@ def main(spec: dict[str, Any]) -> int:
     partial = result_path.with_suffix(".partial")
     partial.write_text(json.dumps(outcome, default=str))
     partial.replace(result_path)
+    platform.close()  # before the client: it waits for the run lock's background release (docs/platform.md)
     client.close()  # the async client needs no closing: the process ends here
     return 0 if outcome["status"] == "done" else 3
 

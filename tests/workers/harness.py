@@ -190,6 +190,7 @@ class Workers:
     def run_at_once(self, specs: list[dict[str, Any]], how: str = "fork", lead: float = 2.0) -> list[Outcome]:
         start_at = time.time() + lead * (1 if how == "fork" else 3)
         processes = [(s, self.start({**s, "start_at": start_at}, how)) for s in specs]
+        _reap_as_they_end([p for _, p in processes])
         return [self.wait({**s, "start_at": start_at}, p) for s, p in processes]
 
     @staticmethod
@@ -199,6 +200,18 @@ class Workers:
 
     def failure(self, spec: dict[str, Any], outcome: Outcome) -> str:
         return f"worker {spec['thread']} exit {outcome.exitcode}, result {outcome.result}, output:\n{self._stderr(spec)}"
+
+
+def _reap_as_they_end(processes: list[Any], timeout: float = 120.0) -> None:
+    """Wait until every worker ended, reaping each as it ends. A worker that ended but is not reaped yet is a zombie,
+    which ``kill(pid, 0)`` still finds: a sibling waiting for its run lock would take it for a live holder and wait
+    out the lease (``owner_gone``), instead of taking the lock of a process that is gone at once, as a user's would."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        running = [p for p in processes if (p.poll() is None if isinstance(p, subprocess.Popen) else p.is_alive())]
+        if not running:
+            return
+        time.sleep(0.05)
 
 
 # -- reading the journal as stored ------------------------------------------------------------------
