@@ -15,7 +15,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from langgraph.constants import TAG_NOSTREAM
 
-from ..runs.context import Entered, current_run, entered
+from ..runs.context import current_run, entered
 from .context import current_effect_scope
 from .documents import EffectCall
 from .journal import ActivityJournal
@@ -100,7 +100,7 @@ class _Turn:
     def restored(self, chunks: Iterator[M]) -> Iterator[M]:
         """``chunks`` (pulled with this turn current), restored."""
         while True:
-            with _taking(self):
+            with entered("turn", self):
                 chunk = next(chunks, None)
             if chunk is None:
                 return
@@ -109,15 +109,11 @@ class _Turn:
     async def arestored(self, chunks: AsyncIterator[M]) -> AsyncIterator[M]:
         """``restored`` for an async stream."""
         while True:
-            with _taking(self):
+            with entered("turn", self):
                 chunk = await anext(chunks, None)
             if chunk is None:
                 return
             yield self.restore(chunk)
-
-
-def _taking(turn: _Turn) -> Entered:
-    return entered("turn", turn)
 
 
 def _current_turn() -> _Turn:
@@ -254,7 +250,7 @@ class SecureLLM(BaseChatModel):
 
             def show(recorded: BaseMessage | None = None, prompt: list[BaseMessage] = prompt, i: int = i) -> Any:
                 turn = _Turn(recorded)
-                with _taking(turn):
+                with entered("turn", turn):
                     result = parent.generate(
                         [prompt], stop, callbacks, **self._run_options(tags, metadata, run_name, run_id, i), **kwargs
                     )
@@ -283,7 +279,7 @@ class SecureLLM(BaseChatModel):
 
             async def show(recorded: BaseMessage | None = None, prompt: list[BaseMessage] = prompt, i: int = i) -> Any:
                 turn = _Turn(recorded)
-                with _taking(turn):
+                with entered("turn", turn):
                     result = await parent.agenerate(
                         [prompt], stop, callbacks, **self._run_options(tags, metadata, run_name, run_id, i), **kwargs
                     )

@@ -142,7 +142,6 @@ def held_locks() -> Mapping[tuple[int, str], HeldLock]:
     return locks
 
 
-
 def _explicit(config: Mapping[str, Any]) -> dict[str, Any]:
     """``config`` with a ``configurable`` of its own, so ``merge_configs`` reads only what the caller gave.
 
