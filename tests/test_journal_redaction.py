@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 
 from langgraph_durable_mongodb.journal import digest, preview, redact
 from langgraph_durable_mongodb.journal.redaction import REDACTED, credential_values, is_credential_key, readable, scrub
@@ -48,6 +48,22 @@ def test_redaction_walks_nested_values_and_messages() -> None:
     assert redact(value) == {"q": "x", "auth": REDACTED, "calls": [{"apiKey": REDACTED}]}
     call = {"name": "login", "args": {"user": "al", "password": "pw"}, "id": "c1"}
     assert "pw" not in preview([HumanMessage("log in"), AIMessage("", tool_calls=[call])])
+
+
+def test_the_credentials_in_a_model_s_tool_calls_are_scrubbed_where_echoed() -> None:
+    """A model call's input is the thread's messages: the arguments of each tool call an AI message made are looked
+    into for credentials (a plain or streamed message alike), and nothing else of a message is taken for one."""
+    chunk = AIMessageChunk(
+        content="", tool_call_chunks=[{"name": "pay", "args": '{"card_pin": "98765"}', "id": "c2", "index": 0}]
+    )
+    messages = [
+        HumanMessage("my password is not here"),
+        AIMessage("", tool_calls=[{"name": "login", "args": {"user": "al", "password": "hunter22"}, "id": "c1"}]),
+        ToolMessage('{"ok": true}', tool_call_id="c1"),
+        chunk,
+    ]
+    assert credential_values({"messages": messages, "stop": None}) == {"hunter22", "98765"}
+    assert scrub("echo: hunter22 and 98765", credential_values(messages)) == f"echo: {REDACTED} and {REDACTED}"
 
 
 def test_digest_depends_on_content_only() -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import hashlib
 import hmac
 import json
@@ -69,7 +70,13 @@ def is_credential_key(key: Any) -> bool:
     >>> [is_credential_key(k) for k in ("apiKey", "X-Auth-Token", "max_tokens", "author")]
     [True, True, False, False]
     """
-    return isinstance(key, str) and bool(CREDENTIAL_KEY.search(_CAMEL.sub("_", key).replace("-", "_")))
+    return isinstance(key, str) and _is_credential_name(key)
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_credential_name(key: str) -> bool:
+    # Cached: every walk asks again for the same few names (a message's fields, a tool's arguments).
+    return bool(CREDENTIAL_KEY.search(_CAMEL.sub("_", key).replace("-", "_")))
 
 
 #: A redactor takes any value and returns one safe to store in clear.
@@ -219,24 +226,33 @@ def credential_values(value: Any, *, under_credential: bool = False) -> frozense
     >>> sorted(credential_values({"url": "https://x", "api_key": "sk-123", "auth": {"user": "al", "pin": 1234}}))
     ['1234', 'sk-123']
     """
-    inner = _credential_walk(value, under_credential)
-    if inner is None:
-        found = {str(value)} if under_credential and _is_scalar(value) else set()
-    else:
-        found = set().union(*(credential_values(v, under_credential=under) for v, under in inner))
+    # A loop over a stack, not a recursion: a model call's input holds a thread's whole history, walked at every
+    # call, and a call and a set per value cost more than the walk itself.
+    found: set[str] = set()
+    pending = [(value, under_credential)]
+    while pending:
+        item, under = pending.pop()
+        inner = _credential_walk(item, under)
+        if inner is not None:
+            pending.extend(inner)
+        elif under and _is_scalar(item):
+            found.add(str(item))
     return frozenset(v for v in found if len(v) >= 4)
 
 
 def _credential_walk(value: Any, under_credential: bool) -> list[tuple[Any, bool]] | None:
     """The values ``credential_values`` looks into inside ``value``, each with whether it sits under a credential
     key; None for a value it looks at as it is (text that holds no JSON, a number, ...)."""
-    parsed = _json_in(value) if isinstance(value, str) and not under_credential else None
-    if parsed is not None:
-        return [(parsed, False)]
+    if value is None or isinstance(value, (bool, int, float)):
+        return None
+    if isinstance(value, str):
+        parsed = None if under_credential else _json_in(value)
+        return None if parsed is None else [(parsed, False)]
+    if isinstance(value, BaseMessage):
+        # Read from the fields, not with getattr: pydantic answers a missing attribute slowly, by raising.
+        return [(call.get("args"), under_credential) for call in vars(value).get("tool_calls") or ()]
     if isinstance(value, (Mapping, list, tuple, set, frozenset)):
         return _credential_walk_collection(value, under_credential)
-    if isinstance(value, BaseMessage):
-        return [(call.get("args"), under_credential) for call in getattr(value, "tool_calls", None) or []]
     if isinstance(value, BaseModel) or _is_dataclass_instance(value):
         return [(canonical(value), under_credential)]
     return None

@@ -34,7 +34,7 @@ MUTANTS = (
     ),
     (
         "the credentials of an input given as JSON text are not scrubbed from stored text",
-        "        return [(parsed, False)]",
+        "        return None if parsed is None else [(parsed, False)]",
         "        return None",
         ("tests/test_journal_redaction.py",),
     ),
@@ -48,6 +48,18 @@ MUTANTS = (
         "issue 25: a message's text not redacted in readable()",
         "    content = redact_text(message.content) if isinstance",
         "    content = message.content if isinstance",
+        ("tests/test_journal_redaction.py",),
+    ),
+    (
+        "issue 37: a model call's tool-call arguments not looked into for credentials (its fast path for messages)",
+        'for call in vars(value).get("tool_calls") or ()]',
+        "for call in ()]",
+        ("tests/test_journal_redaction.py",),
+    ),
+    (
+        "issue 37: the credential walk drops what it found under a credential key",
+        "            found.add(str(item))\n",
+        "            pass\n",
         ("tests/test_journal_redaction.py",),
     ),
 )
