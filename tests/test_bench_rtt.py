@@ -19,6 +19,7 @@ from tests.servers import toxiproxy
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from benchmarks import common as bench  # noqa: E402  (scripts/benchmarks/common.py)
 from benchmarks import rtt as bench_rtt  # noqa: E402  (scripts/benchmarks/rtt.py)
+from benchmarks import __main__ as bench_main  # noqa: E402  (scripts/benchmarks/__main__.py)
 
 
 class Durations(monitoring.CommandListener):
@@ -79,6 +80,12 @@ def test_rtt_variants_run_their_turns_and_count_by_collection(mongodb_uri: str, 
         assert sum(v.targets.values()) == sum(v.commands) + sum(v.first_turn_commands) > 0
         assert rows[name]["by_target"] and rows[name]["ratio"] is not None
     assert rows["task"]["ratio"] == rows["chat_saver"]["ratio"] == 1.0
+    # each measured turn's client CPU, and its ratio to the reference's, as the summary line reports it
+    for name in names:
+        assert len(variants[name].cpus) == 4 and min(variants[name].cpus) > 0
+        assert rows[name]["cpu_ratio"] == pytest.approx(rows[name]["cpu_ms_median"] / rows[bench_rtt.REFERENCE[name]]["cpu_ms_median"])
+    summary = bench_main.cpu_summary({"rtt": {"variants": rows}})
+    assert summary is not None and f"durable ReAct turn, sync, {rows['compile']['cpu_ratio']:.2f}x `@task`" in summary
 
     def journal(name: str) -> int:
         return sum(c for k, c in variants[name].targets.items() if k.startswith("activity_journal "))

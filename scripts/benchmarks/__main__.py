@@ -137,6 +137,9 @@ def cpu_summary(results: dict[str, Any]) -> str | None:
     parts = [f"async chat at {level['concurrency']} concurrent {level['ratios']['client_cpu_ms_per_step']:.2f}x "
              "`MongoDBSaver`" for level in (results.get("async") or {}).get("levels", [])
              if level["ratios"].get("client_cpu_ms_per_step") is not None]
+    durable = ((results.get("rtt") or {}).get("variants") or {}).get("compile") or {}
+    if durable.get("cpu_ratio") is not None:
+        parts.append(f"durable ReAct turn, sync, {durable['cpu_ratio']:.2f}x `@task`")
     cpu = (results.get("rtt") or {}).get("cpu")
     if cpu and cpu.get("ratio") is not None:
         parts.append(f"durable ReAct turn, async at {cpu['concurrency']} concurrent, {cpu['ratio']:.2f}x `@task`")

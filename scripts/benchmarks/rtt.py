@@ -57,7 +57,7 @@ LABELS = {
 @dataclass
 class RttSettings:
     threads: int = 4
-    turns: int = 10  # per thread
+    turns: int = 16  # per thread: a durable turn's CPU target holds over turns 1-16
     latency_ms: int = 1  # toxiproxy takes whole milliseconds
     cpu_concurrency: int = 32
     cpu_steps: int = 96
@@ -192,6 +192,8 @@ class Variant:
     #: Waits for what a run sends after it returned (the run lock's release), so its commands count in its turn.
     settle: Callable[[], None] = lambda: None
     walls: list[float] = field(default_factory=list)
+    #: Process CPU time per turn (every thread, the settle included): what the client spent on it.
+    cpus: list[float] = field(default_factory=list)
     commands: list[int] = field(default_factory=list)
     first_turn_commands: list[int] = field(default_factory=list)  # a thread's first turn reads no earlier writes
     targets: Counter = field(default_factory=Counter)
@@ -199,14 +201,16 @@ class Variant:
     def turn(self, thread: str, turn: int, measured: bool) -> None:
         config = {"configurable": {"thread_id": thread}}
         with self.counter.window() as seen:
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             out = self.graph.invoke(self.inputs(turn), config)
             wall = time.perf_counter() - t0
             self.settle()
+            cpu = time.process_time() - c0
         if not isinstance(out["messages"][-1], AIMessage) or out["messages"][-1].tool_calls:
             raise RuntimeError(f"{self.name}: the turn did not end with the model's answer: {out['messages'][-1]!r}")
         if measured:
             self.walls.append(wall)
+            self.cpus.append(cpu)
             (self.first_turn_commands if turn == 0 else self.commands).append(seen["commands"])
             self.targets.update(f"{collection} {command}" for command, collection in seen["targets"])
 
@@ -292,11 +296,13 @@ def summarize(variants: dict[str, Variant]) -> dict[str, Any]:
             "commands_first_turn": statistics.mean(v.first_turn_commands),
             "wall_ms_median": statistics.median(v.walls) * 1000,
             "wall_ms_quartiles": [q * 1000 for q in statistics.quantiles(v.walls, n=4)] if turns > 1 else None,
+            "cpu_ms_median": statistics.median(v.cpus) * 1000,
             "by_target": {k: c / turns for k, c in sorted(v.targets.items())},
         }
     for name, row in rows.items():
         ref = rows.get(REFERENCE[name])
         row["ratio"] = core.ratio(row["wall_ms_median"], ref["wall_ms_median"]) if ref else None
+        row["cpu_ratio"] = core.ratio(row["cpu_ms_median"], ref["cpu_ms_median"]) if ref else None
     return rows
 
 
@@ -377,9 +383,11 @@ def render_rtt(rtt: dict[str, Any]) -> list[str]:
              "A ReAct turn: the model asks for the tool, the tool runs, the model answers. wall = median per turn "
              "(quartiles) over all turns; ratio = wall / the reference's (ReAct: the `@task` variant; chat: "
              "`MongoDBSaver`). commands: a thread's later turns (min–max), and its first turn, which has no earlier "
-             "writes to read; the breakdown below is the mean over all turns.", "",
-             "| per turn, 1 ms round trip | commands, later turns (min–max) | first turn | wall ms (quartiles) | ratio |",
-             "|---|---|---|---|---|"]
+             "writes to read; the breakdown below is the mean over all turns. client CPU = median process CPU time "
+             "per turn (every thread, background sends included), and its ratio to the reference's.", "",
+             "| per turn, 1 ms round trip | commands, later turns (min–max) | first turn | wall ms (quartiles) | ratio "
+             "| client CPU ms | CPU ratio |",
+             "|---|---|---|---|---|---|---|"]
     for name in (*REACT, *CHAT):
         r = rows[name]
         q = r["wall_ms_quartiles"]
@@ -387,7 +395,7 @@ def render_rtt(rtt: dict[str, Any]) -> list[str]:
         later = (f"{r['commands_later_turns']:.1f} ({r['commands_later_min_max'][0]}–{r['commands_later_min_max'][1]})"
                  if r["commands_later_turns"] is not None else "")
         lines.append(f"| {LABELS[name]} | {later} | {r['commands_first_turn']:.1f} | {r['wall_ms_median']:.1f}{quart} "
-                     f"| **{core._f(r['ratio'])}** |")
+                     f"| **{core._f(r['ratio'])}** | {r['cpu_ms_median']:.2f} | **{core._f(r['cpu_ratio'])}** |")
     lines += ["", "Commands per turn by collection and command:", ""]
     names = [n for n in (*REACT, *CHAT) if n in rows]
     keys = sorted({k for n in names for k in rows[n]["by_target"]})
