@@ -110,3 +110,23 @@ def test_rtt_cpu_line_runs_both_variants_async(mongodb_uri: str) -> None:
         assert side["client_cpu_ms_per_step"] > 0
     assert cpu["ratio"] == pytest.approx(cpu["sides"]["compile"]["client_cpu_ms_per_step"]
                                          / cpu["sides"]["task"]["client_cpu_ms_per_step"])
+
+
+def test_the_call_count_counts_each_variant_s_turns_by_package(mongodb_uri: str) -> None:
+    """``rtt.count_calls``: the Python calls of a turn, every thread, ours only in our variants, each variant's total
+    against its reference's."""
+    from benchmarks import calls as bench_calls  # scripts/benchmarks/calls.py
+
+    counted = bench_rtt.count_calls(mongodb_uri, threads=1, turns=3)
+    variants = counted["variants"]
+    assert set(variants) == set(bench_rtt.COUNTED)
+    for name, groups in variants.items():
+        assert groups["all"] == pytest.approx(sum(n for g, n in groups.items() if g != "all"))
+        assert groups.get("pymongo and bson", 0) > 0 and groups.get("LangGraph", 0) > 0
+        assert (groups.get("ours", 0) > 0) == (name in ("compile", "chat_ours")), (name, groups)
+        assert counted["ratio"][name] == pytest.approx(groups["all"] / variants[bench_rtt.REFERENCE[name]]["all"])
+    # our background release is counted in its turn: a durable turn calls into ours and sends more commands
+    assert variants["compile"]["pymongo and bson"] > variants["task"]["pymongo and bson"]
+    table = "\n".join(bench_calls.render_calls(counted, bench_rtt.LABELS))
+    assert "| **all** |" in table and "ratio to the reference" in table
+

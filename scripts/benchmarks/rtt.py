@@ -16,8 +16,9 @@ variant runs the same turn in turn (the order rotates every round, so drift hits
 
 A turn: the user asks, the model asks for the tool, the tool runs, the model answers (a scripted chat model,
 no network). Reported: commands per turn (pymongo command monitoring, by collection and command name),
-median wall time per turn, its ratio to the reference. Also, without the proxy: client CPU per turn of a
-durable turn against the ``@task`` variant, async at 32 concurrent (the async section's ``_throughput``).
+median wall time and client CPU per turn, their ratios to the reference. Also, without the proxy: client CPU per
+turn of a durable turn against the ``@task`` variant, async at 32 concurrent (the async section's ``_throughput``),
+and the Python calls a turn makes, by package (``benchmarks.calls``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks import common as core
+from benchmarks import calls
 from benchmarks.common import host_port, proxied_uri
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -356,6 +358,35 @@ async def _cpu_line(uri: str, rs: RttSettings, server: core.ServerCPU, log: Call
 
 
 # --------------------------------------------------------------------------------------------
+# Python calls per turn, without the proxy
+
+#: The variants whose calls are counted, each against its reference.
+COUNTED = ("task", "compile", "chat_saver", "chat_ours")
+
+
+def count_calls(uri: str, threads: int = 2, turns: int = 8) -> dict[str, Any]:
+    """The Python calls per turn of each counted variant (turns 3 to ``turns`` of ``threads`` threads, sync, one turn
+    after another), by package and in all, with each total's ratio to its reference's; counted in a fresh process."""
+    return calls.counted_in_child("benchmarks.rtt", uri, threads, turns)
+
+
+def _count_here(uri: str, threads: int, turns: int) -> dict[str, Any]:
+    counted: dict[str, dict[str, float]] = {}
+    for name in COUNTED:
+        counter = calls.CallCounter()
+        with calls.profiling(counter):
+            variant = make_variant(name, uri, core.Settings())
+            try:
+                measured = calls.count_turns(variant.turn, counter, threads, turns)
+                time.sleep(0.2)  # what a run sent in the background (a release) lands in its turn
+            finally:
+                variant.close()
+        counted[name] = calls.per_turn(counter, measured)
+    return {"threads": threads, "turns": turns, "variants": counted,
+            "ratio": {name: core.ratio(counted[name]["all"], counted[REFERENCE[name]]["all"]) for name in COUNTED}}
+
+
+# --------------------------------------------------------------------------------------------
 # the section
 
 
@@ -371,6 +402,7 @@ def bench_rtt(uri: str, s: core.Settings, server: core.ServerCPU, log: Callable[
                            "variants": summarize(variants)}
     if cpu_line:
         out["cpu"] = asyncio.run(_cpu_line(uri, rs, server, log))
+        out["calls"] = count_calls(uri)
     return out
 
 
@@ -416,6 +448,8 @@ def render_rtt(rtt: dict[str, Any]) -> list[str]:
         errs = [f"{n}: {d['first_error']}" for n, d in cpu["sides"].items() if d.get("first_error")]
         if errs:
             lines += ["Failed turns: " + "; ".join(errs), ""]
+    if rtt.get("calls"):
+        lines += calls.render_calls(rtt["calls"], LABELS)
     return lines
 
 
@@ -435,4 +469,11 @@ def docs_numbers(rtt: dict[str, Any], server: str, day: str) -> dict[str, Any]:
     if rtt.get("cpu"):
         numbers["cpu_ratio"] = round(rtt["cpu"]["ratio"], 2)
     return numbers
+
+
+if __name__ == "__main__":  # calls.counted_in_child runs the count here, in a process of its own
+    import json
+    import sys
+
+    print(json.dumps(_count_here(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))))
 
