@@ -129,4 +129,3 @@ def test_the_call_count_counts_each_variant_s_turns_by_package(mongodb_uri: str)
     assert variants["compile"]["pymongo and bson"] > variants["task"]["pymongo and bson"]
     table = "\n".join(bench_calls.render_calls(counted, bench_rtt.LABELS))
     assert "| **all** |" in table and "ratio to the reference" in table
-

@@ -32,8 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks import common as core
 from benchmarks import calls
+from benchmarks import common as core
 from benchmarks.common import host_port, proxied_uri
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -476,4 +476,3 @@ if __name__ == "__main__":  # calls.counted_in_child runs the count here, in a p
     import sys
 
     print(json.dumps(_count_here(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))))
-
