@@ -7,6 +7,7 @@ What the numbers are is the bench's business (``scripts/bench --only rtt``).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 import uuid
 from pathlib import Path
@@ -110,6 +111,23 @@ def test_rtt_cpu_line_runs_both_variants_async(mongodb_uri: str) -> None:
         assert side["client_cpu_ms_per_step"] > 0
     assert cpu["ratio"] == pytest.approx(cpu["sides"]["compile"]["client_cpu_ms_per_step"]
                                          / cpu["sides"]["task"]["client_cpu_ms_per_step"])
+    summary = bench_main.cpu_summary({"rtt": {"cpu": cpu}})
+    assert summary is not None and f"durable ReAct turn, async at 2 concurrent, {cpu['ratio']:.2f}x `@task`" in summary
+
+
+def test_the_summary_line_carries_the_async_chat_s_cpu_ratio(mongodb_uri: str) -> None:
+    """The async section's client CPU ratio against ``MongoDBSaver`` reaches ``scripts/bench``'s summary line."""
+    from benchmarks.async_ import bench_async  # scripts/benchmarks/async_.py
+
+    s = dataclasses.replace(bench.Settings(), async_levels=(2,), async_steps=4, async_reps=1)
+    asy = bench_async(mongodb_uri, s, bench.ServerCPU(None), lambda _: None)
+    level = asy["levels"][0]
+    assert all(side["errors"] == 0 and side["client_cpu_ms_per_step"] > 0 for side in level["sides"].values())
+    ratio = level["ratios"]["client_cpu_ms_per_step"]
+    assert ratio == pytest.approx(level["sides"]["ours"]["client_cpu_ms_per_step"]
+                                  / level["sides"]["reference"]["client_cpu_ms_per_step"])
+    summary = bench_main.cpu_summary({"async": asy})
+    assert summary is not None and f"async chat at 2 concurrent {ratio:.2f}x `MongoDBSaver`" in summary
 
 
 def test_the_call_count_counts_each_variant_s_turns_by_package(mongodb_uri: str) -> None:
