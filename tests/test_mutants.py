@@ -7,6 +7,9 @@ on every change to the guarded file instead.
 from __future__ import annotations
 
 import importlib.util
+import os
+import py_compile
+import subprocess
 import sys
 from pathlib import Path
 
@@ -49,3 +52,17 @@ def test_a_table_is_data_never_run(tmp_path: Path) -> None:
     (tmp_path / "src" / "m.py").write_text('MUTANTS = (("n", "old", "new", tuple(open("x"))),)\n')
     with pytest.raises(ValueError):
         RUNNER.load(tmp_path)
+
+
+def test_a_mutant_the_size_of_the_text_it_replaced_runs_instead_of_its_cached_bytecode(tmp_path: Path) -> None:
+    """The runner lets a copy cache bytecode, which Python checks by the source's mtime in seconds and its size: a
+    same-size mutant written within the second of the original's bytecode ran as the original, and "survived"."""
+    source = tmp_path / "m.py"
+    source.write_text("X = 1\n")
+    py_compile.compile(str(source))
+    same_second = source.stat().st_mtime_ns
+    RUNNER._write(source, "X = 2\n")
+    os.utime(source, ns=(same_second, same_second))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"PYTHONPATH": str(tmp_path)}
+    ran = subprocess.run([sys.executable, "-c", "import m; print(m.X)"], env=env, capture_output=True, text=True, check=True)
+    assert ran.stdout.strip() == "2"
