@@ -56,7 +56,7 @@ def test_a_table_is_data_never_run(tmp_path: Path) -> None:
 
 def test_a_mutant_the_size_of_the_text_it_replaced_runs_instead_of_its_cached_bytecode(tmp_path: Path) -> None:
     """The runner lets a copy cache bytecode, which Python checks by the source's mtime in seconds and its size: a
-    same-size mutant written within the second of the original's bytecode ran as the original, and "survived"."""
+    same-size mutant written within the second of the original's bytecode would run as the original, and "survive"."""
     source = tmp_path / "m.py"
     source.write_text("X = 1\n")
     py_compile.compile(str(source))
