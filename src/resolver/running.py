@@ -27,6 +27,7 @@ from langchain_core.runnables import RunnableConfig
 
 from .. import _langgraph
 from ..errors import NamespaceError, TopologyError
+from ..storage.visit_keys import call_key
 from .namespace import ChildOperationBoundary, NamespaceSegment, ResolvedNamespace, SendOrigin, parse_namespace
 from .trace import TaskTrace, is_pull, send_index_of
 
@@ -112,27 +113,71 @@ def resolve_levels(
     configurable = config.get("configurable") or {}
     ns, thread_id = configurable.get("checkpoint_ns"), str(configurable.get("thread_id", ""))
     root = origin if origin is not None else _langgraph.checkpoint_of(configurable, "")
-    boundaries = tuple(_boundary(level, trace, thread_id, root, unseen) for level in levels[:-1])
+    own = _own_facts(config, ns, levels[-1])
+    callers = _callers(levels, own, trace, thread_id)
+    boundaries = tuple(
+        _task_boundary(level, callers[i], root) if i in callers else _boundary(level, trace, thread_id, root, unseen)
+        for i, level in enumerate(levels[:-1])
+    )
     retried = any((trace.run_attempt(thread_id, lv.segment.task_ns, lv.segment.counter) or 1) > 1 for lv in levels[:-1])
-    node = levels[-1]
+    node = _task_boundary(levels[-1], own, root)
+    return ResolvedNamespace(boundaries, node.name, node.task_key, node.send, node.step, retried)
+
+
+@dataclass(frozen=True)
+class _TaskFacts:
+    """What a task's own metadata (or that of a task it called) tells of it: its ``langgraph_path`` and step."""
+
+    path: Any
+    step: int | None
+
+
+def _own_facts(config: RunnableConfig, ns: Any, node: Level) -> _TaskFacts:
+    """The running task's path and step, from its config's metadata (the step only where a key needs it: inside a
+    compiled child's run, or in a task call)."""
     metadata = config.get("metadata") or {}
     if metadata.get("langgraph_checkpoint_ns", ns) != ns:
         raise NamespaceError(
             f"config metadata describes task {metadata['langgraph_checkpoint_ns']!r}, not the running "
             f"task {ns!r}; pass the node's own config (langgraph.config.get_config())"
         )
-    node_step = None
+    step = None
     if node.segment.parent_ns:
-        node_step = metadata.get("langgraph_step")
-        if not isinstance(node_step, int):
+        step = metadata.get("langgraph_step")
+        if not isinstance(step, int):
             raise NamespaceError(
                 f"config metadata of task {ns!r} has no langgraph_step; pass the node's own config "
                 "(langgraph.config.get_config())"
             )
-    task_path = metadata.get("langgraph_path")
-    node_send = _send_origin(send_index_of(task_path), node.segment, node_step, root, node.path)
-    node_key = _task_key(node.segment, is_pull(task_path), root)
-    return ResolvedNamespace(boundaries, node.segment.name, node_key, node_send, node_step, retried)
+    return _TaskFacts(metadata.get("langgraph_path"), step)
+
+
+def _callers(levels: Sequence[Level], own: _TaskFacts, trace: TaskTrace, thread_id: str) -> dict[int, _TaskFacts]:
+    """The facts of the tasks on the node's path that made a functional-API task call, by level: a call's path names
+    its caller's path, and its step is the caller's. The running task's own metadata tells of it; an enclosing call
+    (one that ran a compiled child) is known from the trace."""
+    callers: dict[int, _TaskFacts] = {}
+    call, step = _langgraph.task_call(own.path), own.step
+    for index in range(len(levels) - 2, -1, -1):
+        if call is not None:
+            callers[index] = _TaskFacts(call.caller_path, step)
+            call = _langgraph.task_call(call.caller_path)
+            continue
+        facts = trace.task(thread_id, levels[index].segment.task_ns)
+        call, step = (facts.call, facts.step) if facts is not None else (None, None)
+    return callers
+
+
+def _task_boundary(level: Level, facts: _TaskFacts, root: Any) -> ChildOperationBoundary:
+    """The key of a task its own facts describe: a task call by its index among its caller's calls, a ``Send`` by its
+    group and index, a task inside a compiled child's run by its step, a root-level one by ``_task_key``."""
+    segment = level.segment
+    call = _langgraph.task_call(facts.path)
+    if call is not None:
+        return ChildOperationBoundary(segment.name, call_key(call.index))
+    step = facts.step if segment.parent_ns else None
+    send = _send_origin(send_index_of(facts.path), segment, step, root, level.path)
+    return ChildOperationBoundary(segment.name, _task_key(segment, is_pull(facts.path), root), send=send, step=step)
 
 
 def _boundary(
@@ -148,6 +193,8 @@ def _boundary(
         if observed is None:
             raise unseen(level, f"subgraph run {segment.counter} of '{level.path}'")
         run = observed
+    if facts.call is not None:
+        return ChildOperationBoundary(segment.name, call_key(facts.call.index), run)
     child_step = facts.step if segment.parent_ns else None
     send = _send_origin(facts.send_index, segment, child_step, root, level.path)
     return ChildOperationBoundary(segment.name, _task_key(segment, facts.pulled, root), run, send, child_step)
