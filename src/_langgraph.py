@@ -81,11 +81,13 @@ __all__ = [
     "ChildRunStart",
     "agent_server_run",
     "RunningTask",
+    "checkpoint_map",
     "checkpoint_of",
     "child_run_start",
     "node_attempt",
     "nodes_completed_by_edit",
     "run_checkpointer",
+    "run_start_in_child",
     "runs_durably_async",
     "task_call",
     "task_node",
@@ -205,6 +207,19 @@ def root_run_start(config: Any) -> bool:
     return CONFIG_KEY_RUNTIME in configurable and not configurable.get("checkpoint_ns") and not metadata.get("langgraph_checkpoint_ns")
 
 
+def run_start_in_child(config: Any) -> str | None:
+    """The compiled child's namespace a root run was started at (``invoke`` given a config from a child's
+    ``get_state_history`` or ``get_state(subgraphs=True)``), or None.
+
+    LangGraph then reads the root checkpoint the child's config maps, and runs the child again under a new task,
+    whose own run reads the root namespace; the run's metadata still holds the namespace the caller gave (LangChain
+    copies a config's ``configurable`` into its ``metadata``)."""
+    if not root_run_start(config):
+        return None
+    given = (config.get("metadata") or {}).get("checkpoint_ns")
+    return given if isinstance(given, str) and given else None
+
+
 def keep_allowlist(source: Pregel, copied: Pregel) -> Pregel:
     """``copied`` (a copy of ``source``) given back ``source``'s strict msgpack allowlist, which the copy lost:
     without it a run's saver reads the types of the graph's own schemas back as dicts."""
@@ -239,6 +254,13 @@ def nodes_completed_by_edit(writes: list[dict[str, Any]]) -> list[str]:
         else:
             edited.add(write["task_id"])
     return sorted({pulled[task] for task in edited if task in pulled})
+
+
+def checkpoint_map(configurable: dict[str, Any]) -> dict[str, Any]:
+    """The running task's checkpoint map: the checkpoint of each enclosing graph run it was prepared from, by
+    namespace (``""`` the root's)."""
+    found = configurable.get(CONFIG_KEY_CHECKPOINT_MAP)
+    return found if isinstance(found, dict) else {}
 
 
 def checkpoint_of(configurable: dict[str, Any], checkpoint_ns: str) -> str | None:

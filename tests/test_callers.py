@@ -22,7 +22,7 @@ from langgraph_durable_mongodb.journal import current_effect, effect
 
 from .clients import PlainCompile
 from .journal_helpers import Counter
-from .test_trailing_records import completed, slow_records, watch_writes
+from .records import completed, slow_records, watch_writes
 
 pytestmark = pytest.mark.both_compile_forms
 
