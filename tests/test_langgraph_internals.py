@@ -255,6 +255,34 @@ def test_a_task_call_names_its_caller_s_path_and_a_counter_that_goes_on_across_t
     assert _langgraph.task_call((_langgraph.PUSH, 0, False)) is None  # a Send
 
 
+def test_a_run_started_from_a_child_s_checkpoint_reads_the_root_with_the_child_s_namespace_in_its_metadata() -> None:
+    """``run_start_in_child``: ``invoke`` given a child's config starts a root run whose first read is the root
+    namespace's, its metadata still naming the child's namespace; a run given a root config names none."""
+    from langgraph.types import interrupt
+
+    class Seen(InMemorySaver):
+        starts: list[Any] = []
+
+        def get_tuple(self, config: Any) -> Any:
+            if _langgraph.root_run_start(config):
+                Seen.starts.append(_langgraph.run_start_in_child(config))
+            return super().get_tuple(config)
+
+    child = StateGraph(State)
+    child.add_node("ask", lambda state: {"seen": [interrupt("ok?")]})
+    child.add_edge(START, "ask")
+    root = StateGraph(State)
+    root.add_node("case", child.compile())
+    root.add_edge(START, "case")
+    graph = root.compile(checkpointer=Seen())
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"seen": []}, config)
+    child_config = graph.get_state(config, subgraphs=True).tasks[0].state.config
+    graph.invoke(None, child_config)
+    assert Seen.starts[0] is None and Seen.starts[-1] == child_config["configurable"]["checkpoint_ns"]
+    assert _langgraph.checkpoint_map(child_config["configurable"])[child_config["configurable"]["checkpoint_ns"]] == child_config["configurable"]["checkpoint_id"]
+
+
 def test_agent_server_marks_the_runs_it_starts_with_its_version() -> None:
     """``agent_server_run`` reads the mark langgraph-api puts in the metadata of every run it starts (its stream
     module sets it before the graph runs); the real server's stateless run is in ``test_agent_server.py``."""
