@@ -15,6 +15,7 @@ from importlib.metadata import version as _version
 from .checkpointer import CollectionNames, MongoDBCheckpointer
 from .errors import (
     CheckpointNotStoredError,
+    SyncEffectOnEventLoopError,
     ClientConfigurationError,
     CorruptJournalEntryError,
     DeltaChainError,
@@ -52,6 +53,7 @@ __all__ = [
     "__version__",
     "ActivityJournal",
     "CheckpointNotStoredError",
+    "SyncEffectOnEventLoopError",
     "ClientConfigurationError",
     "CollectionNames",
     "CorruptJournalEntryError",

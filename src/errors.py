@@ -168,6 +168,15 @@ class CheckpointNotStoredError(DurableMongoError, RuntimeError):
     checkpoints that are stored."""
 
 
+class SyncEffectOnEventLoopError(CheckpointNotStoredError):
+    """A sync effect was called on the event loop of an async run (a sync ``@effect``, ``SecureLLM.invoke`` or
+    ``SecureTool.invoke`` inside an ``async def`` node) before the root checkpoint its task was prepared from was
+    stored (``durability="async"``): the run stores it on that very loop, which the sync call blocks, so it could
+    never wait for it, and an effect run under a checkpoint a crash may lose would run again under another
+    idempotency key. Nothing ran. Await the effect (``async def``, ``ainvoke``), call it through
+    ``await asyncio.to_thread(fn, ...)``, or run with ``durability="sync"``."""
+
+
 class IncompatibleStorageError(DurableMongoError, RuntimeError):
     """The database holds data in a format this package does not write: a newer version of it, or a foreign one
     (``langgraph-checkpoint-mongodb``'s ``MongoDBSaver``, say). Raised before anything is written.

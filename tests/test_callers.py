@@ -366,3 +366,55 @@ def test_a_retry_of_the_calling_node_calls_its_tasks_anew_as_langgraph_does(plat
     out = platform.compile(build(pay)).invoke({"notes": []}, {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}})
     assert out["notes"] == ["charged 100"]
     assert plain.n == executed.n == 2 and len(set(keys)) == 2
+
+
+def _charging_async_node(executed: Counter, how: str) -> StateGraph:
+    @effect(kind="payment", name="charge")
+    def charge() -> str:
+        return executed("charged")
+
+    async def bill(state: State) -> State:
+        return {"notes": [charge() if how == "direct" else await asyncio.to_thread(charge)]}
+
+    graph = StateGraph(State)
+    graph.add_node("bill", bill)
+    graph.add_edge(START, "bill")
+    return graph
+
+
+def test_a_sync_effect_first_in_an_async_node_is_refused_before_it_runs_when_its_checkpoint_may_be_lost(
+    platform: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``durability="async"`` stores the checkpoint the node's task was prepared from on the run's event loop, which a
+    sync effect blocks: it cannot wait for it. Run anyway, a failed store (or a crash) would make the resume run it
+    again under another key (the explorer, issue 44). It is refused, nothing run, with the fixes in the message."""
+    from langgraph_durable_mongodb import SyncEffectOnEventLoopError
+
+    from langgraph_durable_mongodb.storage.plans.requests import Sleep
+
+    platform.setup()
+    store = platform.checkpointer._store  # noqa: SLF001 - the plan every put runs
+    put = store.put_plan
+
+    def slow_put(*args: Any, **kwargs: Any) -> Any:  # the store is late, as on a busy server
+        yield Sleep(0.3)
+        return (yield from put(*args, **kwargs))
+
+    monkeypatch.setattr(store, "put_plan", slow_put)
+    executed = Counter()
+    compiled = platform.compile(_charging_async_node(executed, "direct"))
+    config = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+    with pytest.raises(SyncEffectOnEventLoopError, match="asyncio.to_thread"):
+        asyncio.run(compiled.ainvoke({"notes": []}, config, durability="async"))
+    assert executed.n == 0
+
+
+@pytest.mark.parametrize("how, durability", [("to_thread", "async"), ("direct", "sync")])
+def test_a_sync_effect_in_an_async_node_runs_once_through_a_thread_or_under_durability_sync(
+    platform: Any, how: str, durability: str
+) -> None:
+    platform.setup()
+    executed = Counter()
+    compiled = platform.compile(_charging_async_node(executed, how))
+    out = asyncio.run(compiled.ainvoke({"notes": []}, {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}, durability=durability))
+    assert out["notes"] == ["charged"] and executed.n == 1

@@ -404,3 +404,36 @@ def test_a_sync_run_stopped_with_a_record_lost_holds_nothing_against_the_next(pl
     stop[0] = False
     assert compiled.invoke(None, config)["notes"] == ["theirs"]
     assert executed.n == 1
+
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_new_run_waits_for_a_record_left_in_flight_and_does_not_raise_its_error(platform: Any, mode: str) -> None:
+    """The record a run before left in flight fails while the new run waits for it (another worker recorded that
+    position): that error was the run before's, and the new run goes on."""
+    import concurrent.futures
+
+    from langgraph_durable_mongodb._langgraph import RunningTask
+
+    platform.setup()
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    record: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    platform.checkpointer.hold_task_writes(thread, RunningTask("task-1", "", "cp-1"), record)
+    graph = StateGraph(State)
+    graph.add_node("work", node_of(mode, lambda: [effect_of("check", mode, lambda: "checked")]))
+    graph.add_edge(START, "work")
+    compiled, outcome = platform.compile(graph), {}
+
+    def run() -> None:
+        config = {"configurable": {"thread_id": thread}}
+        outcome["out"] = compiled.invoke({"notes": []}, config) if mode == "sync" else asyncio.run(compiled.ainvoke({"notes": []}, config))
+
+    import threading
+
+    runner = threading.Thread(target=run, daemon=True)
+    runner.start()
+    time.sleep(0.3)
+    assert runner.is_alive() and "out" not in outcome  # the run waits for the record left in flight
+    record.set_exception(EffectRecordLostError("another worker recorded it first"))
+    runner.join(10)
+    assert outcome["out"]["notes"] == ["checked"]

@@ -295,10 +295,14 @@ class TaskHolds:
                 for f in hold.futures
             )
 
+    def of_thread(self, thread_id: str) -> tuple[Any, ...]:
+        """Everything held for the thread's tasks."""
+        with self._lock:
+            return tuple(f for hold in self._threads.get(thread_id, {}).values() for f in hold.futures)
+
     def drop_failed(self, thread_id: str) -> None:
         """No longer hold the thread's failed work: a new run of the thread starts from what is stored."""
-        with self._lock:
-            held = [f for hold in self._threads.get(thread_id, {}).values() for f in hold.futures]
+        held = self.of_thread(thread_id)
         self.drop(tuple(f for f in held if f.done() and (f.cancelled() or f.exception() is not None)))
 
     def drop(self, futures: tuple[Any, ...]) -> None:

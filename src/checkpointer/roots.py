@@ -235,6 +235,15 @@ class RootCheckpoints:
                 self.holds.drop(held)
                 raise
 
+    def after_thread_held(self, thread_id: str) -> Plan:
+        """Before a new root run of the thread starts here: wait until the records the runs before it left in flight
+        (a run that stopped, its task failed or cancelled, while its effects' records were still being written) are
+        written or failed, so the new run reads what they hold; then hold no failed one against it. Their errors
+        were the runs before's."""
+        if unfinished := tuple(f for f in self.holds.of_thread(thread_id) if not f.done()):
+            yield Join(unfinished, settle=True)
+        self.holds.drop_failed(thread_id)
+
     def after_task_held(self, thread_id: str, task_id: str) -> Plan:
         """Before a task's writes: wait for the journal records of its effects, written while the node went on."""
         if held := self.holds.of_task(thread_id, task_id):

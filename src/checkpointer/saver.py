@@ -215,9 +215,10 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         self.hooks.sweep_prunes.append(forget)
 
     def _notice_run_start(self, config: Any, *, on_loop: bool) -> None:
-        """A checkpoint read that starts a run: a root run drops what it cannot inherit of the thread's held work
-        (``TaskHolds.drop_failed``) and is noted as run on an event loop or not (``stores_on_event_loop``), a child
-        run goes to the observers (``observe_child_runs``)."""
+        """A checkpoint read that starts a run: a root run is noted as run on an event loop or not
+        (``stores_on_event_loop``; its read then waits for the records the runs before left in flight and drops what
+        it cannot inherit of them: ``RootCheckpoints.after_thread_held``), a child run goes to the observers
+        (``observe_child_runs``); one started at a child's namespace is refused."""
         if (child := _langgraph.run_start_in_child(config)) is not None:
             raise TopologyError(
                 f"a run was started at checkpoint namespace {child!r}, a compiled child's (a config from the child's "
@@ -228,9 +229,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
                 "the child's state, call graph.update_state with the child's config, then resume with the root config"
             )
         if _langgraph.root_run_start(config):
-            thread_id = str(config["configurable"].get("thread_id"))
-            self._roots.holds.drop_failed(thread_id)
-            self._roots.run_started(thread_id, on_loop=on_loop)
+            self._roots.run_started(str(config["configurable"].get("thread_id")), on_loop=on_loop)
         if not self.hooks.child_runs or not isinstance(config, dict):
             return
         if not (config.get("metadata") or {}).get("langgraph_checkpoint_ns"):
@@ -679,6 +678,20 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         """
         if not self._roots.stored.known(thread_id, checkpoint_id):
             self._run(self._roots.wait_stored_plan(thread_id, checkpoint_id, timeout))
+
+    def settle_records_plan(self, thread_id: str) -> Plan:
+        """A plan that returns once the journal records this process holds the thread's writes for are written or
+        failed (``hold_task_writes``): what a run that stopped left in flight. A new root run of the thread waits for
+        it before its first read, and the platform's run lock is released only after it, so the next run, here or in
+        another process, reads what those records hold. Raises none of their errors.
+
+        Args:
+            thread_id: the thread.
+
+        Returns:
+            The plan (run it on either face; it yields no database request).
+        """
+        return self._roots.after_thread_held(thread_id)
 
     def stores_on_event_loop(self, thread_id: str) -> bool:
         """Whether the thread's latest run started here runs on an event loop (``ainvoke``, ``astream``): LangGraph

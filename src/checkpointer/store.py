@@ -307,6 +307,9 @@ class CheckpointStore:
     def get_tuple_plan(self, config: RunnableConfig, serde: SerializerProtocol) -> Plan:
         """See ``MongoDBCheckpointer.get_tuple``."""
         thread_id, checkpoint_ns, checkpoint_id = _thread_ns(config)
+        run_start = _langgraph.root_run_start(config)
+        if run_start:
+            yield from self.roots.after_thread_held(thread_id)
         query: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
         if checkpoint_id:
             query["checkpoint_id"] = checkpoint_id
@@ -316,7 +319,7 @@ class CheckpointStore:
         if not checkpoint_ns and not checkpoint_id:
             self.roots.read_latest(thread_id)
         tuples = yield from self._load_tuples(docs, serde)
-        if docs and checkpoint_id and _langgraph.root_run_start(config):
+        if docs and checkpoint_id and run_start:
             yield from self.roots.superseded_plan(thread_id, checkpoint_id)
         yield from self.expiry.refresh_on_read(docs)
         if docs:

@@ -27,7 +27,7 @@ from langgraph.config import get_config
 from .. import _langgraph
 from ..storage.plans.interpreters import on_event_loop
 from .._bson import require_str
-from ..errors import NoDurableScopeError
+from ..errors import NoDurableScopeError, SyncEffectOnEventLoopError
 from ..resolver import ResolvedNamespace, TaskTrace, current_durable_scope
 from ..resolver.namespace import root_task_name, running_task
 from ..resolver.position import NodePosition
@@ -168,16 +168,18 @@ class ResolverLocator:
     def node(self) -> NodePosition:
         """Where the running node is, for a sync effect.
 
-        A sync effect called on the event loop of an async run (inside an async node) does not wait for its root
-        checkpoint: the run stores it on that very loop, which a blocking wait would stall until it timed out. It
-        runs at once; a crash before that checkpoint is stored runs it again under a new position. Make the
-        effect async (``anode`` waits without blocking) or run with ``durability="sync"`` to close that window.
-        A sync run called from a coroutine stores its checkpoints in threads: there the effect waits.
+        A sync effect called on the event loop of an async run (inside an async node) cannot wait for its root
+        checkpoint: the run stores it on that very loop, which the sync call blocks. Once that checkpoint is stored
+        (the node awaited something before), it goes on; before, it raises ``SyncEffectOnEventLoopError`` and does
+        not run: run under a checkpoint a crash may lose, it would run again under another idempotency key. A sync
+        run called from a coroutine stores its checkpoints in threads: there the effect waits.
         """
         config, thread_id, root, unstored, root_task = self._task()
         origin, edits = None, None
         if root is not None:
-            if unstored and not (on_event_loop() and self.saver.stores_on_event_loop(thread_id)):
+            if unstored and on_event_loop() and self.saver.stores_on_event_loop(thread_id):
+                self._stored_or_refused(thread_id, root)
+            elif unstored:
                 self.saver.wait_stored(thread_id, root)
             origin = self.saver.origin_of(thread_id, root, root_task)
             if (children := _in_children(config)) is not None:
@@ -185,6 +187,19 @@ class ResolverLocator:
         resolved = self._resolve(config, origin, edits)
         stored = self.saver.stored_root(thread_id, root) if root is not None and origin == root else None
         return self._position(config, thread_id, resolved, root, origin, stored)
+
+    def _stored_or_refused(self, thread_id: str, root: str) -> None:
+        """A sync effect on the event loop that stores its root checkpoint: go on if that checkpoint is stored (the
+        registry, else one query), else refuse before anything runs."""
+        if self.saver.stored_root(thread_id, root) is None:
+            raise SyncEffectOnEventLoopError(
+                f"a sync effect was called inside an async node of thread {thread_id!r} before checkpoint {root} was "
+                "stored (durability='async'): the run stores it on this event loop, which the sync call blocks, so "
+                "the effect cannot wait for it, and run under a checkpoint a crash may lose it would run again under "
+                "another idempotency key. Nothing ran. Await the effect (an async @effect, SecureLLM.ainvoke, "
+                "SecureTool.ainvoke), call it with `await asyncio.to_thread(fn, ...)`, or run the graph with "
+                "durability='sync'"
+            )
 
     async def anode(self) -> NodePosition:
         config, thread_id, root, unstored, root_task = self._task()

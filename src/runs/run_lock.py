@@ -96,7 +96,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -332,11 +332,20 @@ class CallLocks:
             holding.beat.stop()
         return pending
 
+    def _settling(self) -> list[Any]:
+        """The plans that wait, still holding the locks (renewed), for what each held thread's run left in flight in
+        this process (``RunLocks.settle``: its effects' records): the next run, here or in another process, must
+        find them written."""
+        settle = self.locks.settle
+        return [settle(h.thread_id) for h in self.holdings if not h.released] if settle is not None else []
+
     def release(self, cleanly: bool = True) -> None:
         """Release every lock still held (1 command each); one found taken over is recorded as lost instead.
 
         ``cleanly`` False: the run raised or was cut short (``ended_cleanly``, for the inspectors).
         """
+        for plan in self._settling():
+            self.locks._run(plan)
         for holding in self._unreleased():
             self.locks._run(self.locks._release_plan(holding, cleanly))
 
@@ -344,7 +353,10 @@ class CallLocks:
         """``release``, sent from the process's pool of background threads (which Python lets finish at exit), so
         the run returns without waiting for it. The next acquisition of one of these threads in this process
         waits for its release (``RunLocks.wait_releases``). A release that fails is logged: the lock then frees
-        itself when its lease expires."""
+        itself when its lease expires. What the run left in flight is waited for here, in the caller's thread: a
+        pool thread must not wait for work queued behind it."""
+        for plan in self._settling():
+            self.locks._run(plan)
         for holding in self._unreleased():
             self.locks._release_in_background(holding, cleanly)
 
@@ -352,6 +364,8 @@ class CallLocks:
         """The async twin of ``release``. The async face has no background release: a task left to release the
         lock would be cancelled with its loop, which may end as soon as the run returns, and the lock would then
         stay taken for its lease."""
+        for plan in self._settling():
+            await self.locks._arun(plan)
         for holding in self._unreleased():
             await self.locks._arun(self.locks._release_plan(holding, cleanly))
 
@@ -366,6 +380,8 @@ class RunLocks(TwoFaces):
         wait_seconds: how long an acquisition waits for another run before ``ThreadBusyError``.
         storage_format: the database's format check, run before the first operation (``DurablePlatform``
             passes the checkpointer's); by default one of its own.
+        settle: for a thread, a plan that returns once what its run left in flight in this process is done (its
+            effects' records); each lock is released only after it. None: nothing to wait for.
     """
 
     _needs_sync = "give DurablePlatform a sync client (client=MongoClient(uri)) to run invoke/stream/batch"
@@ -382,6 +398,7 @@ class RunLocks(TwoFaces):
         wait_seconds: float = 30.0,
         auto_setup: bool = True,
         storage_format: StorageFormat | None = None,
+        settle: Callable[[str], Plan] | None = None,
     ) -> None:
         lease_seconds = require_seconds("run_lease_seconds", lease_seconds, positive=True)
         wait_seconds = require_seconds("run_wait_seconds", wait_seconds)
@@ -389,6 +406,9 @@ class RunLocks(TwoFaces):
         client, async_client = split_clients(client, async_client, "RunLocks")
         self.collection = require_str("collection", collection, allow_empty=False)
         self.lease_seconds, self.wait_seconds = lease_seconds, wait_seconds
+        #: A plan, per thread, that returns once what a run of it left in flight here is done: a run's lock is
+        #: released only after it (``CallLocks``). The platform gives its checkpointer's ``settle_records_plan``.
+        self.settle = settle
         self._init_faces(
             client[db_name] if client is not None else None,
             async_client[db_name] if async_client is not None else None,

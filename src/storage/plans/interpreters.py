@@ -287,7 +287,7 @@ class SyncInterpreter(_Collections):
             # while a sync call blocks that loop: its error is raised once done, it is not waited for. Every
             # other future (this face's pool threads, another loop's tasks) is waited for, on a loop or not.
             if future.done() or not settled_on(future, loop):
-                future.result()
+                concurrent.futures.wait([future]) if request.settle else future.result()
 
     def _heartbeat(self, request: Heartbeat) -> Beat:
         if request.every <= 0:
@@ -532,6 +532,9 @@ class AsyncInterpreter(_Collections):
         return done
 
     async def _join(self, request: Join) -> None:
+        if request.settle:
+            await asyncio.wait([asyncio.wrap_future(f) for f in request.futures])
+            return
         for future in request.futures:
             await asyncio.wrap_future(future)
 

@@ -323,6 +323,8 @@ class Join:
 
     op: ClassVar[str] = "join"
     futures: tuple[Any, ...]
+    #: Only wait until each is done, raising none of their errors.
+    settle: bool = False
 
 
 #: ``Next``'s answer once the iterator is exhausted.

@@ -77,4 +77,10 @@ MUTANTS = (
         "        shift = 0",
         ("tests/test_operator_actions.py", "-m", "not server", "-k", "leaves_the_charge_alone"),
     ),
+    (
+        "a new run does not wait for the records the runs before left in flight",
+        "        if unfinished := tuple(f for f in self.holds.of_thread(thread_id) if not f.done()):\n            yield Join(unfinished, settle=True)",
+        "        if False:\n            yield Join((), settle=True)",
+        ("tests/test_history_explorer.py", "-k", "in_flight and async and not durability"),
+    ),
 )

@@ -151,4 +151,11 @@ MUTANTS = (
         "        if False:",
         ("tests/test_run_lock_fence.py", "-m", "not server", "-k", "reply_was_lost_after"),
     ),
+    # -- issue 44: a run's records land before its lock is free --
+    (
+        "a run's lock is released before the records it left in flight",
+        "        return [settle(h.thread_id) for h in self.holdings if not h.released] if settle is not None else []",
+        "        return []",
+        ("tests/test_run_lock.py", "-m", "not server", "-k", "records_it_left"),
+    ),
 )

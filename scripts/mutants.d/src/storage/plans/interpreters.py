@@ -48,4 +48,16 @@ MUTANTS = (
         "        if True:\n            _pool = concurrent.futures.ThreadPoolExecutor(",
         ("tests/test_thread_starts.py", "-m", "not server", "-k", "sync_turns and not async"),
     ),
+    (
+        "a settling join raises the error of a record the run before left",
+        "                concurrent.futures.wait([future]) if request.settle else future.result()",
+        "                future.result()",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "does_not_raise_its_error and sync"),
+    ),
+    (
+        "an async settling join raises the error of a record the run before left",
+        "        if request.settle:\n            await asyncio.wait([asyncio.wrap_future(f) for f in request.futures])\n            return\n",
+        "",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "does_not_raise_its_error and async"),
+    ),
 )
