@@ -45,4 +45,11 @@ MUTANTS = (
         " and first_attempt",
         ("tests/test_platform_replay.py", "-m", "not server", "-k", "retry_of_a_function_node"),
     ),
+    # -- issue 44: every caller --
+    (
+        "a sync effect on the event loop runs before its root checkpoint is stored",
+        "        if self.saver.stored_root(thread_id, root) is None:\n            raise SyncEffectOnEventLoopError(",
+        "        if False:\n            raise SyncEffectOnEventLoopError(",
+        ("tests/test_callers.py", "-m", "not server", "-k", "refused_before"),
+    ),
 )
