@@ -3,13 +3,16 @@ oracle that counts real executions judges it (tests/explorer/).
 
 - Graphs: a chain of 1-3 stages among loops, parallel branches, compiled children nested up to 3 deep, a function
   node running such a child, a ``Send`` fan-out, ``interrupt()`` answered with ``Command(resume=...)`` (after an
-  ``update_state`` with or without ``as_node``, or none), a ``RetryPolicy`` retry, and a ``ToolNode`` fed two tool
-  calls by a ``SecureLLM``; effects are ``@effect`` (some ``at_most_once``), ``SecureTool`` and ``SecureLLM``; sync
-  or async, in both compile forms, under ``durability`` sync or async; the thread id deleted and reused, or not.
+  ``update_state`` with or without ``as_node``, or none; at the root or inside a compiled child), a ``RetryPolicy``
+  retry, a ``ToolNode`` fed two tool calls by a ``SecureLLM``, effects inside LangGraph ``@task``s (in a node, in an
+  ``@entrypoint``), and effects started together; effects are ``@effect`` (some ``at_most_once``), ``SecureTool`` and
+  ``SecureLLM``; sync, async or async nodes calling sync effects, called from plain code, a coroutine or ``batch``,
+  in both compile forms, under ``durability`` sync or async, records landing late or not; the thread id deleted and
+  reused, or forked once done at a checkpoint it moved past.
 - Faults, one per history: an exception in a node, a storage command that fails (never sent) or whose reply is lost
   (sent), at any request of the run; the resume in the same platform or in a new one (another process). SIGKILLs of a
   child process at any command: ``test_history_kills.py``.
-- The oracle: tests/explorer/oracle.py.
+- The oracle: tests/explorer/oracle.py, with LangGraph's ``@task`` over ``InMemorySaver`` running the same plan.
 
 CI runs ``EXPLORE_HISTORIES`` (200) histories on mongomock, derandomized: the same histories on every run. A failing
 history is shrunk by Hypothesis and printed with ``EXPLORE_REPLAY='Plan(...)'``, which
