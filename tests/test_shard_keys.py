@@ -14,12 +14,16 @@ stamp), sync and async, on both compile forms, each command is checked:
   table lists one too many);
 - the collections the "Shard keys" table leaves unsharded (``durable_metadata``) are not checked.
 
-On FerretDB and mongo-java-server the commands are pymongo's command monitoring's, as they go on the wire;
-mongomock sends none, so offline the requests every interpreter runs are checked in the same form.
+On FerretDB and mongo-java-server the commands are pymongo's command monitoring's, as they go on the wire in the
+form MongoDB is sent them: these two servers find a document from its ``_id`` index only by a filter on ``_id``
+alone, so the interpreters drop the key fields the ``_id`` encodes for them (``ServerQuirks.id_alone``; neither can
+be sharded). The test turns that quirk off; ``test_the_test_servers_are_sent_id_alone`` checks that it holds.
+mongomock sends no command, so offline the requests every interpreter runs are checked in the same form.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 import uuid
@@ -39,7 +43,7 @@ from pymongo import AsyncMongoClient, MongoClient, monitoring
 from langgraph_durable_mongodb.platform import DurablePlatform
 from langgraph_durable_mongodb.storage.deployment import check_deployment
 from langgraph_durable_mongodb.storage.format import format_document
-from langgraph_durable_mongodb.storage.plans import lease
+from langgraph_durable_mongodb.storage.plans import lease, quirks
 from langgraph_durable_mongodb.storage.plans.interpreters import AsyncInterpreter, SyncInterpreter
 from langgraph_durable_mongodb.storage.schema import INDEXES, CollectionNames
 from langgraph_durable_mongodb.storage.summary_drift import drift_plan
@@ -260,6 +264,9 @@ def watched(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
         yield Store(client, AsyncMongoMockClient(mock_mongo_client=client), client, db_name, []), audit
         return
     uri = tier_uri(request)
+    # What MongoDB is sent: these servers find by _id only from _id alone, so the key fields are dropped for them
+    for server in ("FERRETDB", "MONGO_JAVA_SERVER"):
+        monkeypatch.setattr(quirks, server, dataclasses.replace(getattr(quirks, server), id_alone=False))
     wire = Wire(audit)
     client, async_client, raw = MongoClient(uri, event_listeners=[wire]), AsyncMongoClient(uri, event_listeners=[wire]), MongoClient(uri)
     store = Store(client, async_client, raw, db_name, [])
@@ -371,6 +378,30 @@ async def test_every_command_names_its_thread_but_the_documented_scatter_set(
     reached = {("findAndModify", NAMES.journal), ("insert", NAMES.journal), ("update", NAMES.metadata)}
     reached |= {("insert", NAMES.runs), ("update", NAMES.runs)} if locked else {("update", NAMES.journal)}
     assert reached | {("update", coll) for coll in KEYED} <= sent
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_the_test_servers_are_sent_id_alone(request: pytest.FixtureRequest, mongodb_uri: str, mode: str) -> None:
+    """FerretDB scans a collection for a filter on more than ``_id`` (it pushes no other filter down to SQLite),
+    mongo-java-server for one that is not exactly a unique index's fields: a checkpoint's, a write's and a
+    summary's upsert go to them by ``_id`` alone, as they did before the shard key (the ``_id`` encodes it)."""
+    db_name = f"t_{uuid.uuid4().hex[:12]}"
+    audit = Audit({db_name})
+    wire = Wire(audit)
+    client, async_client = MongoClient(mongodb_uri, event_listeners=[wire]), AsyncMongoClient(mongodb_uri, event_listeners=[wire])
+    try:
+        platform = DurablePlatform(client, async_client=async_client, db_name=db_name)
+        await invoke(platform.compile(three_effects()), mode, {"notes": []}, "t")
+        await invoke(platform.compile(three_effects()), mode, {"notes": []}, "t")
+        keyed = [(command["update"], op["q"]) for _, name, command in audit.seen if name == "update" and command["update"] in KEYED
+                 for op in command["updates"]]
+        assert {coll for coll, _ in keyed} == {NAMES.checkpoints, NAMES.writes}
+        assert all("_id" in query and not {"thread_id", "checkpoint_ns"} & set(query) for _, query in keyed), keyed
+        assert any("latest" in query for _, query in keyed)  # the summary's, with its condition kept
+    finally:
+        client.drop_database(db_name)
+        client.close()
+        await async_client.close()
 
 
 # -- the docs' tables against the library's declarations ----------------------------------------

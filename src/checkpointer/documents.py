@@ -48,7 +48,9 @@ A document's ``_id`` is its key (``key_id``), so every write names its document
 by ``_id``: an index lookup on any server, and the one filter FerretDB's SQLite
 backend answers without scanning the collection. Beside the ``_id``, the filter
 carries the thread and the namespace the key starts with (``schema.key_filter``):
-a sharded cluster routes a write by its shard key, ``thread_id``.
+a sharded cluster routes a write by its shard key, ``thread_id``. FerretDB and
+mongo-java-server, which cannot be sharded, are sent the ``_id`` alone
+(``quirks.ServerQuirks.id_alone``).
 
 Channel names and namespaces are values in these documents, never field
 names, so a ``.`` or ``$`` in them cannot become a BSON path.
