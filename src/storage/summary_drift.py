@@ -249,7 +249,8 @@ def unsummarized_plan(names: CollectionNames, id_range: Mapping[str, Any], summa
         thread_id = hit[0]["thread_id"]
         docs, damaged = yield Gather((
             Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": ""}, {"_id": 0, "checkpoint_id": 1}),
-            Find(names.checkpoints, summary_filter(thread_id), {"_id": 1}, limit=1),
+            # by _id alone: a summary whose thread_id was damaged by hand still counts (the lists report it)
+            Find(names.checkpoints, {"_id": summary_id(thread_id)}, {"_id": 1}, limit=1),
         ))
         if docs and not damaged:
             found.append({"thread_id": thread_id, LATEST: max(d["checkpoint_id"] for d in docs), COUNT: len(docs)})
