@@ -27,7 +27,7 @@ import dataclasses
 import re
 import sys
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -247,21 +247,21 @@ def judged(audit: Audit, scattering: set[str]) -> tuple[list[str], set[str]]:
 class Store:
     """A database watched by an ``Audit``: its platform's clients, and a raw sync handle that is not watched."""
 
-    def __init__(self, client: Any, async_client: Any, raw: Any, db_name: str, closers: list[Any]) -> None:
-        self.client, self.async_client, self.raw, self.db_name, self.closers = client, async_client, raw, db_name, closers
+    def __init__(self, client: Any, async_client: Any, raw: Any, db_name: str) -> None:
+        self.client, self.async_client, self.raw, self.db_name = client, async_client, raw, db_name
 
     def platform(self, db_name: str | None = None, **options: Any) -> DurablePlatform:
         return DurablePlatform(self.client, async_client=self.async_client, db_name=db_name or self.db_name, **options)
 
 
 @pytest.fixture(params=["mongomock", *on_servers("server")])
-def watched(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Store, Audit]]:
+async def watched(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[Store, Audit]]:
     db_name = f"t_{uuid.uuid4().hex[:12]}"
     audit = Audit({db_name, f"{db_name}_old"})
     if request.param == "mongomock":
         client = mongomock.MongoClient()
         tap_requests(monkeypatch, audit)
-        yield Store(client, AsyncMongoMockClient(mock_mongo_client=client), client, db_name, []), audit
+        yield Store(client, AsyncMongoMockClient(mock_mongo_client=client), client, db_name), audit
         return
     uri = tier_uri(request)
     # What MongoDB is sent: these servers find by _id only from _id alone, so the key fields are dropped for them
@@ -269,12 +269,12 @@ def watched(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
         monkeypatch.setattr(quirks, server, dataclasses.replace(getattr(quirks, server), id_alone=False))
     wire = Wire(audit)
     client, async_client, raw = MongoClient(uri, event_listeners=[wire]), AsyncMongoClient(uri, event_listeners=[wire]), MongoClient(uri)
-    store = Store(client, async_client, raw, db_name, [])
-    yield store, audit
+    yield Store(client, async_client, raw, db_name), audit
     for name in audit.db_names:
         raw.drop_database(name)
     for c in (client, raw):
         c.close()
+    await async_client.close()
 
 
 async def call(target: Any, mode: str, name: str, *args: Any, **kwargs: Any) -> Any:

@@ -61,7 +61,7 @@ def key_filter(*key: Any) -> dict[str, Any]:
 
 
 def keys_filter(keys: Iterable[tuple[Any, ...]]) -> dict[str, Any]:
-    """The filter naming the documents of ``keys`` (at least one, as ``key_filter`` takes them): the ``_id`` of each,
+    """The filter naming the documents of ``keys`` (as ``key_filter`` takes them): the ``_id`` of each,
     and their threads, one by equality, several by ``$in``."""
     keys = list(keys)
     threads = sorted({key[0] for key in keys})
