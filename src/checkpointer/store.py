@@ -34,7 +34,7 @@ from .._bson import (
 )
 from ..storage.plans.requests import Emit, Find, Gather, Plan, Upsert
 from ..errors import InvalidInputError
-from ..storage.schema import BLOB_KEY, WRITE_KEY, CollectionNames
+from ..storage.schema import BLOB_KEY, WRITE_KEY, CollectionNames, key_filter, keys_filter
 from ..storage.thread_summaries import NOT_SUMMARY, require_checkpoint_ns, summary_update
 from .documents import (
     CHANNEL,
@@ -54,7 +54,6 @@ from .documents import (
     checkpoint_document,
     checkpoint_key,
     inline_values,
-    key_id,
     lay_out_values,
     load_channel_values,
     loaded_metadata,
@@ -194,8 +193,7 @@ def blob_upserts(ref: tuple, typed: tuple[str, bytes], expiry: Mapping[str, Any]
 
     Written once: a value already stored under its version is left as it is.
     """
-    documents = blob_documents(ref, typed, chunk_bytes)
-    return [UpdateOne({"_id": _id}, {"$setOnInsert": {**doc, **expiry}}, upsert=True) for _id, doc in documents.items()]
+    return [UpdateOne(named, {"$setOnInsert": {**doc, **expiry}}, upsert=True) for named, doc in blob_documents(ref, typed, chunk_bytes)]
 
 
 class CheckpointStore:
@@ -258,7 +256,7 @@ class CheckpointStore:
         moved its values to blobs) costs one more query, for blobs.
         """
         held, in_blobs = values_elsewhere(docs, channels)
-        holders = Find(self.collections.checkpoints, {"_id": {"$in": sorted(held)}}, HOLDER_FIELDS) if held else None
+        holders = Find(self.collections.checkpoints, keys_filter(sorted(held)), HOLDER_FIELDS) if held else None
         first_result, holder_docs, blob_docs = yield from _side_by_side(first, holders, self._blobs_query(in_blobs))
         values = inline_values(self.collections.checkpoints, docs)
         values.update(inline_values(self.collections.checkpoints, holder_docs or []))
@@ -399,7 +397,7 @@ class CheckpointStore:
             document = checkpoint_document(
                 key, parent_id, skeleton, laid_out.entries, metadata_document, checkpoint.get("ts"), continued, expiry
             )
-            stored = UpdateOne({"_id": key_id(thread_id, checkpoint_ns, checkpoint_id)}, {"$set": document}, upsert=True)
+            stored = UpdateOne(key_filter(thread_id, checkpoint_ns, checkpoint_id), {"$set": document}, upsert=True)
             summary = [] if checkpoint_ns else [summary_update(thread_id, checkpoint_id, expiry)]
             yield Upsert(self.collections.checkpoints, [stored, *summary])
             self.roots.stored.note(thread_id, checkpoint_ns, [registered], written=True)
@@ -467,7 +465,7 @@ class CheckpointStore:
             key = dict(zip(WRITE_KEY, (thread_id, checkpoint_ns, checkpoint_id, task_id, write_idx)))
             typed = serde.dumps_typed(value)
             for doc in with_checksum(value_documents(key, typed, self.chunk_bytes), typed[1]):
-                ident = {"_id": key_id(thread_id, checkpoint_ns, checkpoint_id, task_id, write_idx, doc["chunk"])}
+                ident = key_filter(thread_id, checkpoint_ns, checkpoint_id, task_id, write_idx, doc["chunk"])
                 full = {**doc, "channel": channel, "task_path": task_path, **expiry}
                 if write_idx < 0:
                     ops.append(ReplaceOne(ident, full, upsert=True))
