@@ -178,6 +178,8 @@ ABOVE_STORAGE = ("journal", "checkpointer", "resolver", "runs", "platform", "ser
         # what a thread's documents are spread over, declared by their owners: beneath every storage class
         ("storage.thread_collections", ("storage.format", *ABOVE_THE_BASE)),
         ("runs", ("journal", "checkpointer", "resolver", "platform")),
+        # what OpenTelemetry is told lies beneath every layer that tells it
+        ("telemetry", ("storage", *ABOVE_STORAGE)),
         # the run context lies beneath every layer whose code carries a run
         ("runs.context", ("storage", *ABOVE_STORAGE)),
         ("checkpointer", ("journal", "resolver", "runs", "platform")),

@@ -1,0 +1,170 @@
+"""The OpenTelemetry objects the library emits through, made lazily, and the names of what it emits.
+
+Nothing here imports ``opentelemetry`` when this module is imported: ``api()`` does, once, when the first span or
+measure is asked for, and remembers that it is missing (no ``otel`` extra) so that it never tries again. The
+tracer is taken only once the application configured a tracer provider (``trace.set_tracer_provider``, or the
+``OTEL_PYTHON_TRACER_PROVIDER`` variable), and the instruments once it configured a meter provider: until then
+``tracer()`` and ``metrics()`` answer None after reading the global provider, and the callers emit nothing (no
+span object, no attribute dictionary). A provider cannot be replaced once set, so what they found is kept.
+
+Names follow the OpenTelemetry semantic-conventions registry where it has one (``gen_ai.conversation.id`` for the
+thread, ``gen_ai.tool.call.id``, ``error.type``); the rest are this library's, under ``langgraph_durable_mongodb.``.
+MongoDB commands (``db.*``) are the driver's instrumentation's, never ours. No attribute ever holds an input, an
+outcome or an error message: ids, keys, names, counts and states only.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+#: The instrumentation scope: the tracer's and the meter's name.
+SCOPE = "langgraph_durable_mongodb"
+_NS = SCOPE + "."
+
+# -- attributes ------------------------------------------------------------------------------------------------
+THREAD = "gen_ai.conversation.id"  # the registry's "conversation (session, thread)": LangGraph's thread_id
+TOOL_CALL_ID = "gen_ai.tool.call.id"
+ERROR_TYPE = "error.type"
+KIND = _NS + "effect.kind"
+NAME = _NS + "effect.name"
+PATH = _NS + "effect.path"
+NODE = _NS + "effect.node"
+VISIT = _NS + "effect.visit"
+EFFECT_KEY = _NS + "effect.key"
+IDEMPOTENCY_KEY = _NS + "effect.idempotency_key"
+EXECUTION = _NS + "effect.execution"  # executed | replayed
+AT_MOST_ONCE = _NS + "effect.at_most_once"
+ATTEMPT = _NS + "effect.attempt"
+OUTCOME = _NS + "effect.outcome"  # completed | failed | unknown | cancelled
+REASON = _NS + "nondeterminism.reason"  # effect_changed | input_changed
+ACTION = _NS + "nondeterminism.action"  # raised | warned | rerun
+DECISION = _NS + "outcome.decision"  # resolved | discarded
+CHECKPOINT_NS = _NS + "checkpoint.ns"
+CHECKPOINT_ID = _NS + "checkpoint.id"
+FENCE = _NS + "run_lock.fence"
+TAKEN_OVER = _NS + "run_lock.taken_over"
+WAITS = _NS + "run_lock.waits"
+
+# -- span names: "<kind> <name>" for an effect ----------------------------------------------------------------------
+CLAIM_SPAN = "journal claim"
+RECORD_SPAN = "journal record"
+TAKE_SPAN = "run_lock take"
+LOST_SPAN = "run_lock lost"
+STORE_SPAN = "checkpoint store"
+WAIT_STORED_SPAN = "checkpoint wait_stored"
+
+
+@dataclass(frozen=True)
+class Api:
+    """The parts of ``opentelemetry`` the library uses, imported once."""
+
+    trace: Any
+    context: Any
+    metrics: Any
+    proxy_meter_provider: type | None  # the API's placeholder until a meter provider is set (a private class)
+
+
+def _imported() -> Api | None:
+    try:
+        from opentelemetry import context, metrics, trace
+    except ImportError:
+        return None
+    try:
+        from opentelemetry.metrics._internal import _ProxyMeterProvider as proxy  # noqa: PLC0415 - private, guarded
+    except ImportError:  # another layout: take any provider for a configured one
+        proxy = None
+    return Api(trace, context, metrics, proxy)
+
+
+class _Found:
+    """What has been found so far: whether the API is installed, then the tracer and the instruments once a
+    provider is configured."""
+
+    api: Api | None = None
+    missing = False
+    tracer: Any = None
+    metrics: Metrics | None = None
+    lock = threading.Lock()
+
+
+def api() -> Api | None:
+    """``opentelemetry``'s API, imported at the first call; None when it is not installed (never tried again)."""
+    if _Found.api is None and not _Found.missing:
+        with _Found.lock:
+            if _Found.api is None and not _Found.missing:
+                _Found.api = _imported()
+                _Found.missing = _Found.api is None
+    return _Found.api
+
+
+def _version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415 - once, with the first span
+
+    try:
+        return version("langgraph-durable-mongodb")
+    except PackageNotFoundError:
+        return None
+
+
+def tracer() -> Any:
+    """The library's tracer, once the application configured a tracer provider; None before, and without the API."""
+    if _Found.tracer is not None:
+        return _Found.tracer
+    otel = api()
+    if otel is None:
+        return None
+    provider = otel.trace.get_tracer_provider()
+    if isinstance(provider, otel.trace.ProxyTracerProvider):
+        return None  # nothing configured yet: a span would be a no-op one
+    _Found.tracer = provider.get_tracer(SCOPE, _version())
+    return _Found.tracer
+
+
+class Metrics:
+    """The library's instruments, on the configured meter provider's meter (``metrics()``)."""
+
+    def __init__(self, meter: Any) -> None:
+        counter, histogram = meter.create_counter, meter.create_histogram
+        self.executed = counter(_NS + "effects.executed", "{effect}", "Effects run (not replayed), by kind")
+        self.replayed = counter(_NS + "effects.replayed", "{effect}", "Effects whose recorded outcome was returned")
+        self.unknown = counter(
+            _NS + "outcomes.unknown", "{outcome}", "At-most-once effects found with their outcome unknown (each once)"
+        )
+        self.resolved = counter(
+            _NS + "outcomes.resolved", "{outcome}", "Outcomes unknown that a person resolved or discarded"
+        )
+        self.awaiting = meter.create_up_down_counter(
+            _NS + "outcomes.awaiting", "{outcome}", "Outcomes unknown that wait for a person (resolve or discard)"
+        )
+        self.taken_over = counter(_NS + "run_locks.taken_over", "{lock}", "Run locks taken from a dead or expired run")
+        self.lost = counter(_NS + "run_locks.lost", "{lock}", "Run locks a run lost (its lease ran out)")
+        self.records_lost = counter(
+            _NS + "records.lost", "{record}", "Effect records fenced out: another worker held the position"
+        )
+        self.nondeterminism = counter(
+            _NS + "nondeterminism.detected", "{warning}", "Replays that met another effect or another input"
+        )
+        self.effect_duration = histogram(_NS + "effect.duration", "s", "How long an executed effect ran")
+        self.journal_duration = histogram(
+            _NS + "journal.duration", "s", "The journal's own time per effect: its claim plus its record"
+        )
+        self.lock_wait = histogram(_NS + "run_lock.wait.duration", "s", "How long taking a run lock took")
+
+
+def metrics() -> Metrics | None:
+    """The library's instruments, once the application configured a meter provider; None before, and without
+    the API."""
+    if _Found.metrics is not None:
+        return _Found.metrics
+    otel = api()
+    if otel is None:
+        return None
+    provider = otel.metrics.get_meter_provider()
+    if otel.proxy_meter_provider is not None and isinstance(provider, otel.proxy_meter_provider):
+        return None
+    with _Found.lock:
+        if _Found.metrics is None:
+            _Found.metrics = Metrics(provider.get_meter(SCOPE, _version()))
+    return _Found.metrics
