@@ -162,11 +162,19 @@ def test_an_effect_in_an_effect_nests_under_it_and_its_own_calls_under_it(otel: 
 
 
 async def test_a_stream_is_one_span_its_record_under_it(otel: Telemetry) -> None:
+    """The stream's span is not current while the node handles its chunks, but what the model does while a chunk is
+    pulled (``Next``'s context) nests under it."""
     from langchain_core.language_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
 
+    class Traced(GenericFakeChatModel):
+        async def _astream(self, *args: Any, **kwargs: Any) -> Any:
+            async for chunk in super()._astream(*args, **kwargs):
+                app_tracer().start_span("model read").end()  # under the current span: the stream's
+                yield chunk
+
     platform = DurablePlatform.embedded()
-    llm = SecureLLM(GenericFakeChatModel(messages=iter([AIMessage("streamed reply")])))
+    llm = SecureLLM(Traced(messages=iter([AIMessage("streamed reply")])))
 
     async def chat(state: MessagesState) -> dict:
         chunks = [chunk async for chunk in llm.astream(state["messages"])]
@@ -179,9 +187,10 @@ async def test_a_stream_is_one_span_its_record_under_it(otel: Telemetry) -> None
     with app_tracer().start_as_current_span("request") as request:
         await compiled.ainvoke({"messages": [HumanMessage("hi")]}, CONFIG)
     (stream,) = effect_spans(otel.spans())
-    assert stream.name == "llm GenericFakeChatModel" and attribute(stream, "execution") == "executed"
+    assert stream.name == "llm Traced" and attribute(stream, "execution") == "executed"
     assert stream.parent.span_id == request.get_span_context().span_id
-    assert sorted(s.name for s in children(otel.spans(), stream)) == ["journal claim", "journal record"]
+    below = [s.name for s in children(otel.spans(), stream)]
+    assert sorted(set(below)) == ["journal claim", "journal record", "model read"] and below.count("model read") > 1
 
 
 # -- run locks ------------------------------------------------------------------------------------------------------
@@ -270,6 +279,17 @@ async def test_an_outcome_unknown_is_counted_once_until_a_person_settles_it(jfac
     assert otel.added("outcomes.resolved", decision="resolved") == 1 and otel.added("outcomes.awaiting") == 0
     assert "unknown_since" not in (await jface.raw({"chunk": 0}))[0]
     assert await jface.run(call, jface.fn(_never), position=POS) == "sunny"
+
+
+async def test_a_run_that_read_the_entry_unmarked_does_not_count_it_again(jface: Any, otel: Telemetry) -> None:
+    """Two runs meet the outcome unknown at once, both read it unmarked: the conditional mark lets one count it."""
+    call = EffectCall("tool", "search", input={"q": "weather"}, at_most_once=True)
+    await jface.raw_insert(owned_entry(lease_seconds=-1, at_most_once=True))
+    (unmarked,) = await jface.raw({"chunk": 0})
+    for _ in range(2):
+        mark = jface.journal._mark_unknown(call, POS, unmarked)  # noqa: SLF001 - each run's mark, as it read the entry
+        await jface.journal._arun(mark) if jface.is_async else jface.journal._run(mark)  # noqa: SLF001
+    assert otel.added("outcomes.unknown", kind="tool") == 1 and otel.added("outcomes.awaiting") == 1
 
 
 async def test_a_discarded_unknown_outcome_is_taken_off(jface: Any, otel: Telemetry) -> None:

@@ -151,4 +151,11 @@ MUTANTS = (
         "        if False:",
         ("tests/test_run_lock_fence.py", "-m", "not server", "-k", "reply_was_lost_after"),
     ),
+    # -- issue 46: what OpenTelemetry is told --
+    (
+        "taking this process's own ended run's lock counts as a take-over",
+        "        return owner is not None and not self._ended_here(owner)",
+        "        return owner is not None",
+        ("tests/test_telemetry.py", "-m", "not server", "-k", "own_ended_run"),
+    ),
 )
