@@ -17,9 +17,10 @@ def test_the_otel_section_runs_each_case_and_only_the_sdk_exports_spans(mongodb_
         pytest.skip("the section measures where the rtt section's CPU line does: mongo-java-server or MONGODB_URI")
     result = bench_otel(mongodb_uri, True, lambda line: None, OtelSettings(rounds=1, turns=2, watches=200))
     cases = result["cases"]
-    assert set(cases) == set(CASES) and cases["none"]["turn_cpu_ratio"] == 1.0
+    assert set(cases) == set(CASES) and cases["none"]["ratio"] == 1.0
     assert cases["none"]["spans_per_turn"] == cases["noop"]["spans_per_turn"] == 0
     assert cases["sdk"]["spans_per_turn"] >= 10  # 3 effects (each with its claim and record), the lock, the stores
-    assert all(row["turn_cpu_ms"] > 0 and row["watch_us"] > 0 for row in cases.values())
+    assert all(row["turn_cpu_ms"] > 0 and row["watch_us"] > 0 and row["import_ms"] > 0 for row in cases.values())
     table = "\n".join(render_otel(result))
+    assert result["watched_per_turn"] >= 5 and cases["noop"]["bound_share"] < cases["sdk"]["bound_share"]
     assert "the no-op tracer" in table and table.count("\n| ") == 4  # the header and a row per case

@@ -221,6 +221,23 @@ def test_a_take_over_increments_its_counter_and_marks_its_span(mongo_client: Any
 
 
 @pytest.mark.parametrize("client_kind", SYNC_KINDS, indirect=True)
+def test_a_take_that_waits_for_a_live_run_says_so(mongo_client: Any, db_name: str, otel: Telemetry) -> None:
+    """It polls while another live run holds the thread (an event per wait), then gives up: the span ends in error."""
+    from langgraph_durable_mongodb import ThreadBusyError
+
+    locks = RunLocks(mongo_client, db_name=db_name, wait_seconds=0.2)
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    _lock(locks, owner="elsewhere", owner_host="another-host", owner_pid=7, lease_until=now + timedelta(minutes=1))
+    with pytest.raises(ThreadBusyError):
+        locks.acquire(["case-42"])
+    (take,) = otel.spans("run_lock take")
+    waits = take.attributes[NS + "run_lock.waits"]
+    assert waits >= 1 and [e.name for e in take.events] == ["run_lock wait"] * waits
+    assert take.attributes["error.type"] == "langgraph_durable_mongodb.errors.ThreadBusyError"
+    assert otel.added("run_lock.wait.duration") == 1 and otel.added("run_locks.taken_over") == 0
+
+
+@pytest.mark.parametrize("client_kind", SYNC_KINDS, indirect=True)
 def test_taking_this_process_s_own_ended_run_s_lock_is_no_take_over(mongo_client: Any, db_name: str, otel: Telemetry) -> None:
     """Its release still under way (``_ended_here``), the lock is this process's to take: not a take-over."""
     locks = RunLocks(mongo_client, db_name=db_name, wait_seconds=0)
