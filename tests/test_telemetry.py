@@ -510,3 +510,38 @@ def test_the_run_s_loop_keeps_its_context(otel: Telemetry) -> None:
     graph.add_edge(START, "n")
     assert asyncio.run(graph.compile(checkpointer=platform.checkpointer).ainvoke({"q": ""}, CONFIG)) == {"q": "b"}
     assert len(effect_spans(otel.spans())) == 2
+
+
+def test_the_functional_api_and_a_sync_effect_in_an_async_node_nest_alike(otel: Telemetry) -> None:
+    """Every caller: an ``@entrypoint`` calling an effect, and a sync effect called from an async node (a sync call
+    on the event loop): each effect's span is under the span current where the graph was called."""
+    from langgraph.func import entrypoint
+
+    platform = DurablePlatform.embedded()
+
+    @effect(kind="tool", name="lookup")
+    def lookup(q: str) -> str:
+        return q.upper()
+
+    @entrypoint(checkpointer=platform.checkpointer)
+    def flow(q: str) -> str:
+        return lookup(q)
+
+    class S(TypedDict):
+        q: str
+
+    async def node(state: S) -> S:
+        return {"q": lookup(state["q"])}  # sync, on the loop
+
+    graph = StateGraph(S)
+    graph.add_node("n", node)
+    graph.add_edge(START, "n")
+    compiled = graph.compile(checkpointer=platform.checkpointer)
+    with app_tracer().start_as_current_span("functional") as functional:
+        assert flow.invoke("a", {"configurable": {"thread_id": "f"}}) == "A"
+    with app_tracer().start_as_current_span("async node") as async_node:
+        assert asyncio.run(compiled.ainvoke({"q": "b"}, {"configurable": {"thread_id": "g"}})) == {"q": "B"}
+    first, second = effect_spans(otel.spans())
+    assert first.parent.span_id == functional.get_span_context().span_id
+    assert second.parent.span_id == async_node.get_span_context().span_id
+    assert {attribute(first, "execution"), attribute(second, "execution")} == {"executed"}
