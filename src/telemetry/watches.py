@@ -109,11 +109,6 @@ class _Span:
             _failed(self.span, error)
         self.span.end()
 
-    @property
-    def context(self) -> Any:
-        """The OpenTelemetry context whose current span is this one (a parent for later spans)."""
-        return names.api().trace.set_span_in_context(self.span)
-
 
 # -- effects ------------------------------------------------------------------------------------------------------
 
