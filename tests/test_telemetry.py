@@ -203,11 +203,17 @@ def _lock(locks: RunLocks, **holder: Any) -> Any:
     return runs
 
 
+def _held_elsewhere(mongo_client: Any, db_name: str, wait_seconds: float, owner: str, lease_seconds: float) -> RunLocks:
+    """Run locks whose case-42 lock ``owner`` holds at fence 5, its lease ending in ``lease_seconds``."""
+    locks = RunLocks(mongo_client, db_name=db_name, wait_seconds=wait_seconds)
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    _lock(locks, owner=owner, owner_host="another-host", owner_pid=7, lease_until=now + timedelta(seconds=lease_seconds))
+    return locks
+
+
 @pytest.mark.parametrize("client_kind", SYNC_KINDS, indirect=True)
 def test_a_take_over_increments_its_counter_and_marks_its_span(mongo_client: Any, db_name: str, otel: Telemetry) -> None:
-    locks = RunLocks(mongo_client, db_name=db_name, wait_seconds=0)
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
-    _lock(locks, owner="elsewhere", owner_host="another-host", owner_pid=1, lease_until=now - timedelta(seconds=1))
+    locks = _held_elsewhere(mongo_client, db_name, 0, "elsewhere", -1)
     with locks.hold(["case-42"]):
         pass
     assert otel.added("run_locks.taken_over") == 1
@@ -225,9 +231,7 @@ def test_a_take_that_waits_for_a_live_run_says_so(mongo_client: Any, db_name: st
     """It polls while another live run holds the thread (an event per wait), then gives up: the span ends in error."""
     from langgraph_durable_mongodb import ThreadBusyError
 
-    locks = RunLocks(mongo_client, db_name=db_name, wait_seconds=0.2)
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
-    _lock(locks, owner="elsewhere", owner_host="another-host", owner_pid=7, lease_until=now + timedelta(minutes=1))
+    locks = _held_elsewhere(mongo_client, db_name, 0.2, "elsewhere", 60)
     with pytest.raises(ThreadBusyError):
         locks.acquire(["case-42"])
     (take,) = otel.spans("run_lock take")
@@ -240,9 +244,7 @@ def test_a_take_that_waits_for_a_live_run_says_so(mongo_client: Any, db_name: st
 @pytest.mark.parametrize("client_kind", SYNC_KINDS, indirect=True)
 def test_taking_this_process_s_own_ended_run_s_lock_is_no_take_over(mongo_client: Any, db_name: str, otel: Telemetry) -> None:
     """Its release still under way (``_ended_here``), the lock is this process's to take: not a take-over."""
-    locks = RunLocks(mongo_client, db_name=db_name, wait_seconds=0)
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
-    _lock(locks, owner="ended-here", owner_host="h", owner_pid=1, lease_until=now + timedelta(minutes=1))
+    locks = _held_elsewhere(mongo_client, db_name, 0, "ended-here", 60)
     RunLocks._note_ended("ended-here", ended=True)
     try:
         with locks.hold(["case-42"]):

@@ -136,35 +136,43 @@ def tracer() -> Any:
     return _Found.tracer
 
 
+#: Every instrument: (the ``Metrics`` attribute, its kind, its name under ``langgraph_durable_mongodb.``, unit,
+#: description). docs/observability.md lists them, with their attributes.
+INSTRUMENTS = (
+    ("executed", "counter", "effects.executed", "{effect}", "Effects run (not replayed), by kind"),
+    ("replayed", "counter", "effects.replayed", "{effect}", "Effects whose recorded outcome was returned"),
+    ("unknown", "counter", "outcomes.unknown", "{outcome}", "At-most-once effects found with their outcome unknown (each once)"),
+    ("resolved", "counter", "outcomes.resolved", "{outcome}", "Outcomes unknown that a person resolved or discarded"),
+    ("awaiting", "up_down_counter", "outcomes.awaiting", "{outcome}", "Outcomes unknown that wait for a person"),
+    ("taken_over", "counter", "run_locks.taken_over", "{lock}", "Run locks taken from a dead or expired run"),
+    ("lost", "counter", "run_locks.lost", "{lock}", "Run locks a run lost (its lease ran out)"),
+    ("records_lost", "counter", "records.lost", "{record}", "Effect records fenced out: another worker held the position"),
+    ("nondeterminism", "counter", "nondeterminism.detected", "{warning}", "Replays that met another effect or input"),
+    ("effect_duration", "histogram", "effect.duration", "s", "How long an executed effect ran"),
+    ("journal_duration", "histogram", "journal.duration", "s", "The journal's own time per effect: its claim plus its record"),
+    ("lock_wait", "histogram", "run_lock.wait.duration", "s", "How long taking a run lock took"),
+)
+
+
 class Metrics:
-    """The library's instruments, on the configured meter provider's meter (``metrics()``)."""
+    """The library's instruments (``INSTRUMENTS``), on the configured meter provider's meter (``metrics()``)."""
+
+    executed: Any
+    replayed: Any
+    unknown: Any
+    resolved: Any
+    awaiting: Any
+    taken_over: Any
+    lost: Any
+    records_lost: Any
+    nondeterminism: Any
+    effect_duration: Any
+    journal_duration: Any
+    lock_wait: Any
 
     def __init__(self, meter: Any) -> None:
-        counter, histogram = meter.create_counter, meter.create_histogram
-        self.executed = counter(_NS + "effects.executed", "{effect}", "Effects run (not replayed), by kind")
-        self.replayed = counter(_NS + "effects.replayed", "{effect}", "Effects whose recorded outcome was returned")
-        self.unknown = counter(
-            _NS + "outcomes.unknown", "{outcome}", "At-most-once effects found with their outcome unknown (each once)"
-        )
-        self.resolved = counter(
-            _NS + "outcomes.resolved", "{outcome}", "Outcomes unknown that a person resolved or discarded"
-        )
-        self.awaiting = meter.create_up_down_counter(
-            _NS + "outcomes.awaiting", "{outcome}", "Outcomes unknown that wait for a person (resolve or discard)"
-        )
-        self.taken_over = counter(_NS + "run_locks.taken_over", "{lock}", "Run locks taken from a dead or expired run")
-        self.lost = counter(_NS + "run_locks.lost", "{lock}", "Run locks a run lost (its lease ran out)")
-        self.records_lost = counter(
-            _NS + "records.lost", "{record}", "Effect records fenced out: another worker held the position"
-        )
-        self.nondeterminism = counter(
-            _NS + "nondeterminism.detected", "{warning}", "Replays that met another effect or another input"
-        )
-        self.effect_duration = histogram(_NS + "effect.duration", "s", "How long an executed effect ran")
-        self.journal_duration = histogram(
-            _NS + "journal.duration", "s", "The journal's own time per effect: its claim plus its record"
-        )
-        self.lock_wait = histogram(_NS + "run_lock.wait.duration", "s", "How long taking a run lock took")
+        for attribute, kind, name, unit, description in INSTRUMENTS:
+            setattr(self, attribute, getattr(meter, f"create_{kind}")(_NS + name, unit, description))
 
 
 def metrics() -> Metrics | None:
