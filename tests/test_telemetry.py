@@ -231,7 +231,7 @@ def test_a_take_that_waits_for_a_live_run_says_so(mongo_client: Any, db_name: st
     """It polls while another live run holds the thread (an event per wait), then gives up: the span ends in error."""
     from langgraph_durable_mongodb import ThreadBusyError
 
-    locks = _held_elsewhere(mongo_client, db_name, 0.2, "elsewhere", 60)
+    locks = _held_elsewhere(mongo_client, db_name, 1.0, "elsewhere", 60)  # a first poll well within the wait
     with pytest.raises(ThreadBusyError):
         locks.acquire(["case-42"])
     (take,) = otel.spans("run_lock take")
