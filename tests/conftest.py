@@ -157,7 +157,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 # Client-parametrized fixtures (mongomock, mongomock_motor, pymongo, AsyncMongoClient, motor), and the
 # journal tests' ``jface`` (an ActivityJournal on those clients).
-pytest_plugins = ["tests.clients", "tests.journal_helpers", "tests.stores"]
+pytest_plugins = ["tests.clients", "tests.journal_helpers", "tests.stores", "tests.telemetry_helpers"]
 
 
 @pytest.fixture(scope="session")

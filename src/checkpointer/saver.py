@@ -25,6 +25,7 @@ from ..storage.connections import ConnectionScope, OpenedClients, aclose_opened,
 from ..errors import InvalidInputError, TopologyError
 from ..storage.schema import EXPIRY_INDEX, INDEXES, TTL_INDEX, CollectionNames
 from ..storage.format import StorageFormat
+from ..telemetry.watches import store_watch, wait_stored_watch
 from .documents import InlineLimits
 from .expiry import ThreadExpiry
 from .hooks import SaverHooks
@@ -369,7 +370,8 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
                 metadata key that is not a string.
             ClientConfigurationError: this saver has only an async client.
         """
-        return self._run(self._store.put_plan(config, checkpoint, metadata, new_versions, self.serde, self._inline_limits()))
+        with store_watch(config, checkpoint):
+            return self._run(self._store.put_plan(config, checkpoint, metadata, new_versions, self.serde, self._inline_limits()))
 
     def put_writes(
         self,
@@ -612,7 +614,8 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
     ) -> RunnableConfig:
         """Async ``put`` on the async client: same arguments, return and errors (``ClientConfigurationError``
         when this saver has only a sync client)."""
-        return await self._arun(self._store.put_plan(config, checkpoint, metadata, new_versions, self.serde, self._inline_limits()))
+        with store_watch(config, checkpoint):
+            return await self._arun(self._store.put_plan(config, checkpoint, metadata, new_versions, self.serde, self._inline_limits()))
 
     async def aput_writes(
         self,
@@ -677,7 +680,8 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
             ClientConfigurationError: a database lookup was needed and this saver has no sync client.
         """
         if not self._roots.stored.known(thread_id, checkpoint_id):
-            self._run(self._roots.wait_stored_plan(thread_id, checkpoint_id, timeout))
+            with wait_stored_watch(thread_id, checkpoint_id):
+                self._run(self._roots.wait_stored_plan(thread_id, checkpoint_id, timeout))
 
     def settle_records_plan(self, thread_id: str) -> Plan:
         """A plan that returns once the journal records this process holds the thread's writes for are written or
@@ -807,7 +811,8 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
             ClientConfigurationError: a database lookup was needed and this saver has no async client.
         """
         if not self._roots.stored.known(thread_id, checkpoint_id):
-            await self._arun(self._roots.wait_stored_plan(thread_id, checkpoint_id, timeout))
+            with wait_stored_watch(thread_id, checkpoint_id):
+                await self._arun(self._roots.wait_stored_plan(thread_id, checkpoint_id, timeout))
 
     def get_next_version(self, current: str | int | float | None, channel: None = None) -> str:
         """The next version of a channel: a zero-padded counter plus random bits (no I/O).

@@ -120,6 +120,7 @@ from .context import current_run, entered
 from ..storage.liveness import identity, owner_gone
 from ..storage.schema import INDEXES, CollectionNames
 from ..storage.format import StorageFormat
+from ..telemetry.watches import UNWATCHED, lock_lost, lock_take_watch
 
 logger = logging.getLogger("langgraph_durable_mongodb.runs.run_lock")
 
@@ -233,6 +234,8 @@ class HeldLock:
         self.lost = False
         self.released = False  # set before the release is sent: a renewal failing after it is no loss
         self.beat = Beat()
+        #: The OpenTelemetry context the lock was taken in (``LockTakeWatch.context``): a loss's span goes under it.
+        self.trace: Any = None
         #: The monotonic time until which the lease surely holds: when the take or the last successful renewal
         #: was sent (``since``), plus the lease. Its stored ``lease_until`` is no earlier.
         self.until = (time.monotonic() if since is None else since) + lease_seconds
@@ -253,6 +256,7 @@ class HeldLock:
                 "another run took the lock over; check_held() now raises RunLockLostError in this run. Raise "
                 "run_lease_seconds above the longest stall you expect", self.thread_id, self.fence, self.lease_seconds,
             )
+            lock_lost(self.thread_id, self.fence, self.trace)
         self.lost = True
 
     def error(self) -> RunLockLostError:
@@ -431,10 +435,11 @@ class RunLocks(TwoFaces):
         """The fields a new holder sets, its fence aside."""
         return {"owner": owner, **identity(), "lease_until": now + timedelta(seconds=self.lease_seconds), "started_at": now}
 
-    def _acquire_plan(self, thread_id: str) -> Plan:
+    def _acquire_plan(self, thread_id: str, watch: Any = UNWATCHED) -> Plan:
         """Take the thread's lock (see the module docstring); returns the renewing ``HeldLock``.
 
-        Raises ``ThreadBusyError`` when a live run holds it past ``wait_seconds``.
+        Raises ``ThreadBusyError`` when a live run holds it past ``wait_seconds``. ``watch`` hears of its waits and
+        of a take-over (``telemetry.watches.LockTakeWatch``).
         """
         owner = uuid.uuid4().hex
         pause = lease.Backoff(POLL_FIRST, POLL_MAX)
@@ -442,20 +447,30 @@ class RunLocks(TwoFaces):
         since = time.monotonic()
         deadline = since + self.wait_seconds  # monotonic: the wall clock may step, and BSON dates drop microseconds
         taken = (yield from self._take_released_plan(thread_id, owner)) if self._was_taken(thread_id) else None
+        taken_over = False
         while taken is None:
             found = yield Find(self.collection, {"thread_id": thread_id}, limit=1)
             now, since = lease.utcnow(), time.monotonic()
             if found and not _takeable(found[0], now) and not self._ended_here(found[0].get("owner")):
                 if since >= deadline:
                     raise _busy(thread_id, found[0], self.wait_seconds)
+                watch.waited()
                 yield Sleep(_pause(pause.next(), deadline - since, found[0], now))
                 continue
+            taken_over = self._taken_over(found[0] if found else None)
             taken = yield from self._take_plan(thread_id, found[0] if found else None, owner, now)
         self._note_taken(thread_id)
+        watch.taken(taken, taken_over)
         holding = HeldLock(thread_id, owner, taken, self.lease_seconds, since)
         every = self.lease_seconds / lease.RENEWALS_PER_LEASE
         holding.beat = yield Heartbeat(lambda: self._renew_plan(holding), every)
         return holding
+
+    def _taken_over(self, holder: dict[str, Any] | None) -> bool:
+        """Whether taking the lock ``holder`` shows takes it over from another run (one that died, or whose lease
+        expired), not from this process's own ended run whose release is still under way."""
+        owner = holder.get("owner") if holder is not None else None
+        return owner is not None and not self._ended_here(owner)
 
     def _take_released_plan(self, thread_id: str, owner: str) -> Plan:
         """Take the thread's lock if its last holder released it (no owner), by one conditional update.
@@ -621,7 +636,9 @@ class RunLocks(TwoFaces):
             for thread_id in self._needed(thread_ids):
                 if (releasing := self._release_of(thread_id)) is not None:
                     releasing.result()
-                held.holdings.append(self._run(self._acquire_plan(thread_id)))
+                with lock_take_watch(thread_id) as watch:
+                    held.holdings.append(self._run(self._acquire_plan(thread_id, watch)))
+                held.holdings[-1].trace = watch.context
         except BaseException:
             held.release()
             raise
@@ -635,7 +652,9 @@ class RunLocks(TwoFaces):
             for thread_id in self._needed(thread_ids):
                 if (releasing := self._release_of(thread_id)) is not None:
                     await asyncio.wrap_future(releasing)
-                held.holdings.append(await self._arun(self._acquire_plan(thread_id)))
+                with lock_take_watch(thread_id) as watch:
+                    held.holdings.append(await self._arun(self._acquire_plan(thread_id, watch)))
+                held.holdings[-1].trace = watch.context
         except BaseException:
             await held.arelease()
             raise

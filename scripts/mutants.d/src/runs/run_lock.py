@@ -158,4 +158,11 @@ MUTANTS = (
         "        return []",
         ("tests/test_run_lock.py", "-m", "not server", "-k", "records_it_left"),
     ),
+    # -- issue 46: what OpenTelemetry is told --
+    (
+        "taking this process's own ended run's lock counts as a take-over",
+        "        return owner is not None and not self._ended_here(owner)",
+        "        return owner is not None",
+        ("tests/test_telemetry.py", "-m", "not server", "-k", "own_ended_run"),
+    ),
 )
