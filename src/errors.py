@@ -169,12 +169,13 @@ class CheckpointNotStoredError(DurableMongoError, RuntimeError):
 
 
 class SyncEffectOnEventLoopError(CheckpointNotStoredError):
-    """A sync effect was called on the event loop of an async run (a sync ``@effect``, ``SecureLLM.invoke`` or
-    ``SecureTool.invoke`` inside an ``async def`` node) before the root checkpoint its task was prepared from was
-    stored (``durability="async"``): the run stores it on that very loop, which the sync call blocks, so it could
-    never wait for it, and an effect run under a checkpoint a crash may lose would run again under another
-    idempotency key. Nothing ran. Await the effect (``async def``, ``ainvoke``), call it through
-    ``await asyncio.to_thread(fn, ...)``, or run with ``durability="sync"``."""
+    """An ``at_most_once`` effect was called sync on the event loop of an async run (a sync
+    ``@effect(at_most_once=True)`` inside an ``async def`` node) before the root checkpoint its task was prepared
+    from was stored (``durability="async"``): the run stores it on that very loop, which the sync call blocks, so it
+    could never wait for it, and run under a checkpoint a crash may lose it could run again under another
+    idempotency key: twice. Nothing ran. Await the effect (an async ``@effect``), call it through
+    ``await asyncio.to_thread(fn, ...)``, or run with ``durability="sync"``. (An at-least-once effect runs there,
+    as under ``durability="exit"``: a crash before that checkpoint is stored runs it again, under a new key.)"""
 
 
 class IncompatibleStorageError(DurableMongoError, RuntimeError):

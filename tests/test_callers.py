@@ -368,8 +368,8 @@ def test_a_retry_of_the_calling_node_calls_its_tasks_anew_as_langgraph_does(plat
     assert plain.n == executed.n == 2 and len(set(keys)) == 2
 
 
-def _charging_async_node(executed: Counter, how: str) -> StateGraph:
-    @effect(kind="payment", name="charge")
+def _charging_async_node(executed: Counter, how: str, at_most_once: bool = True) -> StateGraph:
+    @effect(kind="payment", name="charge", at_most_once=at_most_once)
     def charge() -> str:
         return executed("charged")
 
@@ -382,12 +382,15 @@ def _charging_async_node(executed: Counter, how: str) -> StateGraph:
     return graph
 
 
+@pytest.mark.parametrize("at_most_once", [True, False], ids=["at_most_once", "at least once"])
 def test_a_sync_effect_first_in_an_async_node_is_refused_before_it_runs_when_its_checkpoint_may_be_lost(
-    platform: Any, monkeypatch: pytest.MonkeyPatch
+    platform: Any, at_most_once: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``durability="async"`` stores the checkpoint the node's task was prepared from on the run's event loop, which a
     sync effect blocks: it cannot wait for it. Run anyway, a failed store (or a crash) would make the resume run it
-    again under another key (the explorer, issue 44). It is refused, nothing run, with the fixes in the message."""
+    again under another key (the explorer, issue 44): twice, which an ``at_most_once`` effect never may. It is
+    refused, nothing run, with the fixes in the message; an at-least-once effect runs (as under
+    ``durability="exit"``)."""
     from langgraph_durable_mongodb import SyncEffectOnEventLoopError
 
     from langgraph_durable_mongodb.storage.plans.requests import Sleep
@@ -402,8 +405,11 @@ def test_a_sync_effect_first_in_an_async_node_is_refused_before_it_runs_when_its
 
     monkeypatch.setattr(store, "put_plan", slow_put)
     executed = Counter()
-    compiled = platform.compile(_charging_async_node(executed, "direct"))
+    compiled = platform.compile(_charging_async_node(executed, "direct", at_most_once))
     config = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+    if not at_most_once:
+        assert asyncio.run(compiled.ainvoke({"notes": []}, config, durability="async"))["notes"] == ["charged"]
+        return
     with pytest.raises(SyncEffectOnEventLoopError, match="asyncio.to_thread"):
         asyncio.run(compiled.ainvoke({"notes": []}, config, durability="async"))
     assert executed.n == 0
@@ -418,3 +424,45 @@ def test_a_sync_effect_in_an_async_node_runs_once_through_a_thread_or_under_dura
     compiled = platform.compile(_charging_async_node(executed, how))
     out = asyncio.run(compiled.ainvoke({"notes": []}, {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}, durability=durability))
     assert out["notes"] == ["charged"] and executed.n == 1
+
+
+def test_a_sync_at_most_once_effect_in_an_async_node_runs_once_its_checkpoint_s_store_is_under_way(
+    platform: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A later step: the store of the checkpoint the node's task was prepared from reached its write before the node
+    started (every checkpoint write is held 0.3 s on the loop, the first node takes 1.2 s), and the sync effect, which
+    cannot wait for the loop it blocks, sends that write itself (``MongoDBCheckpointer.stored_now``), then runs:
+    once, not refused."""
+    from langgraph_durable_mongodb.storage.plans.interpreters import AsyncInterpreter
+
+    upsert = AsyncInterpreter._upsert  # noqa: SLF001 - the async face's writes
+
+    async def late(self: Any, request: Any) -> Any:
+        if request.collection == platform.checkpointer.collections.checkpoints:
+            await asyncio.sleep(0.3)
+        return await upsert(self, request)
+
+    monkeypatch.setattr(AsyncInterpreter, "_upsert", late)
+    platform.setup()
+    executed = Counter()
+
+    @effect(kind="payment", name="charge", at_most_once=True)
+    def charge() -> str:
+        return executed("charged")
+
+    async def first(state: State) -> State:
+        await asyncio.sleep(1.2)  # the stores chained before the next one (each 0.3 s) are done by then
+        return {"notes": ["first"]}
+
+    async def bill(state: State) -> State:
+        return {"notes": [charge()]}
+
+    graph = StateGraph(State)
+    graph.add_node("first", first)
+    graph.add_node("bill", bill)
+    graph.add_edge(START, "first")
+    graph.add_edge("first", "bill")
+    compiled = platform.compile(graph)
+    config = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+    assert asyncio.run(compiled.ainvoke({"notes": []}, config, durability="async"))["notes"] == ["first", "charged"]
+    assert executed.n == 1

@@ -84,6 +84,8 @@ class StoredCheckpoints:
         #: Per thread, the oldest root checkpoint whose store failed since the thread's latest was last read, and
         #: the error it failed with.
         self._failed: LRU[str, tuple[str, BaseException]] = LRU(STORED_REMEMBERED)
+        #: Root stores under way: (thread, checkpoint) -> the request that stores it and what it registers (``pend``).
+        self._pending: dict[tuple[str, str], tuple[Any, Mapping[str, Any]]] = {}
         self._lock = threading.Lock()
 
     def note(
@@ -96,6 +98,8 @@ class StoredCheckpoints:
         with self._lock:
             for doc in docs:
                 key = (thread_id, checkpoint_ns, doc["checkpoint_id"])
+                if not checkpoint_ns:
+                    self._pending.pop((thread_id, doc["checkpoint_id"]), None)
                 known = self._origins.get(key)
                 self._origins.put(key, Stored(
                     doc.get("origin") or doc["checkpoint_id"], frozenset(doc.get("completed") or ()), written,
@@ -118,10 +122,23 @@ class StoredCheckpoints:
         with self._lock:
             return self._origins.get((thread_id, checkpoint_ns, checkpoint_id))
 
+    def pend(self, thread_id: str, checkpoint_id: str, request: Any, registered: Mapping[str, Any]) -> None:
+        """The store of the root checkpoint is under way: ``request`` (idempotent) stores it, and ``registered`` is what
+        ``note`` then remembers of it. Until it is noted or fails, another caller may send ``request`` itself
+        (``pending``)."""
+        with self._lock:
+            self._pending[(thread_id, checkpoint_id)] = (request, registered)
+
+    def pending(self, thread_id: str, checkpoint_id: str) -> tuple[Any, Mapping[str, Any]] | None:
+        """The store under way of the root checkpoint, as ``pend`` gave it, or None."""
+        with self._lock:
+            return self._pending.get((thread_id, checkpoint_id))
+
     def fail(self, thread_id: str, checkpoint_id: str, error: BaseException) -> None:
         """The store of the root checkpoint failed with ``error``: it, and every newer root checkpoint of the run, will
         not be stored (``failed``); wake whoever waits for one of them."""
         with self._lock:
+            self._pending.pop((thread_id, checkpoint_id), None)
             known = self._failed.get(thread_id)
             self._failed.put(thread_id, (checkpoint_id, error) if known is None or checkpoint_id < known[0] else known)
             keys = [key for key in self._waiting if key[:2] == (thread_id, "") and key[2] >= checkpoint_id]

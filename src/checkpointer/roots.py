@@ -124,6 +124,19 @@ class RootCheckpoints:
             known = self.stored.root(thread_id, checkpoint_id)
         return known
 
+    def stored_now_plan(self, thread_id: str, checkpoint_id: str) -> Plan:
+        """See ``MongoDBCheckpointer.stored_now``: the registry; else the store under way, sent here; else one query."""
+        if self.stored.known(thread_id, checkpoint_id):
+            return True
+        if (pending := self.stored.pending(thread_id, checkpoint_id)) is not None:
+            request, registered = pending
+            yield request
+            self.stored.note(thread_id, "", [registered], written=True)
+            return True
+        found = yield Find(self.collections.checkpoints, checkpoint_key(thread_id, "", checkpoint_id), ORIGIN_FIELDS, limit=1)
+        self.note_read(thread_id, "", found)
+        return bool(found)
+
     def note_read(self, thread_id: str, checkpoint_ns: str, docs: list[dict[str, Any]]) -> None:
         """Note checkpoint documents read."""
         self.stored.note(thread_id, checkpoint_ns, [_registered(d) for d in docs])

@@ -777,6 +777,22 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         when a lookup is needed and this saver has only a sync client)."""
         return await self._arun(self._roots.continuations_plan(thread_id, checkpoint_map))
 
+    def stored_now(self, thread_id: str, checkpoint_id: str) -> bool:
+        """Whether the root checkpoint is stored, for a sync call on the event loop that stores it (a sync effect in
+        an async node, ``durability="async"``), which could never wait for that loop: the registry, else the store
+        this process has under way there, sent now from this thread on the sync client (the same idempotent upsert,
+        whose own reply then finds it done), else one query. False: the store has not reached its write yet (the
+        checkpoint's values still being written, a store before it still under way), or is not this process's.
+
+        Args:
+            thread_id: the thread.
+            checkpoint_id: a root-namespace checkpoint.
+
+        Raises:
+            ClientConfigurationError: this saver has no sync client.
+        """
+        return bool(self._run(self._roots.stored_now_plan(thread_id, checkpoint_id)))
+
     def stored_root(self, thread_id: str, checkpoint_id: str) -> Stored | None:
         """What is known of a stored root checkpoint: its origin, and whether this process wrote it and has not read
         it since (``remembered.Stored``). The registry, else one query by the checkpoint's key.

@@ -399,7 +399,10 @@ class CheckpointStore:
             )
             stored = UpdateOne(key_filter(thread_id, checkpoint_ns, checkpoint_id), {"$set": document}, upsert=True)
             summary = [] if checkpoint_ns else [summary_update(thread_id, checkpoint_id, expiry)]
-            yield Upsert(self.collections.checkpoints, [stored, *summary])
+            request = Upsert(self.collections.checkpoints, [stored, *summary])
+            if not checkpoint_ns:  # a sync effect on the event loop this store waits on may send it itself
+                self.roots.stored.pend(thread_id, checkpoint_id, request, registered)
+            yield request
             self.roots.stored.note(thread_id, checkpoint_ns, [registered], written=True)
             self.locations.note(thread_id, checkpoint_ns, checkpoint_id, laid_out.located)
             yield from self.expiry.spread(thread_id, expiry)

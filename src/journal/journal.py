@@ -200,7 +200,7 @@ class ActivityJournal(TwoFaces, JournalPlans):
 
     @staticmethod
     def _position(call: EffectCall, position: EffectPosition | None) -> EffectPosition | Slot:
-        return position if position is not None else locate(current_effect_scope(), call.effect_key)
+        return position if position is not None else locate(current_effect_scope(), call.effect_key, call.at_most_once)
 
     @staticmethod
     async def _aposition(call: EffectCall, position: EffectPosition | None) -> EffectPosition | Slot:

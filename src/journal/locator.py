@@ -169,16 +169,17 @@ class ResolverLocator:
         """Where the running node is, for a sync effect.
 
         A sync effect called on the event loop of an async run (inside an async node) cannot wait for its root
-        checkpoint: the run stores it on that very loop, which the sync call blocks. Once that checkpoint is stored
-        (the node awaited something before), it goes on; before, it raises ``SyncEffectOnEventLoopError`` and does
-        not run: run under a checkpoint a crash may lose, it would run again under another idempotency key. A sync
-        run called from a coroutine stores its checkpoints in threads: there the effect waits.
+        checkpoint: the run stores it on that very loop, which the sync call blocks. It sends that store's write
+        itself when the store has reached it (``stored_now``); else the visit is ``unconfirmed``: an at-least-once
+        effect runs (a crash before that checkpoint is stored runs it again under a new position, as
+        ``durability="exit"`` does), an ``at_most_once`` one is refused (``confirm``). A sync run called from a
+        coroutine stores its checkpoints in threads: there the effect waits.
         """
         config, thread_id, root, unstored, root_task = self._task()
-        origin, edits = None, None
+        origin, edits, unconfirmed = None, None, False
         if root is not None:
             if unstored and on_event_loop() and self.saver.stores_on_event_loop(thread_id):
-                self._stored_or_refused(thread_id, root)
+                unconfirmed = not self.saver.stored_now(thread_id, root)
             elif unstored:
                 self.saver.wait_stored(thread_id, root)
             origin = self.saver.origin_of(thread_id, root, root_task)
@@ -186,19 +187,21 @@ class ResolverLocator:
                 edits = _edits(self.saver.continuations(thread_id, children))
         resolved = self._resolve(config, origin, edits)
         stored = self.saver.stored_root(thread_id, root) if root is not None and origin == root else None
-        return self._position(config, thread_id, resolved, root, origin, stored)
+        return self._position(config, thread_id, resolved, root, origin, stored, unconfirmed)
 
-    def _stored_or_refused(self, thread_id: str, root: str) -> None:
-        """A sync effect on the event loop that stores its root checkpoint: go on if that checkpoint is stored (the
-        registry, else one query), else refuse before anything runs."""
-        if self.saver.stored_root(thread_id, root) is None:
+    def confirm(self, node: NodePosition) -> None:
+        """Before an ``at_most_once`` effect of a visit a sync effect on the event loop located before its root
+        checkpoint was stored (``NodePosition.unconfirmed``): go on once it is stored (the store under way sent from
+        here, ``stored_now``), else refuse before anything runs. Run under a checkpoint a crash may lose, it would
+        run again under another key: twice, which ``at_most_once`` never may."""
+        if node.unconfirmed and node.root_key is not None and not self.saver.stored_now(node.thread_id, node.root_key):
+            thread_id, root = node.thread_id, node.root_key
             raise SyncEffectOnEventLoopError(
-                f"a sync effect was called inside an async node of thread {thread_id!r} before checkpoint {root} was "
-                "stored (durability='async'): the run stores it on this event loop, which the sync call blocks, so "
-                "the effect cannot wait for it, and run under a checkpoint a crash may lose it would run again under "
-                "another idempotency key. Nothing ran. Await the effect (an async @effect, SecureLLM.ainvoke, "
-                "SecureTool.ainvoke), call it with `await asyncio.to_thread(fn, ...)`, or run the graph with "
-                "durability='sync'"
+                f"an at_most_once effect was called sync inside an async node of thread {thread_id!r} before "
+                f"checkpoint {root} was stored (durability='async'): the run stores it on this event loop, which the "
+                "sync call blocks, so the effect cannot wait for it, and run under a checkpoint a crash may lose it "
+                "could run again under another idempotency key. Nothing ran. Await the effect (an async @effect), "
+                "call it with `await asyncio.to_thread(fn, ...)`, or run the graph with durability='sync'"
             )
 
     async def anode(self) -> NodePosition:
@@ -216,7 +219,13 @@ class ResolverLocator:
 
     @staticmethod
     def _position(
-        config: RunnableConfig, thread_id: str, resolved: ResolvedNamespace, root: str | None, origin: str | None, stored: Any
+        config: RunnableConfig,
+        thread_id: str,
+        resolved: ResolvedNamespace,
+        root: str | None,
+        origin: str | None,
+        stored: Any,
+        unconfirmed: bool = False,
     ) -> NodePosition:
         """The visit's position. It continues an earlier one (its effects replay when their input is unchanged,
         run under new keys when it changed) after an edit (``origin``, or an edit of a child's run), and in a fork:
@@ -225,4 +234,4 @@ class ResolverLocator:
         new = _new(config, resolved, root, origin, stored)
         forked = stored is not None and stored.superseded
         continued = origin not in (None, root) or resolved.continued or forked
-        return visit_position(thread_id, resolved, root_key=root_key, new=new, continued=continued)
+        return visit_position(thread_id, resolved, root_key=root_key, new=new, continued=continued, unconfirmed=unconfirmed)
