@@ -37,7 +37,7 @@ from typing import Any
 from . import summary_drift, thread_summaries, visit_keys
 from .plans.requests import Find, InsertOne, ListIndexes, Plan, UpdateMany
 from ..errors import IncompatibleStorageError
-from .schema import THREAD_KEY_INDEXES, CollectionNames
+from .schema import KEY_INDEX_ROLES, THREAD_KEY_INDEXES, CollectionNames
 from .thread_collections import ThreadCollections, declared_problem
 
 
@@ -219,13 +219,14 @@ class StorageFormat:
             IncompatibleStorageError: a declared collection holds none; nothing was written.
         """
         for name in self.thread_collections.untrusted(declared):
-            if not THREAD_KEY_INDEXES & set((yield ListIndexes(name))):
+            held = sorted(THREAD_KEY_INDEXES & set((yield ListIndexes(name))))
+            if not held:
                 raise self._malformed(
                     f"it declares {name!r} a per-thread collection, which is none of this process's collections and "
                     f"holds none of the key indexes this library gives one ({', '.join(sorted(THREAD_KEY_INDEXES))})",
                     name,
                 )
-            self.thread_collections.trust(name)
+            self.thread_collections.trust(name, KEY_INDEX_ROLES[held[0]])
         self.thread_collections.learn(declared)
 
     def _malformed(self, problem: str, name: str | None = None) -> IncompatibleStorageError:

@@ -4,7 +4,9 @@ A position names one visit of a node by LangGraph's identity of the work (``reso
 fixed root ``agent/1`` followed by ``name/key`` for each compiled child the node runs in, the occurrence the
 node's own key. A key is the root checkpoint a root-level task was prepared from (or its task id), ``s<N>`` for
 the task at step ``N`` of a child's run, ``<group>.<index>`` for a ``Send`` and ``<key>+<p>`` for a function
-node's ``p``-th subgraph run. ``journal/labels.py`` reads them back as ordinals.
+node's ``p``-th subgraph run. ``journal/labels.py`` reads them back as ordinals. An effect's idempotency key is a
+digest of its position (``idempotency_key``), its thread included: ``rekeyed_entry`` gives a copied entry the key
+of its position on the thread it is copied to.
 
 Storage formats 2 and 3 keyed entries by those ordinals instead (``agent/1/case/2``, occurrence ``1.3``), allocated in
 the ordinals collection (``{thread_id, parent_path, name, task_key, ordinal}``, a ``Send`` group under
@@ -15,16 +17,20 @@ meets the effects recorded before it.
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from pymongo import UpdateOne
 
 from .plans.requests import DeleteMany, Find, Plan, Upsert
-from .schema import CollectionNames
+from .schema import POSITION_FIELDS, CollectionNames
 
-__all__ = ["KEY", "ROOT_PATH", "STEP_PREFIX", "levels", "send_key", "step_key", "upgrade_plan", "with_run"]
+__all__ = [
+    "KEY", "ROOT_PATH", "STEP_PREFIX", "idempotency_key", "levels", "rekeyed_entry", "send_key", "step_key", "upgrade_plan",
+    "with_run",
+]
 
 #: The operation path every position starts with.
 ROOT_PATH = "agent/1"
@@ -57,6 +63,34 @@ def send_key(group: str, index: int) -> str:
 def with_run(key: str, run: int) -> str:
     """``key`` for a function node's ``run``-th subgraph run (the first, 0, has no suffix)."""
     return f"{key}+{run}" if run else key
+
+
+def idempotency_key(position: tuple[str, ...]) -> str:
+    """The idempotency key of an effect at ``position`` (its ``POSITION_FIELDS``: thread, path, node, occurrence,
+    effect key): ``ik-`` and 40 hex digits of their SHA-256 digest.
+
+    >>> idempotency_key(("t1", "agent/1", "llm", "1", "1"))[:9]
+    'ik-8aa640'
+    """
+    return "ik-" + hashlib.sha256("\x1f".join(position).encode()).hexdigest()[:40]
+
+
+def rekeyed_entry(doc: MutableMapping[str, Any]) -> None:
+    """Give a journal document copied to another thread (its ``thread_id`` already the target's) the idempotency key
+    of its position there, where it holds one (an entry; an outcome's chunks hold none).
+
+    A copied entry replays its outcome on the target, which never calls the provider; an effect that runs again
+    there (it failed, its worker died, its outcome was unknown) is the target's own call, and must not reach the
+    provider under the key the source's call used. A position that is not all strings (an entry damaged by hand)
+    keeps no key: the journal refuses such an entry when it meets it.
+    """
+    if "idempotency_key" not in doc:
+        return
+    position = tuple(doc.get(f) for f in POSITION_FIELDS)
+    if all(isinstance(part, str) for part in position):
+        doc["idempotency_key"] = idempotency_key(position)
+    else:
+        del doc["idempotency_key"]
 
 
 def upgrade_plan(names: CollectionNames) -> Plan:

@@ -14,4 +14,10 @@ MUTANTS = (
         "    send = False",
         ("tests/test_format_upgrade.py", "-m", "not server", "-k", "resumes_after_the_upgrade"),
     ),
+    (
+        "issue 44: a damaged entry copied keeps the source's key",
+        '    else:\n        del doc["idempotency_key"]',
+        "",
+        ("tests/test_copied_keys.py", "-m", "not server", "-k", "damaged"),
+    ),
 )
