@@ -56,7 +56,9 @@ class Fault:
 @dataclass(frozen=True)
 class Plan:
     """A whole history: the graph, how it runs (``mode`` sync/async nodes and calls, ``form`` of compile,
-    ``durability``), the fault, and whether the thread id is deleted and reused after it."""
+    ``durability``), the fault, whether the thread id is deleted and reused after it, whether it is copied
+    (``copy_thread``) once its first run stopped and both threads resumed (``copy``), and the golden database of an
+    older storage format it starts from (``golden``, a name of goldens.py: its stages and form are the golden's)."""
 
     stages: tuple[Stage, ...]
     mode: str = "sync"
@@ -64,6 +66,8 @@ class Plan:
     durability: str = "sync"
     fault: Fault = field(default_factory=Fault)
     reuse: bool = False
+    copy: bool = False
+    golden: str = ""
 
 
 def stage_nodes(index: int, stage: Stage) -> list[str]:
