@@ -12,7 +12,9 @@ Storage formats 2 and 3 keyed entries by those ordinals instead (``agent/1/case/
 the ordinals collection (``{thread_id, parent_path, name, task_key, ordinal}``, a ``Send`` group under
 ``name:send``) or, at the root, numbered from a high water and marked with the key they stood for (``root_key``).
 ``upgrade_plan`` rewrites each such entry to the keys its ordinals stood for, so a run resumed after the upgrade
-meets the effects recorded before it.
+meets the effects recorded before it. An effect a run of those formats had in flight without an entry (an
+at-least-once effect under a run lock runs unclaimed) has no key stored anywhere, and its position changes: the
+upgrade waits until no run is in flight (``runs_in_flight_plan``; docs/storage.md says why and how to drain).
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from .plans.requests import DeleteMany, Find, Plan, Upsert
 from .schema import POSITION_FIELDS, CollectionNames
 
 __all__ = [
-    "KEY", "ROOT_PATH", "STEP_PREFIX", "idempotency_key", "levels", "rekeyed_entry", "send_key", "step_key", "upgrade_plan",
-    "with_run",
+    "KEY", "ROOT_PATH", "STEP_PREFIX", "idempotency_key", "levels", "rekeyed_entry", "runs_in_flight_plan", "send_key",
+    "step_key", "upgrade_plan", "with_run",
 ]
 
 #: The operation path every position starts with.
@@ -91,6 +93,19 @@ def rekeyed_entry(doc: MutableMapping[str, Any]) -> None:
         doc["idempotency_key"] = idempotency_key(position)
     else:
         del doc["idempotency_key"]
+
+
+def runs_in_flight_plan(names: CollectionNames, shown: int) -> Plan:
+    """The run locks still held (``owner`` set; one ``find``, at most ``shown`` + 1): the runs in flight, of a
+    process still running or of one that crashed. A run of formats 3 and older ran an at-least-once effect under its
+    lock without a claim: the idempotency key its provider saw is stored nowhere, and the upgrade moves the effect's
+    position, so it must not run before those runs are drained.
+
+    Returns:
+        The held locks' ``thread_id``, ``owner_host``, ``owner_pid`` and ``lease_until``.
+    """
+    fields = {"_id": 0, "thread_id": 1, "owner_host": 1, "owner_pid": 1, "lease_until": 1}
+    return (yield Find(names.runs, {"owner": {"$ne": None}}, fields, [("thread_id", 1)], shown + 1))
 
 
 def upgrade_plan(names: CollectionNames) -> Plan:
