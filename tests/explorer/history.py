@@ -3,7 +3,8 @@ injected, resumed until done (or until an ``at_most_once`` effect's outcome is u
 its thread id deleted and run again.
 
 "Another process" (``Fault.resume == "new"``) is a new ``DurablePlatform`` on the same database: nothing of the
-first one's memory. SIGKILLs need child processes: kills.py.
+first one's memory. SIGKILLs need child processes: kills.py. A history that starts from a golden database of an
+older storage format: storage_history.py; one copied (``copy_thread``) after its first run: copies.py.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from langgraph_durable_mongodb.platform import DurablePlatform
 
 from ..clients import PlainCompile
 from ..command_faults import CommandFault, injected, nth_of
-from . import graphs, ledger
+from . import copies, graphs, ledger, storage_history
 from .plans import Plan
 
 THREAD = "history"
@@ -80,10 +81,14 @@ class Life:
 
 @dataclass
 class Outcome:
-    """What a history did: its lives, and the storage requests its fault-free reference run made."""
+    """What a history did: its lives (a copy's among them), the fault that fired, the copies made (the copy's life:
+    ``(the source's life, how many ledger records there were when it was copied)``) and what the upgrade of a
+    golden database did wrong (storage_history.py)."""
 
     lives: list[Life] = field(default_factory=list)
     fault_fired: str = ""
+    copies: dict[int, tuple[int, int]] = field(default_factory=dict)
+    upgrade: list[str] = field(default_factory=list)
 
     @property
     def finished(self) -> bool:
@@ -93,12 +98,14 @@ class Outcome:
 class Driver:
     """Runs one life of a plan's thread on a platform: the first run, then resumes until done."""
 
-    def __init__(self, plan: Plan, store: Store, stop_on_error: bool = False) -> None:
+    def __init__(self, plan: Plan, store: Store, stop_on_error: bool = False, thread: str = THREAD) -> None:
         self.plan, self.store, self.stop_on_error = plan, store, stop_on_error
         self.platform = store.platform(plan.form)
         self.graph = self.platform.compile(graphs.build(plan))
-        self.config = {"configurable": {"thread_id": THREAD}}
+        self.config = {"configurable": {"thread_id": thread}}
         self.edited: set[str] = set()
+        #: Called (and forgotten) once the life's first run returned or raised: an operator's action between runs.
+        self.after_first_run: Any = None
 
     def reopen(self) -> None:
         """Another process takes over: a new platform on the same database."""
@@ -141,7 +148,7 @@ class Driver:
                 if value == "done":
                     life.values = (await self.call("get_state", self.config)).values
                     return life
-                await self.call("invoke", value, self.config, durability=self.plan.durability)
+                await self.run(value)
             except EffectOutcomeUnknownError as unknown:
                 life.unknown.append(unknown)
                 return life
@@ -153,6 +160,16 @@ class Driver:
                     self.reopen()
         life.errors.append(f"not done after {RUNS} runs")
         return life
+
+
+    async def run(self, value: Any) -> None:
+        """One run, then the ``after_first_run`` action if it has not been taken yet."""
+        try:
+            await self.call("invoke", value, self.config, durability=self.plan.durability)
+        finally:
+            action, self.after_first_run = self.after_first_run, None
+            if action is not None:
+                await action(self)
 
 
 def run_life(driver: Driver) -> Life:
@@ -193,9 +210,17 @@ def run_history(plan: Plan, history_ledger: ledger.Ledger, requests: list[str]) 
         command = CommandFault(nth_of(*target(fault, requests)), lost_reply=fault.lost_reply)
     try:
         with injected(command):
+            if plan.golden:
+                first_call = lambda: Driver(plan, store).call("get_state", {"configurable": {"thread_id": THREAD}})  # noqa: E731
+                outcome.fault_fired, outcome.upgrade = storage_history.start(plan, store, history_ledger, first_call)
             driver = Driver(plan, store)
+            copy = copies.Copy(history_ledger) if plan.copy else None
+            driver.after_first_run = copy
             outcome.lives.append(run_life(driver))
-            if plan.reuse and outcome.lives[-1].values is not None:
+            if copy is not None:
+                outcome.lives.append(copy.resume(lambda thread: run_life(Driver(plan, store, thread=thread))))
+                outcome.copies[copy.life] = (copy.source_life, copy.at)
+            if plan.reuse and outcome.lives[0].values is not None:
                 driver.platform.checkpointer.delete_thread(THREAD)
                 history_ledger.life += 1
                 outcome.lives.append(run_life(Driver(plan, store)))

@@ -9,8 +9,14 @@ from how positions are stored.
 - an ``at_most_once`` effect may end as ``EffectOutcomeUnknownError`` only after a fault, and only if its value never
   reached its node (claimed, then killed before it ran, is such a case: the journal cannot tell, and a person settles
   it safely);
-- a history that did not end on an unknown outcome ends with the notes of the fault-free run of its plan;
-- a run raises only when the fault fires (once), and never without one.
+- a history that did not end on an unknown outcome ends with the notes of the fault-free run of its plan (each of
+  its lives: a reused thread id's, a copy's);
+- a run raises only when the fault fires (once), and never without one;
+- a copy (``copy_thread``, copies.py) inherits the source's executions made before it: a value it replays came from
+  one of those, they count in its slots' runs, and what it runs again runs under its own key (``one_key``);
+- a golden database of an older format with a run in flight is refused, unchanged; any other is upgraded
+  (``upgrade``, storage_history.py); its old code's executions open the ledger, so an effect in flight across the
+  upgrade keeps its key (``one_key``).
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ def expected_name(record: dict[str, Any]) -> str:
 
 
 #: The guarantees, in the order a history is judged; each names what breaks it.
-GUARANTEES = ("own_value", "one_key", "runs_once", "known_outcome", "final_state", "runs_succeed")
+GUARANTEES = ("own_value", "one_key", "runs_once", "known_outcome", "final_state", "runs_succeed", "upgrade")
 
 
 def problems(plan: Plan, outcome: Outcome, records: list[dict[str, Any]], reference_notes: list[str]) -> dict[str, list[str]]:
@@ -44,27 +50,42 @@ def problems(plan: Plan, outcome: Outcome, records: list[dict[str, Any]], refere
     for record in records:
         if record["kind"] == "executed":
             executed[slot_of(record)].append(record)
+    inherited = inherited_executions(outcome, records)
     got = [r for r in records if r["kind"] == "got"]
     final = []
-    if outcome.finished and normalized(outcome.lives[-1].values.get("notes", [])) != reference_notes:
-        final.append(f"final notes {normalized(outcome.lives[-1].values.get('notes', []))} != fault-free {reference_notes}")
+    for life in outcome.lives if outcome.finished else ():
+        if normalized(life.values.get("notes", [])) != reference_notes:
+            final.append(f"final notes {normalized(life.values.get('notes', []))} != fault-free {reference_notes}")
     found = {
-        "own_value": own_values(got, executed),
+        "own_value": own_values(got, executed, inherited),
         "one_key": keys(executed),
-        "runs_once": counts(plan, outcome, executed),
+        "runs_once": counts(plan, outcome, executed, inherited),
         "known_outcome": unknowns(outcome, executed, {slot_of(r) for r in got}),
         "final_state": final,
         "runs_succeed": runs(plan, outcome),
+        "upgrade": outcome.upgrade,
     }
     return {name: found[name] for name in GUARANTEES if found[name]}
 
 
-def own_values(got: list[dict[str, Any]], executed: dict[Slot, list[dict[str, Any]]]) -> list[str]:
+def inherited_executions(outcome: Outcome, records: list[dict[str, Any]]) -> dict[Slot, list[dict[str, Any]]]:
+    """The executions each slot of a copy's life inherits: its source's, made before the copy."""
+    found: dict[Slot, list[dict[str, Any]]] = defaultdict(list)
+    for copy_life, (source_life, at) in outcome.copies.items():
+        for record in records[:at]:
+            if record["kind"] == "executed" and record["life"] == source_life:
+                found[(copy_life, *slot_of(record)[1:])].append(record)
+    return found
+
+
+def own_values(
+    got: list[dict[str, Any]], executed: dict[Slot, list[dict[str, Any]]], inherited: dict[Slot, list[dict[str, Any]]]
+) -> list[str]:
     found = []
     for record in got:
         parts = value_parts(str(record["value"]))
         slot = slot_of(record)
-        tokens = {e["token"] for e in executed.get(slot, [])}
+        tokens = {e["token"] for e in executed.get(slot, []) + inherited.get(slot, [])}
         where = f"{record['node']}{'' if record['item'] is None else [record['item']]} visit {record['visit']} effect {record['idx']} (life {record['life']})"
         if parts is None or parts[0] != expected_name(record):
             found.append(f"{where} got back {record['value']!r}: not its effect's value")
@@ -87,10 +108,13 @@ def keys(executed: dict[Slot, list[dict[str, Any]]]) -> list[str]:
     return found
 
 
-def counts(plan: Plan, outcome: Outcome, executed: dict[Slot, list[dict[str, Any]]]) -> list[str]:
+def counts(
+    plan: Plan, outcome: Outcome, executed: dict[Slot, list[dict[str, Any]]], inherited: dict[Slot, list[dict[str, Any]]]
+) -> list[str]:
     found = []
     may_repeat = outcome.fault_fired not in ("", "raise")  # a lost command or a SIGKILL: in-flight work may re-run
-    for slot, runs in executed.items():
+    for slot, own in executed.items():
+        runs = inherited.get(slot, []) + own
         once = runs[0].get("once")
         allowed = 2 if may_repeat and not once else 1
         if len(runs) > allowed:

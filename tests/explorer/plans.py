@@ -119,8 +119,21 @@ def faults(draw: st.DrawFn, stages: tuple[Stage, ...], kinds: tuple[str, ...]) -
     return Fault()
 
 
+#: One history in this many starts from a golden database of an older storage format (goldens.py).
+GOLDEN_ONE_IN = 8
+
+
 @st.composite
 def plans(draw: st.DrawFn, fault_kinds: tuple[str, ...] = ("none", "raise", "command", "command")) -> Plan:
+    from .goldens import GOLDENS  # imports this module
+
+    if "kill" not in fault_kinds and draw(st.integers(1, GOLDEN_ONE_IN)) == GOLDEN_ONE_IN:
+        golden = draw(st.sampled_from(GOLDENS)).plan()  # its graph and form; its fault was the old code's
+        return Plan(
+            golden.stages, mode=draw(st.sampled_from(["sync", "async"])), form=golden.form,
+            durability=draw(st.sampled_from(["sync", "async"])), reuse=draw(st.booleans()), copy=draw(st.booleans()),
+            golden=golden.golden,
+        )
     drawn = tuple(draw(st.lists(stages(), min_size=1, max_size=3)))
     return Plan(
         drawn,
@@ -129,4 +142,5 @@ def plans(draw: st.DrawFn, fault_kinds: tuple[str, ...] = ("none", "raise", "com
         durability=draw(st.sampled_from(["sync", "async"])),
         fault=draw(faults(drawn, fault_kinds)),
         reuse=draw(st.booleans()),
+        copy="kill" not in fault_kinds and draw(st.booleans()),
     )
