@@ -511,8 +511,7 @@ def checkpoint_document(
     values: list[dict[str, Any]],
     metadata: Mapping[str, Any],
     ts: Any,
-    origin: str | None,
-    completed: Any,
+    continued: Any,
     extra: Mapping[str, Any],
 ) -> dict[str, Any]:
     """A checkpoint document as ``put`` sets it, its ``_id`` aside.
@@ -524,8 +523,9 @@ def checkpoint_document(
         values: the entries of its channel values (``LaidOut.entries``).
         metadata: the metadata, keys escaped.
         ts: the checkpoint's ``ts``.
-        origin: the checkpoint it continues, stored when set.
-        completed: the nodes whose interrupted task its edit completed, stored when any.
+        continued: what it continues (``roots.Continued``): the checkpoint (``origin``), stored when set, the nodes
+            whose interrupted task its edit completed (``completed``) and the steps its edit moved a child's run on
+            (``shift``), each stored when any.
         extra: the fields that follow (the expiry).
 
     Returns:
@@ -538,7 +538,8 @@ def checkpoint_document(
         "values": values,
         "metadata": metadata,
         "ts": ts,
-        **({"origin": origin} if origin else {}),
-        **({"completed": completed} if completed else {}),
+        **({"origin": continued.origin} if continued.origin else {}),
+        **({"completed": continued.completed} if continued.completed else {}),
+        **({"shift": continued.shift} if continued.shift else {}),
         **extra,
     }

@@ -22,7 +22,7 @@ from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
 from ..storage.plans.faces import TwoFaces, split_clients, started
 from ..storage.plans.requests import CreateIndexes, Plan
 from ..storage.connections import ConnectionScope, OpenedClients, aclose_opened, close_opened, database_name
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, TopologyError
 from ..storage.schema import EXPIRY_INDEX, INDEXES, TTL_INDEX, CollectionNames
 from ..storage.format import StorageFormat
 from .documents import InlineLimits
@@ -218,6 +218,15 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         """A checkpoint read that starts a run: a root run drops what it cannot inherit of the thread's held work
         (``TaskHolds.drop_failed``) and is noted as run on an event loop or not (``stores_on_event_loop``), a child
         run goes to the observers (``observe_child_runs``)."""
+        if (child := _langgraph.run_start_in_child(config)) is not None:
+            raise TopologyError(
+                f"a run was started at checkpoint namespace {child!r}, a compiled child's (a config from the child's "
+                "get_state_history or get_state(subgraphs=True)): running from a child's checkpoint is not supported. "
+                "LangGraph runs that child again in a new task, outside the history of the child's checkpoints, so "
+                "its effects cannot be placed in the thread's journal. Nothing ran. To go back in time, pass a root "
+                "checkpoint's config (from graph.get_state_history({'configurable': {'thread_id': ...}})); to change "
+                "the child's state, call graph.update_state with the child's config, then resume with the root config"
+            )
         if _langgraph.root_run_start(config):
             thread_id = str(config["configurable"].get("thread_id"))
             self._roots.holds.drop_failed(thread_id)
@@ -727,6 +736,29 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         when a lookup is needed and this saver has only a sync client)."""
         known = self._roots.stored.origin(thread_id, checkpoint_id, node)
         return known or await self._arun(self._roots.origin_plan(thread_id, checkpoint_id, node))
+
+    def continuations(self, thread_id: str, checkpoint_map: Mapping[str, Any]) -> dict[str, Stored]:
+        """The checkpoints of compiled children's runs, among those a task was prepared from, that an edit wrote
+        (``update_state`` at a child's ``interrupt()``): their ``Stored.shift`` and ``completed`` say how the tasks
+        prepared from them continue the visits the edit interrupted. The registry, else one query per checkpoint it
+        lacks.
+
+        Args:
+            thread_id: the thread.
+            checkpoint_map: a running task's ``checkpoint_map`` (namespace -> checkpoint id; the root's is skipped).
+
+        Returns:
+            ``{namespace: Stored}`` of the edits only (empty for a run no edit continued).
+
+        Raises:
+            ClientConfigurationError: a lookup was needed and this saver has no sync client.
+        """
+        return self._run(self._roots.continuations_plan(thread_id, checkpoint_map))
+
+    async def acontinuations(self, thread_id: str, checkpoint_map: Mapping[str, Any]) -> dict[str, Stored]:
+        """Async ``continuations`` on the async client: same arguments, return and errors (``ClientConfigurationError``
+        when a lookup is needed and this saver has only a sync client)."""
+        return await self._arun(self._roots.continuations_plan(thread_id, checkpoint_map))
 
     def stored_root(self, thread_id: str, checkpoint_id: str) -> Stored | None:
         """What is known of a stored root checkpoint: its origin, and whether this process wrote it and has not read

@@ -22,6 +22,7 @@ from langgraph.checkpoint.base import (
 )
 from pymongo import ReplaceOne, UpdateOne
 
+from .. import _langgraph
 from .._bson import (
     assemble_values,
     containment_filter,
@@ -315,6 +316,8 @@ class CheckpointStore:
         if not checkpoint_ns and not checkpoint_id:
             self.roots.read_latest(thread_id)
         tuples = yield from self._load_tuples(docs, serde)
+        if docs and checkpoint_id and _langgraph.root_run_start(config):
+            yield from self.roots.superseded_plan(thread_id, checkpoint_id)
         yield from self.expiry.refresh_on_read(docs)
         if docs:
             self.locations.note(thread_id, checkpoint_ns, docs[0]["checkpoint_id"], locations_of(docs[0]))
@@ -384,15 +387,14 @@ class CheckpointStore:
             key = checkpoint_key(thread_id, checkpoint_ns, checkpoint_id)
             expiry = self.expiry.of_write(thread_id)
             laid_out = self._lay_out((thread_id, checkpoint_ns, checkpoint_id), parent_id, checkpoint, new_versions, serde, limits)
-            origin, completed = yield from self.roots.continued_origin(
-                thread_id, checkpoint_ns, parent_id, full_metadata.get("source")
-            )
+            continued = yield from self.roots.continued_origin(thread_id, checkpoint_ns, parent_id, full_metadata)
             skeleton = serde.dumps_typed({k: v for k, v in checkpoint.items() if k != "channel_values"})
-            registered = {"checkpoint_id": checkpoint_id, "origin": origin, "completed": completed}
+            registered = {"checkpoint_id": checkpoint_id, "origin": continued.origin, "completed": continued.completed,
+                          "shift": continued.shift}
             yield from self._write_blobs(thread_id, laid_out.blobs, expiry)
             self._fenced(thread_id)  # a run whose lease may have run out writes no checkpoint (no I/O)
             document = checkpoint_document(
-                key, parent_id, skeleton, laid_out.entries, metadata_document, checkpoint.get("ts"), origin, completed, expiry
+                key, parent_id, skeleton, laid_out.entries, metadata_document, checkpoint.get("ts"), continued, expiry
             )
             stored = UpdateOne({"_id": key_id(thread_id, checkpoint_ns, checkpoint_id)}, {"$set": document}, upsert=True)
             summary = [] if checkpoint_ns else [summary_update(thread_id, checkpoint_id, expiry)]

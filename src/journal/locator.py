@@ -18,6 +18,7 @@ Example::
 from __future__ import annotations
 
 from concurrent.futures import Future
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
@@ -30,7 +31,7 @@ from ..errors import NoDurableScopeError
 from ..resolver import ResolvedNamespace, TaskTrace, current_durable_scope
 from ..resolver.namespace import root_task_name, running_task
 from ..resolver.position import NodePosition
-from ..resolver.running import resolve_task
+from ..resolver.running import StepEdit, resolve_task
 from ..resolver.visit import visit_position
 from .attempt import Trail
 from .ports import RootCheckpoints
@@ -87,7 +88,19 @@ def _new(config: RunnableConfig, resolved: ResolvedNamespace, root: str | None, 
     written by this process (``stored``: the saver's ``Stored``) and not read since, the visit continues no edit, and
     neither its task nor a task enclosing it is past its first attempt."""
     first_attempt = _langgraph.node_attempt(config.get("configurable") or {}) == 1
-    return stored is not None and stored.written and origin == root and first_attempt and not resolved.retried
+    fresh = origin == root and not resolved.continued and first_attempt and not resolved.retried
+    return fresh and stored is not None and stored.written
+
+
+def _edits(continuations: Mapping[str, Any]) -> dict[str, StepEdit]:
+    """The saver's ``continuations`` (``Stored`` of the children's edited checkpoints) as the resolver reads them."""
+    return {ns: StepEdit(stored.shift, stored.completed) for ns, stored in continuations.items()}
+
+
+def _in_children(config: RunnableConfig) -> dict[str, Any] | None:
+    """The running task's ``checkpoint_map`` when it runs inside a compiled child (a child's run may be edited)."""
+    checkpoint_map = _langgraph.checkpoint_map(config.get("configurable") or {})
+    return checkpoint_map if len(checkpoint_map) > 1 else None
 
 
 class ResolverLocator:
@@ -147,9 +160,9 @@ class ResolverLocator:
 
         return Trail(hold)
 
-    def _resolve(self, config: RunnableConfig, origin: str | None) -> ResolvedNamespace:
+    def _resolve(self, config: RunnableConfig, origin: str | None, edits: Mapping[str, StepEdit] | None = None) -> ResolvedNamespace:
         if self.trace is not None:
-            return resolve_task(config, self.trace, origin)
+            return resolve_task(config, self.trace, origin, edits)
         return current_durable_scope().resolve_current(config, origin)
 
     def node(self) -> NodePosition:
@@ -162,23 +175,27 @@ class ResolverLocator:
         A sync run called from a coroutine stores its checkpoints in threads: there the effect waits.
         """
         config, thread_id, root, unstored, root_task = self._task()
-        origin = None
+        origin, edits = None, None
         if root is not None:
             if unstored and not (on_event_loop() and self.saver.stores_on_event_loop(thread_id)):
                 self.saver.wait_stored(thread_id, root)
             origin = self.saver.origin_of(thread_id, root, root_task)
-        resolved = self._resolve(config, origin)
+            if (children := _in_children(config)) is not None:
+                edits = _edits(self.saver.continuations(thread_id, children))
+        resolved = self._resolve(config, origin, edits)
         stored = self.saver.stored_root(thread_id, root) if root is not None and origin == root else None
         return self._position(config, thread_id, resolved, root, origin, stored)
 
     async def anode(self) -> NodePosition:
         config, thread_id, root, unstored, root_task = self._task()
-        origin = None
+        origin, edits = None, None
         if root is not None:
             if unstored:
                 await self.saver.await_stored(thread_id, root)
             origin = await self.saver.aorigin_of(thread_id, root, root_task)
-        resolved = self._resolve(config, origin)
+            if (children := _in_children(config)) is not None:
+                edits = _edits(await self.saver.acontinuations(thread_id, children))
+        resolved = self._resolve(config, origin, edits)
         stored = await self.saver.astored_root(thread_id, root) if root is not None and origin == root else None
         return self._position(config, thread_id, resolved, root, origin, stored)
 
@@ -186,6 +203,11 @@ class ResolverLocator:
     def _position(
         config: RunnableConfig, thread_id: str, resolved: ResolvedNamespace, root: str | None, origin: str | None, stored: Any
     ) -> NodePosition:
+        """The visit's position. It continues an earlier one (its effects replay when their input is unchanged,
+        run under new keys when it changed) after an edit (``origin``, or an edit of a child's run), and in a fork:
+        a run started from a root checkpoint the thread had moved past (``Stored.superseded``)."""
         root_key = origin or _langgraph.checkpoint_of(config["configurable"], "")
         new = _new(config, resolved, root, origin, stored)
-        return visit_position(thread_id, resolved, root_key=root_key, new=new, continued=origin not in (None, root))
+        forked = stored is not None and stored.superseded
+        continued = origin not in (None, root) or resolved.continued or forked
+        return visit_position(thread_id, resolved, root_key=root_key, new=new, continued=continued)

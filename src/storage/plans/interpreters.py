@@ -282,11 +282,12 @@ class SyncInterpreter(_Collections):
         return background_pool().submit(self.run, request.plan)
 
     def _join(self, request: Join) -> None:
-        on_a_loop = on_event_loop()
+        loop = running_loop()
         for future in request.futures:
-            # A sync effect called on an event loop cannot block it: a future that loop's tasks settle would
-            # never be done. It raises the error of one done, and does not wait for the others.
-            if not on_a_loop or future.done():
+            # A future a task of this thread's running loop settles (an async face's Defer) would never be done
+            # while a sync call blocks that loop: its error is raised once done, it is not waited for. Every
+            # other future (this face's pool threads, another loop's tasks) is waited for, on a loop or not.
+            if future.done() or not settled_on(future, loop):
                 future.result()
 
     def _heartbeat(self, request: Heartbeat) -> Beat:
@@ -336,13 +337,30 @@ def background_pool() -> concurrent.futures.ThreadPoolExecutor:
 _DEFERRED_TASKS: set[asyncio.Task[Any]] = set()
 
 
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The asyncio event loop this thread is running (a sync call made from a coroutine), or None."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 def on_event_loop() -> bool:
     """Whether this thread is running an asyncio event loop (a sync call made from a coroutine)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
+    return running_loop() is not None
+
+
+class LoopFuture(concurrent.futures.Future[Any]):
+    """The future of an async face's ``Defer``: a task of ``loop`` settles it, so only that loop's progress can."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__()
+        self.loop = loop
+
+
+def settled_on(future: concurrent.futures.Future[Any], loop: asyncio.AbstractEventLoop | None) -> bool:
+    """Whether ``future`` is settled by a task of ``loop`` (a blocking wait on that loop's thread would never end)."""
+    return loop is not None and isinstance(future, LoopFuture) and future.loop is loop
 
 
 def _settle_future(done: concurrent.futures.Future[Any], task: asyncio.Task[Any]) -> None:
@@ -508,7 +526,7 @@ class AsyncInterpreter(_Collections):
             unsubscribe()
 
     async def _defer(self, request: Defer) -> concurrent.futures.Future[Any]:
-        done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        done = LoopFuture(asyncio.get_running_loop())
         task = asyncio.ensure_future(self.run(request.plan))
         _DEFERRED_TASKS.add(task)  # the loop keeps only a weak reference to its tasks
         task.add_done_callback(lambda t: _settle_future(done, t))

@@ -64,4 +64,17 @@ MUTANTS = (
         "        pass",
         ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "failed_root_store_ends"),
     ),
+    # -- issue 44: forks and edits inside children --
+    (
+        "a run sent to a checkpoint the thread moved past is not noted as a fork",
+        "        if newer:\n            self.stored.supersede(thread_id, checkpoint_id)",
+        "        if False:\n            self.stored.supersede(thread_id, checkpoint_id)",
+        ("tests/test_operator_actions.py", "-m", "not server", "-k", "changed_input_sent"),
+    ),
+    (
+        "an edit inside a child's run records no shift of its steps",
+        "        shift = _shift(newest[0], metadata.get(\"step\")) if checkpoint_ns else 0",
+        "        shift = 0",
+        ("tests/test_operator_actions.py", "-m", "not server", "-k", "leaves_the_charge_alone"),
+    ),
 )
