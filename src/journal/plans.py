@@ -127,7 +127,8 @@ from .documents import (
     visit_update,
 )
 from .position import EffectPosition, at
-from .redaction import Redactor, credential_values, digest, preview, scrub
+from .canonical import digest
+from .redaction import Redactor, credential_values, preview, scrub, storable
 
 logger = logging.getLogger("langgraph_durable_mongodb.journal")
 
@@ -805,11 +806,18 @@ class JournalPlans:
         return value
 
     def _preview(self, value: Any, secrets: frozenset[str]) -> str:
-        return preview(value, limit=self.preview_chars, redactor=self.redactor, secrets=secrets)
+        """The preview stored for people; none ("") when it cannot be made (a redactor of the user's that fails, a
+        value whose ``str`` raises): a preview never stops a claim or a record."""
+        try:
+            return preview(value, limit=self.preview_chars, redactor=self.redactor, secrets=secrets)
+        except Exception as exc:  # noqa: BLE001 - whatever the redactor or the value raises
+            # Only the type: the message may quote the value, which the preview was to redact.
+            logger.warning("a journal preview could not be made (%s): stored without one", type(exc).__name__)
+            return ""
 
     def _message(self, exc: BaseException, claimed: _Claimed) -> str:
         """The error message stored for people: none under ``store_messages=False``, else with secrets scrubbed."""
-        return scrub(str(exc), claimed.secrets) if self.store_messages else ""
+        return storable(scrub(str(exc), claimed.secrets)) if self.store_messages else ""
 
     def _end_claim(self, pos: EffectPosition, claimed: _Claimed, update: dict[str, Any]) -> Plan:
         """Write how the effect ended: under the claim's fence (``_settle``), or, for an exclusive run's

@@ -137,4 +137,17 @@ MUTANTS = (
         "isinstance(where, Slot) else None",
         ("tests/test_trailing_records.py", "-m", "not server", "-k", "at_most_once_outcome"),
     ),
+    # issue 44, break 8: a preview never stops a claim or a record
+    (
+        "issue 44: a preview that cannot be made stops the record",
+        "        try:\n            return preview(value, limit=self.preview_chars, redactor=self.redactor, secrets=secrets)\n        except Exception as exc:",
+        "        try:\n            return preview(value, limit=self.preview_chars, redactor=self.redactor, secrets=secrets)\n        except KeyError as exc:",
+        ("tests/test_hostile_values.py", "-m", "not server", "-k", "preview_cannot"),
+    ),
+    (
+        "issue 44: an error message holding a lone surrogate is stored as it is",
+        "        return storable(scrub(str(exc), claimed.secrets)) if self.store_messages else \"\"",
+        "        return scrub(str(exc), claimed.secrets) if self.store_messages else \"\"",
+        ("tests/test_hostile_values.py", "-m", "not server", "-k", "error_message"),
+    ),
 )
