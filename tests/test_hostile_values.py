@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any, TypedDict
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import START, StateGraph
@@ -279,6 +279,8 @@ ordinary_values = st.recursive(scalars, containers, max_leaves=24)
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=ordinary_values)
+@example(value={1: "int", "1": "text", "b": [{2: "two", "2": "deux"}]})  # two keys of one text: the last item wins
+@example(value={"1": "text", 1: "int"})
 def test_the_digest_and_canonical_form_of_an_ordinary_value_are_what_they_were(value: Any) -> None:
     """Every entry stores its input's digest, and a resume compares the digest of the input it gives: a digest made
     otherwise for an ordinary value would make every recorded input look changed (checked against the walk at
