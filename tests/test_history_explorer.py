@@ -9,6 +9,11 @@ oracle that counts real executions judges it (tests/explorer/).
 - Faults, one per history: an exception in a node, a storage command that fails (never sent) or whose reply is lost
   (sent), at any request of the run; the resume in the same platform or in a new one (another process). SIGKILLs of a
   child process at any command: ``test_history_kills.py``.
+- Values (issue 44), in one history in three: a hostile input to every effect (JSON text nested 1,000-3,000 deep,
+  a list nested past the recursion limit, a dict holding itself, huge, odd or lone-surrogate text, NaN and the
+  infinities, ints past 64 bits, bytes, BSON operator keys, a message with tool calls), a hostile outcome from every
+  effect and a hostile first state, as far as the serde stores them (tests/explorer/values.py); the oracle checks
+  that each node got its effect's value back and the final state holds the given one (NaN the same as NaN).
 - The oracle: tests/explorer/oracle.py.
 
 CI runs ``EXPLORE_HISTORIES`` (200) histories on mongomock, derandomized: the same histories on every run. A failing
@@ -27,8 +32,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
 
-from .explorer import history, ledger, oracle
-from .explorer.plans import Fault, Plan, Stage, plans
+from .explorer import history, ledger, oracle, values
+from .explorer.plans import NAMES, Fault, Plan, Stage, plans
+from .explorer.values import Hostile, Values
 
 HISTORIES = int(os.environ.get("EXPLORE_HISTORIES", "200"))
 SEED = os.environ.get("EXPLORE_SEED", "")
@@ -50,7 +56,8 @@ def judge(plan: Plan) -> None:
         recorded = ledger.Ledger()
         outcome = history.run_history(plan, recorded, requests)
     found = {name: lines for name, lines in oracle.problems(plan, outcome, recorded.all(), notes).items() if name not in IGNORED}
-    TALLY.update(["histories", f"fault fired: {outcome.fault_fired.split(' ')[0] or 'none'}", *(f"broken: {n}" for n in found)])
+    hostile = ["hostile values"] if plan.values is not None else []
+    TALLY.update(["histories", f"fault fired: {outcome.fault_fired.split(' ')[0] or 'none'}", *hostile, *(f"broken: {n}" for n in found)])
     for name, lines in found.items():
         shown = "\n  ".join(lines[:6])
         raise BROKEN[name](f"{name} broken (fault fired: {outcome.fault_fired or 'none'}):\n  {shown}\nEXPLORE_REPLAY={plan!r}")
@@ -87,7 +94,7 @@ if SEED:
 
 @pytest.mark.skipif(not REPLAY, reason="EXPLORE_REPLAY='Plan(...)' names a history to replay")
 def test_the_replayed_history_keeps_every_guarantee() -> None:
-    judge(eval(REPLAY, {"Plan": Plan, "Stage": Stage, "Fault": Fault}))  # noqa: S307 - the text this module printed
+    judge(eval(REPLAY, NAMES))  # noqa: S307 - the text this module printed
 
 
 def test_the_oracle_sees_a_later_visit_given_an_earlier_visit_s_outcome() -> None:
@@ -102,3 +109,21 @@ def test_the_oracle_sees_a_later_visit_given_an_earlier_visit_s_outcome() -> Non
     assert oracle.problems(plan, clean, executed, []) == {}
     assert list(oracle.problems(plan, clean, executed + got, [])) == ["own_value"]
     assert list(oracle.problems(plan, clean, executed + [executed[0]], [])) == ["runs_once"]
+
+
+def test_the_oracle_sees_a_hostile_value_lost_or_changed_and_takes_nan_for_nan() -> None:
+    """The values dimension bites: a node given back another hostile value than its effect returned, a final state
+    whose hostile value changed; and NaN, which is not equal to itself, is the same value after a resume."""
+    hostile = Values(Hostile("floats"), Hostile("floats"), Hostile("floats"))
+    plan = Plan((Stage("node", ("effect",)),), values=hostile)
+    executed = [{"kind": "executed", "life": 1, "node": "s0", "item": None, "visit": 1, "idx": 1, "token": "a1", "key": "k1"}]
+    got = {"kind": "got", "life": 1, "node": "s0", "item": None, "visit": 1, "idx": 1, "value": "s0.e1|v1|ta1", "load_ok": True}
+    nan_again = [float("nan"), float("inf"), float("-inf"), -0.0, 1e308, 5e-324]  # new float objects, as loaded
+    clean = history.Outcome([history.Life(values={"notes": [], "load": nan_again})])
+    assert oracle.problems(plan, clean, executed + [got], []) == {}
+    assert list(oracle.problems(plan, clean, executed + [{**got, "load_ok": False}], [])) == ["own_value"]
+    changed = history.Outcome([history.Life(values={"notes": [], "load": nan_again[:-1]})])
+    assert list(oracle.problems(plan, changed, executed + [got], [])) == ["final_state"]
+    loads = values.Loads(hostile)
+    assert loads.unwrap({"slot": "s0.e1|v1|ta1", "load": list(nan_again)}) == ("s0.e1|v1|ta1", True)
+    assert loads.unwrap({"slot": "s0.e1|v1|ta1", "load": [0.0]}) == ("s0.e1|v1|ta1", False)

@@ -31,7 +31,7 @@ from langgraph.types import RetryPolicy, Send, interrupt
 
 from langgraph_durable_mongodb.journal import SecureLLM, SecureTool, current_effect, effect
 
-from . import ledger
+from . import ledger, values
 from .plans import Fault, Plan, Stage
 
 ANSWER = "yes"  # what every interrupt is answered with
@@ -45,6 +45,7 @@ class State(TypedDict, total=False):
     notes: Annotated[list, union]
     messages: Annotated[list, add_messages]
     item: int
+    load: Any  # the plan's hostile state (values.py): written by the first input only
 
 
 class Boom(Exception):
@@ -117,7 +118,7 @@ class ScriptedChat(BaseChatModel):
             calls = [
                 {"name": f"{self.tools_node}_t{k}", "args": {"visit": int(visit)}, "id": f"call_{token}_{k}"} for k in (1, 2)
             ]
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(value, tool_calls=calls))])
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(values.CURRENT.text(value), tool_calls=calls))])
 
     def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any) -> ChatResult:
         return self._reply(messages)
@@ -130,43 +131,55 @@ def slot_prompt(node: str, item: Any, visit: int, idx: int, phase: str = "answer
     return f"slot:{node}|{'-' if item is None else item}|{visit}|{idx}|{phase}"
 
 
+def prompt_messages(prompt: str) -> list[BaseMessage]:
+    """A model call's messages: the plan's hostile input first, when it is text, then the slot's prompt."""
+    given = values.CURRENT.text_input
+    return [*([HumanMessage(given)] if given is not None else []), HumanMessage(prompt)]
+
+
 class Effects:
     """The effects of one node, made once per graph: ``call(idx, item, visit)`` runs effect ``idx`` (1-based)."""
 
     def __init__(self, node: str, kinds: tuple[str, ...], mode: str) -> None:
         self.node, self.kinds, self.mode = node, kinds, mode
+        self.loads = values.CURRENT
         self.callables = [self._make(idx, kind) for idx, kind in enumerate(kinds, 1)]
 
     def _make(self, idx: int, kind: str) -> Callable[..., Any]:
-        node, name = self.node, f"{self.node}.e{idx}"
+        node, name, loads = self.node, f"{self.node}.e{idx}", self.loads
         if kind in ("effect", "once"):
             once = kind == "once"
 
-            def run(item: Any, visit: int) -> str:
-                return execute(node, item, visit, idx, name, once)
+            def run(item: Any, visit: int, load: Any) -> Any:
+                return loads.returned(execute(node, item, visit, idx, name, once))
 
-            async def arun(item: Any, visit: int) -> str:
-                return execute(node, item, visit, idx, name, once)
+            async def arun(item: Any, visit: int, load: Any) -> Any:
+                return loads.returned(execute(node, item, visit, idx, name, once))
 
-            return effect(kind="payment" if once else "tool", name=name, at_most_once=once)(run if self.mode == "sync" else arun)
+            paid = effect(kind="payment" if once else "tool", name=name, at_most_once=once)(run if self.mode == "sync" else arun)
+            return lambda item, visit: paid(item, visit, loads.input)
         if kind == "tool":
 
-            def tool_run(item: int, visit: int) -> str:
-                return execute(node, None if item < 0 else item, visit, idx, name)
+            def tool_run(item: int, visit: int, load: str | None = None) -> Any:
+                return loads.returned(execute(node, None if item < 0 else item, visit, idx, name))
 
-            async def tool_arun(item: int, visit: int) -> str:
+            async def tool_arun(item: int, visit: int, load: str | None = None) -> Any:
                 return tool_run(item, visit)
 
             secure = SecureTool(StructuredTool.from_function(tool_run, coroutine=tool_arun, name=f"{node}_e{idx}", description="a tool"))
+
+            def args(item: Any, visit: int) -> dict[str, Any]:
+                return {"item": -1 if item is None else item, "visit": visit, "load": loads.text_input}
+
             if self.mode == "sync":
-                return lambda item, visit: secure.invoke({"item": -1 if item is None else item, "visit": visit})
-            return lambda item, visit: secure.ainvoke({"item": -1 if item is None else item, "visit": visit})
+                return lambda item, visit: secure.invoke(args(item, visit))
+            return lambda item, visit: secure.ainvoke(args(item, visit))
         llm = SecureLLM(ScriptedChat(), effect_name=name)
         if self.mode == "sync":
-            return lambda item, visit: llm.invoke(slot_prompt(node, item, visit, idx)).content
+            return lambda item, visit: llm.invoke(prompt_messages(slot_prompt(node, item, visit, idx))).content
 
         async def ask(item: Any, visit: int) -> str:
-            return (await llm.ainvoke(slot_prompt(node, item, visit, idx))).content
+            return (await llm.ainvoke(prompt_messages(slot_prompt(node, item, visit, idx)))).content
 
         return ask
 
@@ -182,8 +195,10 @@ def visit_of(state: State, label: str) -> int:
 
 
 def got(label: str, node: str, item: Any, visit: int, idx: int, value: Any) -> str:
-    ledger.CURRENT.add("got", node=node, item=item, visit=visit, idx=idx, value=value)
-    return f"{label}@{visit}#{idx}={value}"
+    slot, load_ok = values.CURRENT.unwrap(value)
+    loaded = {} if load_ok is None else {"load_ok": load_ok}
+    ledger.CURRENT.add("got", node=node, item=item, visit=visit, idx=idx, value=slot, **loaded)
+    return f"{label}@{visit}#{idx}={slot}"
 
 
 def working_node(node: str, kinds: tuple[str, ...], mode: str, before: Callable[[int, int], None] | None = None) -> Any:
@@ -333,7 +348,7 @@ def add_react(graph: StateGraph, base: str, stage: Stage, mode: str, then: str) 
         name = f"{tools_node}_t{k}"
 
         def run(visit: int) -> str:
-            return execute(tools_node, None, visit, k, name)
+            return values.CURRENT.text(execute(tools_node, None, visit, k, name))
 
         async def arun(visit: int) -> str:
             return run(visit)
@@ -356,12 +371,12 @@ def add_react(graph: StateGraph, base: str, stage: Stage, mode: str, then: str) 
 
     def sync_agent(state: State) -> State:
         visit, text, seen = prompt(state)
-        reply = llm.invoke([HumanMessage(text)])
+        reply = llm.invoke(prompt_messages(text))
         return {"notes": [*seen, got(agent, agent, None, visit, 1, reply.content)], "messages": [reply]}
 
     async def async_agent(state: State) -> State:
         visit, text, seen = prompt(state)
-        reply = await llm.ainvoke([HumanMessage(text)])
+        reply = await llm.ainvoke(prompt_messages(text))
         return {"notes": [*seen, got(agent, agent, None, visit, 1, reply.content)], "messages": [reply]}
 
     graph.add_node(base, passing)
@@ -372,8 +387,15 @@ def add_react(graph: StateGraph, base: str, stage: Stage, mode: str, then: str) 
     graph.add_edge(tools_node, agent)
 
 
+def first_input() -> State:
+    """The thread's first input: no notes, and the plan's hostile state when it has one."""
+    loads = values.CURRENT
+    return {"notes": []} if loads.drawn is None else {"notes": [], "load": loads.state}
+
+
 def build(plan: Plan) -> StateGraph:
-    """The root graph of ``plan``: its stages in a chain."""
+    """The root graph of ``plan``: its stages in a chain (its hostile values made for its nodes first)."""
+    values.CURRENT = values.Loads(plan.values)
     graph = StateGraph(State)
     then = END
     for index in reversed(range(len(plan.stages))):

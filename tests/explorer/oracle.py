@@ -9,7 +9,9 @@ from how positions are stored.
 - an ``at_most_once`` effect may end as ``EffectOutcomeUnknownError`` only after a fault, and only if its value never
   reached its node (claimed, then killed before it ran, is such a case: the journal cannot tell, and a person settles
   it safely);
-- a history that did not end on an unknown outcome ends with the notes of the fault-free run of its plan;
+- a history that did not end on an unknown outcome ends with the notes of the fault-free run of its plan, and with
+  its hostile state (values.py) as given, NaN the same as NaN;
+- a node given back an outcome with a hostile value got the value its effect returned;
 - a run raises only when the fault fires (once), and never without one.
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from . import values
 from .graphs import normalized, value_parts
 from .history import Outcome
 from .plans import Plan
@@ -48,6 +51,8 @@ def problems(plan: Plan, outcome: Outcome, records: list[dict[str, Any]], refere
     final = []
     if outcome.finished and normalized(outcome.lives[-1].values.get("notes", [])) != reference_notes:
         final.append(f"final notes {normalized(outcome.lives[-1].values.get('notes', []))} != fault-free {reference_notes}")
+    if outcome.finished and plan.values is not None:
+        final.extend(states(plan, outcome))
     found = {
         "own_value": own_values(got, executed),
         "one_key": keys(executed),
@@ -72,7 +77,19 @@ def own_values(got: list[dict[str, Any]], executed: dict[Slot, list[dict[str, An
             found.append(f"{where} got back visit {parts[1]}'s outcome {record['value']!r}")
         elif parts[2] not in tokens:
             found.append(f"{where} got back {record['value']!r}, which no execution of its own produced")
+        elif record.get("load_ok") is False:
+            found.append(f"{where} got back {record['value']!r} with a hostile value that is not the one its effect returned")
     return sorted(set(found))
+
+
+def states(plan: Plan, outcome: Outcome) -> list[str]:
+    """Each life's final hostile state, against the one its first input gave (``same``: NaN is NaN)."""
+    given = values.build(plan.values.state)
+    return [
+        f"life {n}'s final state holds {str(life.values.get('load'))[:80]!r}, not the {plan.values.state.kind} it was given"
+        for n, life in enumerate(outcome.lives, 1)
+        if not values.same(life.values.get("load"), given)
+    ]
 
 
 def keys(executed: dict[Slot, list[dict[str, Any]]]) -> list[str]:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
+from .values import Hostile, Values, values
+
 #: What an effect is: an ``@effect`` function, an ``at_most_once`` one, a ``SecureTool`` call, a ``SecureLLM`` call.
 EFFECT_KINDS = ("effect", "once", "tool", "llm")
 #: What a stage of the root graph is (see graphs.py).
@@ -56,7 +58,8 @@ class Fault:
 @dataclass(frozen=True)
 class Plan:
     """A whole history: the graph, how it runs (``mode`` sync/async nodes and calls, ``form`` of compile,
-    ``durability``), the fault, and whether the thread id is deleted and reused after it."""
+    ``durability``), the fault, whether the thread id is deleted and reused after it, and the hostile ``values`` its
+    effects are given and return and its state holds (values.py; None: plain ones)."""
 
     stages: tuple[Stage, ...]
     mode: str = "sync"
@@ -64,6 +67,11 @@ class Plan:
     durability: str = "sync"
     fault: Fault = field(default_factory=Fault)
     reuse: bool = False
+    values: Values | None = None
+
+
+#: The names a printed plan is made of: ``eval(repr(plan), NAMES)`` makes it again (``EXPLORE_REPLAY``).
+NAMES = {"Plan": Plan, "Stage": Stage, "Fault": Fault, "Values": Values, "Hostile": Hostile}
 
 
 def stage_nodes(index: int, stage: Stage) -> list[str]:
@@ -116,7 +124,10 @@ def faults(draw: st.DrawFn, stages: tuple[Stage, ...], kinds: tuple[str, ...]) -
 
 
 @st.composite
-def plans(draw: st.DrawFn, fault_kinds: tuple[str, ...] = ("none", "raise", "command", "command")) -> Plan:
+def plans(
+    draw: st.DrawFn, fault_kinds: tuple[str, ...] = ("none", "raise", "command", "command"), hostile: bool = True
+) -> Plan:
+    """A history; one in three with hostile values (``hostile``: ever)."""
     drawn = tuple(draw(st.lists(stages(), min_size=1, max_size=3)))
     return Plan(
         drawn,
@@ -125,4 +136,5 @@ def plans(draw: st.DrawFn, fault_kinds: tuple[str, ...] = ("none", "raise", "com
         durability=draw(st.sampled_from(["sync", "async"])),
         fault=draw(faults(drawn, fault_kinds)),
         reuse=draw(st.booleans()),
+        values=draw(values()) if hostile and draw(st.integers(0, 2)) == 2 else None,  # shrinks to none
     )
