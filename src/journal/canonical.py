@@ -2,9 +2,9 @@
 
 ``digest`` fingerprints an effect's input, stable across processes, so a resumed run can tell whether it calls an
 effect with the same input; the journal stores it with every entry, so the text it hashes must never change for a
-value it could hash before. Every walk here is a loop over a stack, not a recursion: a value an effect is given or
-returns may be nested deeper than Python's recursion limit (a chat message holding 1,500 ``[`` is text, but a tool's
-arguments parsed from it are not), and such a value must not break the claim that runs the effect.
+value it could hash before. Every walk here is a loop over a stack, not a recursion: a value an effect is given may be
+nested deeper than Python's recursion limit, or hold itself, and such a value must not break the claim that runs the
+effect.
 
 Example::
 
@@ -54,8 +54,8 @@ def canonical(value: Any, *, ordered: bool = True) -> Any:
 
 
 #: How deep ``canonical`` goes before it looks for containers inside themselves: a value nested deeper (or one
-#: holding itself, which never ends) is walked again, each container noted while it is walked. Noting costs a
-#: value of a few hundred containers (a 50-line order) about half its walk again; few values nest past this.
+#: holding itself, which never ends) is walked again, each container noted while it is walked. Noting costs a set
+#: update and a marker per container, so the common walk (tens to hundreds of containers) goes without it.
 _UNWATCHED_DEPTH = 2_000
 
 
