@@ -44,14 +44,13 @@ DEEP_TEXTS = {"arrays": "[" * 1500, "objects": '{"a":' * 1500}
 
 class Notes(TypedDict, total=False):
     notes: Annotated[list, operator.add]
-    messages: list
 
 
 class Fails(Exception):
     """The node fails once, after its effect returned: the next run resumes it."""
 
 
-def failing_once_after(call: Any, mode: str) -> tuple[Any, list[str]]:
+def failing_once_after(call: Any, mode: str) -> Any:
     """A node that calls ``call()`` (awaited in ``mode`` async), notes the length of what it got back, and fails
     once after its first call returned."""
     failed: list[str] = []
@@ -68,7 +67,7 @@ def failing_once_after(call: Any, mode: str) -> tuple[Any, list[str]]:
     async def async_node(state: Notes) -> Notes:
         return after(await call())
 
-    return (sync_node if mode == "sync" else async_node), failed
+    return sync_node if mode == "sync" else async_node
 
 
 async def run_twice(platform: Any, node: Any, mode: str, thread: str) -> Any:
@@ -103,7 +102,7 @@ async def test_an_effect_returning_text_that_looks_like_deeply_nested_json_runs_
         runs.append("run")
         return returned
 
-    node, _ = failing_once_after(fetch if mode == "sync" else afetch, mode)
+    node = failing_once_after(fetch if mode == "sync" else afetch, mode)
     result = await run_twice(platform, node, mode, f"deep-out-{text}")
     assert result["notes"] == [len(returned)]
     assert runs == ["run"]
@@ -154,7 +153,7 @@ async def test_an_effect_given_a_value_of_any_depth_or_text_runs_once_across_a_r
         runs.append(body)
         return "ok"
 
-    node, _ = failing_once_after(lambda: post(value) if mode == "sync" else apost(value), mode)
+    node = failing_once_after(lambda: post(value) if mode == "sync" else apost(value), mode)
     result = await run_twice(platform, node, mode, f"deep-in-{given}")
     assert result["notes"] == [2]
     assert len(runs) == 1 and runs[0] is value
@@ -176,7 +175,7 @@ async def test_an_llm_turn_whose_messages_hold_text_that_looks_like_deeply_neste
     async def aask() -> str:
         return (await llm.ainvoke([HumanMessage(DEEP_TEXTS[text])])).content
 
-    node, _ = failing_once_after(ask if mode == "sync" else aask, mode)
+    node = failing_once_after(ask if mode == "sync" else aask, mode)
     result = await run_twice(platform, node, mode, f"deep-llm-{text}")
     assert result["notes"] == [len("you wrote: ") + len(DEEP_TEXTS[text])]
     assert len(model.calls) == 1
@@ -401,7 +400,7 @@ async def test_an_outcome_whose_preview_cannot_be_made_is_recorded_without_one(m
         runs.append("run")
         return "page"
 
-    node, _ = failing_once_after(fetch if mode == "sync" else afetch, mode)
+    node = failing_once_after(fetch if mode == "sync" else afetch, mode)
     result = await run_twice(platform, node, mode, "no-preview")
     assert result["notes"] == [4] and runs == ["run"]
     [entry] = raw_entries(platform)
