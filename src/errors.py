@@ -72,18 +72,6 @@ class InputChangedWarning(UserWarning):
     """The input of a replayed effect differs from the recorded one (``on_input_change="warn"``)."""
 
 
-class CorruptJournalEntryError(DurableMongoError, RuntimeError):
-    """A journal entry is not in a state the journal writes (edited by hand, or damaged): its effect is not run.
-
-    The message names the position and what to do: ``ActivityJournal.discard(position)`` to run the effect
-    again, or ``ActivityJournal.resolve(position, outcome)`` to record its outcome. Attribute: ``position``.
-    """
-
-    def __init__(self, message: str, *, position: object = None) -> None:
-        super().__init__(message)
-        self.position = position
-
-
 class OutcomeNotSerializableError(DurableMongoError, TypeError):
     """An effect ran, but the journal's serde cannot serialize what it returned, so nothing replays it.
 
@@ -101,9 +89,11 @@ class RecordedFailureError(DurableMongoError, RuntimeError):
     """A journaled failure that the node handled is replayed, but its exception type cannot be rebuilt here.
 
     When an effect failed and its node went on (later effects of the same node attempt were journaled), a
-    resume raises the recorded error again as its own type, so the node's ``except`` takes the same path. A
-    type that cannot be imported (a class defined inside a function) or is not an ``Exception`` is raised
-    as this error instead. Attributes: ``position`` and ``error_type`` (``module.qualname`` as recorded).
+    resume raises the recorded error again as its own type, so the node's ``except`` takes the same path. The type
+    is looked up among the modules this process has imported and the declared ``terminal_errors``, never imported
+    because a journal entry names it: a type found nowhere (a class defined inside a function, or in a module not
+    imported yet) or not an ``Exception`` is raised as this error instead. Attributes: ``position`` and
+    ``error_type`` (``module.qualname`` as recorded).
     """
 
     def __init__(self, message: str, *, position: object = None, error_type: str | None = None) -> None:
@@ -216,6 +206,36 @@ class CorruptDocumentError(DurableMongoError, RuntimeError):
     def __init__(self, message: str, *, collection: str = "", document_id: object = None, field: str = "") -> None:
         super().__init__(message)
         self.collection, self.document_id, self.field = collection, document_id, field
+
+
+class CorruptJournalEntryError(CorruptDocumentError):
+    """A journal entry is not in a state the journal writes (edited by hand, or damaged; under ``EncryptedSerializer``,
+    an outcome stored in clear): its effect is not run.
+
+    The message names the position and what to do: ``ActivityJournal.discard(position)`` to run the effect
+    again, or ``ActivityJournal.resolve(position, outcome)`` to record its outcome. Attributes: ``position``, and
+    ``collection``, ``document_id`` (the position) and ``field`` as every ``CorruptDocumentError`` has them.
+    """
+
+    def __init__(self, message: str, *, position: object = None, collection: str = "", field: str = "") -> None:
+        super().__init__(message, collection=collection, document_id=position, field=field)
+        self.position = position
+
+
+class EncryptionKeyError(DurableMongoError, RuntimeError):
+    """A stored value is encrypted, and this process cannot decrypt it: it was written under another key, or this
+    saver's serde has no key (it is not an ``EncryptedSerializer``). Nothing was run from it.
+
+    Configure the serde the database was written with (``EncryptedSerializer.from_pycryptodome_aes(key=...)``, or
+    ``LANGGRAPH_AES_KEY``), or use another database. Attributes: ``thread_id``, ``collection``, ``document_id``
+    (its ``_id``, or the journal position) and ``field``.
+    """
+
+    def __init__(
+        self, message: str, *, thread_id: str = "", collection: str = "", document_id: object = None, field: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.thread_id, self.collection, self.document_id, self.field = thread_id, collection, document_id, field
 
 
 class MissingValueError(DurableMongoError, RuntimeError):

@@ -16,6 +16,11 @@ oracle that counts real executions judges it (tests/explorer/).
 - Faults, one per history: an exception in a node, a storage command that fails (never sent) or whose reply is lost
   (sent), at any request of the run; the resume in the same platform or in a new one (another process). SIGKILLs of a
   child process at any command: ``test_history_kills.py``.
+- Values (issue 44), in one history in three: a hostile input to every effect (JSON text nested 1,000-3,000 deep,
+  a list nested past the recursion limit, a dict holding itself, huge, odd or lone-surrogate text, NaN and the
+  infinities, ints past 64 bits, bytes, BSON operator keys, a message with tool calls), a hostile outcome from every
+  effect and a hostile first state, as far as the serde stores them (tests/explorer/values.py); the oracle checks
+  that each node got its effect's value back and the final state holds the given one (NaN the same as NaN).
 - The oracle: tests/explorer/oracle.py, with LangGraph's ``@task`` over ``InMemorySaver`` running the same plan.
 
 CI runs ``EXPLORE_HISTORIES`` (200) histories on mongomock, derandomized: the same histories on every run. A failing
@@ -35,8 +40,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
 
-from .explorer import history, ledger, oracle
-from .explorer.plans import Fault, Plan, Stage, plans
+from .explorer import history, ledger, oracle, values
+from .explorer.plans import NAMES, Fault, Plan, Stage, plans
+from .explorer.values import Hostile, Values
 
 HISTORIES = int(os.environ.get("EXPLORE_HISTORIES", "200"))
 SEED = os.environ.get("EXPLORE_SEED", "")
@@ -61,6 +67,7 @@ def judge(plan: Plan) -> None:
     found = oracle.problems(plan, outcome, recorded.all(), ref.notes, ref.fork_notes, task)
     found = {name: lines for name, lines in found.items() if name not in IGNORED}
     dimensions = [*(["copied"] if plan.copy else []), *([f"from format {plan.golden[6]}"] if plan.golden else [])]
+    dimensions += ["hostile values"] if plan.values is not None else []
     TALLY.update(["histories", f"fault fired: {outcome.fault_fired.split(' ')[0] or 'none'}", *dimensions, *(f"broken: {n}" for n in found)])
     for name, lines in found.items():
         shown = "\n  ".join(lines[:6])
@@ -98,7 +105,7 @@ if SEED:
 
 @pytest.mark.skipif(not REPLAY, reason="EXPLORE_REPLAY='Plan(...)' names a history to replay")
 def test_the_replayed_history_keeps_every_guarantee() -> None:
-    judge(eval(REPLAY, {"Plan": Plan, "Stage": Stage, "Fault": Fault}))  # noqa: S307 - the text this module printed
+    judge(eval(REPLAY, NAMES))  # noqa: S307 - the text this module printed
 
 
 #: A history the explorer found (its timing dimension, issue 44): parallel branches, records written 30 ms late, a
@@ -158,3 +165,21 @@ def test_the_oracle_judges_what_an_upgrade_did() -> None:
     plan = Plan((Stage("node", ("effect",)),), golden="format2 platform.compile effect")
     upgraded = history.Outcome([history.Life(values={"notes": []})], upgrade=["a run in flight of format 2 was upgraded"])
     assert list(oracle.problems(plan, upgraded, [], [])) == ["upgrade"]
+
+
+def test_the_oracle_sees_a_hostile_value_lost_or_changed_and_takes_nan_for_nan() -> None:
+    """The values dimension bites: a node given back another hostile value than its effect returned, a final state
+    whose hostile value changed; and NaN, which is not equal to itself, is the same value after a resume."""
+    hostile = Values(Hostile("floats"), Hostile("floats"), Hostile("floats"))
+    plan = Plan((Stage("node", ("effect",)),), values=hostile)
+    executed = [{"kind": "executed", "life": 1, "node": "s0", "item": None, "visit": 1, "idx": 1, "token": "a1", "key": "k1"}]
+    got = {"kind": "got", "life": 1, "node": "s0", "item": None, "visit": 1, "idx": 1, "value": "s0.e1|v1|ta1", "load_ok": True}
+    nan_again = [float("nan"), float("inf"), float("-inf"), -0.0, 1e308, 5e-324]  # new float objects, as loaded
+    clean = history.Outcome([history.Life(values={"notes": [], "load": nan_again})])
+    assert oracle.problems(plan, clean, executed + [got], []) == {}
+    assert list(oracle.problems(plan, clean, executed + [{**got, "load_ok": False}], [])) == ["own_value"]
+    changed = history.Outcome([history.Life(values={"notes": [], "load": nan_again[:-1]})])
+    assert list(oracle.problems(plan, changed, executed + [got], [])) == ["final_state"]
+    loads = values.Loads(hostile)
+    assert loads.unwrap({"slot": "s0.e1|v1|ta1", "load": list(nan_again)}) == ("s0.e1|v1|ta1", True)
+    assert loads.unwrap({"slot": "s0.e1|v1|ta1", "load": [0.0]}) == ("s0.e1|v1|ta1", False)

@@ -14,7 +14,7 @@ from langgraph_durable_mongodb.journal import digest, preview, redact
 from langgraph_durable_mongodb.journal.redaction import REDACTED, credential_values, is_credential_key, readable, scrub
 
 
-@pytest.mark.parametrize("module", ["position", "redaction"])
+@pytest.mark.parametrize("module", ["canonical", "position", "redaction"])
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(f"langgraph_durable_mongodb.journal.{module}"))
     assert result.failed == 0 and result.attempted > 0
@@ -87,7 +87,7 @@ def test_the_digest_is_the_sha256_of_the_ordered_canonical_json_whatever_the_inp
     import hashlib
     import json
 
-    from langgraph_durable_mongodb.journal import redaction
+    from langgraph_durable_mongodb.journal import canonical
 
     class Tone(enum.Enum):
         FORMAL = "formal"
@@ -103,8 +103,8 @@ def test_the_digest_is_the_sha256_of_the_ordered_canonical_json_whatever_the_inp
         "b": None,
         "a": [1.5, True, "s"],
     }
-    ordered = json.dumps(redaction.canonical(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    assert redaction.digest(value) == "sha256:" + hashlib.sha256(ordered.encode()).hexdigest()
+    ordered = json.dumps(canonical.canonical(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical.digest(value) == "sha256:" + hashlib.sha256(ordered.encode()).hexdigest()
 
 
 # --- issue 25: the common shapes key-based redaction missed -------------------------------------------------

@@ -251,14 +251,15 @@ def stored_value(value: Any, dumps: Callable[[Any], tuple[str, bytes]], path: st
     return {SERDE_TYPE: type_, SERDE_DATA: data}
 
 
-def loaded_metadata(stored: Any, loads: Callable[[tuple[str, bytes]], Any]) -> Any:
-    """Stored metadata (or one value of it) as it was put: keys unescaped, serde-stored values loaded."""
+def loaded_metadata(stored: Any, loads: Callable[[tuple[str, bytes], str], Any], field: str = "metadata") -> Any:
+    """Stored metadata (or one value of it, at ``field``) as it was put: keys unescaped, serde-stored values loaded
+    (``loads`` is given each one's type and bytes, and its field: ``metadata.<key>.<key>``, ``metadata.<key>.0``)."""
     if isinstance(stored, Mapping):
         if set(stored) == {SERDE_TYPE, SERDE_DATA}:
-            return loads((stored[SERDE_TYPE], bytes(stored[SERDE_DATA])))
-        return {unescape_key(k): loaded_metadata(v, loads) for k, v in stored.items()}
+            return loads((stored[SERDE_TYPE], bytes(stored[SERDE_DATA])), field)
+        return {unescape_key(k): loaded_metadata(v, loads, f"{field}.{k}") for k, v in stored.items()}
     if isinstance(stored, list):
-        return [loaded_metadata(v, loads) for v in stored]
+        return [loaded_metadata(v, loads, f"{field}.{i}") for i, v in enumerate(stored)]
     return int(stored) if type(stored) is Int64 else stored  # pymongo reads an int past 32 bits as Int64
 
 
@@ -481,19 +482,21 @@ def blob_values(collection: str, docs: list[dict[str, Any]]) -> dict[tuple, tupl
 
 
 def load_channel_values(
-    doc: Mapping[str, Any], values: Mapping[tuple, tuple[str, bytes]], loads: Callable[[tuple[str, bytes]], Any]
+    doc: Mapping[str, Any], values: Mapping[tuple, tuple[str, bytes]], loads: Callable[[tuple[str, bytes], str], Any]
 ) -> dict[str, Any]:
-    """A checkpoint document's channel values, loaded from ``values`` (by value key) with ``loads``.
+    """A checkpoint document's channel values, loaded from ``values`` (by value key) with ``loads``, which is given
+    each value's type and bytes and the field of ``doc`` holding it (``values.<i>.d``), or referencing it
+    (``values.<i>``).
 
     Raises:
         MissingValueError: a value the document references is not in ``values``.
     """
     channel_values: dict[str, Any] = {}
-    for entry in doc.get("values", ()):
+    for i, entry in enumerate(doc.get("values", ())):
         typed = values.get(value_key(doc, entry))
         if typed is None:
             raise _missing_value(doc, entry)
-        channel_values[entry[CHANNEL]] = loads(typed)
+        channel_values[entry[CHANNEL]] = loads(typed, f"values.{i}.{VALUE_DATA}" if is_inline(entry) else f"values.{i}")
     return channel_values
 
 

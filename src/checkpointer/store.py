@@ -26,6 +26,7 @@ from .. import _langgraph
 from .._bson import (
     assemble_values,
     containment_filter,
+    key_id,
     require_str,
     require_str_list,
     require_thread_id,
@@ -35,6 +36,7 @@ from .._bson import (
 from ..storage.plans.requests import Emit, Find, Gather, Plan, Upsert
 from ..errors import InvalidInputError
 from ..storage.schema import BLOB_KEY, WRITE_KEY, CollectionNames, key_filter, keys_filter
+from ..storage.serde import StoredAt, load_stored
 from ..storage.thread_summaries import NOT_SUMMARY, require_checkpoint_ns, summary_update
 from .documents import (
     CHANNEL,
@@ -277,14 +279,15 @@ class CheckpointStore:
         heads = {tuple(d[f] for f in WRITE_KEY): d for d in docs if d.get("chunk", 0) == 0}
         values = assemble_values(docs, WRITE_KEY)
         check_assembled(self.collections.writes, docs, WRITE_KEY, values)
-        out: dict[tuple, list[tuple[str, str, str, int, Any]]] = defaultdict(list)
+        out: dict[tuple, list[tuple[str, str, int, str, tuple[str, bytes], StoredAt]]] = defaultdict(list)
         for key, typed in values.items():
             head = heads[key]
-            out[key[:3]].append((head.get("task_path", ""), head["task_id"], head["idx"], head["channel"], typed))
+            at = StoredAt(head["thread_id"], self.collections.writes, head.get("_id"), "data")
+            out[key[:3]].append((head.get("task_path", ""), head["task_id"], head["idx"], head["channel"], typed, at))
         return {
             key: [
-                (task_id, channel, serde.loads_typed(typed))
-                for path, task_id, idx, channel, typed in sorted(rows, key=lambda r: writes_sort_key(r[0], r[1], r[2]))
+                (task_id, channel, load_stored(serde, typed, at))
+                for path, task_id, idx, channel, typed, at in sorted(rows, key=lambda r: writes_sort_key(r[0], r[1], r[2]))
             ]
             for key, rows in out.items()
         }
@@ -292,12 +295,15 @@ class CheckpointStore:
     def _tuple(
         self, doc: dict[str, Any], values: Mapping[tuple, tuple[str, bytes]], pending: list, serde: SerializerProtocol
     ) -> CheckpointTuple:
-        checkpoint: Checkpoint = serde.loads_typed((doc["checkpoint"]["type"], bytes(doc["checkpoint"]["data"])))
-        channel_values = load_channel_values(doc, values, serde.loads_typed)
+        def loads(typed: tuple[str, bytes], field: str) -> Any:
+            return load_stored(serde, typed, StoredAt(doc["thread_id"], self.collections.checkpoints, doc.get("_id"), field))
+
+        checkpoint: Checkpoint = loads((doc["checkpoint"]["type"], bytes(doc["checkpoint"]["data"])), "checkpoint.data")
+        channel_values = load_channel_values(doc, values, loads)
         return CheckpointTuple(
             config={"configurable": checkpoint_key(doc["thread_id"], doc["checkpoint_ns"], doc["checkpoint_id"])},
             checkpoint={**checkpoint, "channel_values": channel_values},
-            metadata=loaded_metadata(doc.get("metadata") or {}, serde.loads_typed),
+            metadata=loaded_metadata(doc.get("metadata") or {}, loads),
             parent_config=_parent_config(doc),
             pending_writes=pending,
         )
@@ -506,7 +512,9 @@ class CheckpointStore:
             result[channel]["writes"].extend(_writes_since_seed(chain, seed_id, writes, channel))
         for channel, typed in seeded.items():
             if typed is not None:
-                result[channel]["seed"] = serde.loads_typed(typed)
+                holder = key_id(thread_id, checkpoint_ns, seeds[channel][0])
+                at = StoredAt(thread_id, self.collections.checkpoints, holder, f"the value of channel {channel!r}")
+                result[channel]["seed"] = load_stored(serde, typed, at)
         return result
 
     def _target_page(self, scope: Mapping[str, str], checkpoint_id: str | None) -> Plan:

@@ -23,7 +23,8 @@ from .journal import ActivityJournal
 from .llm import SecureLLM
 from .locator import NodeLocator, ResolverLocator, langgraph_task
 from .position import EffectPosition
-from .redaction import digest, preview, redact
+from .canonical import digest
+from .redaction import preview, redact
 from .tool import SecureTool
 
 __all__ = [

@@ -250,13 +250,15 @@ class ActivityJournal(TwoFaces, JournalPlans):
                 ``wait_seconds``.
             EffectOutcomeUnknownError: an ``at_most_once`` effect was started by a worker that died before
                 recording; it is not run again (settle it with ``resolve`` or ``discard``).
-            CorruptJournalEntryError: the entry or its recorded outcome is not one the journal writes; not run.
+            CorruptJournalEntryError: the entry or its recorded outcome is not one the journal writes (under an
+                ``EncryptedSerializer``, an outcome stored in clear); not run.
             EffectRecordLostError: under the platform, the record of an earlier effect of the node, written while
                 the node went on, found its position recorded by another worker; not run.
             OutcomeNotSerializableError: the effect ran but the serde cannot serialize its result (recorded
                 ``failed``); replayed for an ``at_most_once`` effect until a person settles the position.
-            ClientConfigurationError: this journal has no sync client, or its input-digest key (under an
-                ``EncryptedSerializer``) cannot be decrypted with this serde.
+            ClientConfigurationError: this journal has no sync client.
+            EncryptionKeyError: a recorded outcome, or the input-digest key (under an ``EncryptedSerializer``), was
+                encrypted under another key (or this serde has none); not run.
             DurableMongoError: under ``durability="async"``, the checkpoint the node's position derives from
                 was not stored in time.
             Exception: whatever ``fn`` raises, after it is recorded ``failed``; a recorded failure whose type is
@@ -318,13 +320,15 @@ class ActivityJournal(TwoFaces, JournalPlans):
                 ``wait_seconds``.
             EffectOutcomeUnknownError: an ``at_most_once`` effect was started by a worker that died before
                 recording; it is not run again (settle it with ``resolve`` or ``discard``).
-            CorruptJournalEntryError: the entry or its recorded outcome is not one the journal writes; not run.
+            CorruptJournalEntryError: the entry or its recorded outcome is not one the journal writes (under an
+                ``EncryptedSerializer``, an outcome stored in clear); not run.
             EffectRecordLostError: under the platform, the record of an earlier effect of the node, written while
                 the node went on, found its position recorded by another worker; not run.
             OutcomeNotSerializableError: the effect ran but the serde cannot serialize its result (recorded
                 ``failed``); replayed for an ``at_most_once`` effect until a person settles the position.
-            ClientConfigurationError: this journal has no sync client, or its input-digest key (under an
-                ``EncryptedSerializer``) cannot be decrypted with this serde.
+            ClientConfigurationError: this journal has no sync client.
+            EncryptionKeyError: a recorded outcome, or the input-digest key (under an ``EncryptedSerializer``), was
+                encrypted under another key (or this serde has none); not run.
             DurableMongoError: under ``durability="async"``, the checkpoint the node's position derives from
                 was not stored in time.
             Exception: whatever the stream raises, after it is recorded ``failed``; a recorded failure whose type is

@@ -42,11 +42,11 @@ credential-looking keys scrubbed; ``store_messages=False`` (the default under
 from __future__ import annotations
 
 import contextlib
-import importlib
 import logging
 import os
 import re
 import shlex
+import sys
 import time
 import uuid
 import warnings
@@ -82,12 +82,14 @@ from ..storage.plans.requests import (
     Try,
 )
 from ..storage.schema import INDEXES
+from ..storage.serde import StoredAt, load_stored
 from ..telemetry import watches
 from ..errors import (
     InvalidInputError,
-    ClientConfigurationError,
+    CorruptDocumentError,
     CorruptJournalEntryError,
     DurableMongoError,
+    EncryptionKeyError,
     EffectInProgressError,
     EffectOutcomeUnknownError,
     EffectRecordLostError,
@@ -130,7 +132,8 @@ from .documents import (
     visit_update,
 )
 from .position import EffectPosition, at
-from .redaction import Redactor, credential_values, digest, preview, scrub
+from .canonical import digest
+from .redaction import Redactor, credential_values, preview, scrub, storable
 
 logger = logging.getLogger("langgraph_durable_mongodb.journal")
 
@@ -176,14 +179,19 @@ def _duration_ms(claimed: _Claimed) -> int:
     return int((time.monotonic() - claimed.started) * 1000)
 
 
-def _resolve_type(module: str, qualname: str) -> type[BaseException] | None:
-    try:
-        obj: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError):
-        return None
-    return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
+def _resolve_type(module: str, qualname: str, declared: Iterable[type[BaseException]]) -> type[BaseException] | None:
+    """The exception class a failed entry names (``error.module``, ``error.type``): one of ``declared`` (the terminal
+    errors), or one found in a module this process has imported already, through its namespace and its classes'
+    (never ``getattr``, which a module's ``__getattr__`` may answer by importing). Nothing is imported: a written
+    document never decides what the process imports."""
+    for cls in declared:
+        if (cls.__module__, cls.__qualname__) == (module, qualname):
+            return cls
+    found: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        namespace = getattr(found, "__dict__", None)
+        found = namespace.get(part) if isinstance(namespace, Mapping) else None
+    return found if isinstance(found, type) and issubclass(found, BaseException) else None
 
 
 def _rebuild(cls: type[BaseException], message: str, pos: EffectPosition, why: str) -> BaseException:
@@ -230,11 +238,11 @@ def _require_position(pos: Any) -> None:
         )
 
 
-def _corrupt(pos: EffectPosition, problem: str) -> CorruptJournalEntryError:
+def _corrupt(pos: EffectPosition, problem: str, collection: str = "", field: str = "") -> CorruptJournalEntryError:
     return CorruptJournalEntryError(
         f"{problem}; the effect was not run. Run it again with journal.discard(position), or record what it "
         "returned with journal.resolve(position, outcome) (the position is this error's .position)",
-        position=pos,
+        position=pos, collection=collection, field=field,
     )
 
 
@@ -298,21 +306,16 @@ class JournalPlans:
         """
         yield DeleteMany(self.collection, {"thread_id": thread_id, **positions})
 
-    def _input_key_plan(self) -> Plan:
+    def _input_key_plan(self, thread_id: str) -> Plan:
         """The key of input digests: ``digest_key``, or under an ``EncryptedSerializer`` a random key stored once
-        per database, encrypted by the serde (so only holders of the encryption key can test guesses)."""
+        per database, encrypted by the serde (so only holders of the encryption key can test guesses; one stored in
+        clear, planted, is refused). ``thread_id``: the thread whose effect needs it, named by an error."""
         if self._input_key is not None or not self._keyed_inputs:
             return self._input_key
         fresh = self.serde.dumps_typed(os.urandom(32))
         doc = yield FindOneAndUpdate(self.metadata_collection, *input_key_upsert(fresh), upsert=True)
-        try:
-            key = self.serde.loads_typed((doc["type"], bytes(doc["data"])))
-        except Exception as exc:  # noqa: BLE001 - whatever the cipher raises for another key
-            raise ClientConfigurationError(
-                f"the journal's input-digest key in {self.metadata_collection} cannot be decrypted with this "
-                "serde: this database was written with another encryption key. Use that key, or another database"
-            ) from exc
-        self._input_key = bytes(key)
+        at = StoredAt(thread_id, self.metadata_collection, doc["_id"], "data")
+        self._input_key = bytes(load_stored(self.serde, (doc["type"], bytes(doc["data"])), at))
         return self._input_key
 
     # -- the effect's life ----------------------------------------------------------
@@ -515,7 +518,7 @@ class JournalPlans:
         """
         owner = uuid.uuid4().hex
         secrets = credential_values([call.input, call.preview_source])
-        key = yield from self._input_key_plan()
+        key = yield from self._input_key_plan(where.thread_id if isinstance(where, EffectPosition) else where.node.thread_id)
         fingerprint = {"digest": digest(call.input, key), "preview": self._preview(call.preview_source, secrets)}
         pos, known, exclusive, node_attempt = yield from self._place(call, where, fingerprint["digest"])
         if exclusive and not call.at_most_once:
@@ -688,21 +691,23 @@ class JournalPlans:
 
     def _recorded_error(self, entry: Mapping[str, Any], pos: EffectPosition) -> BaseException:
         """The recorded failure, raised again: its terminal type, or the type a node handled (rebuilt from its
-        module and name; ``RecordedFailureError`` when that type cannot be imported or is not an ``Exception``)."""
+        module and name, found among the modules imported already; ``RecordedFailureError`` when it is not there, or
+        not an ``Exception``)."""
         error = entry["error"]
         message = error.get("message", "")
         terminal = self._terminal_type(entry)
         if terminal is not None:
             return _rebuild(terminal, message, pos, "a terminal failure is not run again")
         why = "the node went on after this failure when it ran, so it is raised again rather than run again"
-        cls = _resolve_type(error.get("module", ""), error.get("type", ""))
+        cls = _resolve_type(error.get("module", ""), error.get("type", ""), self.terminal_errors)
         if cls is not None and issubclass(cls, Exception):
             return _rebuild(cls, message, pos, why)
         return RecordedFailureError(
             f"{entry.get('kind')} {entry.get('name')!r} at {pos} failed with {error.get('module')}.{error.get('type')} "
-            f"({message!r}) and the node went on after it, so the failure is raised again, but that type cannot be "
-            "imported here to raise it as itself. Make the exception class importable at module level (not defined "
-            "inside a function), or run the effect again with ActivityJournal.discard(position)",
+            f"({message!r}) and the node went on after it, so the failure is raised again, but that type is not in "
+            "a module this process has imported (nothing is imported because a journal entry names it), so it cannot "
+            "be raised as itself. Define the exception class at module level in a module the graph's code imports, "
+            "or declare it in terminal_errors, or run the effect again with ActivityJournal.discard(position)",
             position=pos,
             error_type=f"{error.get('module')}.{error.get('type')}",
         )
@@ -712,8 +717,8 @@ class JournalPlans:
         error = entry.get("error") or {}
         if not error.get("terminal"):
             return None
-        cls = _resolve_type(error.get("module", ""), error.get("type", ""))
         terminal = (*self.terminal_errors, OutcomeNotSerializableError)  # the latter recorded terminal only when at_most_once
+        cls = _resolve_type(error.get("module", ""), error.get("type", ""), terminal)
         return cls if cls is not None and issubclass(cls, terminal) else None
 
     def _check_input(
@@ -744,9 +749,19 @@ class JournalPlans:
         if recorded is not None and recorded != outcome_digest(typed):
             raise _corrupt(pos, f"the recorded outcome at {pos} does not match its digest (its bytes or type changed)")
         try:
-            return self.serde.loads_typed(typed)
+            return load_stored(self.serde, typed, StoredAt(pos.thread_id, self.collection, str(pos), "outcome.data"))
+        except EncryptionKeyError:
+            raise
+        except CorruptDocumentError as exc:  # in clear under an EncryptedSerializer: planted, or from before it
+            problem = (
+                f"the recorded outcome at {pos} is stored in clear (serde type {typed[0]!r}) though the journal's serde "
+                "encrypts every outcome: it was written by someone who can write the database, or before encryption "
+                "was turned on"
+            )
+            raise _corrupt(pos, problem, self.collection, "outcome.data") from exc
         except Exception as exc:  # noqa: BLE001 - whatever the serde raises for bytes it cannot read
-            raise _corrupt(pos, f"the recorded outcome at {pos} cannot be deserialized ({type(exc).__name__})") from exc
+            problem = f"the recorded outcome at {pos} cannot be deserialized ({type(exc).__name__})"
+            raise _corrupt(pos, problem, self.collection, "outcome.data") from exc
 
     # -- record -----------------------------------------------------------------------
 
@@ -837,11 +852,18 @@ class JournalPlans:
         return value
 
     def _preview(self, value: Any, secrets: frozenset[str]) -> str:
-        return preview(value, limit=self.preview_chars, redactor=self.redactor, secrets=secrets)
+        """The preview stored for people; none ("") when it cannot be made (a redactor of the user's that fails, a
+        value whose ``str`` raises): a preview never stops a claim or a record."""
+        try:
+            return preview(value, limit=self.preview_chars, redactor=self.redactor, secrets=secrets)
+        except Exception as exc:  # noqa: BLE001 - whatever the redactor or the value raises
+            # Only the type: the message may quote the value, which the preview was to redact.
+            logger.warning("a journal preview could not be made (%s): stored without one", type(exc).__name__)
+            return ""
 
     def _message(self, exc: BaseException, claimed: _Claimed) -> str:
         """The error message stored for people: none under ``store_messages=False``, else with secrets scrubbed."""
-        return scrub(str(exc), claimed.secrets) if self.store_messages else ""
+        return storable(scrub(str(exc), claimed.secrets)) if self.store_messages else ""
 
     def _end_claim(self, pos: EffectPosition, claimed: _Claimed, update: dict[str, Any]) -> Plan:
         """Write how the effect ended: under the claim's fence (``_settle``), or, for an exclusive run's

@@ -1,9 +1,10 @@
-"""What the journal keeps of an effect's input and outcome for people: a digest and a redacted preview.
+"""What the journal keeps of an effect's input and outcome for people: a redacted preview (the input's digest:
+``canonical.py``).
 
-``digest`` fingerprints an input (stable across processes, so a resumed run
-can tell whether it calls an effect with the same input). ``preview`` renders
-a value as short readable text after ``redact`` has replaced every value whose
-key looks like a credential, so secrets never reach the journal in clear.
+``preview`` renders a value as short readable text after ``redact`` has
+replaced every value whose key looks like a credential, so secrets never reach
+the journal in clear. ``redact`` looks ``SHOWN_DEPTH`` deep: a value of any
+depth (or holding itself) is previewed without a recursion.
 
 ``redact`` finds credentials by key in mappings, in ``(name, value)`` pairs (as
 httpx and requests take headers) and in text that is JSON (a tool's result as
@@ -23,19 +24,16 @@ Example::
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import functools
-import hashlib
-import hmac
 import json
 import re
 from collections.abc import Callable, Mapping
-from datetime import date, datetime, time
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
+
+from .canonical import is_dataclass_instance, canonical, canonical_json
 
 #: Replaces a credential's value in previews.
 REDACTED = "[REDACTED]"
@@ -83,86 +81,21 @@ def _is_credential_name(key: str) -> bool:
 Redactor = Callable[[Any], Any]
 
 
-def canonical(value: Any, *, ordered: bool = True) -> Any:
-    """A JSON-able form of ``value`` that depends on its content only (no ids of objects).
-
-    ``ordered=False`` leaves mappings in their own order, for a caller that sorts keys as it serializes
-    (``digest``): it skips re-walking what pydantic's JSON dump already made JSON-able, the bulk of an LLM
-    call's input.
-
-    >>> canonical({"b": (1, 2), "a": {3}})
-    {'a': [3], 'b': [1, 2]}
-    """
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, (Mapping, list, tuple, set, frozenset)):
-        return _canonical_collection(value, ordered)
-    if isinstance(value, (BaseModel, enum.Enum)) or _is_dataclass_instance(value):
-        return _canonical_object(value, ordered)
-    return _canonical_leaf(value)
-
-
-def _canonical_collection(
-    value: Mapping[Any, Any] | list[Any] | tuple[Any, ...] | set[Any] | frozenset[Any], ordered: bool
-) -> Any:
-    """A mapping (its keys as text, sorted when ``ordered``), a list or tuple, or a set (sorted) made canonical."""
-    if isinstance(value, Mapping):
-        items = sorted(value.items(), key=lambda kv: str(kv[0])) if ordered else value.items()
-        return {str(k): canonical(v, ordered=ordered) for k, v in items}
-    if isinstance(value, (list, tuple)):
-        return [canonical(v, ordered=ordered) for v in value]
-    return sorted((canonical(v, ordered=ordered) for v in value), key=repr)
-
-
-def _canonical_object(value: Any, ordered: bool) -> Any:
-    """A pydantic model, a dataclass instance or an enum member made canonical: by its fields, or its value."""
-    if isinstance(value, BaseModel):
-        dumped = value.model_dump(mode="json")  # JSON types only, string keys
-        return canonical(dumped) if ordered else dumped
-    if _is_dataclass_instance(value):
-        return canonical({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, ordered=ordered)
-    return canonical(value.value, ordered=ordered)
-
-
-def _canonical_leaf(value: Any) -> Any:
-    """Any other value made canonical: a date or time as ISO text, bytes by their digest, the rest by its type."""
-    if isinstance(value, (datetime, date, time)):
-        return value.isoformat()
-    if isinstance(value, (bytes, bytearray)):
-        return {"bytes": hashlib.sha256(value).hexdigest()}
-    # Anything else (a client, a callback, ...) counts by its type: its repr
-    # may hold a memory address, which would change the digest on every run.
-    return f"<{type(value).__module__}.{type(value).__qualname__}>"
-
-
-def _is_dataclass_instance(value: Any) -> bool:
-    return dataclasses.is_dataclass(value) and not isinstance(value, type)
-
-
-def digest(value: Any, key: bytes | None = None) -> str:
-    """``sha256:<hex>`` of ``value``'s canonical JSON; ``hmac-sha256:<hex>`` keyed by ``key`` when given.
-
-    A plain digest of a short secret (a PIN, a card number) is found by trying every value; keyed, it
-    is not, without the key.
-
-    >>> digest({"a": 1}) == digest({"a": 1}) != digest({"a": 2})
-    True
-    >>> digest({"a": 1}, b"k1") != digest({"a": 1}, b"k2")
-    True
-    """
-    text = json.dumps(canonical(value, ordered=False), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-    if key is None:
-        return "sha256:" + hashlib.sha256(text).hexdigest()
-    return "hmac-sha256:" + hmac.new(key, text, hashlib.sha256).hexdigest()
+#: How deep ``redact`` (and so every preview) looks into a value: past it, a container shows as ``ELIDED``. A preview
+#: is cut at a few hundred characters long before; the bound keeps a value nested past Python's recursion limit (JSON
+#: text nested 1,500 deep, say) from breaking the claim or the record that previews it.
+SHOWN_DEPTH = 64
+#: What ``redact`` shows for a container nested past ``SHOWN_DEPTH``, or met again inside itself.
+ELIDED = "…"
 
 
 def _json_in(text: str) -> Any:
-    """The object or array ``text`` holds as JSON, else None."""
+    """The object or array ``text`` holds as JSON, else None (also for JSON nested deeper than the parser goes)."""
     if not text.lstrip().startswith(("{", "[")):
         return None
     try:
         parsed = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: 1,500 "[" are 1.5 KB of text anyone may send
         return None
     return parsed if isinstance(parsed, (dict, list)) else None
 
@@ -181,42 +114,79 @@ def redact_text(text: str) -> str:
     >>> redact_text("GET https://x.example/v1?user=al&api_key=abc123 with sk-proj-AbCdEf0123456789xyz")
     'GET https://x.example/v1?user=al&api_key=[REDACTED] with [REDACTED]'
     """
-    parsed = _json_in(text)
-    if parsed is not None:
-        safe = redact(parsed)
-        if safe != parsed:
-            text = json.dumps(canonical(safe), ensure_ascii=False)
-    text = KEY_PATTERNS.sub(REDACTED, text)
-    return _QUERY_PARAMETER.sub(
-        lambda m: f"{m[1]}{m[2]}={REDACTED}" if m[3] and is_credential_key(m[2]) else m[0], text
-    )
+    return _Redaction().text(text, SHOWN_DEPTH)
 
 
 def redact(value: Any) -> Any:
     """``value`` with every credential-looking key's value replaced by ``REDACTED``.
 
-    Mappings, sequences, pydantic models and dataclasses are walked; a ``(name, value)`` pair with a
-    credential-looking name has its value redacted; text goes through ``redact_text``; messages
-    become their readable text (see ``readable``).
+    Mappings, sequences, pydantic models and dataclasses are walked, ``SHOWN_DEPTH`` deep (a container past it, or
+    inside itself, becomes ``ELIDED``); a ``(name, value)`` pair with a credential-looking name has its value
+    redacted; text goes through ``redact_text``; messages become their readable text (see ``readable``).
     """
-    if isinstance(value, str):
-        return redact_text(value)
-    if isinstance(value, (Mapping, list, tuple)):
-        return _redact_collection(value)
-    if isinstance(value, BaseMessage):
-        return readable(value)
-    if isinstance(value, BaseModel) or _is_dataclass_instance(value):
-        return redact(canonical(value))
-    return value
+    return _Redaction().value(value, SHOWN_DEPTH)
 
 
-def _redact_collection(value: Mapping[Any, Any] | list[Any] | tuple[Any, ...]) -> Any:
-    """``redact`` of a mapping (by key), a ``(name, value)`` pair (by name) or another list or tuple (each item)."""
-    if isinstance(value, Mapping):
-        return {k: REDACTED if is_credential_key(k) else redact(v) for k, v in value.items()}
-    if _is_credential_pair(value):
-        return [value[0], REDACTED]
-    return [redact(v) for v in value]
+def readable(message: BaseMessage) -> str:
+    """A message as a person reads it: ``role: text``, then its tool calls (arguments redacted).
+
+    >>> from langchain_core.messages import AIMessage
+    >>> readable(AIMessage("On it.", tool_calls=[{"name": "login", "args": {"user": "al", "password": "x"}, "id": "c1"}]))
+    'ai: On it. [login({"password": "[REDACTED]", "user": "al"})]'
+    """
+    return _Redaction().message(message, SHOWN_DEPTH)
+
+
+class _Redaction:
+    """One walk of ``redact``: the containers it is inside, each walked with how deep it may still go."""
+
+    def __init__(self) -> None:
+        self.inside: set[int] = set()
+
+    def value(self, value: Any, depth: int) -> Any:
+        if isinstance(value, str):
+            return self.text(value, depth)
+        if isinstance(value, (Mapping, list, tuple)):
+            return self.collection(value, depth)
+        if isinstance(value, BaseMessage):
+            return self.message(value, depth)
+        if isinstance(value, BaseModel) or is_dataclass_instance(value):
+            return self.value(canonical(value), depth)
+        return value
+
+    def text(self, text: str, depth: int) -> str:
+        parsed = _json_in(text)
+        if parsed is not None:
+            safe = self.value(parsed, depth)
+            if safe != parsed:  # compares no deeper than ``depth``: past it, ``safe`` holds ``ELIDED``
+                text = canonical_json(canonical(safe))
+        text = KEY_PATTERNS.sub(REDACTED, text)
+        return _QUERY_PARAMETER.sub(
+            lambda m: f"{m[1]}{m[2]}={REDACTED}" if m[3] and is_credential_key(m[2]) else m[0], text
+        )
+
+    def collection(self, value: Mapping[Any, Any] | list[Any] | tuple[Any, ...], depth: int) -> Any:
+        """A mapping (by key), a ``(name, value)`` pair (by name) or another list or tuple (each item), redacted."""
+        if depth <= 0 or id(value) in self.inside:
+            return ELIDED
+        self.inside.add(id(value))
+        try:
+            if isinstance(value, Mapping):
+                return {k: REDACTED if is_credential_key(k) else self.value(v, depth - 1) for k, v in value.items()}
+            if _is_credential_pair(value):
+                return [value[0], REDACTED]
+            return [self.value(v, depth - 1) for v in value]
+        finally:
+            self.inside.discard(id(value))
+
+    def message(self, message: BaseMessage, depth: int) -> str:
+        content = message.content
+        text = self.text(content, depth) if isinstance(content, str) else canonical_json(canonical(self.value(content, depth)))
+        calls = "".join(
+            f" [{c['name']}({canonical_json(canonical(self.value(c['args'], depth)))})]"
+            for c in getattr(message, "tool_calls", None) or []
+        )
+        return f"{message.type}: {text}{calls}"
 
 
 def credential_values(value: Any, *, under_credential: bool = False) -> frozenset[str]:
@@ -229,10 +199,11 @@ def credential_values(value: Any, *, under_credential: bool = False) -> frozense
     # A loop over a stack, not a recursion: a model call's input holds a thread's whole history, walked at every
     # call, and a call and a set per value cost more than the walk itself.
     found: set[str] = set()
+    walked: dict[tuple[int, bool], Any] = {}
     pending = [(value, under_credential)]
     while pending:
         item, under = pending.pop()
-        inner = _credential_walk(item, under)
+        inner = _credential_walk(item, under, walked)
         if inner is not None:
             pending.extend(inner)
         elif under and _is_scalar(item):
@@ -240,9 +211,11 @@ def credential_values(value: Any, *, under_credential: bool = False) -> frozense
     return frozenset(v for v in found if len(v) >= 4)
 
 
-def _credential_walk(value: Any, under_credential: bool) -> list[tuple[Any, bool]] | None:
+def _credential_walk(value: Any, under_credential: bool, walked: dict[tuple[int, bool], Any]) -> list[tuple[Any, bool]] | None:
     """The values ``credential_values`` looks into inside ``value``, each with whether it sits under a credential
-    key; None for a value it looks at as it is (text that holds no JSON, a number, ...)."""
+    key; None for a value it looks at as it is (text that holds no JSON, a number, ...). ``walked``: the containers
+    looked into already (held, so that no other object takes their ids): a container inside itself is looked into
+    once."""
     if value is None or isinstance(value, (bool, int, float)):
         return None
     if isinstance(value, str):
@@ -252,8 +225,11 @@ def _credential_walk(value: Any, under_credential: bool) -> list[tuple[Any, bool
         # Read from the fields, not with getattr: pydantic answers a missing attribute slowly, by raising.
         return [(call.get("args"), under_credential) for call in vars(value).get("tool_calls") or ()]
     if isinstance(value, (Mapping, list, tuple, set, frozenset)):
+        if (id(value), under_credential) in walked:
+            return []
+        walked[id(value), under_credential] = value
         return _credential_walk_collection(value, under_credential)
-    if isinstance(value, BaseModel) or _is_dataclass_instance(value):
+    if isinstance(value, BaseModel) or is_dataclass_instance(value):
         return [(canonical(value), under_credential)]
     return None
 
@@ -289,23 +265,6 @@ def scrub(text: str, secrets: frozenset[str] | set[str] = frozenset()) -> str:
     return redact_text(text)
 
 
-def readable(message: BaseMessage) -> str:
-    """A message as a person reads it: ``role: text``, then its tool calls (arguments redacted).
-
-    >>> from langchain_core.messages import AIMessage
-    >>> readable(AIMessage("On it.", tool_calls=[{"name": "login", "args": {"user": "al", "password": "x"}, "id": "c1"}]))
-    'ai: On it. [login({"password": "[REDACTED]", "user": "al"})]'
-    """
-    content = redact_text(message.content) if isinstance(message.content, str) else json.dumps(
-        canonical(redact(message.content)), ensure_ascii=False, default=str
-    )
-    calls = "".join(
-        f" [{c['name']}({json.dumps(canonical(redact(c['args'])), ensure_ascii=False)})]"
-        for c in getattr(message, "tool_calls", None) or []
-    )
-    return f"{message.type}: {content}{calls}"
-
-
 def preview(
     value: Any, *, limit: int = 300, redactor: Redactor = redact, secrets: frozenset[str] | set[str] = frozenset()
 ) -> str:
@@ -318,6 +277,16 @@ def preview(
     if limit <= 0:
         return ""
     safe = redactor(value)
-    text = safe if isinstance(safe, str) else json.dumps(canonical(safe), ensure_ascii=False, default=str)
+    text = safe if isinstance(safe, str) else canonical_json(canonical(safe))
     text = scrub(text, secrets)
-    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+    return storable(text if len(text) <= limit else text[: max(limit - 1, 0)] + "…")
+
+
+def storable(text: str) -> str:
+    """``text`` as a BSON string can hold it: a lone surrogate (which UTF-8 cannot encode, though a Python string, a
+    JSON escape, can hold one) written as its escape, ``\\udc80``; any other text as it is.
+
+    >>> storable("ok \\udc80") == "ok \\\\udc80"
+    True
+    """
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

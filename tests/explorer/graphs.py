@@ -42,7 +42,7 @@ from langgraph.types import RetryPolicy, Send, interrupt
 
 from langgraph_durable_mongodb.journal import SecureLLM, SecureTool, current_effect, effect
 
-from . import ledger
+from . import ledger, values
 from .plans import Fault, Plan, Stage
 
 ANSWER = "yes"  # what every interrupt is answered with
@@ -57,6 +57,7 @@ class State(TypedDict, total=False):
     messages: Annotated[list, add_messages]
     item: int
     salt: int
+    load: Any  # the plan's hostile state (values.py): written by the first input only
 
 
 #: The modes of async nodes calling sync effects: directly (``mixed``), or through ``asyncio.to_thread``
@@ -169,7 +170,7 @@ class ScriptedChat(BaseChatModel):
             calls = [
                 {"name": f"{self.tools_node}_t{k}", "args": {"visit": int(visit)}, "id": f"call_{token}_{k}"} for k in (1, 2)
             ]
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(value, tool_calls=calls))])
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(values.CURRENT.text(value), tool_calls=calls))])
 
     def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any) -> ChatResult:
         return self._reply(messages)
@@ -182,6 +183,12 @@ def slot_prompt(node: str, item: Any, visit: int, idx: int, phase: str = "answer
     return f"slot:{node}|{'-' if item is None else item}|{visit}|{idx}|{phase}|{salt}"
 
 
+def prompt_messages(prompt: str) -> list[BaseMessage]:
+    """A model call's messages: the plan's hostile input first, when it is text, then the slot's prompt."""
+    given = values.CURRENT.text_input
+    return [*([HumanMessage(given)] if given is not None else []), HumanMessage(prompt)]
+
+
 class Effects:
     """The effects of one node, made once per graph: ``callables[idx - 1](item, visit, salt)`` runs effect ``idx``.
 
@@ -190,6 +197,7 @@ class Effects:
 
     def __init__(self, node: str, kinds: tuple[str, ...], mode: str, tasks: bool = False) -> None:
         self.node, self.kinds, self.mode = node, kinds, mode
+        self.loads = values.CURRENT
         self.in_task = tasks  # the oracle's effects are then the plain functions the node's task calls
         self.callables = [self._make(idx, kind) for idx, kind in enumerate(kinds, 1)]
         if tasks:
@@ -213,48 +221,52 @@ class Effects:
         return fn if self.in_task else as_task(name, fn, self.mode == "sync")
 
     def _make(self, idx: int, kind: str) -> Callable[..., Any]:
-        node, name, sync, plain = self.node, f"{self.node}.e{idx}", sync_effects(self.mode), Plain.on
+        node, name, sync, plain, loads = self.node, f"{self.node}.e{idx}", sync_effects(self.mode), Plain.on, self.loads
         if plain and kind != "llm":  # the oracle's tool is a plain task as any effect
             kind = "effect"
         if kind in ("effect", "once"):
             once = kind == "once"
 
-            def run(item: Any, visit: int, salt: int) -> str:
-                return execute(node, item, visit, idx, name, once, plain)
+            def run(item: Any, visit: int, salt: int, load: Any) -> Any:
+                return loads.returned(execute(node, item, visit, idx, name, once, plain))
 
-            async def arun(item: Any, visit: int, salt: int) -> str:
-                return execute(node, item, visit, idx, name, once, plain)
+            async def arun(item: Any, visit: int, salt: int, load: Any) -> Any:
+                return loads.returned(execute(node, item, visit, idx, name, once, plain))
 
-            if plain:
-                return self._plain(name, run if sync else arun)
-            return effect(kind="payment" if once else "tool", name=name, at_most_once=once)(run if sync else arun)
+            paid = self._plain(name, run if sync else arun) if plain else effect(
+                kind="payment" if once else "tool", name=name, at_most_once=once
+            )(run if sync else arun)
+            return lambda item, visit, salt: paid(item, visit, salt, loads.input)
         if kind == "tool":
 
-            def tool_run(item: int, visit: int, salt: int) -> str:
-                return execute(node, None if item < 0 else item, visit, idx, name, plain=plain)
+            def tool_run(item: int, visit: int, salt: int, load: str | None = None) -> Any:
+                return loads.returned(execute(node, None if item < 0 else item, visit, idx, name, plain=plain))
 
-            async def tool_arun(item: int, visit: int, salt: int) -> str:
+            async def tool_arun(item: int, visit: int, salt: int, load: str | None = None) -> Any:
                 return tool_run(item, visit, salt)
 
             secure = SecureTool(StructuredTool.from_function(tool_run, coroutine=tool_arun, name=f"{node}_e{idx}", description="a tool"))
-            given = lambda item, visit, salt: {"item": -1 if item is None else item, "visit": visit, "salt": salt}  # noqa: E731
+
+            def args(item: Any, visit: int, salt: int) -> dict[str, Any]:
+                return {"item": -1 if item is None else item, "visit": visit, "salt": salt, "load": loads.text_input}
+
             if sync:
-                return lambda item, visit, salt: secure.invoke(given(item, visit, salt))
-            return lambda item, visit, salt: secure.ainvoke(given(item, visit, salt))
+                return lambda item, visit, salt: secure.invoke(args(item, visit, salt))
+            return lambda item, visit, salt: secure.ainvoke(args(item, visit, salt))
         if Plain.on:
             def reply(item: Any, visit: int, salt: int) -> str:
-                return str(ScriptedChat(plain=True).invoke(slot_prompt(node, item, visit, idx, salt=salt)).content)
+                return str(ScriptedChat(plain=True).invoke(prompt_messages(slot_prompt(node, item, visit, idx, salt=salt))).content)
 
             async def areply(item: Any, visit: int, salt: int) -> str:
-                return str((await ScriptedChat(plain=True).ainvoke(slot_prompt(node, item, visit, idx, salt=salt))).content)
+                return str((await ScriptedChat(plain=True).ainvoke(prompt_messages(slot_prompt(node, item, visit, idx, salt=salt)))).content)
 
             return self._plain(name, reply if sync else areply)
         llm = SecureLLM(ScriptedChat(), effect_name=name)
         if sync:
-            return lambda item, visit, salt: llm.invoke(slot_prompt(node, item, visit, idx, salt=salt)).content
+            return lambda item, visit, salt: llm.invoke(prompt_messages(slot_prompt(node, item, visit, idx, salt=salt))).content
 
         async def ask(item: Any, visit: int, salt: int) -> str:
-            return (await llm.ainvoke(slot_prompt(node, item, visit, idx, salt=salt))).content
+            return (await llm.ainvoke(prompt_messages(slot_prompt(node, item, visit, idx, salt=salt)))).content
 
         return ask
 
@@ -270,8 +282,10 @@ def visit_of(state: State, label: str) -> int:
 
 
 def got(label: str, node: str, item: Any, visit: int, idx: int, value: Any) -> str:
-    ledger.CURRENT.add("got", node=node, item=item, visit=visit, idx=idx, value=value)
-    return f"{label}@{visit}#{idx}={value}"
+    slot, load_ok = values.CURRENT.unwrap(value)
+    loaded = {} if load_ok is None else {"load_ok": load_ok}
+    ledger.CURRENT.add("got", node=node, item=item, visit=visit, idx=idx, value=slot, **loaded)
+    return f"{label}@{visit}#{idx}={slot}"
 
 
 def started(node: str, state: State) -> tuple[Any, str, int, int]:
@@ -507,7 +521,7 @@ def add_react(graph: StateGraph, base: str, stage: Stage, mode: str, then: str) 
         name = f"{tools_node}_t{k}"
 
         def run(visit: int, salt: int = 0) -> str:
-            return execute(tools_node, None, visit, k, name, plain=plain)
+            return values.CURRENT.text(execute(tools_node, None, visit, k, name, plain=plain))
 
         async def arun(visit: int, salt: int = 0) -> str:
             return run(visit, salt)
@@ -533,12 +547,12 @@ def add_react(graph: StateGraph, base: str, stage: Stage, mode: str, then: str) 
 
     def sync_agent(state: State) -> State:
         visit, text, seen = prompt(state)
-        reply = llm.invoke([HumanMessage(text)])
+        reply = llm.invoke(prompt_messages(text))
         return {"notes": [*seen, got(agent, agent, None, visit, 1, reply.content)], "messages": [reply]}
 
     async def async_agent(state: State) -> State:
         visit, text, seen = prompt(state)
-        reply = await (llm.ainvoke([HumanMessage(text)]) if mode == "async" or plain else called(mode, llm.invoke, [HumanMessage(text)]))
+        reply = await (llm.ainvoke(prompt_messages(text)) if mode == "async" or plain else called(mode, llm.invoke, prompt_messages(text)))
         return {"notes": [*seen, got(agent, agent, None, visit, 1, reply.content)], "messages": [reply]}
 
     graph.add_node(base, passing)
@@ -549,8 +563,16 @@ def add_react(graph: StateGraph, base: str, stage: Stage, mode: str, then: str) 
     graph.add_edge(tools_node, agent)
 
 
+def first_input() -> State:
+    """The thread's first input: no notes, and the plan's hostile state when it has one."""
+    loads = values.CURRENT
+    return {"notes": []} if loads.drawn is None else {"notes": [], "load": loads.state}
+
+
 def build(plan: Plan, plain: bool = False) -> StateGraph:
-    """The root graph of ``plan``: its stages in a chain; ``plain``: the oracle's, each effect a plain ``@task``."""
+    """The root graph of ``plan``: its stages in a chain (its hostile values made for its nodes first); ``plain``: the
+    oracle's, each effect a plain ``@task``."""
+    values.CURRENT = values.Loads(plan.values)
     graph = StateGraph(State)
     then = END
     mode = "threaded" if plan.mode == "mixed" and plan.durability == "async" else plan.mode

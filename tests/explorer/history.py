@@ -172,7 +172,7 @@ class Driver:
         """What the next run is given: the input on an empty thread, an answer at an interrupt, else None."""
         snapshot = await self.call("get_state", self.config)
         if snapshot.metadata is None:
-            return {"notes": []}
+            return graphs.first_input()
         interrupted = [t for t in snapshot.tasks if t.interrupts]
         if not interrupted:
             return None if snapshot.tasks else "done"  # not `next`: a task whose writes were saved is not in it

@@ -10,7 +10,9 @@ from how positions are stored.
   reached its node (claimed, then killed before it ran, is such a case: the journal cannot tell, and a person settles
   it safely);
 - a history that did not end on an unknown outcome ends with the notes of the fault-free run of its plan (each of
-  its lives: a reused thread id's, a copy's; a fork's with those of the fault-free run's fork);
+  its lives: a reused thread id's, a copy's; a fork's with those of the fault-free run's fork), and with its hostile
+  state (values.py) as given, NaN the same as NaN;
+- a node given back an outcome with a hostile value got the value its effect returned;
 - a run raises only when the fault fires (once), and never without one;
 - a copy (``copy_thread``, copies.py) inherits the source's executions made before it: a value it replays came from
   one of those, they count in its slots' runs, and what it runs again runs under its own key (``one_key``);
@@ -28,6 +30,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from . import values
 from .graphs import normalized, value_parts
 from .history import Outcome
 from .plans import Plan
@@ -71,6 +74,8 @@ def problems(
         expected = fork_notes if life.forked else reference_notes
         if expected is not None and normalized(life.values.get("notes", [])) != expected:
             final.append(f"final notes {normalized(life.values.get('notes', []))} != fault-free {expected}")
+    if outcome.finished and plan.values is not None:
+        final.extend(states(plan, outcome))
     found = {
         "own_value": own_values(got, executed, inherited),
         "one_key": keys(executed),
@@ -116,7 +121,19 @@ def own_values(
             found.append(f"{where} got back visit {parts[1]}'s outcome {record['value']!r}")
         elif parts[2] not in tokens:
             found.append(f"{where} got back {record['value']!r}, which no execution of its own produced")
+        elif record.get("load_ok") is False:
+            found.append(f"{where} got back {record['value']!r} with a hostile value that is not the one its effect returned")
     return sorted(set(found))
+
+
+def states(plan: Plan, outcome: Outcome) -> list[str]:
+    """Each life's final hostile state, against the one its first input gave (``same``: NaN is NaN)."""
+    given = values.build(plan.values.state)
+    return [
+        f"life {n}'s final state holds {str(life.values.get('load'))[:80]!r}, not the {plan.values.state.kind} it was given"
+        for n, life in enumerate(outcome.lives, 1)
+        if not values.same(life.values.get("load"), given)
+    ]
 
 
 def keys(executed: dict[Slot, list[dict[str, Any]]]) -> list[str]:

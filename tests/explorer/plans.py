@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
+from .values import Hostile, Values, values
+
 #: What an effect is: an ``@effect`` function, an ``at_most_once`` one, a ``SecureTool`` call, a ``SecureLLM`` call.
 EFFECT_KINDS = ("effect", "once", "tool", "llm")
 #: What a stage of the root graph is (see graphs.py).
@@ -71,9 +73,10 @@ class Plan:
     written (``slow``, seconds: a busy server), whether the thread id is deleted and reused after it (``reuse``),
     whether it is copied (``copy_thread``) once its first run stopped and both threads resumed (``copy``), whether,
     once done, the thread is forked (``fork``: ``"changed"`` sends ``Command(update=..., resume=...)`` to the
-    checkpoint of its first interrupt, which the thread has moved past, changing every effect's input), and the
-    golden database of an older storage format it starts from (``golden``, a name of goldens.py: its stages and form
-    are the golden's)."""
+    checkpoint of its first interrupt, which the thread has moved past, changing every effect's input), the golden
+    database of an older storage format it starts from (``golden``, a name of goldens.py: its stages and form are the
+    golden's), and the hostile ``values`` its effects are given and return and its state holds (values.py; None:
+    plain ones)."""
 
     stages: tuple[Stage, ...]
     mode: str = "sync"
@@ -86,6 +89,11 @@ class Plan:
     fork: str = ""
     copy: bool = False
     golden: str = ""
+    values: Values | None = None
+
+
+#: The names a printed plan is made of: ``eval(repr(plan), NAMES)`` makes it again (``EXPLORE_REPLAY``).
+NAMES = {"Plan": Plan, "Stage": Stage, "Fault": Fault, "Values": Values, "Hostile": Hostile}
 
 
 def stage_nodes(index: int, stage: Stage) -> list[str]:
@@ -145,7 +153,10 @@ GOLDEN_COINS = 3
 
 
 @st.composite
-def plans(draw: st.DrawFn, fault_kinds: tuple[str, ...] = ("none", "raise", "command", "command")) -> Plan:
+def plans(
+    draw: st.DrawFn, fault_kinds: tuple[str, ...] = ("none", "raise", "command", "command"), hostile: bool = True
+) -> Plan:
+    """A history; one in three with hostile values (``hostile``: ever); one in eight from a golden database."""
     from .goldens import GOLDENS  # imports this module
 
     if "kill" not in fault_kinds and all(draw(st.booleans()) for _ in range(GOLDEN_COINS)):  # shrinks to no golden
@@ -168,4 +179,5 @@ def plans(draw: st.DrawFn, fault_kinds: tuple[str, ...] = ("none", "raise", "com
         slow=draw(st.sampled_from([0.0, 0.0, 0.005, 0.03])),
         fork=draw(st.sampled_from(["", "changed"])) if interrupts else "",
         copy="kill" not in fault_kinds and draw(st.booleans()),
+        values=draw(values()) if hostile and draw(st.integers(0, 2)) == 2 else None,  # shrinks to none
     )

@@ -29,7 +29,7 @@ from pymongo import AsyncMongoClient, MongoClient, monitoring
 
 from tests.command_faults import CommandFault, injected, nth_of, stores_root_checkpoint
 from tests.explorer import graphs, history, ledger
-from tests.explorer.plans import Fault, Plan, Stage
+from tests.explorer.plans import NAMES
 
 
 class SlowRecords(monitoring.CommandListener):
@@ -59,7 +59,7 @@ def the_fault(spec: dict[str, Any]) -> CommandFault:
 
 
 def main(spec: dict[str, Any]) -> int:
-    plan = eval(spec["plan"], {"Plan": Plan, "Stage": Stage, "Fault": Fault})  # noqa: S307 - the test's own text
+    plan = eval(spec["plan"], NAMES)  # noqa: S307 - the test's own text
     listeners = [SlowRecords(spec.get("record_delay", 0.0))]
     client = MongoClient(spec["uri"], event_listeners=listeners)
     async_client = AsyncMongoClient(spec["uri"], event_listeners=listeners)

@@ -91,4 +91,23 @@ MUTANTS = (
         "                ident = {\"_id\": key_filter(thread_id, checkpoint_ns, checkpoint_id, task_id, write_idx, doc[\"chunk\"])[\"_id\"]}",
         ("tests/test_shard_keys.py", "-m", "not server", "-k", "sync and platform"),
     ),
+    # issue 44, break 9: under encryption, a value stored in clear is refused wherever the saver loads one
+    (
+        "issue 44: a pending write is loaded without encryption's rules",
+        "                (task_id, channel, load_stored(serde, typed, at))",
+        "                (task_id, channel, serde.loads_typed(typed))",
+        ("tests/test_stored_instructions.py", "-m", "not server", "-k", "pending_write_planted"),
+    ),
+    (
+        "issue 44: a checkpoint's values and metadata are loaded without encryption's rules",
+        "            return load_stored(serde, typed, StoredAt(doc[\"thread_id\"], self.collections.checkpoints, doc.get(\"_id\"), field))",
+        "            return serde.loads_typed(typed)",
+        ("tests/test_stored_instructions.py", "-m", "not server", "-k", "message_planted or checkpoint_or_metadata_planted"),
+    ),
+    (
+        "issue 44: a DeltaChannel seed is loaded without encryption's rules",
+        "                result[channel][\"seed\"] = load_stored(serde, typed, at)",
+        "                result[channel][\"seed\"] = serde.loads_typed(typed)",
+        ("tests/test_stored_instructions.py", "-m", "not server", "-k", "delta_channel_seed"),
+    ),
 )

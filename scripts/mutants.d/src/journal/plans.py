@@ -137,4 +137,48 @@ MUTANTS = (
         "isinstance(where, Slot) else None",
         ("tests/test_trailing_records.py", "-m", "not server", "-k", "at_most_once_outcome"),
     ),
+    # issue 44, break 8: a preview never stops a claim or a record
+    (
+        "issue 44: a preview that cannot be made stops the record",
+        "        try:\n            return preview(value, limit=self.preview_chars, redactor=self.redactor, secrets=secrets)\n        except Exception as exc:",
+        "        try:\n            return preview(value, limit=self.preview_chars, redactor=self.redactor, secrets=secrets)\n        except KeyError as exc:",
+        ("tests/test_hostile_values.py", "-m", "not server", "-k", "preview_cannot"),
+    ),
+    (
+        "issue 44: an error message holding a lone surrogate is stored as it is",
+        "        return storable(scrub(str(exc), claimed.secrets)) if self.store_messages else \"\"",
+        "        return scrub(str(exc), claimed.secrets) if self.store_messages else \"\"",
+        ("tests/test_hostile_values.py", "-m", "not server", "-k", "error_message"),
+    ),
+    # issue 44, break 9: stored data never acts as an instruction
+    (
+        "issue 44: a recorded outcome is loaded without encryption's rules",
+        '            return load_stored(self.serde, typed, StoredAt(pos.thread_id, self.collection, str(pos), "outcome.data"))',
+        "            return self.serde.loads_typed(typed)",
+        ("tests/test_stored_instructions.py", "-m", "not server", "-k", "outcome_planted or outcome_read"),
+    ),
+    (
+        "issue 44: the input-digest key is loaded without encryption's rules",
+        '        self._input_key = bytes(load_stored(self.serde, (doc["type"], bytes(doc["data"])), at))',
+        '        self._input_key = bytes(self.serde.loads_typed((doc["type"], bytes(doc["data"]))))',
+        ("tests/test_stored_instructions.py", "-m", "not server", "-k", "digest_key_planted"),
+    ),
+    (
+        "issue 44: a recorded failure's class is imported from the module its entry names",
+        "    found: Any = sys.modules.get(module)\n",
+        '    found: Any = sys.modules.get(module) or __import__("importlib").import_module(module)\n',
+        ("tests/test_stored_instructions.py", "-m", "not server", "-k", "never_imported"),
+    ),
+    (
+        "issue 44: a recorded failure's class is looked up with getattr (a module's __getattr__ may import)",
+        "        namespace = getattr(found, \"__dict__\", None)\n        found = namespace.get(part) if isinstance(namespace, Mapping) else None\n",
+        "        found = getattr(found, part, None)\n",
+        ("tests/test_stored_instructions.py", "-m", "not server", "-k", "found_among"),
+    ),
+    (
+        "issue 44: a declared terminal error is not found by its module and name",
+        "        if (cls.__module__, cls.__qualname__) == (module, qualname):\n            return cls\n",
+        "        pass\n",
+        ("tests/test_stored_instructions.py", "-m", "not server", "-k", "found_among"),
+    ),
 )

@@ -10,7 +10,7 @@ MUTANTS = (
     ),
     (
         "issue 25: (name, value) credential pairs kept in clear",
-        "    if _is_credential_pair(value):\n        return [value[0], REDACTED]\n",
+        "            if _is_credential_pair(value):\n                return [value[0], REDACTED]\n",
         "",
         ("tests/test_journal_redaction.py",),
     ),
@@ -46,8 +46,8 @@ MUTANTS = (
     ),
     (
         "issue 25: a message's text not redacted in readable()",
-        "    content = redact_text(message.content) if isinstance",
-        "    content = message.content if isinstance",
+        "        text = self.text(content, depth) if isinstance",
+        "        text = content if isinstance",
         ("tests/test_journal_redaction.py",),
     ),
     (
@@ -61,5 +61,36 @@ MUTANTS = (
         "            found.add(str(item))\n",
         "            pass\n",
         ("tests/test_journal_redaction.py",),
+    ),
+    # issue 44, break 8: values of any depth never break a claim or a record
+    (
+        "issue 44: JSON text nested past the parser's recursion limit raises RecursionError",
+        "    except (ValueError, RecursionError):",
+        "    except ValueError:",
+        ("tests/test_hostile_values.py", "-m", "not server", "-k", "previewed_as_text"),
+    ),
+    (
+        "issue 44: redact walks a value nested past SHOWN_DEPTH",
+        "        if depth <= 0 or id(value) in self.inside:",
+        "        if id(value) in self.inside:",
+        ("tests/test_hostile_values.py", "-m", "not server", "-k", "past_the_recursion_limit"),
+    ),
+    (
+        "issue 44: redact walks a container inside itself again",
+        "        if depth <= 0 or id(value) in self.inside:",
+        "        if depth <= 0:",
+        ("tests/test_hostile_values.py", "-m", "not server", "-k", "holding_itself and not resume"),
+    ),
+    (
+        "issue 44: the credential walk looks into a container inside itself again",
+        "        if (id(value), under_credential) in walked:\n            return []\n",
+        "",
+        ("tests/test_hostile_values.py", "-m", "not server", "-k", "holding_itself and not resume"),
+    ),
+    (
+        "issue 44: a preview keeps a lone surrogate BSON cannot store",
+        '    return text.encode("utf-8", "backslashreplace").decode("utf-8")',
+        "    return text",
+        ("tests/test_hostile_values.py", "-m", "not server", "-k", "lone_surrogate"),
     ),
 )
