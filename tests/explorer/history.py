@@ -37,6 +37,9 @@ from .plans import Plan
 
 THREAD = "history"
 RUNS = 12  # runs of one life at most: the first, resumes, answers to interrupts
+#: LangGraph's steps per run at most (its default is 25): three stages of parallel branches looping four times run
+#: about 40.
+RECURSION_LIMIT = 200
 #: How long an effect waits for the root checkpoint its task came from (the library's default is 30 s): a wait
 #: that outlives it is a stall, noted as such, not a history 30 s long.
 STORE_WAIT_SECONDS = 3.0
@@ -229,7 +232,7 @@ class Driver:
     async def run(self, value: Any, config: dict[str, Any]) -> None:
         """One run, then the ``after_first_run`` action if it has not been taken yet."""
         try:
-            await self.call("invoke", value, config, durability=self.plan.durability)
+            await self.call("invoke", value, {**config, "recursion_limit": RECURSION_LIMIT}, durability=self.plan.durability)
         finally:
             action, self.after_first_run = self.after_first_run, None
             if action is not None:
