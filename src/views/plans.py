@@ -7,8 +7,8 @@ thread, in id order, and the threads of the page's range whose summary is missin
 ``thread_page_plan`` reads one page of the thread list in at most three round trips whatever the number of
 threads: the page's summaries; then, side by side, its latest root checkpoints (by ``_id``), run locks (by
 ``thread_id``), its threads' finished journal entries counted by status on the server and their unfinished
-ones; and, for threads with tasks still due, the error and
-interrupt writes of their latest checkpoint. ``thread_plan`` reads one thread: its root checkpoints (latest
+ones; and, for threads with tasks, the pending writes of their latest
+checkpoint (who wrote which channel). ``thread_plan`` reads one thread: its root checkpoints (latest
 first, ``limit``), their writes' task paths and channels (never their values), its journal entries and its
 run lock.
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._bson import require_str
+from .._bson import document_problem, require_str
 from ..storage.plans.requests import Aggregate, Find, Gather, Plan
 from ..checkpointer.documents import STORED_CHANNELS_PROJECTION, key_id, stored_channels
 from ..errors import InvalidInputError
@@ -28,8 +28,7 @@ from ..storage.schema import CollectionNames
 from ..storage.summary_drift import unsummarized_plan
 from ..storage.thread_summaries import SUMMARY_NS, SUMMARY_PROJECTION
 from ..journal.labels import labelled
-from .._langgraph import ERROR, INTERRUPT
-from .states import due_nodes
+from .._langgraph import checkpoint_tasks
 
 #: What the views read of a root checkpoint: never its serialized checkpoint or values, only channel names
 #: (``stored_channels``).
@@ -189,6 +188,14 @@ def _in_id_order(summary: dict[str, Any]) -> tuple[int, str]:
     return (0, "") if isinstance(thread_id, (int, float)) and not isinstance(thread_id, bool) else (2, "")
 
 
+def thread_id_problem_plan(names: CollectionNames, thread_id: Any) -> Plan:
+    """The problem of the thread summary stored under a ``thread_id`` that is not a string, naming it."""
+    # $eq: a thread_id stored as a document such as {"$gt": ""} must not become an operator here
+    docs = yield Find(names.checkpoints, {"thread_id": {"$eq": thread_id}, "checkpoint_ns": SUMMARY_NS}, limit=1)
+    doc = docs[0] if docs else {"thread_id": thread_id}
+    return str(document_problem(names.checkpoints, doc, {"thread_id": (str,)}))
+
+
 def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None = None, limit: int = 50) -> Plan:
     """One page of threads in id order, with what their state is made of.
 
@@ -201,7 +208,8 @@ def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None
     Returns:
         ``{"summaries": [{"thread_id", "latest", "checkpoints"}], "more", "latest": {thread_id: checkpoint},
         "locks": {thread_id: lock}, "entries": [entry not finished], "finished": {thread_id: {status: count}},
-        "written": {thread_id: {channel, ...}}}``: finished entries (completed, failed) are counted by the server,
+        "written": {thread_id: [write, ...]}, "problems": [the problem of each summary whose thread_id is not a
+        string]}``: finished entries (completed, failed) are counted by the server,
         so the page reads documents in proportion to its threads, not to their journals; a summary's
         ``thread_id`` may be a non-string (stored by hand): the caller reports it.
 
@@ -210,7 +218,10 @@ def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None
     """
     summaries, more = yield from summaries_page_plan(names, prefix, after, limit)
     listed = [s for s in summaries if isinstance(s.get("thread_id"), str)]
-    page = {"summaries": summaries, "more": more, "latest": {}, "locks": {}, "entries": [], "finished": {}, "written": {}}
+    page = {"summaries": summaries, "more": more, "latest": {}, "locks": {}, "entries": [], "finished": {}, "written": {},
+            "problems": []}
+    for unlisted in (s for s in summaries if s not in listed):
+        page["problems"].append((yield from thread_id_problem_plan(names, unlisted.get("thread_id"))))
     if not listed:
         return page
     ids = [s["thread_id"] for s in listed]
@@ -244,21 +255,17 @@ def latest_keys(summaries: list[dict[str, Any]]) -> list[str]:
 
 
 def _due_writes_plan(names: CollectionNames, ids: list[str], latest_docs: dict[str, dict[str, Any]]) -> Plan:
-    """``{thread_id: {channel, ...}}``: the error and interrupt writes of the latest checkpoint of each listed thread
-    (``latest_docs``, by thread) that has tasks still due."""
-    due = [doc["checkpoint_id"] for doc in latest_docs.values() if due_nodes(stored_channels(doc))]
+    """``{thread_id: [write, ...]}``: the pending writes (who wrote which channel, never the value) of the latest
+    checkpoint of each listed thread (``latest_docs``, by thread) that has tasks (``checkpoint_tasks``)."""
+    due = [doc.get("checkpoint_id") for doc in latest_docs.values() if checkpoint_tasks(stored_channels(doc, holding=True), None)]
     if not due:
         return {}
     span = {"thread_id": {"$gte": ids[0], "$lte": ids[-1]}}
-    writes = yield Find(
-        names.writes,
-        {**span, "checkpoint_ns": "", "checkpoint_id": {"$in": due}, "channel": {"$in": [ERROR, INTERRUPT]}},
-        WRITE_PROJECTION,
-    )
-    written: dict[str, set[str]] = {}
+    writes = yield Find(names.writes, {**span, "checkpoint_ns": "", "checkpoint_id": {"$in": due}}, WRITE_PROJECTION)
+    written: dict[str, list[dict[str, Any]]] = {}
     for write in writes:
-        if latest_docs.get(write["thread_id"], {}).get("checkpoint_id") == write["checkpoint_id"]:
-            written.setdefault(write["thread_id"], set()).add(write["channel"])
+        if latest_docs.get(write.get("thread_id"), {}).get("checkpoint_id") == write.get("checkpoint_id"):
+            written.setdefault(write["thread_id"], []).append(write)
     return written
 
 
@@ -310,7 +317,7 @@ def thread_plan(
         subgraph_only = yield Find(names.checkpoints, {"thread_id": thread_id}, {"_id": 1}, limit=1)
         if not subgraph_only:
             return None
-    ids = [doc["checkpoint_id"] for doc in checkpoints]
+    ids = [doc["checkpoint_id"] for doc in checkpoints if isinstance(doc.get("checkpoint_id"), str)]
     writes = (
         (yield Find(names.writes, {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": {"$in": ids}}, WRITE_PROJECTION))
         if ids else []

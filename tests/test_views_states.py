@@ -1,0 +1,152 @@
+"""One state model, right for every graph shape (issue 45, item 1): a thread stopped in a node reached by an edge or
+by a ``Send`` (every ``ToolNode`` of a prebuilt agent), nested in a child, in a fan-out, shows the same true state
+(running, waiting for a lock, outcome unknown, failed, crashed, interrupted, done) on the thread list, the page,
+their JSON, and the CLI's ``threads`` and ``inspect``. Crashes are real SIGKILLs on the real servers; on mongomock a
+crash is what a SIGKILL leaves (no error written, the claim and the run lock still held by a dead process)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import mongomock
+import pytest
+from pymongo import MongoClient
+from starlette.testclient import TestClient
+
+from langgraph_durable_mongodb.cli import main
+from langgraph_durable_mongodb.storage.schema import CollectionNames
+from langgraph_durable_mongodb.ui.actions import Actions
+from langgraph_durable_mongodb.ui.app import create_app
+from langgraph_durable_mongodb.ui.guard import Guard
+from langgraph_durable_mongodb.views.reader import ThreadViews
+
+from . import state_shapes
+from .state_shapes import QUESTION, SHAPES, STATES
+from .workers.harness import fork_context
+
+DB = "views_states"
+NAMES = CollectionNames()
+
+
+def surfaces(client: Any, db_name: str, thread_id: str, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    """The state every surface shows of the thread: the list and its JSON, the page and its JSON, the CLI's
+    ``threads`` (text and JSON) and ``inspect`` (text and JSON)."""
+    http = TestClient(create_app(ThreadViews(client, db_name, NAMES), Actions(client, db_name, NAMES), Guard()),
+                      base_url="http://127.0.0.1:8765")
+    rows = {r["thread_id"]: r for r in http.get("/api/threads", params={"prefix": thread_id}).json()["threads"]}
+    listed = http.get("/", params={"prefix": thread_id}).text
+    page = http.get(f"/threads/{thread_id}").text
+    shown = {
+        "list json": rows[thread_id]["state"],
+        "list page": re.findall(r'<span class="state state-[a-z-]+">([a-z ]+)</span>', listed)[0],
+        "page json": http.get("/api/thread", params={"id": thread_id}).json()["state"],
+        "page": re.findall(r'<span class="state state-[a-z-]+">([a-z ]+)</span>', page)[0],
+    }
+    assert main(["--db", db_name, "inspect", thread_id, "--json"], client=client) in (0, 1)
+    shown["inspect json"] = json.loads(capsys.readouterr().out)["state"]
+    main(["--db", db_name, "inspect", thread_id], client=client)
+    shown["inspect"] = re.findall(r"^state (.+)$", capsys.readouterr().out, re.M)[0]
+    main(["--db", db_name, "threads", "--json"], client=client)
+    shown["threads json"] = {r["thread_id"]: r["state"] for r in json.loads(capsys.readouterr().out)}[thread_id]
+    main(["--db", db_name, "threads"], client=client)
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(thread_id + " "))
+    shown["threads"] = next(state for state in sorted(set(STATES.values()), key=len, reverse=True) if f"  {state}  " in line)
+    return shown
+
+
+def killed_like(client: Any, db_name: str, thread_id: str) -> None:
+    """What a SIGKILL in the paying step leaves, from a run that raised there instead: no error write, the claim of
+    the effect it was running still held, and the run lock still owned, both by a process that has exited."""
+    exited = subprocess.Popen(["true"])
+    exited.wait()
+    past = datetime.now(timezone.utc).replace(tzinfo=None) - timedelta(minutes=1)
+    dead = {"owner": "owner-dead", "owner_pid": exited.pid, "lease_until": past}
+    db = client[db_name]
+    db[NAMES.writes].delete_many({"thread_id": thread_id, "channel": "__error__"})
+    db[NAMES.journal].update_many({"thread_id": thread_id, "status": "failed"}, {
+        "$set": {"status": "started", **dead}, "$unset": {"error": "", "finished_at": ""}})
+    db[NAMES.runs].update_one({"thread_id": thread_id}, {"$set": {**dead, "started_at": past}})
+
+
+def _expect(shown: dict[str, Any], state: str, thread_id: str) -> None:
+    assert shown == dict.fromkeys(shown, state), thread_id
+
+
+@pytest.fixture(scope="module")
+def stopped() -> mongomock.MongoClient:
+    """Every shape left interrupted, failed, done, and as a crash leaves it, on one mongomock client."""
+    client = mongomock.MongoClient()
+    for shape in SHAPES:
+        for mode in ("done", "interrupt", "fail"):
+            state_shapes.run(client, DB, f"{shape}-{mode}", shape, mode)
+        state_shapes.run(client, DB, f"{shape}-crash", shape, "fail")
+        killed_like(client, DB, f"{shape}-crash")
+    return client
+
+
+def test_a_node_reached_by_an_edge_or_by_a_send_shows_its_true_state(stopped: mongomock.MongoClient, capsys: pytest.CaptureFixture[str]) -> None:
+    """The measured case: via-edge crashed, via-send crashed (it showed done), int-edge and int-send interrupted."""
+    for thread_id, state in (("edge-crash", "crashed"), ("send-crash", "crashed"), ("edge-interrupt", "interrupted"),
+                             ("send-interrupt", "interrupted")):
+        _expect(surfaces(stopped, DB, thread_id, capsys), state, thread_id)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_every_shape_shows_the_same_true_state_on_every_surface(shape: str, stopped: mongomock.MongoClient, capsys: pytest.CaptureFixture[str]) -> None:
+    for mode, state in (("done", "done"), ("interrupt", "interrupted"), ("fail", "failed"), ("crash", "crashed")):
+        _expect(surfaces(stopped, DB, f"{shape}-{mode}", capsys), state, f"{shape}-{mode}")
+
+
+@pytest.mark.parametrize("shape", ["send", "react", "agent"])
+def test_a_send_is_named_by_its_node_and_its_tool_call(shape: str, stopped: mongomock.MongoClient, capsys: pytest.CaptureFixture[str]) -> None:
+    """``tools`` (``work``), never ``~__pregel_push``; a ``ToolNode``'s tool call by its name and id; the approval's
+    question as text."""
+    node = "work" if shape == "send" else "tools"
+    http = TestClient(create_app(ThreadViews(stopped, DB, NAMES), Actions(stopped, DB, NAMES), Guard()), base_url="http://127.0.0.1:8765")
+    for thread_id in (f"{shape}-interrupt", f"{shape}-fail", f"{shape}-crash"):
+        thread = http.get("/api/thread", params={"id": thread_id}).json()
+        page = http.get(f"/threads/{thread_id}").text
+        main(["--db", DB, "inspect", thread_id], client=stopped)
+        printed = capsys.readouterr().out
+        for shown in (json.dumps(thread), page, printed):
+            assert "__pregel" not in shown, thread_id
+        assert [t["name"] for t in thread["tasks"] if t["status"] != "done"] == [node], thread_id
+        stopped_in = [*thread["stopped"]["interrupts"], *(e for e in thread["stopped"]["errors"] if e["source"] == "langgraph")]
+        assert {s["node"] for s in stopped_in} <= {node}, thread_id
+        if shape != "send":
+            assert {t["tool_call"]["id"] for t in thread["tasks"] if t["status"] != "done"} == {"call_pay_1"}, thread_id
+            assert "call_pay_1" in page and "call_pay_1" in printed, thread_id
+    asked = http.get("/api/thread", params={"id": f"{shape}-interrupt"}).json()["stopped"]["interrupts"]
+    assert [i["question"] for i in asked] == [QUESTION]
+    assert f"<blockquote class=\"question\">{QUESTION}</blockquote>" in http.get(f"/threads/{shape}-interrupt").text
+
+
+SERVER_MODES = ("interrupt", "fail", "crash", "unknown")
+
+
+def _leave(uri: str, db_name: str, thread_id: str, shape: str, mode: str) -> None:
+    if mode not in state_shapes.KILLING:
+        with MongoClient(uri) as client:
+            state_shapes.run(client, db_name, thread_id, shape, mode)
+        return
+    child = fork_context().Process(target=state_shapes.run_in_child, args=(uri, db_name, thread_id, shape, mode), daemon=True)
+    child.start()
+    child.join(120)
+    assert child.exitcode in (-9, 255), f"{thread_id}: the child was to die by SIGKILL, exit code {child.exitcode}"
+
+
+@pytest.mark.parametrize("shape", ["send", "react", "agent", "nested"])
+def test_a_thread_killed_or_stopped_shows_its_true_state_on_every_surface_on_a_server(
+    shape: str, mongodb_uri: str, server_db_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Real SIGKILLs: in the paying step (crashed: its run lock left held) and inside an ``at_most_once`` payment
+    (outcome unknown), beside an interrupt and a failure."""
+    for mode in SERVER_MODES:
+        _leave(mongodb_uri, server_db_name, f"{shape}-{mode}", shape, mode)
+    with MongoClient(mongodb_uri) as client:
+        for mode in SERVER_MODES:
+            _expect(surfaces(client, server_db_name, f"{shape}-{mode}", capsys), STATES[mode], f"{shape}-{mode}")
