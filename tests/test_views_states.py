@@ -22,7 +22,9 @@ from langgraph_durable_mongodb.storage.schema import CollectionNames
 from langgraph_durable_mongodb.ui.actions import Actions
 from langgraph_durable_mongodb.ui.app import create_app
 from langgraph_durable_mongodb.ui.guard import Guard
+from langgraph_durable_mongodb.views import reader
 from langgraph_durable_mongodb.views.reader import ThreadViews
+from langgraph_durable_mongodb.views.states import THREAD_STATES
 
 from . import state_shapes
 from .state_shapes import QUESTION, SHAPES, STATES
@@ -54,13 +56,14 @@ def surfaces(client: Any, db_name: str, thread_id: str, capsys: pytest.CaptureFi
     shown["threads json"] = {r["thread_id"]: r["state"] for r in json.loads(capsys.readouterr().out)}[thread_id]
     main(["--db", db_name, "threads"], client=client)
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(thread_id + " "))
-    shown["threads"] = next(state for state in sorted(set(STATES.values()), key=len, reverse=True) if f"  {state}  " in line)
+    shown["threads"] = next(state for state in sorted(THREAD_STATES, key=len, reverse=True) if f"  {state}  " in line)
     return shown
 
 
-def killed_like(client: Any, db_name: str, thread_id: str) -> None:
+def killed_like(client: Any, db_name: str, thread_id: str, *, at_most_once: bool = False) -> None:
     """What a SIGKILL in the paying step leaves, from a run that raised there instead: no error write, the claim of
-    the effect it was running still held, and the run lock still owned, both by a process that has exited."""
+    the effect it was running still held, and the run lock still owned, both by a process that has exited; an
+    ``at_most_once`` payment's outcome is then unknown."""
     exited = subprocess.Popen(["true"])
     exited.wait()
     past = datetime.now(timezone.utc).replace(tzinfo=None) - timedelta(minutes=1)
@@ -68,7 +71,7 @@ def killed_like(client: Any, db_name: str, thread_id: str) -> None:
     db = client[db_name]
     db[NAMES.writes].delete_many({"thread_id": thread_id, "channel": "__error__"})
     db[NAMES.journal].update_many({"thread_id": thread_id, "status": "failed"}, {
-        "$set": {"status": "started", **dead}, "$unset": {"error": "", "finished_at": ""}})
+        "$set": {"status": "started", "at_most_once": at_most_once, **dead}, "$unset": {"error": "", "finished_at": ""}})
     db[NAMES.runs].update_one({"thread_id": thread_id}, {"$set": {**dead, "started_at": past}})
 
 
@@ -78,13 +81,15 @@ def _expect(shown: dict[str, Any], state: str, thread_id: str) -> None:
 
 @pytest.fixture(scope="module")
 def stopped() -> mongomock.MongoClient:
-    """Every shape left interrupted, failed, done, and as a crash leaves it, on one mongomock client."""
+    """Every shape left interrupted, failed, done, and as a crash leaves it (in its payment, at_most_once or not), on
+    one mongomock client."""
     client = mongomock.MongoClient()
     for shape in SHAPES:
         for mode in ("done", "interrupt", "fail"):
             state_shapes.run(client, DB, f"{shape}-{mode}", shape, mode)
-        state_shapes.run(client, DB, f"{shape}-crash", shape, "fail")
-        killed_like(client, DB, f"{shape}-crash")
+        for mode in ("crash", "unknown"):
+            state_shapes.run(client, DB, f"{shape}-{mode}", shape, "fail")
+            killed_like(client, DB, f"{shape}-{mode}", at_most_once=mode == "unknown")
     return client
 
 
@@ -97,7 +102,7 @@ def test_a_node_reached_by_an_edge_or_by_a_send_shows_its_true_state(stopped: mo
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_every_shape_shows_the_same_true_state_on_every_surface(shape: str, stopped: mongomock.MongoClient, capsys: pytest.CaptureFixture[str]) -> None:
-    for mode, state in (("done", "done"), ("interrupt", "interrupted"), ("fail", "failed"), ("crash", "crashed")):
+    for mode, state in STATES.items():
         _expect(surfaces(stopped, DB, f"{shape}-{mode}", capsys), state, f"{shape}-{mode}")
 
 
@@ -107,8 +112,9 @@ def test_a_send_is_named_by_its_node_and_its_tool_call(shape: str, stopped: mong
     question as text."""
     node = "work" if shape == "send" else "tools"
     http = TestClient(create_app(ThreadViews(stopped, DB, NAMES), Actions(stopped, DB, NAMES), Guard()), base_url="http://127.0.0.1:8765")
-    for thread_id in (f"{shape}-interrupt", f"{shape}-fail", f"{shape}-crash"):
+    for thread_id, status in ((f"{shape}-interrupt", "interrupted"), (f"{shape}-fail", "failed"), (f"{shape}-crash", "due")):
         thread = http.get("/api/thread", params={"id": thread_id}).json()
+        assert [t["status"] for t in thread["tasks"] if t["status"] != "done"] == [status], thread_id
         page = http.get(f"/threads/{thread_id}").text
         main(["--db", DB, "inspect", thread_id], client=stopped)
         printed = capsys.readouterr().out
@@ -150,3 +156,45 @@ def test_a_thread_killed_or_stopped_shows_its_true_state_on_every_surface_on_a_s
     with MongoClient(mongodb_uri) as client:
         for mode in SERVER_MODES:
             _expect(surfaces(client, server_db_name, f"{shape}-{mode}", capsys), STATES[mode], f"{shape}-{mode}")
+
+
+def test_threads_filter_by_state_on_the_cli_and_the_web_list(
+    stopped: mongomock.MongoClient, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``threads --state crashed`` (and ``unknown``, ``interrupted``, ...) lists those threads only, as ``/?state=``
+    and ``/api/threads?state=`` do, reading the threads page after page (of 3 here) until it found its page; a state
+    that is none is refused."""
+    monkeypatch.setattr(reader, "JUDGED_PAGE", 3)
+    http = TestClient(create_app(ThreadViews(stopped, DB, NAMES), Actions(stopped, DB, NAMES), Guard()), base_url="http://127.0.0.1:8765")
+    crashed = sorted(f"{shape}-crash" for shape in SHAPES)
+    assert main(["--db", DB, "threads", "--state", "crashed", "--json"], client=stopped) == 0
+    assert [r["thread_id"] for r in json.loads(capsys.readouterr().out)] == crashed
+    listed = http.get("/api/threads", params={"state": "crashed"}).json()
+    assert [r["thread_id"] for r in listed["threads"]] == crashed and listed["scanned"] == len(STATES) * len(SHAPES)
+    assert f'<a class="thread-id" href="/threads/{crashed[0]}">' in http.get("/", params={"state": "crashed"}).text
+    first = http.get("/api/threads", params={"state": "crashed", "limit": "2"}).json()
+    after = http.get("/api/threads", params={"state": "crashed", "limit": "2", "after": first["next_after"]}).json()
+    assert [r["thread_id"] for r in first["threads"] + after["threads"]] == crashed[:4] and first["more"]
+    main(["--db", DB, "threads", "--state", "crashed", "--limit", "2"], client=stopped)
+    assert f"more: --after {crashed[1]} --state crashed" in capsys.readouterr().out
+    assert main(["--db", DB, "threads", "--state", "sleeping"], client=stopped) == 1
+    assert "state must be one of running, waiting for a lock" in capsys.readouterr().err
+    assert http.get("/api/threads", params={"state": "sleeping"}).status_code == 400
+
+
+def test_a_holder_that_stopped_renewing_its_lock_leaves_the_thread_waiting_for_a_lock(
+    stopped: mongomock.MongoClient, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its lease not over, its last renewal two renewals late: the next run waits until the lease ends; while it
+    renews, the thread is running."""
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    for thread_id, renewed in (("edge-done", now - timedelta(seconds=25)), ("send-done", now - timedelta(seconds=1))):
+        stopped[DB][NAMES.runs].update_one({"thread_id": thread_id}, {"$set": {
+            "owner": "owner-far", "owner_host": "far.example", "owner_pid": 7, "started_at": now - timedelta(minutes=1),
+            "renewed_at": renewed, "lease_until": renewed + timedelta(seconds=30)}})
+    try:
+        _expect(surfaces(stopped, DB, "edge-done", capsys), "waiting for a lock", "edge-done")
+        _expect(surfaces(stopped, DB, "send-done", capsys), "running", "send-done")
+    finally:
+        for thread_id in ("edge-done", "send-done"):
+            stopped[DB][NAMES.runs].update_one({"thread_id": thread_id}, {"$set": {"owner": None, "lease_until": datetime(1970, 1, 1)}})

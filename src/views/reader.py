@@ -93,8 +93,8 @@ def _sent(entries: list[Mapping[str, Any]]) -> dict[tuple[str, int], str]:
     return sent
 
 
-#: The most threads a list filtered by state judges in one answer.
-MAX_SCANNED = 5_000
+#: The most threads a list filtered by state judges in one answer, and how many it reads at a time.
+MAX_SCANNED, JUDGED_PAGE = 5_000, MAX_PAGE
 
 
 class ThreadViews:
@@ -145,7 +145,7 @@ class ThreadViews:
         found: dict[str, Any] = {"threads": [], "problems": [], "scanned": 0, "more": False, "next_after": None}
         cursor = after
         while True:
-            page = self._io.run(thread_page_plan(self.names, prefix, cursor, limit if wanted is None else MAX_PAGE))
+            page = self._io.run(thread_page_plan(self.names, prefix, cursor, limit if wanted is None else JUDGED_PAGE))
             found["problems"] += page["problems"]
             cursor, full = self._judged(page, wanted, limit, found)
             found["more"] = full or page["more"]

@@ -100,8 +100,8 @@ class _Axis:
         self.scale = AXIS_WIDTH / self.total if self.total > 0 else 0.0
 
     def x(self, at: datetime | None) -> float | None:
-        offset = (at - self.first).total_seconds() if at is not None and self.first is not None else -1.0
-        return LABEL_WIDTH + offset * self.scale if 0 <= offset <= self.total else None
+        """Where ``at`` is drawn (every time the picture holds is on its axis: ``_spans``), or None for no time."""
+        return None if at is None or self.first is None else LABEL_WIDTH + (at - self.first).total_seconds() * self.scale
 
     def width(self, span: tuple[datetime, datetime]) -> float:
         return max((span[1] - span[0]).total_seconds() * self.scale, 3.0)
@@ -173,8 +173,10 @@ def _spans(
     rows: list[tuple[int, str, Mapping[str, Any]]], checkpoints: Sequence[Mapping[str, Any]],
     runs: Sequence[Mapping[str, Any]], now: datetime,
 ) -> list[tuple[datetime, datetime]]:
-    """The times the picture shows: every effect's, every run's, every root checkpoint's."""
+    """The times the picture shows: every effect's (and when a replayed one was visited), every run's, every root
+    checkpoint's."""
     spans = [s for s in (_span(e.get("started_at"), e.get("finished_at"), e.get("updated_at")) for _, _, e in rows) if s]
+    spans += [(t, t) for t in (_utc(e.get("visited_at")) for _, _, e in rows if e.get("replayed")) if t is not None]
     spans += [s for s in (_span(r.get("started_at"), r.get("ended_at"), now) for r in runs) if s]
     return spans + [(t, t) for t in (_utc(c.get("ts")) for c in checkpoints) if t is not None]
 

@@ -89,4 +89,10 @@ MUTANTS = (
         "             sort=[(\"_id\", -1)]),",
         ("tests/test_ui_page_labels.py", "-m", "not server", "-k", "not_completed"),
     ),
+    (
+        "issue 25: threads names a bad thread id with an operator query",
+        'Find(names.checkpoints, {"thread_id": {"$eq": thread_id}, "checkpoint_ns": SUMMARY_NS}, limit=1)',
+        'Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": SUMMARY_NS}, limit=1)',
+        ("tests/test_cli_corrupt.py", "-m", "not server", "-k", "threads"),
+    ),
 )
