@@ -9,7 +9,8 @@ oracle that counts real executions judges it (tests/explorer/).
 - Faults, one per history: an exception in a node, a storage command that fails (never sent) or whose reply is lost
   (sent), at any request of the run; the resume in the same platform or in a new one (another process). SIGKILLs of a
   child process at any command: ``test_history_kills.py``.
-- The oracle: tests/explorer/oracle.py.
+- The oracle: tests/explorer/oracle.py (issue 45: also the labels entries store, against the order the ledger saw
+  visits run).
 
 CI runs ``EXPLORE_HISTORIES`` (200) histories on mongomock, derandomized: the same histories on every run. A failing
 history is shrunk by Hypothesis and printed with ``EXPLORE_REPLAY='Plan(...)'``, which
@@ -91,7 +92,8 @@ def test_the_replayed_history_keeps_every_guarantee() -> None:
 
 
 def test_the_oracle_sees_a_later_visit_given_an_earlier_visit_s_outcome() -> None:
-    """The oracle bites: a ledger where visit 2 got visit 1's value, and one where a slot ran twice without a fault."""
+    """The oracle bites: a ledger where visit 2 got visit 1's value, one where a slot ran twice without a fault, and
+    a journal whose stored labels number the visits out of the order they ran."""
     plan = Plan((Stage("node", ("effect",), loops=2),))
     executed = [
         {"kind": "executed", "life": 1, "node": "s0", "item": None, "visit": v, "idx": 1, "token": f"a{v}", "key": f"k{v}"}
@@ -102,3 +104,7 @@ def test_the_oracle_sees_a_later_visit_given_an_earlier_visit_s_outcome() -> Non
     assert oracle.problems(plan, clean, executed, []) == {}
     assert list(oracle.problems(plan, clean, executed + got, [])) == ["own_value"]
     assert list(oracle.problems(plan, clean, executed + [executed[0]], [])) == ["runs_once"]
+    stored = {"k1": {"path": "agent/1", "occurrence": "1"}, "k2": {"path": "agent/1", "occurrence": "2"}}
+    assert oracle.problems(plan, history.Outcome(clean.lives, labels=[stored]), executed, []) == {}
+    swapped = {"k1": stored["k2"], "k2": stored["k1"]}  # the second visit numbered first: labels out of the order run
+    assert list(oracle.problems(plan, history.Outcome(clean.lives, labels=[swapped]), executed, [])) == ["labels"]

@@ -22,6 +22,7 @@ from langgraph.checkpoint.base import (
 )
 from pymongo import ReplaceOne, UpdateOne
 
+from .. import _langgraph
 from .._bson import (
     assemble_values,
     containment_filter,
@@ -314,6 +315,8 @@ class CheckpointStore:
         docs = [d for d in docs if not self.expiry.expired(d)]
         if not checkpoint_ns and not checkpoint_id:
             self.roots.read_latest(thread_id)
+        if _langgraph.root_run_start(config):
+            self.roots.run_read(thread_id, docs[0]["checkpoint_id"] if docs else None, chosen=bool(checkpoint_id))
         tuples = yield from self._load_tuples(docs, serde)
         yield from self.expiry.refresh_on_read(docs)
         if docs:
@@ -398,6 +401,8 @@ class CheckpointStore:
             summary = [] if checkpoint_ns else [summary_update(thread_id, checkpoint_id, expiry)]
             yield Upsert(self.collections.checkpoints, [stored, *summary])
             self.roots.stored.note(thread_id, checkpoint_ns, [registered], written=True)
+            if not checkpoint_ns:
+                self.roots.wrote_root(thread_id, checkpoint_id)
             self.locations.note(thread_id, checkpoint_ns, checkpoint_id, laid_out.located)
             yield from self.expiry.spread(thread_id, expiry)
             return {"configurable": key}

@@ -327,32 +327,36 @@ def thread_plan(
     unfinished = [e for e in reversed(latest) if e.get("status") != "failed"]  # in the order claimed
     page_entries, unfinished, failed = page_labels(entries[:ENTRIES_PAGE], unfinished, failed, first_page=not skip)
     return {
-        "checkpoints": checkpoints, "writes": writes, "entries": page_entries, "labelled": not skip,
+        "checkpoints": checkpoints, "writes": writes, "entries": page_entries, "labelled": _labelled(page_entries, not skip),
         "more_entries": len(entries) > ENTRIES_PAGE, "finished": {group["_id"]: group["n"] for group in counted},
         "unfinished": unfinished, "more_open": len(open_entries) > OPEN_SHOWN, "failed": failed,
         "lock": locks[0] if locks else None,
     }
 
 
+def _labelled(entries: list[dict[str, Any]], first_page: bool) -> bool:
+    """Whether every visit of a page reads as its label: on the first page, or when each of its entries stores one."""
+    return first_page or all("visit" in e for e in entries if "root_key" in e)
+
+
 def page_labels(
     page: list[dict[str, Any]], *others: list[dict[str, Any]], first_page: bool
 ) -> tuple[list[dict[str, Any]], ...]:
-    """The entries of one page, and ``others`` of the same thread, with their labels where the page proves them.
+    """The entries of one page, and ``others`` of the same thread, with their labels: the label each stores, and,
+    for an entry stored without one (written before labels were stored), the one the page proves.
 
-    A visit's label counts the visits of its sequence claimed before it (``journal.labels``), so it is exact when
-    counted over the thread's first entries: on the first page, each entry of ``others`` whose visit is on the page
-    reads that label, and the rest keep their stored keys. On a later page the earlier visits are not read, so
-    every entry keeps its stored key rather than show a number counted from the page's middle.
+    An entry without a stored label is numbered among the visits of its sequence claimed before it
+    (``journal.labels``), exact when counted over the thread's first entries: on the first page, each entry of
+    ``others`` whose visit is on the page reads that label. On a later page the earlier visits are not read, so such
+    an entry keeps its stored key rather than show a number counted from the page's middle.
     """
-    if not first_page:
-        return (page, *others)
-    shown = labelled(page)
+    shown = labelled(page, number=first_page)
     by_visit = {(e["visit"]["path"], e["node"], e["visit"]["occurrence"]): e for e in shown if "visit" in e}
 
     def label(entry: dict[str, Any]) -> dict[str, Any]:
         named = by_visit.get((entry.get("path"), entry.get("node"), entry.get("occurrence")))
         if named is None:
-            return entry
+            return labelled([entry], number=False)[0]
         return {**entry, "path": named["path"], "occurrence": named["occurrence"], "visit": named["visit"]}
 
     return (shown, *([label(entry) for entry in entries] for entries in others))

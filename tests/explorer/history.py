@@ -84,6 +84,8 @@ class Outcome:
 
     lives: list[Life] = field(default_factory=list)
     fault_fired: str = ""
+    #: Per life, the label each journal entry stores, by its idempotency key (``journal_labels``).
+    labels: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def finished(self) -> bool:
@@ -155,6 +157,12 @@ class Driver:
         return life
 
 
+def journal_labels(client: Any, db_name: str) -> dict[str, Any]:
+    """The label each entry of the thread stores (None where it stores none), by its idempotency key."""
+    entries = client[db_name]["activity_journal"].find({"thread_id": THREAD, "chunk": 0}, {"idempotency_key": 1, "label": 1})
+    return {e.get("idempotency_key"): e.get("label") for e in entries}
+
+
 def run_life(driver: Driver) -> Life:
     return asyncio.run(driver.life())
 
@@ -195,10 +203,12 @@ def run_history(plan: Plan, history_ledger: ledger.Ledger, requests: list[str]) 
         with injected(command):
             driver = Driver(plan, store)
             outcome.lives.append(run_life(driver))
+            outcome.labels.append(journal_labels(store.client, store.db_name))
             if plan.reuse and outcome.lives[-1].values is not None:
                 driver.platform.checkpointer.delete_thread(THREAD)
                 history_ledger.life += 1
                 outcome.lives.append(run_life(Driver(plan, store)))
+                outcome.labels.append(journal_labels(store.client, store.db_name))
     finally:
         ledger.use(ledger.Ledger())
         store.drop()

@@ -10,7 +10,10 @@ from how positions are stored.
   reached its node (claimed, then killed before it ran, is such a case: the journal cannot tell, and a person settles
   it safely);
 - a history that did not end on an unknown outcome ends with the notes of the fault-free run of its plan;
-- a run raises only when the fault fires (once), and never without one.
+- a run raises only when the fault fires (once), and never without one;
+- every entry an effect ran under stores the label of its visit (``journal/labels.py``) numbered in the order the
+  ledger saw that node's visits run: its own level's rank is the visit, every level above a first visit (a stage
+  loops at one level only), whichever process claimed it, after crashes and resumes alike.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ def expected_name(record: dict[str, Any]) -> str:
 
 
 #: The guarantees, in the order a history is judged; each names what breaks it.
-GUARANTEES = ("own_value", "one_key", "runs_once", "known_outcome", "final_state", "runs_succeed")
+GUARANTEES = ("own_value", "one_key", "runs_once", "known_outcome", "final_state", "runs_succeed", "labels")
 
 
 def problems(plan: Plan, outcome: Outcome, records: list[dict[str, Any]], reference_notes: list[str]) -> dict[str, list[str]]:
@@ -55,6 +58,7 @@ def problems(plan: Plan, outcome: Outcome, records: list[dict[str, Any]], refere
         "known_outcome": unknowns(outcome, executed, {slot_of(r) for r in got}),
         "final_state": final,
         "runs_succeed": runs(plan, outcome),
+        "labels": labels(outcome, executed),
     }
     return {name: found[name] for name in GUARANTEES if found[name]}
 
@@ -118,3 +122,17 @@ def runs(plan: Plan, outcome: Outcome) -> list[str]:
     if plan.fault.kind == "raise" and errors and not errors[0].startswith("Boom"):
         return [f"the run the fault failed raised {errors[0]}"]
     return [f"a resume after the fault raised {e}" for e in errors[1:]]
+
+
+def labels(outcome: Outcome, executed: dict[Slot, list[dict[str, Any]]]) -> list[str]:
+    found = []
+    for slot, runs in executed.items():
+        stored = outcome.labels[slot[0] - 1] if len(outcome.labels) >= slot[0] else None
+        if stored is None:
+            continue  # a history whose journal was not kept (a child's of test_history_kills)
+        label = stored.get(runs[0]["key"])
+        texts = [*label["path"].split("/")[3::2], label["occurrence"]] if isinstance(label, dict) else []
+        ranks = [int(t.split("+")[0].split(".")[0]) for t in texts]
+        if ranks != [runs[0]["visit"], *[1] * (len(ranks) - 1)] or not ranks:
+            found.append(f"{slot} ran as visit {runs[0]['visit']}, its entry stores the label {label}")
+    return sorted(found)

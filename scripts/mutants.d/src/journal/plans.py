@@ -137,4 +137,11 @@ MUTANTS = (
         "isinstance(where, Slot) else None",
         ("tests/test_trailing_records.py", "-m", "not server", "-k", "at_most_once_outcome"),
     ),
+    # -- issue 45: every entry stores its label --
+    (
+        "a visit the thread's labels cannot number is stored without reading its sequence",
+        '        sequence = sequence_filter(visit) if attempt.labels is not None and label is None else None',
+        '        sequence = None',
+        ('tests/test_position_costs.py', '-m', 'not server', '-k', 'number_them'),
+    ),
 )
