@@ -35,6 +35,9 @@ else needs reading.
   whose writes hold anything but its error, its interrupt or a resume value has finished (``checkpoint_tasks``,
   ``task_outcome``). ``ToolNode`` is sent one tool call per ``Send``, as ``{"tool_call": {...}, ...}`` (``create_react_agent``) or
   ``[{...}]`` (``create_agent``) (``tool_call_of``).
+- ``interrupt()`` raises ``GraphInterrupt`` (``NodeInterrupt`` its older form), which an effect that asks records
+  as a failure of that type: the question waits for its answer, the node runs again once it has one
+  (``interrupt_error``).
 - ``JsonPlusSerializer(allowed_msgpack_modules=None)`` constructs only LangGraph's own safe types
   (``SAFE_MSGPACK_TYPES``: built-in values, messages, ``Send``, ``Interrupt``, ...) and gives any other msgpack
   extension back as its stored arguments (``ViewSerializer``).
@@ -60,6 +63,7 @@ from langgraph.checkpoint.serde.jsonplus import (
     _create_msgpack_ext_hook,
 )
 from langgraph.constants import START
+from langgraph.errors import GraphInterrupt, NodeInterrupt
 from langgraph.types import Send
 from langgraph.pregel import Pregel
 
@@ -110,6 +114,7 @@ __all__ = [
     "TASKS",
     "ViewSerializer",
     "checkpoint_tasks",
+    "interrupt_error",
     "sent_index",
     "task_outcome",
     "tool_call_of",
@@ -274,6 +279,15 @@ def task_outcome(written: Iterable[Any]) -> str:
     if channels - {INTERRUPT, RESUME}:
         return "done"
     return "interrupted" if INTERRUPT in channels else "due"
+
+
+#: LangGraph's interrupt signals, as an effect's failure names them (type, module).
+_INTERRUPTS = frozenset((kind.__qualname__, kind.__module__) for kind in (GraphInterrupt, NodeInterrupt))
+
+
+def interrupt_error(kind: Any, module: Any) -> bool:
+    """Whether an effect's recorded failure (its error's type and module) is LangGraph's ``interrupt()`` asking."""
+    return (kind, module) in _INTERRUPTS
 
 
 def sent_index(task_path: Any) -> int | None:

@@ -2,14 +2,15 @@
 
 Shapes: a node reached by an edge (``edge``), by a ``Send`` (``send``), one item of a ``Send`` fan-out (``fanout``),
 a node inside a compiled child (``nested``), LangGraph's prebuilt ReAct agent (``react``: ``create_react_agent``, whose
-``ToolNode`` is reached by one ``Send`` per tool call) and LangChain's ``create_agent`` (``agent``). In each, the step
-that pays runs ``pay`` through a ``SecureTool`` (``at_most_once`` for an outcome unknown), which does what the mode
-says: ``interrupt`` asks for an approval (``interrupt()``), ``fail`` raises, ``crash`` SIGKILLs the process (its
-claim and its run lock are left as a dead process leaves them), ``unknown`` SIGKILLs it inside an ``at_most_once``
-payment, ``done`` pays.
+``ToolNode`` is reached by one ``Send`` per tool call) and LangChain's ``create_agent`` (``agent``), their model a
+``SecureLLM``. In each, the step that pays runs ``pay`` through a ``SecureTool`` (``at_most_once`` for an outcome
+unknown), which does what the mode says: ``interrupt`` asks for an approval (``interrupt()``), ``fail`` raises,
+``crash`` SIGKILLs the process (its claim and its run lock are left as a dead process leaves them), ``unknown``
+SIGKILLs it inside an ``at_most_once`` payment, ``done`` pays.
 
-``crash`` and ``unknown`` kill the process they run in: ``leave`` runs them in a child of the test suite's fork
-server, on a real server (tests/workers/harness.py), and the other modes in this process on any client.
+``crash`` and ``unknown`` kill the process they run in: they run in a child of the test suite's fork server, on a
+real server (``run_in_child``, tests/workers/harness.py), the other modes in this process on any client; ``resume``
+takes a thread up where it stopped.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from langchain_core.tools import tool
 from langgraph.graph import START, StateGraph
 from langgraph.types import Send, interrupt
 
-from langgraph_durable_mongodb import DurablePlatform, SecureTool
+from langgraph_durable_mongodb import DurablePlatform, SecureLLM, SecureTool
 
 SHAPES = ("edge", "send", "fanout", "nested", "react", "agent")
 #: The modes, and the state each leaves a thread in.
@@ -63,9 +64,11 @@ class _Chat(GenericFakeChatModel):
         return self
 
 
-def _chat() -> _Chat:
+def _chat(resumed: bool = False) -> SecureLLM:
+    """Asks for ``pay`` then answers, each call journaled; ``resumed``: the thread already holds the ask (its tools
+    run again), it answers."""
     asks = AIMessage("", tool_calls=[{"name": "pay", "args": {"amount": 3}, "id": "call_pay_1"}])
-    return _Chat(messages=iter([asks, AIMessage("paid, thank you")]))
+    return SecureLLM(_Chat(messages=iter([AIMessage("paid, thank you")] if resumed else [asks, AIMessage("paid, thank you")])))
 
 
 def _work(mode: str, acting: int | None = None) -> Any:
@@ -78,16 +81,17 @@ def _work(mode: str, acting: int | None = None) -> Any:
     return work
 
 
-def build(shape: str, mode: str, platform: DurablePlatform) -> Any:
-    """The graph of ``shape`` whose paying step does what ``mode`` says, compiled durable on ``platform``."""
+def build(shape: str, mode: str, platform: DurablePlatform, resumed: bool = False) -> Any:
+    """The graph of ``shape`` whose paying step does what ``mode`` says, compiled durable on ``platform``
+    (``resumed``: an agent's model answers at once, its ask being in the thread already)."""
     if shape == "react":
         from langgraph.prebuilt import create_react_agent  # noqa: PLC0415 - deprecated import, only where used
 
-        return platform.attach(create_react_agent(_chat(), [_pay_tool(mode)]))
+        return platform.attach(create_react_agent(_chat(resumed), [_pay_tool(mode)]))
     if shape == "agent":
         from langchain.agents import create_agent  # noqa: PLC0415 - LangChain's, only where used
 
-        return platform.attach(create_agent(_chat(), [_pay_tool(mode)]))
+        return platform.attach(create_agent(_chat(resumed), [_pay_tool(mode)]))
     builder = StateGraph(_State)
     builder.add_node("prepare", lambda s: {"paid": []})
     builder.add_edge(START, "prepare")
@@ -118,6 +122,16 @@ def run(client: Any, db_name: str, thread_id: str, shape: str, mode: str) -> Non
         build(shape, mode, platform).invoke(first_input(shape), {"configurable": {"thread_id": thread_id}})
     except ValueError:
         pass  # fail: the thread keeps the error
+    finally:
+        if platform.run_locks is not None:
+            platform.run_locks.wait_releases(10)
+
+
+def resume(client: Any, db_name: str, thread_id: str, shape: str) -> Any:
+    """Resume the thread where it stopped (``invoke(None)``), its paying step now paying: what it returns."""
+    platform = DurablePlatform(client, db_name=db_name)
+    try:
+        return build(shape, "done", platform, resumed=True).invoke(None, {"configurable": {"thread_id": thread_id}})
     finally:
         if platform.run_locks is not None:
             platform.run_locks.wait_releases(10)

@@ -32,7 +32,7 @@ def test_threads_pages_in_thread_id_order(mongo_client: Any, db_name: str) -> No
     assert code == 0
     roots = mongo_client[db_name].checkpoints
     last = {t: max(d["ts"] for d in roots.find({"thread_id": t, "checkpoint_ns": ""})) for t in ("t01", "t02")}
-    nothing = dict.fromkeys(("completed", "in flight", "failed", "outcome unknown", "abandoned"), 0)
+    nothing = dict.fromkeys(("completed", "in flight", "interrupted", "failed", "outcome unknown", "abandoned"), 0)
     assert json.loads(out) == [
         {"thread_id": t, "state": "done", "due": [], "checkpoints": 2, "latest_step": 1, "updated": last[t], "effects": nothing}
         for t in ("t01", "t02")

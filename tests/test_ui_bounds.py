@@ -51,7 +51,7 @@ def _big_thread(client: Any, db_name: str) -> None:
 def _listed(views: ThreadViews) -> dict[str, Any]:
     [row] = views.threads(limit=1)["threads"]
     assert row["thread_id"] == "big"
-    assert row["effects"] == {"completed": ENTRIES - 30, "in flight": 0, "failed": 30, "outcome unknown": 0, "abandoned": 0}
+    assert row["effects"] == {"completed": ENTRIES - 30, "in flight": 0, "interrupted": 0, "failed": 30, "outcome unknown": 0, "abandoned": 0}
     return row
 
 
@@ -191,7 +191,7 @@ def test_a_threads_entries_are_paged_in_the_order_claimed_with_links_both_ways()
     first = http.get("/api/thread", params={"id": "big"}).json()
     assert first["page"] == 1 and first["more_entries"]
     assert sorted(map(int, _effects_shown(first))) == list(range(ENTRIES_PAGE))
-    assert first["effects"] == {"completed": ENTRIES - 30, "in flight": 0, "failed": 30, "outcome unknown": 0, "abandoned": 0}
+    assert first["effects"] == {"completed": ENTRIES - 30, "in flight": 0, "interrupted": 0, "failed": 30, "outcome unknown": 0, "abandoned": 0}
     assert len(first["stopped"]["errors"]) == 20  # the latest failed entries, whatever page is shown
     second = http.get("/api/thread", params={"id": "big", "page": "2"}).json()
     assert sorted(map(int, _effects_shown(second))) == list(range(ENTRIES_PAGE, 2 * ENTRIES_PAGE))

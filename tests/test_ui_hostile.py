@@ -111,15 +111,24 @@ def test_a_credential_an_error_or_an_interrupt_echoes_is_redacted_in_every_view(
         """Sign in."""
         raise PermissionError(f"no account {user}:{password}")
 
-    secure = SecureTool(sign_in)
+    @tool
+    def profile(user: str) -> str:
+        """A user's profile (which holds, by mistake, the password: its stored preview too)."""
+        return f"{user}: gold plan, last password {PASSWORD}"
+
+    secure, echo = SecureTool(sign_in), SecureTool(profile)
     builder = StateGraph(_State)
     builder.add_node("prepare", lambda s: {"login": {"user": "al", "password": PASSWORD}})
+    builder.add_node("look", lambda s: {"answer": echo.invoke({"user": "al"})})
     builder.add_node("sign", lambda s: {"answer": secure.invoke(s["login"])})
     builder.add_edge(START, "prepare")
-    builder.add_edge("prepare", "sign")
+    builder.add_edge("prepare", "look")
+    builder.add_edge("look", "sign")
     with pytest.raises(PermissionError):
         platform.compile(builder).invoke({"n": 0}, {"configurable": {"thread_id": "echoed"}})
     platform.run_locks.wait_releases(10)
+    stored = client[DB][NAMES.journal].find_one({"thread_id": "echoed", "name": "profile"})
+    assert PASSWORD in stored["outcome"]["preview"]  # not the input's credential: the journal kept it
     for thread_id in ("asked", "echoed"):
         shown = _every_view(client, thread_id, capsys)
         assert PASSWORD not in shown, thread_id

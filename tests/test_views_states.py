@@ -22,7 +22,6 @@ from langgraph_durable_mongodb.storage.schema import CollectionNames
 from langgraph_durable_mongodb.ui.actions import Actions
 from langgraph_durable_mongodb.ui.app import create_app
 from langgraph_durable_mongodb.ui.guard import Guard
-from langgraph_durable_mongodb.views import reader
 from langgraph_durable_mongodb.views.reader import ThreadViews
 from langgraph_durable_mongodb.views.states import THREAD_STATES
 
@@ -62,17 +61,18 @@ def surfaces(client: Any, db_name: str, thread_id: str, capsys: pytest.CaptureFi
 
 def killed_like(client: Any, db_name: str, thread_id: str, *, at_most_once: bool = False) -> None:
     """What a SIGKILL in the paying step leaves, from a run that raised there instead: no error write, the claim of
-    the effect it was running still held, and the run lock still owned, both by a process that has exited; an
-    ``at_most_once`` payment's outcome is then unknown."""
+    the effect it was running still held, and the run lock still owned, both by a process that has exited (and no
+    record of the run's release); an ``at_most_once`` payment's outcome is then unknown."""
     exited = subprocess.Popen(["true"])
     exited.wait()
     past = datetime.now(timezone.utc).replace(tzinfo=None) - timedelta(minutes=1)
     dead = {"owner": "owner-dead", "owner_pid": exited.pid, "lease_until": past}
     db = client[db_name]
     db[NAMES.writes].delete_many({"thread_id": thread_id, "channel": "__error__"})
+    db[NAMES.journal].update_many({"thread_id": thread_id}, {"$set": {"owner_pid": exited.pid}})  # its process's
     db[NAMES.journal].update_many({"thread_id": thread_id, "status": "failed"}, {
         "$set": {"status": "started", "at_most_once": at_most_once, **dead}, "$unset": {"error": "", "finished_at": ""}})
-    db[NAMES.runs].update_one({"thread_id": thread_id}, {"$set": {**dead, "started_at": past}})
+    db[NAMES.runs].update_one({"thread_id": thread_id}, {"$set": {**dead, "started_at": past}, "$unset": {"runs": ""}})
 
 
 def _expect(shown: dict[str, Any], state: str, thread_id: str) -> None:
@@ -158,13 +158,10 @@ def test_a_thread_killed_or_stopped_shows_its_true_state_on_every_surface_on_a_s
             _expect(surfaces(client, server_db_name, f"{shape}-{mode}", capsys), STATES[mode], f"{shape}-{mode}")
 
 
-def test_threads_filter_by_state_on_the_cli_and_the_web_list(
-    stopped: mongomock.MongoClient, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_threads_filter_by_state_on_the_cli_and_the_web_list(stopped: mongomock.MongoClient, capsys: pytest.CaptureFixture[str]) -> None:
     """``threads --state crashed`` (and ``unknown``, ``interrupted``, ...) lists those threads only, as ``/?state=``
-    and ``/api/threads?state=`` do, reading the threads page after page (of 3 here) until it found its page; a state
-    that is none is refused."""
-    monkeypatch.setattr(reader, "JUDGED_PAGE", 3)
+    and ``/api/threads?state=`` do, reading the threads page after page (of 2, then 4, 8, ... here) until it found
+    its page; a state that is none is refused."""
     http = TestClient(create_app(ThreadViews(stopped, DB, NAMES), Actions(stopped, DB, NAMES), Guard()), base_url="http://127.0.0.1:8765")
     crashed = sorted(f"{shape}-crash" for shape in SHAPES)
     assert main(["--db", DB, "threads", "--state", "crashed", "--json"], client=stopped) == 0
@@ -198,3 +195,48 @@ def test_a_holder_that_stopped_renewing_its_lock_leaves_the_thread_waiting_for_a
     finally:
         for thread_id in ("edge-done", "send-done"):
             stopped[DB][NAMES.runs].update_one({"thread_id": thread_id}, {"$set": {"owner": None, "lease_until": datetime(1970, 1, 1)}})
+
+
+def test_an_outcome_unknown_names_the_commands_that_settle_it_as_a_person_copies_them(
+    stopped: mongomock.MongoClient, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each in a block of its own, its position in double quotes (its single quotes read as written), on the page,
+    in the JSON and in ``inspect``; the error's message keeps its prose only."""
+    http = TestClient(create_app(ThreadViews(stopped, DB, NAMES), Actions(stopped, DB, NAMES), Guard()), base_url="http://127.0.0.1:8765")
+    [unknown] = http.get("/api/thread", params={"id": "react-unknown"}).json()["stopped"]["unknown"]
+    resolve, discard = unknown["commands"]
+    position = unknown["position"]
+    assert resolve == f"langgraph-durable-mongodb --db {DB} resolve \"{position}\" '<what it returned, as JSON>'"
+    assert discard == f"langgraph-durable-mongodb --db {DB} discard \"{position}\""
+    page = http.get("/threads/react-unknown").text
+    assert page.count('<pre class="command"><code>langgraph-durable-mongodb') == 2 and "&#39;&#34;&#39;&#34;&#39;" not in page
+    main(["--db", DB, "inspect", "react-unknown"], client=stopped)
+    printed = capsys.readouterr().out
+    assert f"               {resolve}\n" in printed and f"               {discard}\n" in printed
+
+
+def test_the_runs_count_each_effect_once_and_a_dead_run_ends_at_its_last_work(stopped: mongomock.MongoClient) -> None:
+    """The run that died holding the lock: ``crashed``, ending where it was last seen at work (its last effect), not
+    when the page was read; each effect counted once, whether on the page or among those not completed."""
+    http = TestClient(create_app(ThreadViews(stopped, DB, NAMES), Actions(stopped, DB, NAMES), Guard()), base_url="http://127.0.0.1:8765")
+    thread = http.get("/api/thread", params={"id": "react-crash"}).json()
+    [run] = thread["runs"]
+    effects = [e for op in thread["operations"] for n in op["nodes"] for e in n["effects"]]
+    assert (run["ended"], len(effects), run["executed"]) == ("crashed", 2, 2)
+    assert run["ended_at"] == max(e["updated_at"] for e in effects) and [e["executed_by"] for e in effects] == [1, 1]
+
+
+@pytest.mark.parametrize("shape", ["react", "agent", "edge"])
+def test_an_effect_that_asks_for_an_approval_is_interrupted_not_failed(shape: str, stopped: mongomock.MongoClient) -> None:
+    """A ``SecureTool`` whose tool calls ``interrupt()`` is journaled as a failure of type ``GraphInterrupt``: the
+    views count and show it ``interrupted`` (it runs again once answered), on the list and the page alike, and never
+    among the errors of why the thread stopped."""
+    http = TestClient(create_app(ThreadViews(stopped, DB, NAMES), Actions(stopped, DB, NAMES), Guard()), base_url="http://127.0.0.1:8765")
+    thread_id = f"{shape}-interrupt"
+    thread = http.get("/api/thread", params={"id": thread_id}).json()
+    [row] = [r for r in http.get("/api/threads", params={"prefix": thread_id}).json()["threads"] if r["thread_id"] == thread_id]
+    pay = [e for op in thread["operations"] for n in op["nodes"] for e in n["effects"] if e["name"] == "pay"]
+    assert [e["state"] for e in pay] == ["interrupted"] and pay[0]["status"] == "failed"
+    assert thread["effects"]["interrupted"] == row["effects"]["interrupted"] == 1
+    assert thread["effects"]["failed"] == row["effects"]["failed"] == 0
+    assert thread["stopped"]["errors"] == []

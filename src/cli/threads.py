@@ -61,7 +61,8 @@ def render_threads(rows: list[dict[str, Any]], found: dict[str, Any], out: TextI
     if not rows:
         out.write(f"no threads{f' {state}' if state else ''}\n")
     else:
-        widths = {k: max(len(str(r[k])) for r in [{k: k.upper()}, *rows]) for k in ("thread_id", "state", "latest_step", "checkpoints")}
+        headers = {"thread_id": "THREAD", "state": "STATE", "latest_step": "STEP", "checkpoints": "CHECKPOINTS"}
+        widths = {k: max(len(str(r[k])) for r in [{k: header}, *rows]) for k, header in headers.items()}
         out.write(f"{'THREAD':<{widths['thread_id']}}  {'STATE':<{widths['state']}}  {'STEP':>{widths['latest_step']}}  "
                   f"{'CHECKPOINTS':>{widths['checkpoints']}}  UPDATED  DUE\n")
         for r in rows:

@@ -699,8 +699,8 @@ def _ended_record(holder: dict[str, Any], now: datetime) -> dict[str, Any]:
     owner, fence = holder.get("owner"), holder.get("fence")
     if owner is None or not isinstance(fence, int) or RunLocks._ended_here(owner):
         return {}
-    gone = owner_gone(holder)
-    return run_record(fence, holder, now if gone else holder.get("lease_until"), "crashed" if gone else "lock lost")
+    gone = owner_gone(holder)  # it ended before: last seen when it last renewed (the views add its last work)
+    return run_record(fence, holder, holder.get("renewed_at") or holder.get("started_at"), "crashed" if gone else "lock lost")
 
 
 def _as_read(holder: dict[str, Any]) -> dict[str, Any]:

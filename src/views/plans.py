@@ -29,6 +29,7 @@ from ..storage.summary_drift import unsummarized_plan
 from ..storage.thread_summaries import SUMMARY_NS, SUMMARY_PROJECTION
 from ..journal.labels import labelled
 from .._langgraph import checkpoint_tasks
+from .states import finished_state
 
 #: What the views read of a root checkpoint: never its serialized checkpoint or values, only channel names
 #: (``stored_channels``).
@@ -43,8 +44,10 @@ ENTRY_STATE_PROJECTION = {
 }
 #: What the views read of a pending write: who wrote which channel, never the value.
 WRITE_PROJECTION = {"_id": 0, "thread_id": 1, "checkpoint_id": 1, "task_id": 1, "task_path": 1, "channel": 1}
-#: The statuses of an entry whose state its status alone tells (``states.effect_state``): counted, not read.
+#: The statuses of an entry whose state its status (and a failure's type) tells (``states.effect_state``): counted,
+#: not read, by status and error type (a failure that is LangGraph's ``interrupt()`` counts as ``interrupted``).
 FINISHED = ("completed", "failed")
+FINISHED_GROUP = {"status": "$status", "type": "$error.type", "module": "$error.module"}
 #: The most threads one page lists.
 MAX_PAGE = 500
 #: The most root checkpoints a thread's timeline shows, latest first.
@@ -231,7 +234,7 @@ def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None
         Find(names.runs, {"thread_id": {"$in": ids}}, {"_id": 0}),
         Aggregate(names.journal, [
             {"$match": {**entries, "status": {"$in": list(FINISHED)}}},
-            {"$group": {"_id": {"thread_id": "$thread_id", "status": "$status"}, "n": {"$sum": 1}}},
+            {"$group": {"_id": {"thread_id": "$thread_id", **FINISHED_GROUP}, "n": {"$sum": 1}}},
         ]),
         Find(names.journal, {**entries, "status": {"$nin": list(FINISHED)}}, ENTRY_STATE_PROJECTION),
     ))
@@ -239,9 +242,25 @@ def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None
     page["locks"] = {doc["thread_id"]: doc for doc in locks}
     page["entries"] = unfinished
     for group in finished:
-        page["finished"].setdefault(group["_id"]["thread_id"], {})[group["_id"]["status"]] = group["n"]
+        by_state = page["finished"].setdefault(group["_id"]["thread_id"], {})
+        state = finished_group_state(group["_id"])
+        by_state[state] = by_state.get(state, 0) + group["n"]
     page["written"] = yield from _due_writes_plan(names, ids, page["latest"])
     return page
+
+
+def finished_group_state(group: dict[str, Any]) -> str:
+    """The effect state of a group of finished entries counted by ``FINISHED_GROUP``."""
+    return finished_state(str(group.get("status")), group.get("type"), group.get("module"))
+
+
+def _finished(groups: list[dict[str, Any]]) -> dict[str, int]:
+    """``{state: count}`` of a thread's finished entries, from their groups (``FINISHED_GROUP``)."""
+    counts: dict[str, int] = {}
+    for group in groups:
+        state = finished_group_state(group["_id"])
+        counts[state] = counts.get(state, 0) + group["n"]
+    return counts
 
 
 def by_thread(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -307,7 +326,7 @@ def thread_plan(
             {"$match": entry}, {"$sort": {"_id": 1}}, {"$skip": skip}, {"$limit": ENTRIES_PAGE + 1}, {"$project": shown},
         ]),
         Aggregate(names.journal, [
-            {"$match": {**entry, "status": {"$in": list(FINISHED)}}}, {"$group": {"_id": "$status", "n": {"$sum": 1}}},
+            {"$match": {**entry, "status": {"$in": list(FINISHED)}}}, {"$group": {"_id": FINISHED_GROUP, "n": {"$sum": 1}}},
         ]),
         Find(names.journal, {**entry, "status": {"$ne": "completed"}}, {"_id": 0, "outcome.data": 0},
              sort=[("_id", -1)], limit=OPEN_SHOWN + 1),
@@ -328,7 +347,7 @@ def thread_plan(
     page_entries, unfinished, failed = page_labels(entries[:ENTRIES_PAGE], unfinished, failed, first_page=not skip)
     return {
         "checkpoints": checkpoints, "writes": writes, "entries": page_entries, "labelled": _labelled(page_entries, not skip),
-        "more_entries": len(entries) > ENTRIES_PAGE, "finished": {group["_id"]: group["n"] for group in counted},
+        "more_entries": len(entries) > ENTRIES_PAGE, "finished": _finished(counted),
         "unfinished": unfinished, "more_open": len(open_entries) > OPEN_SHOWN, "failed": failed,
         "lock": locks[0] if locks else None,
     }

@@ -10,6 +10,7 @@ the inspector never shows more than the CLI.
 from __future__ import annotations
 
 import shlex
+import threading
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -24,6 +25,7 @@ from ..storage.format import FORMAT_VERSION, StorageFormat, read_format_plan
 from ..storage.thread_summaries import COUNT
 from .plans import MAX_PAGE, TIMELINE_LIMIT, require_text, thread_page_plan, thread_plan
 from .._langgraph import DUE_PREFIX, INTERRUPT, TASKS, ViewSerializer
+from .._lru import LRU
 from ..journal.redaction import credential_values
 from ..storage.visit_keys import KEY, ROOT_PATH
 from .effects import effect_view, holder, mapping, number, text
@@ -93,8 +95,10 @@ def _sent(entries: list[Mapping[str, Any]]) -> dict[tuple[str, int], str]:
     return sent
 
 
-#: The most threads a list filtered by state judges in one answer, and how many it reads at a time.
-MAX_SCANNED, JUDGED_PAGE = 5_000, MAX_PAGE
+#: The most threads a list filtered by state judges in one answer.
+MAX_SCANNED = 5_000
+#: Latest states a reader keeps, decoded and shown (``ThreadViews._latest_state``).
+STATES_KEPT = 16
 
 
 class ThreadViews:
@@ -118,6 +122,8 @@ class ThreadViews:
         self.with_outcomes, self.upgrade = with_outcomes, upgrade
         self._io = SyncInterpreter(self.db)
         self._serde = ViewSerializer()  # shows what a document names, never constructs it
+        self._states: LRU[tuple[str, Any], Any] = LRU(STATES_KEPT)
+        self._lock = threading.Lock()
         self._saver = MongoDBCheckpointer(client, db_name=db_name, collections=self.names, auto_setup=False, serde=self._serde)
 
     def threads(self, prefix: str = "", after: str | None = None, limit: int = 50, state: str | None = None) -> dict[str, Any]:
@@ -129,7 +135,8 @@ class ThreadViews:
             limit: threads per page (1 to 500).
             state: list only threads in this state (one of ``states.THREAD_STATES``, or its first word:
                 ``unknown``, ``waiting``). The state is judged per thread, so the threads after ``after`` are read
-                page by page until ``limit`` are found or ``MAX_SCANNED`` were judged: ``scanned`` says how many.
+                page by page (of ``limit``, then twice as many each time, up to ``plans.MAX_PAGE``) until ``limit``
+                are found or ``MAX_SCANNED`` were judged: ``scanned`` says how many.
 
         Returns:
             ``{"threads": [{"thread_id", "updated", "step", "checkpoints" (root), "state", "due", "holder",
@@ -143,14 +150,15 @@ class ThreadViews:
         wanted = state_named(state)
         require_our_format(self.db, self.names, upgrade=self.upgrade)
         found: dict[str, Any] = {"threads": [], "problems": [], "scanned": 0, "more": False, "next_after": None}
-        cursor = after
+        cursor, size = after, limit
         while True:
-            page = self._io.run(thread_page_plan(self.names, prefix, cursor, limit if wanted is None else JUDGED_PAGE))
+            page = self._io.run(thread_page_plan(self.names, prefix, cursor, size))
             found["problems"] += page["problems"]
             cursor, full = self._judged(page, wanted, limit, found)
             found["more"] = full or page["more"]
             if full or not page["more"] or wanted is None or found["scanned"] >= MAX_SCANNED:
                 break
+            size = min(2 * size, MAX_PAGE)  # a rare state: read more threads at a time
         found["next_after"] = cursor if found["more"] else None
         return found
 
@@ -238,8 +246,7 @@ class ThreadViews:
         now = lease.utcnow()
         checkpoints = found["checkpoints"][:TIMELINE_LIMIT]
         latest = checkpoints[0] if checkpoints else {}
-        state_values, values_error = self._channel_values(thread_id) if checkpoints else ({}, None)
-        secrets = None if self.with_outcomes else credential_values(state_values)
+        state_values, values_error, secrets, shown_values = self._latest_state(thread_id, latest.get("checkpoint_id"))
         latest_writes = [w for w in found["writes"] if w.get("checkpoint_id") == latest.get("checkpoint_id")]
         tasks = checkpoint_tasks_of(stored_channels(latest, holding=True), _sends(state_values), latest_writes)
         namer = Namer(tasks, _sent([*found["entries"], *found["unfinished"], *found["failed"]]))
@@ -259,7 +266,7 @@ class ThreadViews:
             "holder": holder(found["lock"], now) if state in ("running", "waiting for a lock") else None,
             "due": due_names(tasks),
             "tasks": tasks,
-            "runs": thread_runs(found["lock"], effects + unfinished, timeline, state, now),
+            "runs": thread_runs(found["lock"], _once(effects, unfinished), timeline, state, now),
             "timeline": timeline,
             "older": len(found["checkpoints"]) > TIMELINE_LIMIT,
             "operations": operation_tree(effects, lambda e: e),
@@ -270,7 +277,7 @@ class ThreadViews:
             "claims": [e for e in unfinished if e["state"] == "in flight"],
             "effects": counts,
             "replayed": sum(1 for e in effects if e["replayed"]),
-            "values": self._shown_values(state_values, secrets),
+            "values": shown_values,
             "values_error": values_error,
             "stopped": stopped,
         }
@@ -349,6 +356,21 @@ class ThreadViews:
         stored = found.checkpoint.get("channel_values", {}) if found else {}
         return {name: v for name, v in sorted(stored.items()) if name == TASKS or not _reserved(name)}, None
 
+    def _latest_state(self, thread_id: str, checkpoint_id: Any) -> tuple[dict[str, Any], str | None, frozenset[str] | None, dict[str, Any]]:
+        """``(values, why they cannot be read, the credential values to scrub, the values as shown)`` of the thread's
+        latest root checkpoint (``checkpoint_id``), kept for the checkpoints read last: a checkpoint never changes,
+        and a page polled or opened again costs no decoding, walking or redaction of its state."""
+        key = (thread_id, checkpoint_id)
+        with self._lock:
+            known = self._states.get(key)
+        if known is None:
+            values, error = self._channel_values(thread_id) if checkpoint_id is not None else ({}, None)
+            secrets = None if self.with_outcomes else credential_values(values)
+            known = (values, error, secrets, self._shown_values(values, secrets))
+            with self._lock:
+                self._states.put(key, known)
+        return known
+
     def _shown_values(self, values: Mapping[str, Any], secrets: frozenset[str] | None) -> dict[str, Any]:
         """The state's values as the page shows them: whole (``with_outcomes``), or redacted as journal previews are
         and scrubbed of the thread's credential values."""
@@ -384,11 +406,28 @@ def _timeline(checkpoints: list[Mapping[str, Any]], writes: list[Mapping[str, An
             "ts": text(doc.get("ts")),
             "at": _when(doc.get("ts")),
             "wrote": _nodes(by_checkpoint.get(doc.get("parent_checkpoint_id"), []), namer),
-            "due": due_names(checkpoint_tasks_of(stored_channels(doc, holding=True), None, own)),
+            "due": _named_sends(due_names(checkpoint_tasks_of(stored_channels(doc, holding=True), None, own)),
+                                namer.sent_to(doc.get("checkpoint_id"))),
             "interrupted": any(w.get("channel") == INTERRUPT for w in own),
             "fork": doc.get("parent_checkpoint_id") is not None and children[doc.get("parent_checkpoint_id")] > 1,
         })
     return rows
+
+
+def _once(*effects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The effects of the lists, each position once (an entry of the page may be among those not completed too)."""
+    seen, out = set(), []
+    for effect in (e for listed in effects for e in listed):
+        if effect["position"] is None or effect["position"] not in seen:
+            seen.add(effect["position"])
+            out.append(effect)
+    return out
+
+
+def _named_sends(due: list[str], sent: list[str]) -> list[str]:
+    """What a checkpoint has yet to run, its ``Send`` packets (not read here) named by the nodes the journal saw them
+    run, when it saw any."""
+    return [name for name in due if name != "Send"] + sorted(set(sent)) if sent and "Send" in due else due
 
 
 def _when(value: Any) -> datetime | None:

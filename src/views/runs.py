@@ -49,11 +49,12 @@ def _recorded(lock: Mapping[str, Any] | None, now: datetime) -> list[dict[str, A
 
 
 def _holding(lock: Mapping[str, Any], now: datetime) -> dict[str, Any]:
-    """How the run holding the lock stands: running (its lease live), or ended: crashed, or its lock lost."""
+    """How the run holding the lock stands: running (its lease live), or ended: crashed, or its lock lost (last seen
+    when it last renewed; ``_last_seen`` moves it to its last work)."""
     if lease_live(lock, now):
         return {"ended_at": None, "ended": "waiting for a lock" if lock_stalled(lock, now) else "running"}
-    gone = owner_gone(lock)
-    return {"ended_at": now if gone else _date(lock.get("lease_until")), "ended": "crashed" if gone else "lock lost"}
+    seen = _date(lock.get("renewed_at")) or _date(lock.get("started_at"))
+    return {"ended_at": seen, "ended": "crashed" if owner_gone(lock) else "lock lost"}
 
 
 def _inferred(effects: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -110,7 +111,19 @@ def thread_runs(
         runs[-1]["ended"] = _LATEST_ENDS[state]
     for effect in effects:
         _attribute(effect, runs, now)
+    _last_seen(runs, effects, checkpoints)
     return runs
+
+
+def _last_seen(runs: list[dict[str, Any]], effects: list[Mapping[str, Any]], checkpoints: list[Mapping[str, Any]]) -> None:
+    """A run that died ends where it was last seen at work: its last effect, its last root checkpoint (a process is
+    known dead only later, and its lease ran on past its death)."""
+    for n, run in enumerate(runs):
+        if run["ended"] in ("crashed", "lock lost") and run["started_at"] is not None:
+            before = runs[n + 1]["started_at"] if n + 1 < len(runs) else None
+            seen = [_date(e.get(f)) for e in effects if e.get("executed_by") == run["n"] for f in ("updated_at", "finished_at")]
+            seen += [at for c in checkpoints if (at := _date(c.get("at"))) and run["started_at"] <= at and (before is None or at < before)]
+            run["ended_at"] = max([t for t in (run["ended_at"], *seen) if t is not None], default=run["started_at"])
 
 
 def _within(run: Mapping[str, Any], at: datetime | None, now: datetime) -> bool:
@@ -118,10 +131,11 @@ def _within(run: Mapping[str, Any], at: datetime | None, now: datetime) -> bool:
 
 
 def _attribute(effect: Any, runs: list[dict[str, Any]], now: datetime) -> None:
-    """Mark which run executed the effect (its process's, when it started) and which replayed it."""
+    """Mark which run executed the effect (the latest run of its process begun before it started) and which replayed
+    it."""
     started = _date(effect.get("started_at"))
     executed = next((r for r in reversed(runs) if (r["host"], r["pid"]) == (effect.get("host"), effect.get("pid"))
-                     and _within(r, started, now)), None)
+                     and started is not None and r["started_at"] is not None and r["started_at"] <= started), None)
     effect["executed_by"] = executed["n"] if executed else None
     if executed:
         executed["executed"] += 1

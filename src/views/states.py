@@ -1,6 +1,7 @@
 """What a thread and each of its effects are in, judged from stored documents alone.
 
-An effect (a journal entry) is ``completed``, ``failed``, ``in flight`` (started under a live lease),
+An effect (a journal entry) is ``completed``, ``failed`` (``interrupted`` when its failure is LangGraph's
+``interrupt()`` asking from inside it: it runs again once answered), ``in flight`` (started under a live lease),
 ``outcome unknown`` (an ``at_most_once`` effect started by a worker whose lease expired or whose process
 exited before it recorded an outcome: the next run raises ``EffectOutcomeUnknownError`` until a person
 resolves or discards it) or ``abandoned`` (any other effect whose worker died: the next run runs it again).
@@ -34,12 +35,12 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidInputError
-from .._langgraph import ERROR, INTERRUPT, checkpoint_tasks, task_outcome, tool_call_of
+from .._langgraph import ERROR, INTERRUPT, checkpoint_tasks, interrupt_error, task_outcome, tool_call_of
 from ..storage.liveness import owner_gone
 from ..storage.plans import lease
 
 #: The effect states, in the order they are shown.
-EFFECT_STATES = ("completed", "in flight", "failed", "outcome unknown", "abandoned")
+EFFECT_STATES = ("completed", "in flight", "interrupted", "failed", "outcome unknown", "abandoned")
 #: The thread states, in the order they are judged (``thread_state``).
 THREAD_STATES = ("running", "waiting for a lock", "outcome unknown", "failed", "crashed", "interrupted", "done")
 
@@ -78,12 +79,19 @@ def effect_state(entry: Mapping[str, Any], now: datetime) -> str:
     """
     status = entry.get("status")
     if status in ("completed", "failed"):
-        return str(status)
+        error = entry.get("error") if isinstance(entry.get("error"), Mapping) else {}
+        return finished_state(str(status), error.get("type"), error.get("module"))
     if lease_live(entry, now):
         return "in flight"
     if entry.get("at_most_once") and entry.get("not_run") is not True:
         return "outcome unknown"
     return "abandoned"
+
+
+def finished_state(status: str, error_type: Any = None, error_module: Any = None) -> str:
+    """The state of an entry that finished: ``completed``; ``failed``, or ``interrupted`` when its failure is
+    LangGraph's ``interrupt()`` asking from inside the effect (it runs again once answered)."""
+    return "interrupted" if status == "failed" and interrupt_error(error_type, error_module) else status
 
 
 def effect_counts(entries: Iterable[Mapping[str, Any]], now: datetime) -> dict[str, int]:

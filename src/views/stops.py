@@ -95,6 +95,10 @@ class Namer:
         self.by_task_id = {t["task_id"]: t for t in tasks if t.get("task_id")}
         self.sent = sent or {}
 
+    def sent_to(self, checkpoint_id: Any) -> list[str]:
+        """The nodes the journal saw the ``Send`` packets of a root checkpoint run (its entries' ``<id>.<index>``)."""
+        return [node for (of, _), node in sorted(self.sent.items()) if of == checkpoint_id]
+
     def task(self, write: Mapping[str, Any]) -> tuple[str, Mapping[str, str] | None]:
         """``(node, tool call or None)`` of the task that wrote ``write``."""
         known = self.by_task_id.get(write.get("task_id"))
@@ -222,13 +226,21 @@ def _shown(value: Any, secrets: frozenset[str] | None) -> dict[str, Any]:
     return shown(redact(value), secrets | credential_values(value))
 
 
+def shell_word(text: str) -> str:
+    """``text`` as one word of a shell command a person reads and copies: in double quotes when nothing in it is
+    special there (a position's single quotes then read as written), else quoted as ``shlex.quote`` does."""
+    if re.fullmatch(r"[\w@%+=:,./-]+", text):
+        return text
+    return f'"{text}"' if not set(text) & set('"$`\\!') else shlex.quote(text)
+
+
 def settle_commands(db_name: str) -> Callable[[str], list[str]]:
     """The command lines that settle an outcome unknown at a position of database ``db_name``: ``resolve`` with its
     outcome as JSON, or ``discard`` (``--uri`` as the reader's shell has it)."""
-    db = shlex.quote(db_name)
+    db = shell_word(db_name)
 
     def lines(position: str) -> list[str]:
-        quoted = shlex.quote(position)
+        quoted = shell_word(position)
         return [
             f"langgraph-durable-mongodb --db {db} resolve {quoted} '<what it returned, as JSON>'",
             f"langgraph-durable-mongodb --db {db} discard {quoted}",

@@ -47,9 +47,11 @@ def shown(value: Any, secrets: frozenset[str] | None = None) -> dict[str, Any]:
 
 
 def _text(value: Any) -> str:
-    """``value`` as JSON text where it can be, ``repr`` for the rest."""
+    """``value`` as JSON text where it can be, ``repr`` for the rest: indented when it is short enough to be shown
+    whole, else on one line (Python's C encoder writes no indent: a large value costs no more than it must)."""
     try:
-        return json.dumps(value, ensure_ascii=False, indent=1, default=repr)
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+        return json.dumps(value, ensure_ascii=False, indent=1, default=repr) if len(text) <= FOLD_CHARS * 10 else text
     except (TypeError, ValueError, RecursionError):
         return repr(value)
 

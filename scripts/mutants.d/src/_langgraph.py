@@ -34,4 +34,10 @@ MUTANTS = (
         '',
         ('tests/test_views_states.py', '-m', 'not server', '-k', 'named and send'),
     ),
+    (
+        "an effect's interrupt() is taken for its failure",
+        '    return (kind, module) in _INTERRUPTS',
+        '    return False',
+        ('tests/test_views_states.py', '-m', 'not server', '-k', 'approval'),
+    ),
 )

@@ -7,4 +7,10 @@ MUTANTS = (
         "",
         ("tests/test_ui_page_labels.py", "-m", "not server", "-k", "proves_them"),
     ),
+    (
+        "an effect's text is not scrubbed of the thread's credential values",
+        '    return value if value is None or secrets is None else scrub(value, secrets)',
+        '    return value',
+        ('tests/test_ui_hostile.py', '-k', 'echoes'),
+    ),
 )

@@ -95,4 +95,10 @@ MUTANTS = (
         'Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": SUMMARY_NS}, limit=1)',
         ("tests/test_cli_corrupt.py", "-m", "not server", "-k", "threads"),
     ),
+    (
+        'the thread list counts an interrupted effect as failed',
+        '{"$group": {"_id": {"thread_id": "$thread_id", **FINISHED_GROUP}, "n": {"$sum": 1}}},',
+        '{"$group": {"_id": {"thread_id": "$thread_id", "status": "$status"}, "n": {"$sum": 1}}},',
+        ('tests/test_views_states.py', '-m', 'not server', '-k', 'approval'),
+    ),
 )
