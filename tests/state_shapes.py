@@ -18,6 +18,7 @@ from __future__ import annotations
 import operator
 import os
 import signal
+import warnings
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -87,7 +88,10 @@ def build(shape: str, mode: str, platform: DurablePlatform, resumed: bool = Fals
     if shape == "react":
         from langgraph.prebuilt import create_react_agent  # noqa: PLC0415 - deprecated import, only where used
 
-        return platform.attach(create_react_agent(_chat(resumed), [_pay_tool(mode)]))
+        with warnings.catch_warnings():  # its move to langchain.agents is known: "agent" builds that one
+            warnings.simplefilter("ignore", DeprecationWarning)
+            agent = create_react_agent(_chat(resumed), [_pay_tool(mode)])
+        return platform.attach(agent)
     if shape == "agent":
         from langchain.agents import create_agent  # noqa: PLC0415 - LangChain's, only where used
 

@@ -270,3 +270,18 @@ def test_a_name_with_a_control_character_leaves_the_timeline_well_formed() -> No
     assert answer.status_code == 200
     svg = ET.fromstring(answer.text)
     assert any("look" in (t.text or "") for t in svg.iter("{http://www.w3.org/2000/svg}text"))
+
+
+def test_an_error_no_check_foresaw_is_a_json_500_naming_the_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last net: a failure the views did not foresee answers JSON, not a bare text page, and never quotes its
+    message (it may hold a stored value the views did not scrub)."""
+    def broken(self: Any, thread_id: str, page: int = 1) -> Any:
+        raise ZeroDivisionError("a reading no check foresaw, quoting pw-1234")
+
+    monkeypatch.setattr(ThreadViews, "thread", broken)
+    views = ThreadViews(mongomock.MongoClient(), DB, NAMES)
+    http = TestClient(create_app(views, Actions(mongomock.MongoClient(), DB, NAMES), Guard()), base_url="http://127.0.0.1:8765",
+                      raise_server_exceptions=False)
+    answer = http.get("/api/thread", params={"id": "t"})
+    assert answer.status_code == 500
+    assert answer.json() == {"error": "the inspector could not answer /api/thread: ZeroDivisionError (see its log)"}

@@ -145,7 +145,7 @@ def _leave(uri: str, db_name: str, thread_id: str, shape: str, mode: str) -> Non
     assert child.exitcode in (-9, 255), f"{thread_id}: the child was to die by SIGKILL, exit code {child.exitcode}"
 
 
-@pytest.mark.parametrize("shape", ["send", "react", "agent", "nested"])
+@pytest.mark.parametrize("shape", ["send", "fanout", "react", "agent", "nested"])
 def test_a_thread_killed_or_stopped_shows_its_true_state_on_every_surface_on_a_server(
     shape: str, mongodb_uri: str, server_db_name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -217,7 +217,7 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
         Route("/api/delete", write(deleted), methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    handlers = {DurableMongoError: _refused, CliError: _refused}
+    handlers = {DurableMongoError: _refused, CliError: _refused, Exception: _failed}
     return Starlette(routes=routes, middleware=[Middleware(_Guarded, guard=guard)], exception_handlers=handlers)
 
 
@@ -266,6 +266,12 @@ def _thread_url(thread_id: str) -> str:
 
 def _said(done: dict[str, Any]) -> str:
     return f"{done.get('now')} {done.get('kind')} {done.get('name')!r} (was {done.get('was')})"
+
+
+async def _failed(request: Request, error: Exception) -> Response:
+    """Whatever else went wrong, said as JSON (500): the request and the error's type, not its message (it may
+    quote a stored value, unscrubbed). Starlette still raises it after, for the server's log."""
+    return JSONResponse({"error": f"the inspector could not answer {request.url.path}: {type(error).__name__} (see its log)"}, 500)
 
 
 async def _refused(request: Request, error: Exception) -> Response:

@@ -160,8 +160,8 @@ MUTANTS = (
     ),
     (
         'a crashed holder is recorded as having lost its lock',
-        '    return run_record(fence, holder, now if gone else holder.get("lease_until"), "crashed" if gone else "lock lost")',
-        '    return run_record(fence, holder, holder.get("lease_until"), "lock lost")',
+        '    return run_record(fence, holder, holder.get("renewed_at") or holder.get("started_at"), "crashed" if gone else "lock lost")',
+        '    return run_record(fence, holder, holder.get("renewed_at") or holder.get("started_at"), "lock lost")',
         ('tests/test_run_lock.py', '-m', 'not server', '-k', 'dead_holder'),
     ),
     (

@@ -95,4 +95,10 @@ MUTANTS = (
         '            "state": None}',
         ('tests/test_views_states.py', '-m', 'not server', '-k', 'filter'),
     ),
+    (
+        'a failure the views did not foresee answers bare text',
+        '    handlers = {DurableMongoError: _refused, CliError: _refused, Exception: _failed}',
+        '    handlers = {DurableMongoError: _refused, CliError: _refused}',
+        ('tests/test_ui_hostile.py', '-m', 'not server', '-k', 'no_check'),
+    ),
 )

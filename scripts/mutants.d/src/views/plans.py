@@ -73,14 +73,14 @@ MUTANTS = (
     ),
     (
         "a later page numbers its visits from its own first entry",
-        "    if not first_page:\n        return (page, *others)\n",
-        "",
+        "    shown = labelled(page, number=first_page)\n",
+        "    shown = labelled(page)\n",
         ("tests/test_ui_page_labels.py", "-m", "not server", "-k", "proves_them"),
     ),
     (
         "an unfinished or failed entry keeps its stored key though its visit is labelled on the page",
-        "        if named is None:\n            return entry\n",
-        "        return entry\n",
+        "        if named is None:\n            return labelled([entry], number=False)[0]\n",
+        "        return labelled([entry], number=False)[0]\n",
         ("tests/test_ui_page_labels.py", "-m", "not server", "-k", "proves_them"),
     ),
     (

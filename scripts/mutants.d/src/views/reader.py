@@ -56,7 +56,7 @@ MUTANTS = (
     ),
     (
         "errors and interrupts are not scrubbed of the thread's credential values",
-        '        secrets = None if self.with_outcomes else credential_values(state_values)',
+        '        secrets = None if self.with_outcomes else credential_values(values)',
         '        secrets = None if self.with_outcomes else frozenset()',
         ('tests/test_ui_hostile.py', '-m', 'not server', '-k', 'echoes'),
     ),
