@@ -84,8 +84,9 @@ def test_threads_costs_the_same_commands_and_replies_for_500_checkpoints_as_for_
     assert mongo_client[db_name].checkpoints.count_documents({"thread_id": "big", "checkpoint_ns": "sub:abc"}) == 499
     assert monitored_threads(server_uri, db_name) == before
     # the format's find, the summaries (two rows), the threads with root checkpoints and no summary (none: issue
-    # 34's lists never hide one), the latest checkpoints (two rows)
-    assert before == [("find", 1), ("find", 2), ("find", 0), ("find", 2)]
+    # 34's lists never hide one), then at once (the state column, issue 45) the latest checkpoints (two rows), the
+    # run locks, the finished entries counted by the server and the entries not finished (none of each)
+    assert before == [("find", 1), ("find", 2), ("find", 0), ("find", 2), ("find", 0), ("aggregate", 0), ("find", 0)]
 
 
 @pytest.mark.parametrize("client_kind", SYNC_KINDS, indirect=True)
