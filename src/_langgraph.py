@@ -34,6 +34,18 @@ else needs reading.
   call counter>, True)`` while it runs, the caller's own path ending in the ``Call`` itself when the caller is a
   call too; its step is the caller's. The counter restarts with every run of the caller's task and goes on
   across its ``RetryPolicy`` attempts (``TaskCall``, ``task_call``).
+- The tasks LangGraph prepares from a checkpoint (``prepare_next_tasks``): one per ``Send`` packet of its tasks
+  channel (``TASKS``), whose writes store the path ``task_path_str((PUSH, index, False))``, then one per node its
+  edges made due (a ``branch:to:<node>`` channel holding a value), stored as ``task_path_str((PULL, node))``. A task
+  whose writes hold anything but its error, its interrupt or a resume value has finished (``checkpoint_tasks``,
+  ``task_outcome``). ``ToolNode`` is sent one tool call per ``Send``, as ``{"tool_call": {...}, ...}`` (``create_react_agent``) or
+  ``[{...}]`` (``create_agent``) (``tool_call_of``).
+- ``interrupt()`` raises ``GraphInterrupt`` (``NodeInterrupt`` its older form), which an effect that asks records
+  as a failure of that type: the question waits for its answer, the node runs again once it has one
+  (``interrupt_error``).
+- ``JsonPlusSerializer(allowed_msgpack_modules=None)`` constructs only LangGraph's own safe types
+  (``SAFE_MSGPACK_TYPES``: built-in values, messages, ``Send``, ``Interrupt``, ...) and gives any other msgpack
+  extension back as its stored arguments (``ViewSerializer``).
 - Under ``LANGGRAPH_STRICT_MSGPACK=true`` a compiled graph keeps the msgpack allowlist ``compile()`` derived
   from its schemas in ``_serde_allowlist``, which ``Pregel.__init__`` (and so ``copy``) resets
   (``keep_allowlist``).
@@ -41,10 +53,23 @@ else needs reading.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import ormsgpack
+from langgraph.checkpoint.serde import _msgpack as _lg_msgpack
+from langgraph.checkpoint.serde.jsonplus import (
+    EXT_CONSTRUCTOR_SINGLE_ARG,
+    EXT_METHOD_SINGLE_ARG,
+    EXT_PYDANTIC_V2,
+    JsonPlusSerializer,
+    _create_msgpack_ext_hook,
+)
 from langgraph.constants import START
+from langgraph.errors import GraphInterrupt, NodeInterrupt
+from langgraph.types import Send
 from langgraph.pregel import Pregel
 from langgraph.pregel._algo import Call
 
@@ -60,7 +85,10 @@ from langgraph._internal._constants import (
     NS_SEP,
     PULL,
     PUSH,
+    RESUME,
+    TASKS,
 )
+from langgraph.pregel._algo import task_path_str
 
 __all__ = [
     "CONFIG_KEY_CHECKPOINT_MAP",
@@ -92,6 +120,14 @@ __all__ = [
     "task_call",
     "task_node",
     "task_writer",
+    "CheckpointTask",
+    "TASKS",
+    "ViewSerializer",
+    "checkpoint_tasks",
+    "interrupt_error",
+    "sent_index",
+    "task_outcome",
+    "tool_call_of",
 ]
 
 
@@ -232,6 +268,95 @@ _PULL_PATH = f"~{PULL}, "
 DUE_PREFIX = "branch:to:"
 
 
+@dataclass(frozen=True)
+class CheckpointTask:
+    """A task LangGraph prepares from a checkpoint: the node it runs, the path its writes are stored under and,
+    for a ``Send``, the packet's index and argument.
+
+    Attributes:
+        name: the node (None for the ``Send`` packets of a tasks channel that could not be read here).
+        path: ``task_path`` as the task's writes store it.
+        send: the packet's index in the tasks channel, for a ``Send``.
+        arg: the packet's argument, for a ``Send``.
+    """
+
+    name: str | None
+    path: str
+    send: int | None = None
+    arg: Any = None
+
+
+def checkpoint_tasks(channels: Iterable[Any], sends: Sequence[Any] | None) -> list[CheckpointTask]:
+    """The tasks LangGraph prepares from a checkpoint holding ``channels`` (their names): one per ``Send`` packet in
+    its tasks channel, then one per node its edges made due, then its input (``__start__``).
+
+    Args:
+        channels: the names of the channels holding a value in the checkpoint.
+        sends: the tasks channel's packets as read (a ``Send``, or its stored arguments ``[node, arg]``); None when
+            they could not be read (one unnamed task then stands for them).
+
+    Returns:
+        The tasks, in that order.
+    """
+    names = {c for c in channels if isinstance(c, str)}
+    tasks: list[CheckpointTask] = []
+    if TASKS in names:
+        if sends is None:
+            tasks.append(CheckpointTask(None, task_path_str((PUSH, 0, False)), 0))
+        for index, packet in enumerate(sends or ()):
+            node, arg = _packet(packet)
+            tasks.append(CheckpointTask(node, task_path_str((PUSH, index, False)), index, arg))
+    pulled = sorted(c[len(DUE_PREFIX):] for c in names if c.startswith(DUE_PREFIX)) + ([START] if START in names else [])
+    return tasks + [CheckpointTask(node, task_path_str((PULL, node))) for node in pulled]
+
+
+def _packet(packet: Any) -> tuple[str | None, Any]:
+    """A ``Send``'s node and argument, built or as its stored arguments."""
+    if isinstance(packet, Send):
+        return packet.node, packet.arg
+    if isinstance(packet, (list, tuple)) and packet and isinstance(packet[0], str):
+        return packet[0], packet[1] if len(packet) > 1 else None
+    return None, None
+
+
+def task_outcome(written: Iterable[Any]) -> str:
+    """What a prepared task did, from the channels of its writes: ``failed`` (its error), ``interrupted`` (an
+    ``interrupt()`` waits for an answer), ``done`` (it wrote its output), else ``due``."""
+    channels = set(written)
+    if ERROR in channels:
+        return "failed"
+    if channels - {INTERRUPT, RESUME}:
+        return "done"
+    return "interrupted" if INTERRUPT in channels else "due"
+
+
+#: LangGraph's interrupt signals, as an effect's failure names them (type, module).
+_INTERRUPTS = frozenset((kind.__qualname__, kind.__module__) for kind in (GraphInterrupt, NodeInterrupt))
+
+
+def interrupt_error(kind: Any, module: Any) -> bool:
+    """Whether an effect's recorded failure (its error's type and module) is LangGraph's ``interrupt()`` asking."""
+    return (kind, module) in _INTERRUPTS
+
+
+def sent_index(task_path: Any) -> int | None:
+    """The index of the ``Send`` packet whose task stored ``task_path`` (``task_path_str((PUSH, index, False))``),
+    else None."""
+    parts = task_path.split(", ") if isinstance(task_path, str) else []
+    return int(parts[1]) if len(parts) == 3 and parts[0] == f"~{PUSH}" and parts[1].isdigit() else None
+
+
+def tool_call_of(arg: Any) -> tuple[str, str] | None:
+    """``(name, id)`` of the tool call a ``Send`` hands ``ToolNode`` (``create_react_agent``'s
+    ``{"tool_call": {...}, "state": ...}``, ``create_agent``'s ``[{...}]``, or the tool call itself), else None."""
+    if isinstance(arg, (list, tuple)) and len(arg) == 1:
+        arg = arg[0]
+    call = arg.get("tool_call", arg) if isinstance(arg, Mapping) else None
+    if isinstance(call, Mapping) and isinstance(call.get("name"), str) and isinstance(call.get("id"), str):
+        return call["name"], call["id"]
+    return None
+
+
 def task_node(task_path: Any) -> str:
     """The node a task ran, from its stored ``task_path``: a pulled task (``~__pregel_pull, <node>``) by its node's
     name, any other by its path as text."""
@@ -316,3 +441,52 @@ def canonical_set(value: set[Any] | frozenset[Any]) -> set[Any] | frozenset[Any]
     ``builtins.set`` (or ``frozenset``), so it loads back as the plain type.
     """
     return (_CanonicalFrozenSet if isinstance(value, frozenset) else _CanonicalSet)(value)
+
+
+#: LangGraph's msgpack extensions that name a callable (a constructor, a method, a pydantic model): module, name,
+#: arguments (``jsonplus.EXT_CONSTRUCTOR_SINGLE_ARG`` to ``EXT_PYDANTIC_V2``); the others hold plain data.
+_NAMING_EXTENSIONS = frozenset(range(EXT_CONSTRUCTOR_SINGLE_ARG, EXT_PYDANTIC_V2 + 1))
+_STRICT_HOOK = _create_msgpack_ext_hook(None)
+
+
+def _named(data: bytes) -> tuple[Any, ...] | None:
+    """What a naming extension's payload names (its nested extensions unread), or None when it names nothing."""
+    try:
+        head = ormsgpack.unpackb(data, ext_hook=lambda code, nested: None, option=ormsgpack.OPT_NON_STR_KEYS)
+    except ormsgpack.MsgpackDecodeError:
+        return None
+    return tuple(head) if isinstance(head, (list, tuple)) and len(head) >= 3 else None
+
+
+def _shown_extension(code: int, data: bytes) -> Any:
+    """A msgpack extension as the views show it: one of LangGraph's safe types as LangGraph builds it, anything
+    else as what it names and its stored arguments (``{"stored": "os.mkdir", "with": [...]}``), never called."""
+    if code not in _NAMING_EXTENSIONS:
+        return _STRICT_HOOK(code, data)
+    head = _named(data)
+    if head is None:
+        return {"stored": f"msgpack extension {code}", "with": None}
+    safe = (
+        (head[0], head[1], head[3]) in _lg_msgpack.SAFE_MSGPACK_METHODS if code == EXT_METHOD_SINGLE_ARG and len(head) > 3
+        else (head[0], head[1]) in _lg_msgpack.SAFE_MSGPACK_TYPES
+    )
+    if safe:
+        return _STRICT_HOOK(code, data)
+    stored = ormsgpack.unpackb(data, ext_hook=_shown_extension, option=ormsgpack.OPT_NON_STR_KEYS)
+    return {"stored": f"{head[0]}.{head[1]}", "with": stored[2]}
+
+
+class ViewSerializer(JsonPlusSerializer):
+    """The serde the views read stored values with, which only shows them: msgpack under LangGraph's strict
+    allowlist (its safe types are built; any other extension comes back as what it names and the arguments stored
+    for it, never called), JSON as plain JSON (no LangChain reviver), pickle never. What a crafted document names is
+    shown, not run."""
+
+    def __init__(self) -> None:
+        super().__init__(allowed_msgpack_modules=None, __unpack_ext_hook__=_shown_extension)
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        type_, raw = data
+        if type_ == "json":
+            return json.loads(raw)
+        return super().loads_typed(data)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import io
+import json
 from typing import Any
 
 from langgraph.checkpoint.base import empty_checkpoint
 
 from langgraph_durable_mongodb import MongoDBCheckpointer
-from langgraph_durable_mongodb.cli import main
+from langgraph_durable_mongodb.cli import EXIT_OK, EXIT_WARNING, main
 
 
 class Terminal(io.StringIO):
@@ -33,6 +34,14 @@ def run(client: Any, *argv: str, stdin: io.StringIO | None = None) -> tuple[int,
     out = io.StringIO()
     code = main(list(argv), client=client, out=out, stdin=stdin or io.StringIO())
     return code, out.getvalue()
+
+
+def doctor_exit(report: dict[str, Any] | str) -> int:
+    """The exit code a healthy database's ``doctor`` owes its ``--json`` report: ``EXIT_WARNING`` when it warns,
+    else ``EXIT_OK``. A healthy database of the tier warns of its server alone (FerretDB's updates are not atomic)."""
+    report = json.loads(report) if isinstance(report, str) else report
+    assert all("not atomic" in warning for warning in report["warnings"]), report["warnings"]
+    return EXIT_WARNING if report["warnings"] else EXIT_OK
 
 
 def write_thread(saver: MongoDBCheckpointer, thread_id: str, checkpoints: int, ns: str = "") -> None:

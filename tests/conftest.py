@@ -218,6 +218,26 @@ def browser(chromium_path: str) -> Iterator[Any]:
         launched.close()
 
 
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A page of its own context in the module's browser (a module may define its own ``page``)."""
+    context = browser.new_context()
+    yield context.new_page()
+    context.close()
+
+
+def serve_inspector(client: Any, db_name: str) -> Iterator[str]:
+    """``serve_app`` of the read-only inspector of ``db_name``."""
+    from langgraph_durable_mongodb.storage.schema import CollectionNames
+    from langgraph_durable_mongodb.ui.actions import Actions
+    from langgraph_durable_mongodb.ui.app import create_app
+    from langgraph_durable_mongodb.ui.guard import Guard
+    from langgraph_durable_mongodb.views.reader import ThreadViews
+
+    names = CollectionNames()
+    yield from serve_app(create_app(ThreadViews(client, db_name, names), Actions(client, db_name, names), Guard()))
+
+
 def serve_app(app: Any) -> Iterator[str]:
     """Serve an ASGI app with uvicorn on a free loopback port in a thread; yield its base URL, stop it after."""
     import threading

@@ -32,9 +32,10 @@ def test_threads_pages_in_thread_id_order(mongo_client: Any, db_name: str) -> No
     assert code == 0
     roots = mongo_client[db_name].checkpoints
     last = {t: max(d["ts"] for d in roots.find({"thread_id": t, "checkpoint_ns": ""})) for t in ("t01", "t02")}
+    nothing = dict.fromkeys(("completed", "in flight", "interrupted", "failed", "outcome unknown", "abandoned"), 0)
     assert json.loads(out) == [
-        {"thread_id": "t01", "checkpoints": 2, "latest_step": 1, "updated": last["t01"]},
-        {"thread_id": "t02", "checkpoints": 2, "latest_step": 1, "updated": last["t02"]},
+        {"thread_id": t, "state": "done", "due": [], "checkpoints": 2, "latest_step": 1, "updated": last[t], "effects": nothing}
+        for t in ("t01", "t02")
     ]
     pages = [[r["thread_id"] for r in json.loads(run(mongo_client, "--db", db_name, "threads", "--limit", "2",
                                                      "--after", after, "--json")[1])] for after in ("t02", "t04", "t05")]
@@ -83,8 +84,9 @@ def test_threads_costs_the_same_commands_and_replies_for_500_checkpoints_as_for_
     assert mongo_client[db_name].checkpoints.count_documents({"thread_id": "big", "checkpoint_ns": "sub:abc"}) == 499
     assert monitored_threads(server_uri, db_name) == before
     # the format's find, the summaries (two rows), the threads with root checkpoints and no summary (none: issue
-    # 34's lists never hide one), the latest checkpoints (two rows)
-    assert before == [("find", 1), ("find", 2), ("find", 0), ("find", 2)]
+    # 34's lists never hide one), then at once (the state column, issue 45) the latest checkpoints (two rows), the
+    # run locks, the finished entries counted by the server and the entries not finished (none of each)
+    assert before == [("find", 1), ("find", 2), ("find", 0), ("find", 2), ("find", 0), ("aggregate", 0), ("find", 0)]
 
 
 @pytest.mark.parametrize("client_kind", SYNC_KINDS, indirect=True)
@@ -137,23 +139,26 @@ def test_inspect_orders_ordinals_numerically_where_start_times_tie() -> None:
 
     lines = run(client, "inspect", "many")[1].split("operations\n")[1].splitlines()
     children = [line.split("─ ")[1] for line in lines if line.startswith(("  ├─", "  └─"))]
-    assert children == [*(f"notify#1.{i}" for i in range(12)), "x#2", "x#10", *(f"sub/{i}" for i in range(1, 12))]
+    assert children == [*(f"notify (1st visit, Send {i})" for i in range(12)), "x (2nd visit)", "x (10th visit)",
+                        *(f"sub/{i}" for i in range(1, 12))]
 
 
 def test_the_tables_align_for_any_id_length_and_kind() -> None:
     """Short thread ids under the THREAD header, a kind longer than ``tool`` (``payment``): every column starts
     where its header does."""
-    rows = [{"thread_id": "t1", "latest_step": 3, "checkpoints": 4, "updated": "2026-12-05T00:00:00"},
-            {"thread_id": "t22", "latest_step": 12345, "checkpoints": 6, "updated": "2026-12-05T00:00:01"}]
+    rows = [{"thread_id": "t1", "state": "done", "due": [], "latest_step": 3, "checkpoints": 4, "updated": "2026-12-05T00:00:00"},
+            {"thread_id": "t22", "state": "outcome unknown", "due": ["tools"], "latest_step": 12345, "checkpoints": 6,
+             "updated": "2026-12-05T00:00:01"}]
     out = io.StringIO()
-    render_threads(rows, False, out)
+    render_threads(rows, {"more": False}, out)
     header, *lines = out.getvalue().splitlines()
     for line in lines:
         assert line.index("2026") == header.index("UPDATED")
         assert len(line.split("  2026")[0]) == len(header.split("  UPDATED")[0])
     effect = {"duration_ms": 5, "replayed": False, "error": None, "attempts": 1}
-    nodes = [{"node": "pay", "effects": [{**effect, "kind": "payment", "name": "charge", "status": "completed"},
-                                         {**effect, "kind": "llm", "name": "CaseModel", "status": "started"}]}]
+    nodes = [{"node": "pay#1", "name": "pay", "visit": "1st visit", "effects": [
+        {**effect, "kind": "payment", "name": "charge", "status": "completed", "state": "completed"},
+        {**effect, "kind": "llm", "name": "CaseModel", "status": "started", "state": "outcome unknown"}]}]
     report = {"thread_id": "t1", "namespaces": [], "operations": [{"path": "agent/1", "nodes": nodes}]}
     out = io.StringIO()
     render_inspect(report, out)

@@ -21,7 +21,8 @@ oracle that counts real executions judges it (tests/explorer/).
   infinities, ints past 64 bits, bytes, BSON operator keys, a message with tool calls), a hostile outcome from every
   effect and a hostile first state, as far as the serde stores them (tests/explorer/values.py); the oracle checks
   that each node got its effect's value back and the final state holds the given one (NaN the same as NaN).
-- The oracle: tests/explorer/oracle.py, with LangGraph's ``@task`` over ``InMemorySaver`` running the same plan.
+- The oracle: tests/explorer/oracle.py, with LangGraph's ``@task`` over ``InMemorySaver`` running the same plan, and
+  (issue 45) the labels entries store, against the order the ledger saw visits run.
 
 CI runs ``EXPLORE_HISTORIES`` (200) histories on mongomock, derandomized: the same histories on every run. A failing
 history is shrunk by Hypothesis and printed with ``EXPLORE_REPLAY='Plan(...)'``, which
@@ -130,7 +131,8 @@ def test_a_resume_finds_the_records_its_stopped_run_left_in_flight(variant: dict
 
 
 def test_the_oracle_sees_a_later_visit_given_an_earlier_visit_s_outcome() -> None:
-    """The oracle bites: a ledger where visit 2 got visit 1's value, and one where a slot ran twice without a fault."""
+    """The oracle bites: a ledger where visit 2 got visit 1's value, one where a slot ran twice without a fault, and
+    a journal whose stored labels number the visits out of the order they ran."""
     plan = Plan((Stage("node", ("effect",), loops=2),))
     executed = [
         {"kind": "executed", "life": 1, "node": "s0", "item": None, "visit": v, "idx": 1, "token": f"a{v}", "key": f"k{v}"}
@@ -141,6 +143,10 @@ def test_the_oracle_sees_a_later_visit_given_an_earlier_visit_s_outcome() -> Non
     assert oracle.problems(plan, clean, executed, []) == {}
     assert list(oracle.problems(plan, clean, executed + got, [])) == ["own_value"]
     assert list(oracle.problems(plan, clean, executed + [executed[0]], [])) == ["runs_once"]
+    stored = {"k1": {"path": "agent/1", "occurrence": "1"}, "k2": {"path": "agent/1", "occurrence": "2"}}
+    assert oracle.problems(plan, history.Outcome(clean.lives, labels={1: stored}), executed, []) == {}
+    swapped = {"k1": stored["k2"], "k2": stored["k1"]}  # the second visit numbered first: labels out of the order run
+    assert list(oracle.problems(plan, history.Outcome(clean.lives, labels={1: swapped}), executed, [])) == ["labels"]
 
 
 def test_the_oracle_sees_a_copy_run_under_its_source_s_key_and_a_copy_given_a_later_outcome() -> None:

@@ -53,7 +53,9 @@ class Child:
         notes = history.reference(dataclasses.replace(plan, fault=Fault())).notes
         life = history.Life(values=last["values"] if last["status"] == "done" else None, errors=last["errors"])
         life.unknown = [UnknownKey(key) for key in last["unknown"]]
-        outcome = history.Outcome([life], fault_fired=fired)
+        with MongoClient(self.uri) as client:
+            stored = history.journal_labels(client, self.db)
+        outcome = history.Outcome([life], fault_fired=fired, labels=[stored])
         records = ledger.Ledger(self.ledger(name)).all()
         return oracle.problems(plan, outcome, records, notes)
 

@@ -6,9 +6,10 @@ ordinals of the seed's paths when entries are read. Replay never reads them; the
 
 from __future__ import annotations
 
+import operator
 import uuid
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 from langgraph_durable_mongodb.journal.labels import labelled
 
@@ -111,3 +112,91 @@ def test_checkpoint_ids_that_begin_like_a_step_or_a_call_rank_by_when_they_ran()
     early, late = "c" + cp(7)[1:], "5" + cp(3)[1:]
     docs = [entry("agent/1", "act", late, 2, late), entry("agent/1", "act", early, 1, early)]
     assert shown(docs) == [("agent/1", "act", "2"), ("agent/1", "act", "1")]
+
+
+# -- issue 45: every entry stores its label, as people read it in any MongoDB tool ------------------------------
+
+
+def _stored(client: Any, db_name: str, thread_id: str) -> list[tuple[str, str, str]]:
+    """``(name, label path, label occurrence)`` of each entry of the thread, in the order claimed."""
+    docs = client[db_name]["activity_journal"].find({"thread_id": thread_id, "chunk": 0}, sort=[("created_at", 1), ("_id", 1)])
+    return [(d["name"], d["label"]["path"], d["label"]["occurrence"]) for d in docs]
+
+
+def test_the_seed_s_entries_store_their_readable_path_after_a_crash_and_a_resume_in_another_process() -> None:
+    from langgraph_durable_mongodb import DurablePlatform, demo
+
+    first = DurablePlatform.embedded()
+    config = {"configurable": {"thread_id": "case-42"}}
+    try:
+        first.compile(demo.build_graph("raise")).invoke({"case": "claim 7731", "findings": []}, config)
+    except demo.SimulatedCrash:
+        pass
+    client, db_name = first.checkpointer.client, first.checkpointer.db_name
+    second = DurablePlatform(client, async_client=first.checkpointer.async_client, db_name=db_name)
+    second.compile(demo.build_graph("none")).invoke(None, config)
+    assert _stored(client, db_name, "case-42") == [
+        ("CaseModel", demo.PATH, "1"), ("lookup_policy", demo.PATH, "1"),
+    ]
+    assert demo.PATH == "agent/1/case_investigation/1/policy_analysis/1"
+
+
+class _Turns(TypedDict, total=False):
+    notes: Annotated[list, operator.add]
+    turns: int
+
+
+def _looping(platform: Any) -> Any:
+    """``act`` loops on itself three times per run, recording one effect per visit."""
+    from langgraph.graph import START, StateGraph
+
+    from langgraph_durable_mongodb.journal import effect
+
+    @effect(kind="tool", name="act")
+    def act(turn: int) -> str:
+        return f"acted {turn}"
+
+    graph = StateGraph(_Turns)
+    graph.add_node("act", lambda s: {"notes": [act(s.get("turns", 0))], "turns": s.get("turns", 0) + 1})
+    graph.add_edge(START, "act")
+    graph.add_conditional_edges("act", lambda s: "act" if s["turns"] % 3 else "__end__")
+    return platform.compile(graph)
+
+
+def test_loop_visits_store_their_number_whichever_process_runs_each_turn() -> None:
+    """Three processes take turns on one thread (Agent Server's workers do): each stores the numbers that follow the
+    last process's, also a process that ran the thread before and whose memory another process made stale; a run
+    from a checkpoint it names (a fork) numbers its visits after every visit claimed before it, even from the last
+    checkpoint this process stored."""
+    from langgraph_durable_mongodb import DurablePlatform
+
+    a = DurablePlatform.embedded(db_name="turns")
+    client, async_client = a.checkpointer.client, a.checkpointer.async_client
+    b, c = (DurablePlatform(client, async_client=async_client, db_name="turns") for _ in range(2))
+    config = {"configurable": {"thread_id": "t"}}
+    for platform in (a, b, a, c, a):
+        _looping(platform).invoke({"turns": 0}, config)
+    assert _stored(client, "turns", "t") == [("act", "agent/1", str(n)) for n in range(1, 16)]
+    a_wrote_last = _looping(a).get_state(config).config  # the latest checkpoint: a wrote it
+    _looping(b).invoke({"turns": 0}, config)
+    _looping(a).invoke({"turns": 0}, a_wrote_last)  # from a checkpoint it names: others may have run since
+    assert [label for _, _, label in _stored(client, "turns", "t")][15:] == [str(n) for n in range(16, 22)]
+
+
+def test_a_run_from_a_checkpoint_it_names_never_vouches_for_the_thread_s_labels() -> None:
+    """A run reading the checkpoint it names (not the latest) cannot tell whether another process ran the thread
+    since, even when it names the last checkpoint this process stored: its lineage is foreign (LangGraph 1.2.24 then
+    also reads the latest, whose lineage is the one kept; an older LangGraph may not)."""
+    from langgraph_durable_mongodb import DurablePlatform
+    from langgraph_durable_mongodb._langgraph import CONFIG_KEY_RUNTIME
+
+    platform = DurablePlatform.embedded(db_name="named")
+    config = {"configurable": {"thread_id": "t"}}
+    _looping(platform).invoke({"turns": 0}, config)
+    saver = platform.checkpointer
+    last = _looping(platform).get_state(config).config["configurable"]
+    as_a_run = {"configurable": {**last, CONFIG_KEY_RUNTIME: object()}}
+    saver.get_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": "", CONFIG_KEY_RUNTIME: object()}})
+    assert saver.run_lineage("t")[1] == "ours"
+    saver.get_tuple(as_a_run)
+    assert saver.run_lineage("t")[1] == "foreign"

@@ -5,13 +5,14 @@ from __future__ import annotations
 import doctest
 import importlib
 import json
+import random
 from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 
 from langgraph_durable_mongodb.journal import digest, preview, redact
-from langgraph_durable_mongodb.journal.redaction import REDACTED, credential_values, is_credential_key, readable, scrub
+from langgraph_durable_mongodb.journal.redaction import FEW_FORMS, REDACTED, credential_values, is_credential_key, readable, scrub
 
 
 @pytest.mark.parametrize("module", ["canonical", "position", "redaction"])
@@ -196,3 +197,16 @@ def test_credential_query_parameters_in_urls_are_redacted(url: str, shown: str) 
 @pytest.mark.parametrize("text", ["task-management-tool-abcdefgh", "risk-assessment-results-2026", "AKIA", "ghp_short"])
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert redact(text) == text
+
+
+@pytest.mark.parametrize("count", [3, FEW_FORMS + 1, 5000])
+def test_scrub_removes_every_secret_echoed_whatever_their_number(count: int) -> None:
+    """One after the other for a few, in one pass for more: every secret echoed anywhere is gone, the longest at a
+    place first (a secret holding another is removed whole), quoted or escaped forms too, the rest of the text kept."""
+    rng = random.Random(count)
+    secrets = {f"tok-{rng.randrange(10**9):09d}" for _ in range(count)} | {"tok-12345678", "tok-1234", 'pa"ss\\word'}
+    echoed = rng.sample(sorted(secrets), min(40, len(secrets))) + ["tok-12345678", "tok-1234", json.dumps('pa"ss\\word')[1:-1]]
+    text = " | ".join(f"seen {s} here" for s in echoed) + " tok-12 plain"
+    scrubbed = scrub(text, frozenset(secrets))
+    assert not any(s in scrubbed for s in secrets), scrubbed
+    assert scrubbed.count(REDACTED) == len(echoed) and scrubbed.endswith("tok-12 plain") and "[REDACTED]5678" not in scrubbed

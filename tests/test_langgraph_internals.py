@@ -329,6 +329,53 @@ def langgraph_strings_outside(src: Path) -> list[tuple[str, str]]:
     return found
 
 
+def test_the_tasks_a_checkpoint_prepares_are_read_as_langgraph_prepares_them() -> None:
+    """``checkpoint_tasks`` names the tasks of a checkpoint as LangGraph's ``get_state`` does: one per ``Send``
+    packet of the tasks channel, under the path its writes store, then one per node an edge made due; and
+    ``task_outcome`` says, from a task's writes, what ``get_state`` says of it (an interrupt waits, an error)."""
+    builder = StateGraph(State)
+    builder.add_node("fan", lambda s: {"seen": ["fan"]})
+    builder.add_node("work", lambda s: {"seen": [_ask(s)]})
+    builder.add_node("after", lambda s: {"seen": ["after"]})
+    builder.add_edge(START, "fan")
+    builder.add_conditional_edges("fan", lambda s: [Send("work", {"seen": [i]}) for i in range(2)] + ["after"], ["work", "after"])
+    saver = InMemorySaver()
+    graph = builder.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"seen": []}, config)
+    snapshot = graph.get_state(config)
+    stored = saver.get_tuple(config)
+    values = stored.checkpoint["channel_values"]
+    tasks = _langgraph.checkpoint_tasks([c for c, v in values.items() if v != []], values.get(_langgraph.TASKS))
+    assert sorted((t.name, t.path) for t in tasks) == sorted((t.name, _langgraph.task_path_str(t.path)) for t in snapshot.tasks)
+    written: dict[str, set[str]] = {}
+    for task_id, channel, _ in stored.pending_writes:
+        written.setdefault(task_id, set()).add(channel)
+    outcomes = {t.name + str(t.path): _langgraph.task_outcome(written.get(t.id, ())) for t in snapshot.tasks}
+    assert outcomes == {t.name + str(t.path): "interrupted" if t.interrupts else "done" for t in snapshot.tasks}
+    assert snapshot.next == ("work",) and [t.interrupts != () for t in snapshot.tasks if t.name == "work"] == [False, True]
+    assert sorted(_langgraph.sent_index(t.path) for t in tasks if t.send is not None) == [0, 1]
+
+
+def _ask(state: dict) -> str:
+    from langgraph.types import interrupt  # noqa: PLC0415 - only this node asks
+
+    return interrupt("approve?") if state["seen"] == [1] else "done"
+
+
+def test_the_view_serializer_builds_langgraph_s_safe_types_and_no_other() -> None:
+    """What a crafted document names (a constructor, a method) is shown as its name and arguments, never called;
+    LangGraph's safe types (``Send``, messages) are built as LangGraph builds them."""
+    import ormsgpack  # noqa: PLC0415
+
+    serde = JsonPlusSerializer()
+    sent = _langgraph.ViewSerializer().loads_typed(serde.dumps_typed([Send("tools", {"tool_call": {"name": "pay", "id": "c1"}})]))
+    assert isinstance(sent[0], Send) and _langgraph.tool_call_of(sent[0].arg) == ("pay", "c1")
+    crafted = ormsgpack.packb(ormsgpack.Ext(1, ormsgpack.packb(["os", "system", ["echo owned"]])))
+    assert _langgraph.ViewSerializer().loads_typed(("msgpack", crafted)) == {"stored": "os.system", "with": ["echo owned"]}
+    assert _langgraph.tool_call_of([{"name": "pay", "id": "c2", "args": {}}]) == ("pay", "c2")  # create_agent's
+
+
 def test_langgraph_strings_live_in_one_module() -> None:
     """A LangGraph release that renames a channel or a task-path marker breaks one place, loudly (issue 35)."""
     assert langgraph_strings_outside(Path(__file__).resolve().parents[1] / "src") == []

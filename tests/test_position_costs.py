@@ -132,27 +132,34 @@ async def test_async_a_new_visit_costs_no_command(counted: Any) -> None:
     assert occurrences(platform, "aloop") == [str(n) for n in range(1, 7)]
 
 
-def test_another_process_s_new_visits_cost_no_command(counted: Any) -> None:
+def test_another_process_s_new_visits_read_their_node_s_entries_once_to_number_them(counted: Any) -> None:
+    """A process taking up a thread another process ran last cannot know how many visits of ``act`` came before:
+    the first of its visits reads the entries of ``act`` once (their labels), the others cost no command; each
+    stores its label, numbered after the first process's."""
     first, _ = counted()
     graph = first.compile(looping_graph())
     config = {"configurable": {"thread_id": "moved"}}
     graph.invoke({"turns": 0}, config)
     second, commands = counted(db=first.checkpointer.db_name)  # a new process: nothing in memory
     second.compile(looping_graph()).invoke({"turns": 0}, config)
-    assert finds(commands) == []  # its run wrote the checkpoints its visits were prepared from
-    assert occurrences(second, "moved") == [str(n) for n in range(1, 7)]
+    assert finds(commands) == ["find"]  # its run wrote the checkpoints its visits were prepared from: no visit read
+    second.compile(looping_graph()).invoke({"turns": 0}, config)  # its own thread now: its labels are known
+    assert finds(commands) == ["find"]
+    assert sorted(int(e["label"]["occurrence"]) for e in raw_entries(second, "moved")) == list(range(1, 10))
+    assert occurrences(second, "moved") == [str(n) for n in range(1, 10)]
 
 
 def test_a_visit_resumed_in_another_process_reads_its_entries_once_and_replays(counted: Any) -> None:
     """The interrupted visit's checkpoint was written by the first process: its resume in another one reads the
-    visit's entries (one find) and replays its effect."""
+    visit's entries and, to number it, those of its node (two finds, side by side: one round trip on the async
+    face) and replays its effect."""
     first, _ = counted()
     config, ran = {"configurable": {"thread_id": "taken"}}, []
     assert first.compile(looping_graph(stop_at=2, ask=True, ran=ran)).invoke({"turns": 0}, config)["__interrupt__"]
     second, commands = counted(db=first.checkpointer.db_name)
     result = second.compile(looping_graph(stop_at=2, ask=True, ran=ran)).invoke(Command(resume="ok"), config)
     assert result["turns"] == 2
-    assert finds(commands) == ["find"]
+    assert finds(commands) == ["find", "find"]
     assert occurrences(second, "taken") == ["1", "2"]
     assert ran == [1, 2]  # the resumed visit replayed its effect
 

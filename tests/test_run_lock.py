@@ -159,13 +159,16 @@ def test_a_dead_holder_on_this_host_is_taken_over_at_once(make_platform: Any) ->
     graph.invoke({"notes": []}, config())
     me = identity()
     now = datetime.now(timezone.utc).replace(tzinfo=None)
+    pid = _dead_pid()
     runs = plant(platform, {
-        "owner": "crashed", **me, "owner_pid": _dead_pid(), "owner_process": {**me["owner_process"], "start": 1},
+        "owner": "crashed", **me, "owner_pid": pid, "owner_process": {**me["owner_process"], "start": 1},
         "lease_until": now + timedelta(hours=1), "started_at": now,
     })
     assert graph.invoke(None, config()) == FINAL  # run_wait_seconds=0: no waiting for its hour-long lease
     platform.run_locks.wait_releases(10)
     assert runs.find_one({}, {"_id": 0, "owner": 1, "fence": 1}) == {"owner": None, "fence": 6}  # taken over, released
+    dead = runs.find_one({})["runs"]["5"]  # the take-over kept how the dead holder's run ended, for people
+    assert (dead["fence"], dead["ended"], dead["host"], dead["pid"]) == (5, "crashed", me["owner_host"], pid)
 
 
 def test_an_expired_lease_is_taken_over_at_once(make_platform: Any) -> None:
@@ -181,6 +184,32 @@ def test_an_expired_lease_is_taken_over_at_once(make_platform: Any) -> None:
     assert graph.invoke(None, config()) == FINAL
     platform.run_locks.wait_releases(10)
     assert runs.find_one({}, {"_id": 0, "owner": 1, "fence": 1}) == {"owner": None, "fence": 6}
+    lost = runs.find_one({})["runs"]["5"]  # its holder may live on: it lost its lock when its lease ran out
+    last_seen = now - timedelta(minutes=5)  # it started then, and never renewed
+    assert (lost["ended"], lost["host"], lost["ended_at"]) == ("lock lost", "another-host", last_seen.replace(microsecond=last_seen.microsecond // 1000 * 1000))
+
+
+def test_each_release_keeps_how_its_run_ended_and_a_renewal_when_it_renewed(make_platform: Any) -> None:
+    """For people (the inspectors' runs), never read by a run: the release of a run that finished, and of one that
+    raised, each in its own slot; a renewal's time, by which a holder that stopped renewing is told apart."""
+    platform = make_platform(run_lease_seconds=0.3)
+    fx = Effects(seconds=0)
+    graph = build(platform, fx)
+    graph.invoke({"notes": []}, config())
+    builder = StateGraph(Notes)
+    builder.add_node("slow", lambda s: time.sleep(0.35) or {"notes": ["slow"]})  # outlives a renewal (every 0.1 s)
+    builder.add_node("boom", lambda s: (_ for _ in ()).throw(RuntimeError("boom")))
+    builder.add_edge(START, "slow")
+    builder.add_edge("slow", "boom")
+    with pytest.raises(RuntimeError):
+        platform.compile(builder).invoke({"notes": []}, config("other"))
+    finished, failed = runs_doc(platform)["runs"]["1"], runs_doc(platform, "other")["runs"]["1"]
+    assert (finished["ended"], failed["ended"]) == ("finished", "failed")
+    for record in (finished, failed):
+        assert record["host"] == identity()["owner_host"] and record["pid"] == os.getpid()
+        assert record["started_at"] <= record["ended_at"]
+    renewed = runs_doc(platform, "other")["renewed_at"]
+    assert failed["started_at"] < renewed <= failed["ended_at"]
 
 
 def test_a_live_holder_elsewhere_is_not_taken_over(make_platform: Any) -> None:

@@ -253,7 +253,7 @@ def test_a_run_after_one_that_failed_reads_the_entries_of_the_visit_it_resumes_o
 
 def count_reads(journal: Any, names: list[str]) -> None:
     """Record every ``Find`` the journal's plans send on its collection (both faces)."""
-    from langgraph_durable_mongodb.storage.plans.requests import Find
+    from langgraph_durable_mongodb.storage.plans.requests import Find, Gather
 
     for attribute in ("_effect_plan", "_stream_plan"):
         plan = getattr(journal, attribute)
@@ -263,8 +263,9 @@ def count_reads(journal: Any, names: list[str]) -> None:
             try:
                 request = next(inner)
                 while True:
-                    if isinstance(request, Find) and request.collection == journal.collection:
-                        names.append("find")
+                    for sent in request.requests if isinstance(request, Gather) else (request,):
+                        if isinstance(sent, Find) and sent.collection == journal.collection:
+                            names.append("find")
                     request = inner.send((yield request))
             except StopIteration as done:
                 return done.value

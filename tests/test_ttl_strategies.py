@@ -196,8 +196,8 @@ async def test_keep_latest_drops_a_finished_childs_entries_and_keeps_the_pending
     expire(platform, "again")
     assert await sweep(platform, mode) == ["again"]
     assert [(d["path"], d["node"]) for d in raw(platform, "activity_journal", "again")] == pending  # as stored
-    # labels number the visits the journal holds: the one kept is the first now
-    assert [(d["path"], d["node"]) for d in platform.journal.entries("again")] == [("agent/1/outer/1/middle/1", "second")]
+    # each entry stores its label when written: the one kept still reads as outer's 2nd visit, the order visits ran
+    assert [(d["path"], d["node"]) for d in platform.journal.entries("again")] == [("agent/1/outer/2/middle/1", "second")]
     assert (await state_of(graph, mode, "again")).values == before.values
     result = await invoke(graph, mode, Command(resume="second run"), "again")
     assert calls == Counter(first=2, second=2)  # 0 recorded effects executed again

@@ -62,15 +62,15 @@ def test_markup_in_a_thread_id_is_escaped(seeded: mongomock.MongoClient) -> None
 
 def test_writes_answer_403_without_allow_writes(seeded: mongomock.MongoClient) -> None:
     guard = Guard(allow_writes=False)
-    answer = _client(seeded, guard).post("/api/discard", data={"position": position("2"), "csrf": guard.csrf})
+    answer = _client(seeded, guard).post("/api/discard", params={"csrf": guard.csrf}, data={"position": position("2")})
     assert answer.status_code == 403 and "--allow-writes" in answer.json()["error"]
-    assert _client(seeded, guard).post("/api/delete", data={"thread_id": "case-43", "csrf": guard.csrf}).status_code == 403
+    assert _client(seeded, guard).post("/api/delete", params={"csrf": guard.csrf}, data={"thread_id": "case-43"}).status_code == 403
     assert "case-43" in {r["thread_id"] for r in _client(seeded, guard).get("/api/threads").json()["threads"]}
 
 
 def test_a_write_needs_the_csrf_token(seeded: mongomock.MongoClient) -> None:
     guard = Guard(allow_writes=True)
-    answer = _client(seeded, guard).post("/api/resolve", data={"position": position("2"), "outcome": '"sent"', "csrf": "forged"})
+    answer = _client(seeded, guard).post("/api/resolve", params={"csrf": "forged"}, data={"position": position("2"), "outcome": '"sent"'})
     assert answer.status_code == 403 and "CSRF" in answer.json()["error"]
     states = {e["name"]: e["state"] for e in _client(seeded, guard).get("/api/thread", params={"id": "case-43"}).json()["claims"]}
     assert "charge_card" in states  # nothing changed
@@ -81,13 +81,13 @@ def test_resolve_records_the_outcome_as_the_cli_does() -> None:
     seed(db, DB, with_demo=False)
     guard = Guard(allow_writes=True)
     http = _client(db, guard)
-    answer = http.post("/api/resolve", data={"position": position("2"), "outcome": '"sent"', "csrf": guard.csrf},
+    answer = http.post("/api/resolve", params={"csrf": guard.csrf}, data={"position": position("2"), "outcome": '"sent"'},
                        headers={"accept": "application/json"})
     assert answer.status_code == 200 and answer.json()["was"] == "started" and answer.json()["now"] == "completed"
     assert http.get("/api/threads").json()["threads"][0]["effects"]["outcome unknown"] == 0
-    answer = http.post("/api/delete", data={"thread_id": "case-43", "csrf": guard.csrf}, follow_redirects=False)
+    answer = http.post("/api/delete", params={"csrf": guard.csrf}, data={"thread_id": "case-43"}, follow_redirects=False)
     assert answer.status_code == 303 and "case-43" not in {r["thread_id"] for r in http.get("/api/threads").json()["threads"]}
-    assert http.post("/api/discard", data={"position": "nothing", "csrf": guard.csrf}).status_code == 400
+    assert http.post("/api/discard", params={"csrf": guard.csrf}, data={"position": "nothing"}).status_code == 400
 
 
 def test_a_remote_inspector_needs_its_token(seeded: mongomock.MongoClient) -> None:

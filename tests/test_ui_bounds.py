@@ -51,7 +51,7 @@ def _big_thread(client: Any, db_name: str) -> None:
 def _listed(views: ThreadViews) -> dict[str, Any]:
     [row] = views.threads(limit=1)["threads"]
     assert row["thread_id"] == "big"
-    assert row["effects"] == {"completed": ENTRIES - 30, "in flight": 0, "failed": 30, "outcome unknown": 0, "abandoned": 0}
+    assert row["effects"] == {"completed": ENTRIES - 30, "in flight": 0, "interrupted": 0, "failed": 30, "outcome unknown": 0, "abandoned": 0}
     return row
 
 
@@ -110,6 +110,40 @@ def test_a_large_state_value_is_cut_in_the_page_and_its_json() -> None:
     assert len(page.content) < 3 * MAX_SHOWN_CHARS and f"cut: the first {MAX_SHOWN_CHARS} of 2000002 characters" in page.text
 
 
+def test_only_the_scrubbed_window_of_a_large_value_is_scrubbed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value of 2,000,000 characters holding a credential is scrubbed in the window the page shows (and a margin),
+    not whole: the work of redaction grows with what is shown."""
+    from langgraph.graph import START, StateGraph
+    from starlette.testclient import TestClient
+    from typing_extensions import TypedDict
+
+    from langgraph_durable_mongodb import DurablePlatform
+    from langgraph_durable_mongodb.ui.actions import Actions
+    from langgraph_durable_mongodb.ui.app import create_app
+    from langgraph_durable_mongodb.ui.guard import Guard
+    from langgraph_durable_mongodb.views import values
+    from langgraph_durable_mongodb.views.values import MAX_SHOWN_CHARS, SCRUB_MARGIN
+
+    class State(TypedDict):
+        blob: str
+        login: dict
+
+    client = mongomock.MongoClient()
+    builder = StateGraph(State)
+    builder.add_node("grow", lambda s: {"blob": "sesame-42 " + "x" * 2_000_000})
+    builder.add_edge(START, "grow")
+    DurablePlatform(client, db_name="bounds").compile(builder).invoke(
+        {"blob": "", "login": {"password": "sesame-42"}}, {"configurable": {"thread_id": "window"}})
+    scrubbed: list[int] = []
+    scrub = values.scrub
+    monkeypatch.setattr(values, "scrub", lambda text, secrets: scrubbed.append(len(text)) or scrub(text, secrets))
+    names = CollectionNames()
+    http = TestClient(create_app(ThreadViews(client, "bounds", names), Actions(client, "bounds", names), Guard()), base_url="http://127.0.0.1:8765")
+    blob = http.get("/api/thread", params={"id": "window"}).json()["values"]["blob"]
+    assert blob["text"].startswith('"[REDACTED] xxx') and blob["chars"] == 2_000_012
+    assert scrubbed and max(scrubbed) <= MAX_SHOWN_CHARS + len("sesame-42") + SCRUB_MARGIN
+
+
 def test_a_live_page_polls_a_small_status_instead_of_reloading() -> None:
     from starlette.testclient import TestClient
 
@@ -157,7 +191,7 @@ def test_a_threads_entries_are_paged_in_the_order_claimed_with_links_both_ways()
     first = http.get("/api/thread", params={"id": "big"}).json()
     assert first["page"] == 1 and first["more_entries"]
     assert sorted(map(int, _effects_shown(first))) == list(range(ENTRIES_PAGE))
-    assert first["effects"] == {"completed": ENTRIES - 30, "in flight": 0, "failed": 30, "outcome unknown": 0, "abandoned": 0}
+    assert first["effects"] == {"completed": ENTRIES - 30, "in flight": 0, "interrupted": 0, "failed": 30, "outcome unknown": 0, "abandoned": 0}
     assert len(first["stopped"]["errors"]) == 20  # the latest failed entries, whatever page is shown
     second = http.get("/api/thread", params={"id": "big", "page": "2"}).json()
     assert sorted(map(int, _effects_shown(second))) == list(range(ENTRIES_PAGE, 2 * ENTRIES_PAGE))

@@ -82,7 +82,8 @@ def test_the_thread_page_shows_the_path_the_effects_and_the_replay(page: Any, re
     assert page.locator("code.op-path").all_inner_texts() == [PATH]
     tool = page.locator("tr.effect", has=page.locator("td.name", has_text="lookup_policy"))
     assert tool.locator(".status").inner_text() == "completed"
-    assert tool.locator(".replayed").inner_text() == "replayed"
+    assert tool.locator("span.replayed").inner_text() == "replayed"
+    assert tool.locator("div.replayed").inner_text() == "replayed in run 2"  # the resumed run, in another process
     assert "2 replayed" in page.locator("p.counts").inner_text()
 
 
@@ -94,8 +95,11 @@ def test_the_thread_page_draws_its_timeline(page: Any, read_only: str) -> None:
     picture.wait_for()
     assert page.evaluate("img => img.complete && img.naturalWidth > 0", picture.element_handle())  # loaded and drawn
     drawn = ET.fromstring(page.request.get(read_only + picture.get_attribute("src")).text())
-    bars = drawn.findall("{http://www.w3.org/2000/svg}rect")
+    bars = [b for b in drawn.findall("{http://www.w3.org/2000/svg}rect") if b.get("class", "").startswith("bar")]
     assert [b.get("class") for b in bars] == ["bar state-completed replayed"] * 2  # the resumed run replayed both
+    runs = [b.get("class") for b in drawn.findall("{http://www.w3.org/2000/svg}rect") if b.get("class", "").startswith("run")]
+    assert runs == ["run run-crashed", "run run-finished"]  # the SIGKILLed run, marked, then the one that resumed
+    assert len(drawn.findall("{http://www.w3.org/2000/svg}circle")) == 2  # where the resumed run replayed them
 
 
 def test_a_claim_in_flight_shows_its_owner(page: Any, read_only: str) -> None:

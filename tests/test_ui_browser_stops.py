@@ -16,12 +16,7 @@ from langgraph.graph import START, StateGraph
 from pymongo import MongoClient
 
 from langgraph_durable_mongodb import DurablePlatform
-from langgraph_durable_mongodb.storage.schema import CollectionNames
-from langgraph_durable_mongodb.ui.actions import Actions
-from langgraph_durable_mongodb.ui.app import create_app
-from langgraph_durable_mongodb.ui.guard import Guard
-from langgraph_durable_mongodb.views.reader import ThreadViews
-from tests.conftest import serve_app
+from tests.conftest import serve_inspector
 
 DB = "ui_browser_stops"
 #: A provider key in the failing node's message: never on the page.
@@ -51,17 +46,9 @@ def served(mongo_java_server_uri: str) -> Iterator[str]:
     with pytest.raises(RuntimeError):
         platform.compile(builder).invoke({"n": 1}, {"configurable": {"thread_id": "failed"}})
     platform.run_locks.wait_releases(10)
-    names = CollectionNames()
-    yield from serve_app(create_app(ThreadViews(client, DB, names), Actions(client, DB, names), Guard()))
+    yield from serve_inspector(client, DB)
     client.drop_database(DB)
     client.close()
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context()
-    yield context.new_page()
-    context.close()
 
 
 def test_a_sigkilled_run_shows_as_crashed(page: Any, served: str) -> None:
@@ -75,7 +62,7 @@ def test_a_sigkilled_run_shows_as_crashed(page: Any, served: str) -> None:
 
 def test_a_failed_node_says_why_redacted(page: Any, served: str) -> None:
     page.goto(served + "/threads/failed")
-    error = page.locator("section.stopped p.error")
+    error = page.locator("section.stopped div.error")
     assert error.locator(".error-type").inner_text() == "RuntimeError"
     assert error.locator(".error-message").inner_text() == "boom after payment with [REDACTED]"
     assert KEY not in page.content()

@@ -51,7 +51,7 @@ def test_every_answer_refuses_to_be_framed(seeded: mongomock.MongoClient) -> Non
         "list": http.get("/"), "thread": http.get("/threads/case-43"), "missing": http.get("/threads/nope"),
         "json list": http.get("/api/threads"), "json thread": http.get("/api/thread", params={"id": "case-43"}),
         "bad input": http.get("/api/threads", params={"limit": "x"}), "static": http.get("/static/ui.css"),
-        "write": http.post("/api/discard", data={"position": position("9"), "csrf": guard.csrf}),
+        "write": http.post("/api/discard", params={"csrf": guard.csrf}, data={"position": position("9")}),
         "host refused": _http(seeded, guard, "http://rebound.example:8765").get("/"),
     }
     assert {name: answer.status_code for name, answer in answers.items()} == {

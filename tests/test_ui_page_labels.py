@@ -152,3 +152,18 @@ def test_the_entries_not_completed_are_read_bounded_and_the_page_says_when_there
     assert not found["more_open"] and len(found["unfinished"]) == 6
     assert "entries failed or never finished" not in run(client, "--db", "unfinished", "inspect", "t")[1]
     assert [e["occurrence"] for e in found["failed"]] == [key(LATE_FAILED_VISIT), str(FAILED_VISIT)]
+
+
+def test_a_later_page_shows_the_labels_its_entries_store() -> None:
+    """Entries written since labels are stored carry their own: a later page shows them, as the first does, with
+    no notice of stored keys."""
+    client = mongomock.MongoClient()
+    _keyed_thread(client, "stored")
+    journal = client["stored"][CollectionNames().journal]
+    for doc in journal.find({}, {"occurrence": 1, "created_at": 1}):
+        visit = int((doc["created_at"].replace(tzinfo=None) - START.replace(tzinfo=None)).total_seconds())
+        journal.update_one({"_id": doc["_id"]}, {"$set": {"label": {"path": "agent/1", "occurrence": str(visit)}}})
+    later = _plan(ThreadViews(client, "stored"), 2)
+    assert later["labelled"]
+    assert [e["occurrence"] for e in later["entries"]] == [str(v) for v in range(plans.ENTRIES_PAGE + 1, VISITS + 1)]
+    assert 'class="muted stored-keys"' not in _http(client, "stored").get("/threads/t", params={"page": "2"}).text

@@ -81,16 +81,17 @@ def test_the_timeline_marks_root_checkpoints_in_time_and_how_the_thread_stopped(
     effect = {"kind": "tool", "name": "charge", "state": "failed", "started_at": begun, "finished_at": begun + timedelta(seconds=4)}
     operations = [{"path": "agent/1", "nodes": [{"node": "pay", "effects": [effect]}]}]
     checkpoints = [  # latest first, as the thread view lists them; ts as LangGraph writes it, aware ISO text
-        {"step": 2, "source": "loop", "ts": "2026-01-01T12:00:09+00:00"},  # after the last effect: not in the time shown
+        {"step": 2, "source": "loop", "ts": "2026-01-01T12:00:08+00:00"},  # after the last effect: the axis reaches it
         {"step": 1, "source": "loop", "ts": "2026-01-01T13:00:02+01:00"},  # 12:00:02 UTC
         {"step": 0, "source": "input", "ts": "2026-01-01T12:00:00+00:00"},
     ]
     svg = ET.fromstring(timeline_svg(operations, checkpoints, "crashed"))
     ticks = [r for r in svg.findall(f"{SVG}rect") if "checkpoint" in r.get("class", "")]
-    assert [t.find(f"{SVG}title").text.split(" at ")[0] for t in ticks] == ["step 1 (loop)", "step 0 (input)"]
+    assert [t.find(f"{SVG}title").text.split(" at ")[0] for t in ticks] == ["step 2 (loop)", "step 1 (loop)", "step 0 (input)"]
     [bar] = [r for r in svg.findall(f"{SVG}rect") if r.get("class", "").startswith("bar")]
-    assert float(ticks[1].get("x")) == float(bar.get("x"))  # both at 12:00:00
-    assert float(ticks[0].get("x")) == float(bar.get("x")) + float(bar.get("width")) / 2  # 12:00:02: halfway
+    assert float(ticks[2].get("x")) == float(bar.get("x"))  # both at 12:00:00
+    assert float(ticks[1].get("x")) == float(bar.get("x")) + float(bar.get("width")) / 2  # 12:00:02: halfway to the end
+    assert float(ticks[0].get("x")) == float(bar.get("x")) + float(bar.get("width")) * 2  # 12:00:08: the axis's end
     [stop] = svg.findall(f"{SVG}line")
     assert stop.get("class") == "stop stop-crashed"
     assert not ET.fromstring(timeline_svg(operations, checkpoints, "done")).findall(f"{SVG}line")  # a finished run: no mark

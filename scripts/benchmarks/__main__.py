@@ -33,7 +33,8 @@ Sections (a module each in this package, what they share in ``common``):
 ``ui``       issue 23: the web inspector's thread list over a database of 10,000 threads (``--ui-threads``), each
              a copy of the demo's crashed and resumed ``case-42``: the first page, a later page, a prefix
              search, as JSON and as the HTML page, through the app (Starlette's TestClient, in process);
-             target 300 ms on mongo-java-server.
+             target 300 ms on mongo-java-server. Issue 45: a thread whose state holds 20,000 records with a
+             password each, and a prebuilt ReAct agent's thread of 500 turns: each page < 300 ms and < 300 KB.
 ``rtt``      issue 20: a ReAct turn through toxiproxy at 1 ms per round trip, ours against LangGraph's
              ``@task`` and ``MongoDBSaver``, and a plain chat turn; client CPU of a durable turn, async
              (rtt.py).

@@ -44,6 +44,8 @@ class Settings:
     list_limit: int = 100
     ui_threads: int = 10_000  # threads in the inspector's database (section ``ui``)
     ui_reps: int = 7
+    ui_records: int = 20_000  # credential-bearing records in one thread's state (section ``ui``, issue 45)
+    ui_react_turns: int = 500  # turns of one ReAct thread (section ``ui``, issue 45)
     async_levels: tuple[int, ...] = (1, 8, 32)
     async_steps: int = 96  # ainvoke steps per run, the same work at every concurrency
     async_reps: int = 3
@@ -56,7 +58,7 @@ class Settings:
     @classmethod
     def quick(cls) -> "Settings":
         return cls(add_sizes=(10, 20), delta_sizes=(10, 25), reps=5, op_budget=2.0, call_cap=4.0, window=5, async_steps=64, async_reps=3,
-                   quick_mode=True)
+                   ui_records=2_000, ui_react_turns=50, quick_mode=True)
 
 
 class ByteCounter(CommandCounter):

@@ -83,7 +83,10 @@ CHECKSUM = "h"
 HOLDER = "k"
 
 #: What ``stored_channels`` reads of a checkpoint document: its values' channel names, never the values.
-STORED_CHANNELS_PROJECTION = {f"values.{CHANNEL}": 1}
+STORED_CHANNELS_PROJECTION = {f"values.{CHANNEL}": 1, f"values.{VALUE_TYPE}": 1, f"values.{CHECKSUM}": 1}
+#: The CRC-32 of an empty list as LangGraph's serde writes it (msgpack ``0x90``): an inline value holding nothing,
+#: as a consumed ``Send`` topic keeps it.
+EMPTY_LIST_CHECKSUM = zlib.crc32(b"\x90")
 
 #: Each key field of a collection, in ``_id`` order.
 CHECKPOINT_KEY = ("thread_id", "checkpoint_ns", "checkpoint_id")
@@ -292,13 +295,17 @@ def checkpoint_key(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> di
     return {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}
 
 
-def stored_channels(doc: Mapping[str, Any]) -> set[str]:
+def stored_channels(doc: Mapping[str, Any], *, holding: bool = False) -> set[str]:
     """The channels checkpoint document ``doc`` stores a value for (a DeltaChannel seed, say), read from
-    ``STORED_CHANNELS_PROJECTION`` or more. A document written by hand may hold anything: an entry without a
-    string channel names none, and ``values`` that is not a list names no channel."""
+    ``STORED_CHANNELS_PROJECTION`` or more; with ``holding``, only those whose value is not known to be an empty list
+    (one written inline as msgpack ``[]``: ``EMPTY_LIST_CHECKSUM``). A document written by hand may hold anything: an
+    entry without a string channel names none, and ``values`` that is not a list names no channel."""
     values = doc.get("values")
     entries = values if isinstance(values, list) else ()
-    return {e[CHANNEL] for e in entries if isinstance(e, Mapping) and isinstance(e.get(CHANNEL), str)}
+    return {
+        e[CHANNEL] for e in entries if isinstance(e, Mapping) and isinstance(e.get(CHANNEL), str)
+        and not (holding and e.get(VALUE_TYPE) == "msgpack" and e.get(CHECKSUM) == EMPTY_LIST_CHECKSUM)
+    }
 
 
 # -- channel values ---------------------------------------------------------------

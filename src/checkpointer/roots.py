@@ -92,12 +92,42 @@ class RootCheckpoints:
         self.holds = holds
         #: Per thread, whether its latest run started here runs on an event loop.
         self._on_loop: LRU[str, bool] = LRU(STORED_REMEMBERED)
+        #: Per thread, the latest root checkpoint this process stored.
+        self._written: LRU[str, str] = LRU(STORED_REMEMBERED)
+        #: Per thread, the lineage of the latest run started here (``run_lineage``).
+        self._lineage: LRU[str, tuple[int, str]] = LRU(STORED_REMEMBERED)
         self._lock = threading.Lock()
 
     def run_started(self, thread_id: str, *, on_loop: bool) -> None:
         """A root run of the thread started here, on an event loop (``aget_tuple``) or not."""
         with self._lock:
             self._on_loop.put(thread_id, on_loop)
+
+    def wrote_root(self, thread_id: str, checkpoint_id: str) -> None:
+        """This process stored the root checkpoint."""
+        with self._lock:
+            known = self._written.get(thread_id)
+            self._written.put(thread_id, checkpoint_id if known is None or checkpoint_id > known else known)
+
+    def run_read(self, thread_id: str, latest: str | None, *, chosen: bool) -> None:
+        """A root run of the thread started here by reading ``latest`` (None: the thread has no checkpoint), its
+        latest root checkpoint unless ``chosen`` (a run from a checkpoint it names): see ``run_lineage``."""
+        with self._lock:
+            if chosen:
+                status = "foreign"  # a run from an older checkpoint: whether another process ran since is not known
+            elif latest is None:
+                status = "fresh"
+            else:
+                status = "ours" if self._written.get(thread_id) == latest else "foreign"
+            epoch = self._lineage.get(thread_id, (0, ""))[0] + 1
+            self._lineage.put(thread_id, (epoch, status))
+
+    def run_lineage(self, thread_id: str) -> tuple[int, str] | None:
+        """``(run, lineage)`` of the latest root run of the thread started here, ``run`` counting them: ``fresh``
+        (the thread had no checkpoint), ``ours`` (its latest root checkpoint is the last this process stored: no other
+        process has run it since) or ``foreign``; None when no run of it started here (or it was forgotten)."""
+        with self._lock:
+            return self._lineage.get(thread_id)
 
     def stores_on_loop(self, thread_id: str) -> bool:
         """See ``MongoDBCheckpointer.stores_on_event_loop``."""

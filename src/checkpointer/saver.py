@@ -188,6 +188,21 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         journal built from this saver (``ActivityJournal.for_checkpointer``) shares it."""
         return self.hooks.run_fence
 
+    def run_lineage(self, thread_id: str) -> tuple[int, str] | None:
+        """Whether another process may have run the thread since this one last did, as of the latest root run of it
+        started here: ``(run, lineage)``, ``run`` counting the runs started, ``lineage`` ``fresh`` (the thread had no
+        checkpoint), ``ours`` (its latest root checkpoint is the last one this process stored) or ``foreign``; None
+        when no run of it started here. The journal keeps its labels across runs while it is ``ours``
+        (``journal/labels.py``).
+
+        Args:
+            thread_id: the thread.
+
+        Returns:
+            The lineage, or None.
+        """
+        return self._roots.run_lineage(thread_id)
+
     def observe_child_runs(self, observer: Callable[[str, RunnableConfig], None]) -> None:
         """Call ``observer(thread_id, config)`` at each read that may start a compiled child's run.
 

@@ -322,6 +322,8 @@ class CheckpointStore:
         docs = [d for d in docs if not self.expiry.expired(d)]
         if not checkpoint_ns and not checkpoint_id:
             self.roots.read_latest(thread_id)
+        if _langgraph.root_run_start(config):
+            self.roots.run_read(thread_id, docs[0]["checkpoint_id"] if docs else None, chosen=bool(checkpoint_id))
         tuples = yield from self._load_tuples(docs, serde)
         if docs and checkpoint_id and run_start:
             yield from self.roots.superseded_plan(thread_id, checkpoint_id)
@@ -410,6 +412,8 @@ class CheckpointStore:
                 self.roots.stored.pend(thread_id, checkpoint_id, request, registered)
             yield request
             self.roots.stored.note(thread_id, checkpoint_ns, [registered], written=True)
+            if not checkpoint_ns:
+                self.roots.wrote_root(thread_id, checkpoint_id)
             self.locations.note(thread_id, checkpoint_ns, checkpoint_id, laid_out.located)
             yield from self.expiry.spread(thread_id, expiry)
             return {"configurable": key}

@@ -3,6 +3,7 @@
 Usage::
 
     langgraph-durable-mongodb --uri mongodb://localhost:27017 threads --limit 20 --after case-41
+    langgraph-durable-mongodb threads --state crashed    # also failed, interrupted, unknown, running, waiting, done
     langgraph-durable-mongodb inspect case-42            # MONGODB_URI from the environment
     langgraph-durable-mongodb journal case-42 --json [--with-outcomes]
     langgraph-durable-mongodb resolve "thread 'case-42' path 'agent/1' node 'pay'#1 effect '1'" '"charged"'
@@ -15,12 +16,17 @@ Usage::
 Exit codes: 0 ok; 1 ``doctor`` found a problem, ``import-mongodbsaver`` a mismatch, or the library
 refused an operation;
 2 bad usage or URI, or a deletion nobody confirmed; 3 unknown thread or journal position;
-4 the server cannot be reached; 5 the server refused the credentials or the user's rights (see ``views.exits``).
+4 the server cannot be reached; 5 the server refused the credentials or the user's rights; 6 ``doctor`` warns
+(see ``views.exits``).
 """
 
 from __future__ import annotations
 
-from ..views.exits import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_USAGE, CliError
+from ..views.exits import (
+    EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_USAGE, EXIT_WARNING, CliError,
+)
 from .main import main
 
-__all__ = ["EXIT_AUTH", "EXIT_OK", "EXIT_PROBLEM", "EXIT_UNKNOWN_THREAD", "EXIT_UNREACHABLE", "EXIT_USAGE", "CliError", "main"]
+__all__ = [
+    "EXIT_AUTH", "EXIT_OK", "EXIT_PROBLEM", "EXIT_UNKNOWN_THREAD", "EXIT_UNREACHABLE", "EXIT_USAGE", "EXIT_WARNING", "CliError", "main",
+]

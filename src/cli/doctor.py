@@ -34,10 +34,22 @@ def doctor(client: Any, db_name: str, names: CollectionNames, fix: bool, uri: st
         repair: rebuild the thread summaries that are missing or short (``--repair``).
 
     Returns:
-        The deployment's report, with ``fix_command`` and ``repair_command``.
+        The deployment's report, with ``fix_command``, ``repair_command`` and ``warnings`` (what works, but not as on
+        MongoDB: the command then exits ``EXIT_WARNING``).
     """
     report = check_deployment(client, db_name, names, fix, repair)
-    return {**report, "fix_command": fix_command(uri, db_name), "repair_command": fix_command(uri, db_name, "--repair")}
+    return {**report, "fix_command": fix_command(uri, db_name), "repair_command": fix_command(uri, db_name, "--repair"),
+            "warnings": warnings(report)}
+
+
+#: Said when a server's conditional updates are not atomic (FerretDB 1.x).
+NOT_ATOMIC = ("conditional updates are not atomic here: the fences cannot keep two workers off one thread, so run "
+              "one worker per thread")
+
+
+def warnings(report: dict[str, Any]) -> list[str]:
+    """What ``doctor`` warns of in a report that found nothing broken."""
+    return [] if report["features"].get("atomic_updates", True) else [NOT_ATOMIC]
 
 
 def render_doctor(report: dict[str, Any], out: TextIO) -> None:
@@ -46,9 +58,8 @@ def render_doctor(report: dict[str, Any], out: TextIO) -> None:
     out.write(f"connection  ok\nserver      {_server_kind(report['server'])}\n")
     for feature, ok in report["features"].items():
         out.write(f"feature     {feature:<14} {'yes' if ok else 'no'}\n")
-    if not report["features"]["atomic_updates"]:
-        out.write("            conditional updates are not atomic here: the fences cannot keep two workers off one "
-                  "thread, so run one worker per thread\n")
+    for warning in report.get("warnings", []):
+        out.write(f"warning     {warning}\n")
     for line in _concern_lines(report["concerns"], report["concerns"]["server_default"]):
         out.write(f"concern     {line}\n")
     out.write(f"format      {report['format']}\n")

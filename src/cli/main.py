@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from ..storage.schema import CollectionNames
 from ..storage.server_errors import typed_server_errors
 from ..views.commands import delete, discard, parse_outcome, parse_position, prune, resolve, sweep
 from ..views.stored import ThreadDocuments
-from ..views.exits import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNREACHABLE, EXIT_USAGE, CliError
+from ..views.exits import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNREACHABLE, EXIT_USAGE, EXIT_WARNING, CliError
 from ..views.reader import ThreadViews
 from . import importer
 from .doctor import doctor, render_doctor
@@ -27,7 +28,7 @@ from .journal import journal_documents
 from .maintenance import confirm, render_maintenance
 from .parser import parser
 from .terminal import escaped, printable
-from .threads import inspect_thread, mark_replayed, render_inspect, render_threads
+from .threads import SHOWN_BY_INSPECT, inspect_thread, listed_row, mark_replayed, render_inspect, render_threads
 
 #: The exit code of each typed error the CLI reports (checked in this order); any other library error: ``EXIT_PROBLEM``.
 EXIT_CODES: tuple[tuple[type[DurableMongoError], int], ...] = (
@@ -53,6 +54,11 @@ class Invocation:
     names: CollectionNames = field(default_factory=CollectionNames)
 
     @functools.cached_property
+    def views(self) -> ThreadViews:
+        """The threads as the web inspector shows them (the same state, names and runs)."""
+        return ThreadViews(self.client, self.args.db, self.names, upgrade=True)
+
+    @functools.cached_property
     def stored(self) -> ThreadDocuments:
         """The database's documents, read through ``views.stored``."""
         return ThreadDocuments(self.client, self.args.db, self.names)
@@ -71,20 +77,18 @@ class Invocation:
 
 def _threads(call: Invocation) -> int:
     args = call.args
-    rows, more, problems = call.stored.summaries(args.limit, args.after)
-    call.show(rows, lambda rows, out: render_threads(rows, more, out))
-    if not rows and not problems and args.after is None:
+    found = call.views.threads(after=args.after, limit=args.limit, state=args.state)
+    rows = [listed_row(row) for row in found["threads"]]
+    call.show(rows, lambda rows, out: render_threads(rows, found, out, state=args.state))
+    if not rows and not found["problems"] and args.after is None and not args.state:
         _say_where_threads_are(call.stored, args.db)
-    return _report(problems)
+    return _report(found["problems"])
 
 
 def _inspect(call: Invocation) -> int:
     report = inspect_thread(call.stored, call.args.thread)
-    try:  # as the web inspector says it; the documents it cannot read are in the report's problems
-        shown = ThreadViews(call.client, call.args.db, call.names, upgrade=True).thread(call.args.thread) or {}
-    except (KeyError, TypeError, ValueError):
-        shown = {}
-    report.update(state=shown.get("state"), stopped=shown.get("stopped"), more_open=bool(shown.get("more_open")))
+    shown = call.views.thread(call.args.thread) or {}  # as the web inspector says it
+    report.update({field: shown.get(field) for field in SHOWN_BY_INSPECT})
     mark_replayed(report["operations"], shown.get("operations", []))
     call.show(report, render_inspect)
     return _report(report["problems"])
@@ -136,7 +140,9 @@ def _import(call: Invocation) -> int:
 def _doctor(call: Invocation) -> int:
     report = doctor(call.client, call.args.db, call.names, call.args.fix, uri=call.args.uri, repair=call.args.repair)
     call.show(report, render_doctor)
-    return EXIT_OK if report["ok"] else EXIT_PROBLEM
+    if not report["ok"]:
+        return EXIT_PROBLEM
+    return EXIT_WARNING if report["warnings"] else EXIT_OK
 
 
 #: Each command's step, by the name the parser gives it.
@@ -202,6 +208,17 @@ def main(
         return _fail(CliError(str(error), exit_code(error)))
     except CliError as error:
         return _fail(error)
+    except BrokenPipeError:  # the reader went away (``inspect t | head``): what it wanted was written
+        _quiet(out)
+        return EXIT_OK
+
+
+def _quiet(out: TextIO) -> None:
+    """Send what is left of ``out`` nowhere, so that its flush at exit raises no ``BrokenPipeError`` again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+    except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO): nothing is flushed at exit
+        pass
 
 
 def _fail(error: CliError) -> int:

@@ -12,7 +12,12 @@ from .._langgraph import NS_END, NS_SEP
 from ..views import plans, tree
 from ..views.commands import unknown_thread
 from ..views.stored import ThreadDocuments
-from .terminal import escaped
+from ..storage.plans import lease
+from ..views.states import effect_state
+from .terminal import escaped, printable
+
+#: What ``inspect`` reports as the web inspector says it (``ThreadViews.thread``).
+SHOWN_BY_INSPECT = ("state", "due", "tasks", "runs", "stopped", "more_open")
 
 
 def _namespace_label(ns: str) -> str:
@@ -43,20 +48,31 @@ def readable_documents(
     return good, problems
 
 
-def render_threads(rows: list[dict[str, Any]], more: bool, out: TextIO) -> None:
-    """The thread table, and how to ask for the next page when there is one (stored text escaped)."""
+def listed_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A thread of the web inspector's list (``ThreadViews.threads``) as ``threads`` lists it."""
+    return {"thread_id": row["thread_id"], "state": row["state"], "due": row["due"], "latest_step": row["step"],
+            "checkpoints": row["checkpoints"], "updated": row["updated"] or "", "effects": row["effects"]}
+
+
+def render_threads(rows: list[dict[str, Any]], found: dict[str, Any], out: TextIO, *, state: str | None = None) -> None:
+    """The thread table (its state, what is due), and how to ask for the next page when there is one (stored text
+    escaped)."""
     rows = escaped(rows)
     if not rows:
-        out.write("no threads\n")
-        return
-    width = max(len(str(r["thread_id"])) for r in [{"thread_id": "THREAD"}, *rows])
-    steps = max(len(str(r["latest_step"])) for r in [{"latest_step": "STEP"}, *rows])
-    counts = max(len(str(r["checkpoints"])) for r in [{"checkpoints": "CHECKPOINTS"}, *rows])
-    out.write(f"{'THREAD':<{width}}  {'STEP':>{steps}}  {'CHECKPOINTS':>{counts}}  UPDATED\n")
-    for r in rows:
-        out.write(f"{r['thread_id']:<{width}}  {str(r['latest_step']):>{steps}}  {r['checkpoints']:>{counts}}  {r['updated']}\n")
-    if more:
-        out.write(f"more: --after {rows[-1]['thread_id']}\n")
+        out.write(f"no threads{f' {state}' if state else ''}\n")
+    else:
+        headers = {"thread_id": "THREAD", "state": "STATE", "latest_step": "STEP", "checkpoints": "CHECKPOINTS"}
+        widths = {k: max(len(str(r[k])) for r in [{k: header}, *rows]) for k, header in headers.items()}
+        out.write(f"{'THREAD':<{widths['thread_id']}}  {'STATE':<{widths['state']}}  {'STEP':>{widths['latest_step']}}  "
+                  f"{'CHECKPOINTS':>{widths['checkpoints']}}  UPDATED  DUE\n")
+        for r in rows:
+            out.write(f"{r['thread_id']:<{widths['thread_id']}}  {r['state']:<{widths['state']}}  "
+                      f"{str(r['latest_step']):>{widths['latest_step']}}  {str(r['checkpoints']):>{widths['checkpoints']}}  "
+                      f"{r['updated'] or '-'}  {', '.join(r['due']) or '-'}\n")
+    if found.get("more"):
+        judged = f"judged {found['scanned']} threads; " if state else ""
+        filtered = f" --state {shlex.quote(state)}" if state else ""
+        out.write(f"{judged}more: --after {shlex.quote(printable(str(found['next_after'])))}{filtered}\n")
 
 
 def inspect_thread(stored: ThreadDocuments, thread_id: str) -> dict[str, Any]:
@@ -102,8 +118,10 @@ def _effect(doc: dict[str, Any]) -> dict[str, Any]:
     return {
         "kind": doc.get("kind"),
         "name": doc.get("name"),
+        "tool_call_id": doc.get("tool_call_id") if isinstance(doc.get("tool_call_id"), str) else None,
         "key": doc.get("effect_key"),
         "status": doc.get("status"),
+        "state": effect_state(doc, lease.utcnow()),
         "attempts": doc.get("attempts", 0),
         "replayed": False,  # proven or not by ``mark_replayed``, as the web inspector proves it
         "duration_ms": doc.get("duration_ms"),
@@ -129,31 +147,40 @@ def mark_replayed(operations: list[dict[str, Any]], shown: list[dict[str, Any]])
 
 
 def render_inspect(report: dict[str, Any], out: TextIO) -> None:
-    """The thread's namespaces, its state and why it stopped, and its operation tree (stored text escaped)."""
+    """The thread's state and why it stopped, its runs, its namespaces and its operation tree (stored text
+    escaped), as its page says them."""
     report = escaped(report)
-    out.write(f"thread {report['thread_id']}\n\ncheckpoints\n")
-    _render_namespaces(report["namespaces"], out)
+    out.write(f"thread {report['thread_id']}\n")
     if report.get("state"):
         out.write(f"\nstate {report['state']}\n")
+        _render_due(report.get("tasks") or [], out)
         _render_stopped(report.get("stopped") or {}, out)
     if report.get("more_open"):
         shown = plans.OPEN_SHOWN
         out.write(f"  (more than {shown} entries failed or never finished: why it stopped is read from the latest "
                   f"{shown}; `journal {shlex.quote(report['thread_id'])}` lists them all)\n")
+    _render_runs(report.get("runs") or [], out)
+    out.write("\ncheckpoints\n")
+    _render_namespaces(report["namespaces"], out)
     out.write("\noperations\n")
-    if not report["operations"]:
+    _render_operations(report["operations"], out)
+
+
+def _render_operations(operations: list[dict[str, Any]], out: TextIO) -> None:
+    """The operation tree: paths, node visits, and one line per effect."""
+    if not operations:
         out.write("  (no journaled effects)\n")
         return
     tree: dict[str, Any] = {}
-    effects = [e for op in report["operations"] for node in op["nodes"] for e in node["effects"]]
-    widths = {field: max(len(str(e[field])) for e in effects) for field in ("kind", "name", "status")}
-    for op in report["operations"]:
+    effects = [e for op in operations for node in op["nodes"] for e in node["effects"]]
+    widths = {field: max(len(str(e[field])) for e in effects) for field in ("kind", "name", "state")}
+    for op in operations:
         segments = op["path"].split("/")
         branch = tree
         for i in range(0, len(segments), 2):
             branch = branch.setdefault("/".join(segments[i : i + 2]), {})
         for node in op["nodes"]:
-            branch[node["node"]] = [_effect_line(e, widths) for e in node["effects"]]
+            branch[f"{node['name']} ({node['visit']})"] = [_effect_line(e, widths) for e in node["effects"]]
     [(root, children)] = tree.items() if len(tree) == 1 else [("", tree)]
     out.write(f"  {root}\n")
     _render_branch(children, "  ", out)
@@ -169,8 +196,28 @@ def _render_namespaces(namespaces: list[dict[str, Any]], out: TextIO) -> None:
         )
 
 
+def _task(node: Any, call: Any) -> str:
+    """A task as a person reads it: its node, and the tool call a ``Send`` handed it (name and id)."""
+    return f"{node}{_call(call)}"
+
+
+def _call(call: Any) -> str:
+    """`` (name id)`` of a tool call (``{"name", "id"}``, or its id alone), or nothing."""
+    if isinstance(call, dict):
+        return f" ({call['name']} {call['id']})"
+    return f" (tool call {call})" if call else ""
+
+
+def _render_due(tasks: list[dict[str, Any]], out: TextIO) -> None:
+    """What the latest root checkpoint has yet to run (a ``Send`` by its node and tool call)."""
+    due = [_task(t["name"] or "Send", t["tool_call"]) for t in tasks if t["status"] in ("due", "interrupted")]
+    if due:
+        out.write(f"  due        {', '.join(due)}\n")
+
+
 def _render_stopped(stopped: dict[str, Any], out: TextIO) -> None:
-    """Why the thread stopped (``views.stops.why_stopped``), one line each, as its page says it."""
+    """Why the thread stopped (``views.stops.why_stopped``), one line each, as its page says it; the commands that
+    settle an outcome unknown on lines of their own, to copy."""
     crashed = stopped.get("crashed_run")
     if crashed:
         out.write(f"  crashed    the run of {crashed['owner']} on {crashed['host']} pid {crashed['pid']} (started "
@@ -178,12 +225,27 @@ def _render_stopped(stopped: dict[str, Any], out: TextIO) -> None:
     for e in stopped.get("errors", []):
         when = e["at"] or "-"
         where = f"at {when}, attempt {e['attempts']}" if e["source"] == "journal" else f"in the step begun {when}"
-        at = e["path"] if e["source"] != "journal" else f"{e['path']} {e['node']} {e['kind']} {e['name']}"
+        at = f"{e['path']}{_call(e.get('tool_call'))}" if e["source"] != "journal" else f"{e['path']} {_task(e['node'], e.get('tool_call'))} {e['kind']} {e['name']}"
         out.write(f"  error      {at}: {e['type'] or 'error'} {e['message'] or ''} ({where})\n")
     for i in stopped.get("interrupts", []):
-        out.write(f"  interrupt  {i['path']}: {i['value']['summary']}\n")
+        asked = i["question"] if i.get("question") is not None else i["value"]["summary"]
+        out.write(f"  interrupt  {i['path']}{_call(i.get('tool_call'))}: {asked}\n")
     for u in stopped.get("unknown", []):
-        out.write(f"  unknown    {u['kind']} {u['name']}: idempotency key {u['idempotency_key']}\n")
+        out.write(f"  unknown    {u['kind']} {u['name']}: idempotency key {u['idempotency_key']}; settle it with one of\n")
+        for command in u.get("commands", []):
+            out.write(f"               {command}\n")
+
+
+def _render_runs(runs: list[dict[str, Any]], out: TextIO) -> None:
+    """One line per run: its process, when it ran, how it ended, what it executed and replayed."""
+    if not runs:
+        return
+    out.write("\nruns" + (" (inferred from the processes that claimed effects: these runs took no lock)" if runs[0]["inferred"] else "") + "\n")
+    for run in runs:
+        ended = run["ended_at"] or "now"
+        mark = "  ✕" if run["ended"] in ("crashed", "lock lost") else ""
+        out.write(f"  run {run['n']}  pid {run['pid']} on {run['host']}  {run['started_at']} to {ended}  {run['ended']}{mark}"
+                  f"  executed {run['executed']}, replayed {run['replayed']}\n")
 
 
 def _render_branch(branch: dict[str, Any] | list[str], prefix: str, out: TextIO) -> None:
@@ -196,12 +258,14 @@ def _render_branch(branch: dict[str, Any] | list[str], prefix: str, out: TextIO)
 
 
 def _effect_line(effect: dict[str, Any], widths: dict[str, int]) -> str:
-    """One effect's row, its columns as wide as the thread's widest kind, name and status."""
+    """One effect's row, its columns as wide as the thread's widest kind, name and state."""
     duration = f"{effect['duration_ms']:.0f} ms" if isinstance(effect["duration_ms"], (int, float)) else "-"
     replay = "  replayed" if effect["replayed"] else ""
+    call = f"  tool call {effect['tool_call_id']}" if effect.get("tool_call_id") else ""
+    odd = f"  status {effect['status']}" if effect["status"] not in ("started", "completed", "failed") else ""  # edited by hand
     error = f"  {effect['error']}" if effect["error"] else ""
     return (
-        f"{effect['kind']:<{widths['kind']}} {effect['name']:<{widths['name']}} {effect['status']:<{widths['status']}}"
+        f"{effect['kind']:<{widths['kind']}} {effect['name']:<{widths['name']}} {effect['state']:<{widths['state']}}"
         f" attempts {effect['attempts']}"
-        f"  {duration:>7}{replay}{error}"
+        f"  {duration:>7}{replay}{call}{odd}{error}"
     )

@@ -75,6 +75,10 @@ class Attempt:
     recorded: dict[str, CallSignature] | None = None
     #: The node's entry documents as read, by effect key (an exclusive run replays from them).
     entries: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: What this process knows of the thread's labels (``labels.ThreadLabels``), when its locator keeps them.
+    labels: Any = None
+    #: The visit's label, ``(path, occurrence)``, stored with its entries; None until read, or when not known.
+    label: tuple[str, str] | None = None
     _taken: set[str] = field(default_factory=set)
     _issued: int = 0
     #: The recorded keys of each effect and input, in ordinal order (built at the first ``take``); a key taken

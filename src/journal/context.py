@@ -251,6 +251,8 @@ def _bind_node(attempt: Attempt, locator: NodeLocator, found: NodePosition) -> N
     attempt.node = check_node(found)
     if attempt.trail is None:
         attempt.trail = _trail(locator)
+    labels_of = getattr(locator, "labels_of", None)  # a locator keeping the thread's labels (ResolverLocator's)
+    attempt.labels = labels_of(found.thread_id) if labels_of is not None else None
     return attempt.node
 
 

@@ -3,6 +3,7 @@
 One *entry* document per effect position (``chunk: 0``)::
 
     {thread_id, path, node, occurrence, effect_key, chunk: 0,
+     label?: {path, occurrence},                 # the visit as people read it: agent/1/case_investigation/1/...
      kind, name, status: "started" | "completed" | "failed", attempts, replays?,
      idempotency_key, tool_call_id?, at_most_once,
      input: {digest, preview},
@@ -136,8 +137,15 @@ def claim_fields(
 
 def new_entry(pos: EffectPosition, claim: Mapping[str, Any], expiry: Mapping[str, Any]) -> dict[str, Any]:
     return {
-        **entry_filter(pos), **claim, "attempts": 1, "fence": 1, "created_at": claim["started_at"], **root_key(pos), **expiry
+        **entry_filter(pos), **claim, "attempts": 1, "fence": 1, "created_at": claim["started_at"], **root_key(pos),
+        **label(pos), **expiry,
     }
+
+
+def label(pos: EffectPosition) -> dict[str, Any]:
+    """``{"label": {"path", "occurrence"}}``: the visit's readable path, as people read it in any MongoDB tool
+    (``journal/labels.py``), when known. Replay never reads it."""
+    return {"label": {"path": pos.label[0], "occurrence": pos.label[1]}} if pos.label is not None else {}
 
 
 def root_key(pos: EffectPosition) -> dict[str, Any]:

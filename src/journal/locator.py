@@ -17,6 +17,7 @@ Example::
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import Future
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -33,8 +34,13 @@ from ..resolver.namespace import root_task_name, running_task
 from ..resolver.position import NodePosition
 from ..resolver.running import StepEdit, resolve_task
 from ..resolver.visit import visit_position
+from .._lru import LRU
 from .attempt import Trail
+from .labels import ThreadLabels
 from .ports import RootCheckpoints
+
+#: Threads whose labels a locator remembers (``ResolverLocator.labels_of``), the least recently used forgotten.
+LABELS_REMEMBERED = 10_000
 
 
 class NodeLocator(Protocol):
@@ -123,6 +129,28 @@ class ResolverLocator:
     def __init__(self, saver: RootCheckpoints | None = None, trace: TaskTrace | None = None) -> None:
         self.saver = saver
         self.trace = trace
+        #: Per thread, the lineage its labels hold for and what this process knows of them (``labels_of``).
+        self._labels: LRU[str, tuple[Any, ThreadLabels]] = LRU(LABELS_REMEMBERED)
+        self._labels_lock = threading.Lock()
+
+    def labels_of(self, thread_id: str) -> ThreadLabels | None:
+        """What this process knows of the thread's labels, for the run now running it (with a saver; None without:
+        no lineage tells whether another process ran the thread since, so no label is stored).
+
+        Kept from run to run while the thread's lineage is ``ours`` (``RootCheckpoints.run_lineage``: no other
+        process ran it since this one did), new and empty for a ``fresh`` thread, new and unknown otherwise.
+        """
+        if self.saver is None:
+            return None
+        lineage = self.saver.run_lineage(thread_id)
+        with self._labels_lock:
+            known = self._labels.get(thread_id)
+            if known is not None and lineage is not None and (known[0] == lineage or lineage[1] == "ours"):
+                labels = known[1]
+            else:
+                labels = ThreadLabels(fresh=lineage is not None and lineage[1] == "fresh")
+            self._labels.put(thread_id, (lineage, labels))
+            return labels
 
     def task(self) -> tuple[Any, int]:
         return langgraph_task(node_config())

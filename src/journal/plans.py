@@ -70,6 +70,7 @@ from ..storage.plans.requests import (
     FencedUpdate,
     Find,
     FindOneAndUpdate,
+    Gather,
     Heartbeat,
     InsertMany,
     Invoke,
@@ -100,7 +101,7 @@ from ..errors import (
     RecordedFailureError,
 )
 from .attempt import Attempt
-from .labels import labelled
+from .labels import LABEL_FIELDS, labelled, sequence_filter
 from .context import EffectInfo, Slot, running
 from .documents import (
     node_entries_filter,
@@ -131,6 +132,7 @@ from .documents import (
     uncount_visit,
     visit_update,
 )
+from ..resolver.position import NodePosition
 from .position import EffectPosition, at
 from .canonical import digest
 from .redaction import Redactor, credential_values, preview, scrub, storable
@@ -481,14 +483,30 @@ class JournalPlans:
             return where, None, False, None
         attempt, node = where.attempt, where.node
         if attempt.recorded is None:
-            docs = [] if node.new else (yield Find(self.collection, node_entries_filter(node), {"_id": 0}))
+            docs = yield from self._node_entries(attempt, node)
             attempt.learn(call_signatures(docs), {d["effect_key"]: d for d in docs if isinstance(d.get("effect_key"), str)})
         if where.key is not None:
             attempt.reserve(where.key)
             key = where.key
         else:
             key = attempt.take(where.ordinal, call.kind, call.name, input_digest)
-        return at(node, key), attempt.entries.get(key), where.exclusive, attempt
+        return at(node, key, attempt.label), attempt.entries.get(key), where.exclusive, attempt
+
+    def _node_entries(self, attempt: Attempt, node: NodePosition) -> Plan:
+        """The node's entries (none for a visit no other run can have met), and the visit's label: from the ranks the
+        thread's labels know, else from its sequence, read whole beside the node's entries (``labels.ThreadLabels``)."""
+        visit = {"path": node.path, "node": node.node, "occurrence": node.occurrence, "root_key": node.root_key}
+        label = attempt.labels.label(visit) if attempt.labels is not None else None
+        sequence = sequence_filter(visit) if attempt.labels is not None and label is None else None
+        reads = [] if node.new else [Find(self.collection, node_entries_filter(node), {"_id": 0})]
+        if sequence is not None:
+            reads.append(Find(self.collection, {"thread_id": node.thread_id, "chunk": 0, **sequence}, LABEL_FIELDS))
+        found = [(yield reads[0])] if len(reads) == 1 else (yield Gather(tuple(reads))) if reads else []
+        if sequence is not None:
+            attempt.labels.learn(visit, found[-1])
+            label = attempt.labels.label(visit)
+        attempt.label = (label["path"], label["occurrence"]) if label is not None else None
+        return found[0] if not node.new else []
 
     def _unclaimed(
         self, call: EffectCall, pos: EffectPosition, known: Mapping[str, Any] | None, fingerprint: Mapping[str, str],

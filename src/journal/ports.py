@@ -42,6 +42,8 @@ class RootCheckpoints(Protocol):
 
     def hold_task_writes(self, thread_id: str, task: Any, future: Future[Any]) -> None: ...
 
+    def run_lineage(self, thread_id: str) -> tuple[int, str] | None: ...
+
 
 class JournalSaver(RootCheckpoints, Protocol):
     """A saver a journal shares its store with (``ActivityJournal.for_checkpointer``) and locates effects by."""

@@ -19,7 +19,8 @@ from ..storage.visit_keys import idempotency_key
 @dataclass(frozen=True)
 class EffectPosition:
     """One effect's place in the journal: the unique key of its document (``root_key``, its node's
-    ``NodePosition.root_key``, is stored with it and is no part of the key)."""
+    ``NodePosition.root_key``, and ``label``, its visit's readable path and occurrence (``journal/labels.py``), are
+    stored with it and are no part of the key)."""
 
     thread_id: str
     path: str
@@ -27,6 +28,7 @@ class EffectPosition:
     occurrence: str
     effect_key: str
     root_key: str | None = field(default=None, compare=False)
+    label: tuple[str, str] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         # Its fields become a query filter (discard, resolve): an operator must never reach one.
@@ -46,6 +48,6 @@ class EffectPosition:
         return f"thread {self.thread_id!r} path {self.path!r} node {self.node!r}#{self.occurrence} effect {self.effect_key!r}"
 
 
-def at(node: NodePosition, key: str) -> EffectPosition:
-    """The position of the effect ``key`` of ``node``."""
-    return EffectPosition(node.thread_id, node.path, node.node, node.occurrence, key, node.root_key)
+def at(node: NodePosition, key: str, label: tuple[str, str] | None = None) -> EffectPosition:
+    """The position of the effect ``key`` of ``node``, whose visit reads as ``label`` (path, occurrence)."""
+    return EffectPosition(node.thread_id, node.path, node.node, node.occurrence, key, node.root_key, label)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -251,18 +251,84 @@ def _is_scalar(value: Any) -> bool:
 
 
 def scrub(text: str, secrets: frozenset[str] | set[str] = frozenset()) -> str:
-    """``text`` with every occurrence of each of ``secrets`` replaced by ``REDACTED`` (longest first), as
-    written or escaped as JSON or ``repr`` write it (a ``"`` or ``\\`` in a secret), then ``redact_text``.
+    """``text`` with every occurrence of each of ``secrets`` replaced by ``REDACTED`` (the longest at a place
+    first), as written or escaped as JSON or ``repr`` write it (a ``"`` or ``\\`` in a secret), then
+    ``redact_text``. One pass over the text whatever the number of secrets (``SecretForms``, built once per set).
 
     >>> scrub("401 for https://x/?user=sk-123", {"sk-123"})
     '401 for https://x/?user=[REDACTED]'
     >>> scrub('{"echo": "pa\\\\"ss"}', {'pa"ss'})
     '{"echo": "[REDACTED]"}'
     """
-    forms = {form for secret in secrets for form in (secret, json.dumps(secret)[1:-1], repr(secret)[1:-1])}
-    for form in sorted(forms, key=len, reverse=True):
-        text = text.replace(form, REDACTED)
+    if secrets:
+        text = secret_forms(frozenset(secrets)).replace(text)
     return redact_text(text)
+
+
+#: How many forms of secrets ``SecretForms`` replaces one after the other (each a pass of ``str.replace``, in C);
+#: more are found in one pass, by their first ``PREFIX`` characters.
+FEW_FORMS = 16
+#: The characters a secret is first looked for by (``credential_values`` keeps none shorter).
+PREFIX = 4
+
+
+class SecretForms:
+    """The forms of a set of secrets (as written, JSON- and ``repr``-escaped), ready to be replaced in a text.
+
+    A few are replaced one after the other. More are found in one pass: the text's ``PREFIX``-character slices are
+    gathered once, those that start a form are looked up (by set intersection), and at each place they occur the
+    forms starting there are tried longest first, one length at a time: the work grows with the text and the
+    lengths of the forms, never with their number.
+
+    Args:
+        secrets: the secrets.
+    """
+
+    def __init__(self, secrets: frozenset[str]) -> None:
+        forms = {form for secret in secrets for form in (secret, json.dumps(secret)[1:-1], repr(secret)[1:-1]) if form}
+        short = sorted((f for f in forms if len(f) < PREFIX), key=len, reverse=True)
+        long = [f for f in forms if len(f) >= PREFIX]
+        self.one_by_one = tuple(sorted(long, key=len, reverse=True)) + tuple(short) if len(forms) <= FEW_FORMS else tuple(short)
+        self.longest = max(map(len, forms), default=0)
+        grouped: dict[str, dict[int, set[str]]] = {}
+        for form in long if len(forms) > FEW_FORMS else ():
+            grouped.setdefault(form[:PREFIX], {}).setdefault(len(form), set()).add(form)
+        #: By first characters: the forms starting with them, by length, longest first.
+        self.by_prefix = {p: tuple(sorted(((n, frozenset(f)) for n, f in by_len.items()), reverse=True)) for p, by_len in grouped.items()}
+
+    def replace(self, text: str) -> str:
+        """``text`` with every form replaced by ``REDACTED``."""
+        for form in self.one_by_one:
+            text = text.replace(form, REDACTED)
+        if not self.by_prefix or len(text) < PREFIX:
+            return text
+        present = self.by_prefix.keys() & {text[i:i + PREFIX] for i in range(len(text) - PREFIX + 1)}
+        if not present:
+            return text
+        places = sorted(at for prefix in present for at in _occurrences(text, prefix))
+        parts, done = [], 0
+        for at in places:
+            if at < done:
+                continue
+            length = next((n for n, forms in self.by_prefix[text[at:at + PREFIX]] if text[at:at + n] in forms), 0)
+            if length:
+                parts += [text[done:at], REDACTED]
+                done = at + length
+        return "".join(parts) + text[done:]
+
+
+def _occurrences(text: str, part: str) -> Iterable[int]:
+    """Where ``part`` starts in ``text`` (overlapping occurrences included)."""
+    at = text.find(part)
+    while at >= 0:
+        yield at
+        at = text.find(part, at + 1)
+
+
+@functools.lru_cache(maxsize=32)
+def secret_forms(secrets: frozenset[str]) -> SecretForms:
+    """The ``SecretForms`` of ``secrets``, built once for a set a page shows many texts with."""
+    return SecretForms(secrets)
 
 
 def preview(

@@ -21,7 +21,7 @@ occurrence the node's own key::
 
 Every key beneath the root carries a root checkpoint id, a UUID LangGraph minted when it created the checkpoint:
 a thread id reused after a delete, another database or a ``copy_thread`` target never meets it again. The readable
-ordinals (``agent/1/case_investigation/1/policy_analysis/1``) are labels, computed when entries are read
+ordinals (``agent/1/case_investigation/1/policy_analysis/1``) are labels, stored with the entries
 (``journal/labels.py``); replay never depends on them.
 """
 

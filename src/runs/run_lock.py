@@ -17,7 +17,8 @@ The lock is one document per thread, under a unique ``thread_id`` index. It
 stays after its run ends, so that its token keeps counting::
 
     {thread_id, fence: <int>, owner: <fresh uuid, None once released>,
-     owner_host, owner_pid, owner_process, lease_until, started_at, ended_cleanly}
+     owner_host, owner_pid, owner_process, lease_until, started_at, renewed_at, ended_cleanly,
+     runs: {"<fence % RUNS_KEPT>": {fence, host, pid, started_at, ended_at, ended}}}
 
 - ``fence`` is the lock's token: every acquisition and take-over increments
   it, and every renewal and release is conditional on the holder's fence, so
@@ -59,8 +60,12 @@ stays after its run ends, so that its token keeps counting::
   the background once the run returned (``CallLocks.release_in_background``);
   this process's next run of the thread waits for it. The async face awaits
   its release: a loop that ends with the run would cancel it.
-- ``ended_cleanly`` is kept for people (the inspectors tell a crashed run from one that stopped), never read by
-  a run: a run's visits are new by construction whatever ended the run before (``resolver/visit.py``).
+- ``ended_cleanly``, ``renewed_at`` and ``runs`` are kept for people, never read by a run (a run's visits are new by
+  construction whatever ended the run before: ``resolver/visit.py``): the inspectors tell a crashed run from one
+  that stopped, a holder that stopped renewing from one that runs, and draw the runs. ``runs`` keeps the last
+  ``RUNS_KEPT`` runs that ended, one slot per fence: each release writes its run's (``finished``, or ``failed``
+  when it raised or was cut short), and a take-over of a lock still owned writes the dead holder's (``crashed``
+  when its process is known gone, else ``lock lost``: its lease ran out), in the command they send anyway.
 
 A run costs 3 commands (read, take, release) on a thread this process has not
 run before, 2 (take, release) on one it has; one shorter than
@@ -135,6 +140,17 @@ _ENDED: LRU[str, None] = LRU(TAKEN_REMEMBERED)
 _ENDED_LOCK = threading.Lock()
 #: The ``lease_until`` of a released lock: long expired, so the next run takes it at once.
 RELEASED = datetime(1970, 1, 1)
+#: The ended runs a lock keeps (``runs``), one slot per fence modulo this.
+RUNS_KEPT = 16
+
+
+def run_record(fence: int, holder: Mapping[str, Any], ended_at: Any, ended: str) -> dict[str, Any]:
+    """``{"runs.<slot>": record}``: the ``$set`` that keeps how the run holding ``fence`` ended, for people."""
+    record = {
+        "fence": fence, "host": holder.get("owner_host"), "pid": holder.get("owner_pid"),
+        "started_at": holder.get("started_at"), "ended_at": ended_at, "ended": ended,
+    }
+    return {f"runs.{fence % RUNS_KEPT}": record}
 
 
 def held_locks() -> Mapping[tuple[int, str], HeldLock]:
@@ -229,8 +245,11 @@ class HeldLock:
         fence: int,
         lease_seconds: float,
         since: float | None = None,
+        started_at: datetime | None = None,
     ) -> None:
         self.thread_id, self.owner, self.fence, self.lease_seconds = thread_id, owner, fence, lease_seconds
+        #: When the take was sent (wall clock, as stored): kept in the run's record at its release.
+        self.started_at = started_at
         self.lost = False
         self.released = False  # set before the release is sent: a renewal failing after it is no loss
         self.beat = Beat()
@@ -444,9 +463,9 @@ class RunLocks(TwoFaces):
         owner = uuid.uuid4().hex
         pause = lease.Backoff(POLL_FIRST, POLL_MAX)
         # A thread this process ran before was usually released by its last run: taken then in one command, unread.
-        since = time.monotonic()
+        since, now = time.monotonic(), lease.utcnow()
         deadline = since + self.wait_seconds  # monotonic: the wall clock may step, and BSON dates drop microseconds
-        taken = (yield from self._take_released_plan(thread_id, owner)) if self._was_taken(thread_id) else None
+        taken = (yield from self._take_released_plan(thread_id, owner, now)) if self._was_taken(thread_id) else None
         taken_over = False
         while taken is None:
             found = yield Find(self.collection, {"thread_id": thread_id}, limit=1)
@@ -461,7 +480,7 @@ class RunLocks(TwoFaces):
             taken = yield from self._take_plan(thread_id, found[0] if found else None, owner, now)
         self._note_taken(thread_id)
         watch.taken(taken, taken_over)
-        holding = HeldLock(thread_id, owner, taken, self.lease_seconds, since)
+        holding = HeldLock(thread_id, owner, taken, self.lease_seconds, since, started_at=now)
         every = self.lease_seconds / lease.RENEWALS_PER_LEASE
         holding.beat = yield Heartbeat(lambda: self._renew_plan(holding), every)
         return holding
@@ -472,7 +491,7 @@ class RunLocks(TwoFaces):
         owner = holder.get("owner") if holder is not None else None
         return owner is not None and not self._ended_here(owner)
 
-    def _take_released_plan(self, thread_id: str, owner: str) -> Plan:
+    def _take_released_plan(self, thread_id: str, owner: str, now: datetime) -> Plan:
         """Take the thread's lock if its last holder released it (no owner), by one conditional update.
 
         Returns the new fence, or None when the lock is held, expired, or not there yet: then it is read first.
@@ -480,7 +499,7 @@ class RunLocks(TwoFaces):
         released = yield from self._take_sent(thread_id, owner, FindOneAndUpdate(
             self.collection,
             {"thread_id": thread_id, "owner": None},
-            {"$set": self._holder(owner, lease.utcnow()), "$inc": {"fence": 1}},
+            {"$set": self._holder(owner, now), "$inc": {"fence": 1}},
             before=True,
         ))
         if isinstance(released, _Applied):
@@ -520,7 +539,7 @@ class RunLocks(TwoFaces):
                 thread_id, owner, InsertOne(self.collection, {"thread_id": thread_id, "fence": 1, **self._holder(owner, now)})
             )
             return 1 if inserted else None
-        update = {"$set": self._holder(owner, now), "$inc": {"fence": 1}}
+        update = {"$set": {**self._holder(owner, now), **_ended_record(holder, now)}, "$inc": {"fence": 1}}
         if not (yield from self._take_sent(thread_id, owner, FencedUpdate(self.collection, _as_read(holder), update))):
             return None
         if holder.get("owner") is not None:
@@ -533,7 +552,7 @@ class RunLocks(TwoFaces):
         renewed = yield FencedUpdate(
             self.collection,
             {"thread_id": holding.thread_id, "fence": holding.fence, "lease_until": {"$gt": now}},
-            {"$set": {"lease_until": now + timedelta(seconds=self.lease_seconds)}},
+            {"$set": {"lease_until": now + timedelta(seconds=self.lease_seconds), "renewed_at": now}},
         )
         if renewed:
             holding.renewed(sent)
@@ -549,7 +568,10 @@ class RunLocks(TwoFaces):
         released = yield FencedUpdate(
             self.collection,
             {"thread_id": holding.thread_id, "fence": holding.fence},
-            {"$set": {"owner": None, "lease_until": RELEASED, "ended_cleanly": cleanly}},
+            {"$set": {
+                "owner": None, "lease_until": RELEASED, "ended_cleanly": cleanly,
+                **run_record(holding.fence, {**identity(), "started_at": holding.started_at}, lease.utcnow(), "finished" if cleanly else "failed"),
+            }},
         )
         self._note_ended(holding.owner, ended=False)
         if not released:
@@ -707,6 +729,17 @@ def _takeable(holder: dict[str, Any], now: datetime) -> bool:
     """Released or expired (``lease_until <= now``), or held by a process that is gone."""
     lease_until = lease.naive(holder.get("lease_until"))
     return lease_until is None or lease_until <= now or owner_gone(holder)
+
+
+def _ended_record(holder: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """The record of the run whose lock is taken over (``run_record``), if one still owns it: ``crashed`` when its
+    process is known gone, ``lock lost`` when its lease ran out (dead elsewhere, or stalled); none for a lock
+    released, or one this process's own ended run still owns (its release is on its way)."""
+    owner, fence = holder.get("owner"), holder.get("fence")
+    if owner is None or not isinstance(fence, int) or RunLocks._ended_here(owner):
+        return {}
+    gone = owner_gone(holder)  # it ended before: last seen when it last renewed (the views add its last work)
+    return run_record(fence, holder, holder.get("renewed_at") or holder.get("started_at"), "crashed" if gone else "lock lost")
 
 
 def _as_read(holder: dict[str, Any]) -> dict[str, Any]:

@@ -1,23 +1,25 @@
 """The inspector's routes: two pages, the same data as JSON under ``/api``, and three writes.
 
-    GET  /                         the threads (?prefix=, ?after=, ?limit=)
+    GET  /                         the threads (?prefix=, ?after=, ?limit=, ?state=: only those in that state)
     GET  /threads/{thread_id}      one thread (?page=N: its journal entries 200 at a time)
     GET  /api/threads              the threads as JSON (same parameters)
     GET  /api/thread?id=THREAD     one thread as JSON (an id may hold "/", so it is a parameter; ?page=N too)
     GET  /api/thread/value?id=THREAD&channel=NAME  one value of its latest state whole (the pages cut it)
     GET  /api/thread/timeline.svg?id=THREAD  its page of effects as bars in time (?page=N too)
     GET  /api/thread/status?id=THREAD  its thread list row: what a live page polls (a few documents read)
-    POST /api/resolve              position, outcome (JSON), csrf
-    POST /api/discard              position, csrf
-    POST /api/delete               thread_id, csrf
+    POST /api/resolve?csrf=TOKEN   position, outcome (JSON)
+    POST /api/discard?csrf=TOKEN   position
+    POST /api/delete?csrf=TOKEN    thread_id
 
 Every request passes ``Guard`` first (host and token); a write also needs ``--allow-writes`` (else 403) and
-the CSRF token (else 403). A form post from a page is answered by a redirect back to the page; a script's
+the CSRF token, in its query or its ``X-CSRF-Token`` header (else 403, before a byte of its body is read), and a
+form of at most ``MAX_FORM_BYTES`` (else 413, no more read than that). A form post from a page is answered by a redirect back to the page; a script's
 (``Accept: application/json``) by JSON. Templates autoescape everything they show.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from datetime import datetime
@@ -39,6 +41,7 @@ from ..errors import DurableMongoError, InvalidInputError
 from ..views.exits import EXIT_UNKNOWN_THREAD, CliError
 from ..views.plans import MAX_ENTRIES_PAGE, MAX_PAGE, OPEN_SHOWN
 from ..views.reader import ThreadViews
+from ..views.states import THREAD_STATES, state_named
 from ..views.timeline import timeline_svg
 from .actions import Actions
 from .guard import TOKEN_COOKIE, Guard
@@ -56,14 +59,22 @@ NO_FRAMING = {"Content-Security-Policy": "frame-ancestors 'none'", "X-Frame-Opti
 
 
 def _plain(value: Any) -> Any:
-    """``value`` with dates as ISO text and sets as sorted lists: what JSON can hold."""
+    """``value`` as strict JSON holds it: dates as ISO text, sets as sorted lists, and what a document edited by hand
+    may hold and JSON cannot (a NaN or infinite number, bytes, an ``ObjectId``, any other BSON type) as text."""
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set)):
-        return [_plain(v) for v in (sorted(value) if isinstance(value, set) else value)]
-    return value
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+        return [_plain(v) for v in items]
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, (bytes, bytearray)):
+        return f"<{len(value)} bytes>"
+    return str(value)
 
 
 def _environment() -> Environment:
@@ -121,7 +132,8 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
 
     def threads_page(request: Request) -> Response:
         found = views.threads(**_page_args(request))
-        return page("threads.html", listing=found, prefix=request.query_params.get("prefix", ""))
+        return page("threads.html", listing=found, prefix=request.query_params.get("prefix", ""),
+                    state=state_named(request.query_params.get("state")), states=THREAD_STATES)
 
     def thread_page(request: Request) -> Response:
         thread_id = request.path_params["thread_id"]
@@ -155,7 +167,8 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
         found = views.thread(thread_id, _entries_page(request))
         if found is None:
             return JSONResponse({"error": f"unknown thread {thread_id!r}: no checkpoints and no journal entries"}, 404)
-        return Response(timeline_svg(found["operations"], found["timeline"], found["state"]), media_type="image/svg+xml")
+        svg = timeline_svg(found["operations"], found["timeline"], found["state"], found["runs"])
+        return Response(svg, media_type="image/svg+xml")
 
     def value_api(request: Request) -> Response:
         thread_id, channel = request.query_params.get("id", ""), request.query_params.get("channel", "")
@@ -168,9 +181,12 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
         async def endpoint(request: Request) -> Response:
             if not guard.allow_writes:
                 return JSONResponse({"error": "writes are off: start ui with --allow-writes to resolve, discard or delete"}, 403)
-            form = await _form(request)
-            if not guard.csrf_valid(request.headers.get("x-csrf-token") or _field(form, "csrf")):
+            # the token is in the query or a header, never in the body: a request without it reads nothing
+            if not guard.csrf_valid(request.headers.get("x-csrf-token") or request.query_params.get("csrf")):
                 return JSONResponse({"error": "missing or wrong CSRF token: reload the page and try again"}, 403)
+            form = await _form(request)
+            if form is None:
+                return JSONResponse({"error": f"the form is larger than {MAX_FORM_BYTES} bytes"}, 413)
             done, back = await run_in_threadpool(act, form)
             if "application/json" in request.headers.get("accept", ""):
                 return JSONResponse(_plain(done))
@@ -201,7 +217,7 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
         Route("/api/delete", write(deleted), methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    handlers = {DurableMongoError: _refused, CliError: _refused}
+    handlers = {DurableMongoError: _refused, CliError: _refused, Exception: _failed}
     return Starlette(routes=routes, middleware=[Middleware(_Guarded, guard=guard)], exception_handlers=handlers)
 
 
@@ -211,7 +227,8 @@ def _page_args(request: Request) -> dict[str, Any]:
     limit = params.get("limit", "50")
     if not LIMIT_TEXT.fullmatch(limit):  # not str.isdigit: "²" is a digit int() refuses, and 5,000 digits too
         raise InvalidInputError(f"limit must be a whole number from 1 to {MAX_PAGE}, got {limit!r:.40}")
-    return {"prefix": params.get("prefix", ""), "after": params.get("after") or None, "limit": int(limit)}
+    return {"prefix": params.get("prefix", ""), "after": params.get("after") or None, "limit": int(limit),
+            "state": params.get("state") or None}
 
 
 def _entries_page(request: Request) -> int:
@@ -222,11 +239,17 @@ def _entries_page(request: Request) -> int:
     return int(page)
 
 
-async def _form(request: Request) -> dict[str, str]:
-    """A page's form (``application/x-www-form-urlencoded``, at most ``MAX_FORM_BYTES``): each field's first value."""
-    body = await request.body()
-    if len(body) > MAX_FORM_BYTES:
-        raise InvalidInputError(f"the form is larger than {MAX_FORM_BYTES} bytes")
+async def _form(request: Request) -> dict[str, str] | None:
+    """A page's form (``application/x-www-form-urlencoded``): each field's first value, or None when it is larger
+    than ``MAX_FORM_BYTES`` (said by its length before a byte is read, else found reading no more than that)."""
+    length = request.headers.get("content-length", "")
+    if length and (not length.isdigit() or int(length) > MAX_FORM_BYTES):
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            return None
     return {name: values[0] for name, values in parse_qs(body.decode("utf-8", "replace")).items()}
 
 
@@ -243,6 +266,12 @@ def _thread_url(thread_id: str) -> str:
 
 def _said(done: dict[str, Any]) -> str:
     return f"{done.get('now')} {done.get('kind')} {done.get('name')!r} (was {done.get('was')})"
+
+
+async def _failed(request: Request, error: Exception) -> Response:
+    """Whatever else went wrong, said as JSON (500): the request and the error's type, not its message (it may
+    quote a stored value, unscrubbed). Starlette still raises it after, for the server's log."""
+    return JSONResponse({"error": f"the inspector could not answer {request.url.path}: {type(error).__name__} (see its log)"}, 500)
 
 
 async def _refused(request: Request, error: Exception) -> Response:

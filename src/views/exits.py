@@ -9,11 +9,13 @@
 - ``EXIT_UNREACHABLE`` (4): the server cannot be reached.
 - ``EXIT_AUTH`` (5): the server refused the credentials (authentication failed) or the user's rights
   (not authorized): fix the user, the password, ``authSource`` or the user's roles; retrying will not help.
+- ``EXIT_WARNING`` (6): ``doctor`` found nothing broken but warns (FerretDB's conditional updates are not atomic:
+  run one worker per thread), so a script that checks the exit code hears it.
 """
 
 from __future__ import annotations
 
-EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_AUTH = 0, 1, 2, 3, 4, 5
+EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_AUTH, EXIT_WARNING = 0, 1, 2, 3, 4, 5, 6
 
 
 class CliError(Exception):

@@ -7,8 +7,8 @@ thread, in id order, and the threads of the page's range whose summary is missin
 ``thread_page_plan`` reads one page of the thread list in at most three round trips whatever the number of
 threads: the page's summaries; then, side by side, its latest root checkpoints (by ``_id``), run locks (by
 ``thread_id``), its threads' finished journal entries counted by status on the server and their unfinished
-ones; and, for threads with tasks still due, the error and
-interrupt writes of their latest checkpoint. ``thread_plan`` reads one thread: its root checkpoints (latest
+ones; and, for threads with tasks, the pending writes of their latest
+checkpoint (who wrote which channel). ``thread_plan`` reads one thread: its root checkpoints (latest
 first, ``limit``), their writes' task paths and channels (never their values), its journal entries and its
 run lock.
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._bson import require_str
+from .._bson import document_problem, require_str
 from ..storage.plans.requests import Aggregate, Find, Gather, Plan
 from ..checkpointer.documents import STORED_CHANNELS_PROJECTION, key_id, stored_channels
 from ..errors import InvalidInputError
@@ -28,8 +28,8 @@ from ..storage.schema import CollectionNames
 from ..storage.summary_drift import unsummarized_plan
 from ..storage.thread_summaries import SUMMARY_NS, SUMMARY_PROJECTION
 from ..journal.labels import labelled
-from .._langgraph import ERROR, INTERRUPT
-from .states import due_nodes
+from .._langgraph import checkpoint_tasks
+from .states import finished_state
 
 #: What the views read of a root checkpoint: never its serialized checkpoint or values, only channel names
 #: (``stored_channels``).
@@ -44,8 +44,10 @@ ENTRY_STATE_PROJECTION = {
 }
 #: What the views read of a pending write: who wrote which channel, never the value.
 WRITE_PROJECTION = {"_id": 0, "thread_id": 1, "checkpoint_id": 1, "task_id": 1, "task_path": 1, "channel": 1}
-#: The statuses of an entry whose state its status alone tells (``states.effect_state``): counted, not read.
+#: The statuses of an entry whose state its status (and a failure's type) tells (``states.effect_state``): counted,
+#: not read, by status and error type (a failure that is LangGraph's ``interrupt()`` counts as ``interrupted``).
 FINISHED = ("completed", "failed")
+FINISHED_GROUP = {"status": "$status", "type": "$error.type", "module": "$error.module"}
 #: The most threads one page lists.
 MAX_PAGE = 500
 #: The most root checkpoints a thread's timeline shows, latest first.
@@ -189,6 +191,14 @@ def _in_id_order(summary: dict[str, Any]) -> tuple[int, str]:
     return (0, "") if isinstance(thread_id, (int, float)) and not isinstance(thread_id, bool) else (2, "")
 
 
+def thread_id_problem_plan(names: CollectionNames, thread_id: Any) -> Plan:
+    """The problem of the thread summary stored under a ``thread_id`` that is not a string, naming it."""
+    # $eq: a thread_id stored as a document such as {"$gt": ""} must not become an operator here
+    docs = yield Find(names.checkpoints, {"thread_id": {"$eq": thread_id}, "checkpoint_ns": SUMMARY_NS}, limit=1)
+    doc = docs[0] if docs else {"thread_id": thread_id}
+    return str(document_problem(names.checkpoints, doc, {"thread_id": (str,)}))
+
+
 def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None = None, limit: int = 50) -> Plan:
     """One page of threads in id order, with what their state is made of.
 
@@ -201,7 +211,8 @@ def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None
     Returns:
         ``{"summaries": [{"thread_id", "latest", "checkpoints"}], "more", "latest": {thread_id: checkpoint},
         "locks": {thread_id: lock}, "entries": [entry not finished], "finished": {thread_id: {status: count}},
-        "written": {thread_id: {channel, ...}}}``: finished entries (completed, failed) are counted by the server,
+        "written": {thread_id: [write, ...]}, "problems": [the problem of each summary whose thread_id is not a
+        string]}``: finished entries (completed, failed) are counted by the server,
         so the page reads documents in proportion to its threads, not to their journals; a summary's
         ``thread_id`` may be a non-string (stored by hand): the caller reports it.
 
@@ -210,7 +221,10 @@ def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None
     """
     summaries, more = yield from summaries_page_plan(names, prefix, after, limit)
     listed = [s for s in summaries if isinstance(s.get("thread_id"), str)]
-    page = {"summaries": summaries, "more": more, "latest": {}, "locks": {}, "entries": [], "finished": {}, "written": {}}
+    page = {"summaries": summaries, "more": more, "latest": {}, "locks": {}, "entries": [], "finished": {}, "written": {},
+            "problems": []}
+    for unlisted in (s for s in summaries if s not in listed):
+        page["problems"].append((yield from thread_id_problem_plan(names, unlisted.get("thread_id"))))
     if not listed:
         return page
     ids = [s["thread_id"] for s in listed]
@@ -220,7 +234,7 @@ def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None
         Find(names.runs, {"thread_id": {"$in": ids}}, {"_id": 0}),
         Aggregate(names.journal, [
             {"$match": {**entries, "status": {"$in": list(FINISHED)}}},
-            {"$group": {"_id": {"thread_id": "$thread_id", "status": "$status"}, "n": {"$sum": 1}}},
+            {"$group": {"_id": {"thread_id": "$thread_id", **FINISHED_GROUP}, "n": {"$sum": 1}}},
         ]),
         Find(names.journal, {**entries, "status": {"$nin": list(FINISHED)}}, ENTRY_STATE_PROJECTION),
     ))
@@ -228,9 +242,25 @@ def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None
     page["locks"] = {doc["thread_id"]: doc for doc in locks}
     page["entries"] = unfinished
     for group in finished:
-        page["finished"].setdefault(group["_id"]["thread_id"], {})[group["_id"]["status"]] = group["n"]
+        by_state = page["finished"].setdefault(group["_id"]["thread_id"], {})
+        state = finished_group_state(group["_id"])
+        by_state[state] = by_state.get(state, 0) + group["n"]
     page["written"] = yield from _due_writes_plan(names, ids, page["latest"])
     return page
+
+
+def finished_group_state(group: dict[str, Any]) -> str:
+    """The effect state of a group of finished entries counted by ``FINISHED_GROUP``."""
+    return finished_state(str(group.get("status")), group.get("type"), group.get("module"))
+
+
+def _finished(groups: list[dict[str, Any]]) -> dict[str, int]:
+    """``{state: count}`` of a thread's finished entries, from their groups (``FINISHED_GROUP``)."""
+    counts: dict[str, int] = {}
+    for group in groups:
+        state = finished_group_state(group["_id"])
+        counts[state] = counts.get(state, 0) + group["n"]
+    return counts
 
 
 def by_thread(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -244,21 +274,17 @@ def latest_keys(summaries: list[dict[str, Any]]) -> list[str]:
 
 
 def _due_writes_plan(names: CollectionNames, ids: list[str], latest_docs: dict[str, dict[str, Any]]) -> Plan:
-    """``{thread_id: {channel, ...}}``: the error and interrupt writes of the latest checkpoint of each listed thread
-    (``latest_docs``, by thread) that has tasks still due."""
-    due = [doc["checkpoint_id"] for doc in latest_docs.values() if due_nodes(stored_channels(doc))]
+    """``{thread_id: [write, ...]}``: the pending writes (who wrote which channel, never the value) of the latest
+    checkpoint of each listed thread (``latest_docs``, by thread) that has tasks (``checkpoint_tasks``)."""
+    due = [doc.get("checkpoint_id") for doc in latest_docs.values() if checkpoint_tasks(stored_channels(doc, holding=True), None)]
     if not due:
         return {}
     span = {"thread_id": {"$gte": ids[0], "$lte": ids[-1]}}
-    writes = yield Find(
-        names.writes,
-        {**span, "checkpoint_ns": "", "checkpoint_id": {"$in": due}, "channel": {"$in": [ERROR, INTERRUPT]}},
-        WRITE_PROJECTION,
-    )
-    written: dict[str, set[str]] = {}
+    writes = yield Find(names.writes, {**span, "checkpoint_ns": "", "checkpoint_id": {"$in": due}}, WRITE_PROJECTION)
+    written: dict[str, list[dict[str, Any]]] = {}
     for write in writes:
-        if latest_docs.get(write["thread_id"], {}).get("checkpoint_id") == write["checkpoint_id"]:
-            written.setdefault(write["thread_id"], set()).add(write["channel"])
+        if latest_docs.get(write.get("thread_id"), {}).get("checkpoint_id") == write.get("checkpoint_id"):
+            written.setdefault(write["thread_id"], []).append(write)
     return written
 
 
@@ -300,7 +326,7 @@ def thread_plan(
             {"$match": entry}, {"$sort": {"_id": 1}}, {"$skip": skip}, {"$limit": ENTRIES_PAGE + 1}, {"$project": shown},
         ]),
         Aggregate(names.journal, [
-            {"$match": {**entry, "status": {"$in": list(FINISHED)}}}, {"$group": {"_id": "$status", "n": {"$sum": 1}}},
+            {"$match": {**entry, "status": {"$in": list(FINISHED)}}}, {"$group": {"_id": FINISHED_GROUP, "n": {"$sum": 1}}},
         ]),
         Find(names.journal, {**entry, "status": {"$ne": "completed"}}, {"_id": 0, "outcome.data": 0},
              sort=[("_id", -1)], limit=OPEN_SHOWN + 1),
@@ -310,7 +336,7 @@ def thread_plan(
         subgraph_only = yield Find(names.checkpoints, {"thread_id": thread_id}, {"_id": 1}, limit=1)
         if not subgraph_only:
             return None
-    ids = [doc["checkpoint_id"] for doc in checkpoints]
+    ids = [doc["checkpoint_id"] for doc in checkpoints if isinstance(doc.get("checkpoint_id"), str)]
     writes = (
         (yield Find(names.writes, {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": {"$in": ids}}, WRITE_PROJECTION))
         if ids else []
@@ -320,32 +346,36 @@ def thread_plan(
     unfinished = [e for e in reversed(latest) if e.get("status") != "failed"]  # in the order claimed
     page_entries, unfinished, failed = page_labels(entries[:ENTRIES_PAGE], unfinished, failed, first_page=not skip)
     return {
-        "checkpoints": checkpoints, "writes": writes, "entries": page_entries, "labelled": not skip,
-        "more_entries": len(entries) > ENTRIES_PAGE, "finished": {group["_id"]: group["n"] for group in counted},
+        "checkpoints": checkpoints, "writes": writes, "entries": page_entries, "labelled": _labelled(page_entries, not skip),
+        "more_entries": len(entries) > ENTRIES_PAGE, "finished": _finished(counted),
         "unfinished": unfinished, "more_open": len(open_entries) > OPEN_SHOWN, "failed": failed,
         "lock": locks[0] if locks else None,
     }
 
 
+def _labelled(entries: list[dict[str, Any]], first_page: bool) -> bool:
+    """Whether every visit of a page reads as its label: on the first page, or when each of its entries stores one."""
+    return first_page or all("visit" in e for e in entries if "root_key" in e)
+
+
 def page_labels(
     page: list[dict[str, Any]], *others: list[dict[str, Any]], first_page: bool
 ) -> tuple[list[dict[str, Any]], ...]:
-    """The entries of one page, and ``others`` of the same thread, with their labels where the page proves them.
+    """The entries of one page, and ``others`` of the same thread, with their labels: the label each stores, and,
+    for an entry stored without one (written before labels were stored), the one the page proves.
 
-    A visit's label counts the visits of its sequence claimed before it (``journal.labels``), so it is exact when
-    counted over the thread's first entries: on the first page, each entry of ``others`` whose visit is on the page
-    reads that label, and the rest keep their stored keys. On a later page the earlier visits are not read, so
-    every entry keeps its stored key rather than show a number counted from the page's middle.
+    An entry without a stored label is numbered among the visits of its sequence claimed before it
+    (``journal.labels``), exact when counted over the thread's first entries: on the first page, each entry of
+    ``others`` whose visit is on the page reads that label. On a later page the earlier visits are not read, so such
+    an entry keeps its stored key rather than show a number counted from the page's middle.
     """
-    if not first_page:
-        return (page, *others)
-    shown = labelled(page)
+    shown = labelled(page, number=first_page)
     by_visit = {(e["visit"]["path"], e["node"], e["visit"]["occurrence"]): e for e in shown if "visit" in e}
 
     def label(entry: dict[str, Any]) -> dict[str, Any]:
         named = by_visit.get((entry.get("path"), entry.get("node"), entry.get("occurrence")))
         if named is None:
-            return entry
+            return labelled([entry], number=False)[0]
         return {**entry, "path": named["path"], "occurrence": named["occurrence"], "visit": named["visit"]}
 
     return (shown, *([label(entry) for entry in entries] for entries in others))

@@ -1,27 +1,32 @@
 """Why a thread stopped, from stored documents alone: the error LangGraph saved as a failed task's pending write
-and the journal's failed entries, the value of an ``interrupt()``, the idempotency keys of outcomes unknown, and
-the run lock a crashed process left held.
+and the journal's failed entries, the question of an ``interrupt()``, the outcomes unknown (their idempotency key,
+and the commands that settle them), and the run lock a crashed process left held.
 
 LangGraph saves a task's error as the write ``__error__`` (the exception's ``repr``) of the checkpoint the task
-ran from, once per graph level: the root's names the root-level node, the deepest (the longest namespace under
+ran from, once per graph level: the root's names the root-level task, the deepest (the longest namespace under
 ``<node>:<task_id>``) the node that raised. An ``interrupt()`` is saved the same way as ``__interrupt__``.
 ``stop_writes_plan`` reads those writes of the latest root checkpoint and its nested namespaces, values
-included; ``why_stopped`` shapes them, messages and values redacted as journal previews are unless
-``with_outcomes``.
+included; ``why_stopped`` shapes them. Every task is named as the graph names it: a ``Send`` by the node it was
+sent to and, sent to a ``ToolNode``, its tool call's name and id (``states.checkpoint_tasks_of``); every text is
+scrubbed of the thread's credential values unless ``--with-outcomes``.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import shlex
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._langgraph import ERROR, INTERRUPT, task_node
-from ..journal.redaction import redact_text
+from .._langgraph import ERROR, INTERRUPT, NS_END, NS_SEP, sent_index, task_node
+from ..journal.redaction import credential_values, redact, scrub
+from ..storage.plans import lease
 from ..storage.plans.requests import Find, Plan
 from ..storage.schema import CollectionNames
-from .values import redacted_values, shown
+from .effects import mapping, text
+from .states import lease_live
+from .values import shown
 
 #: What is read of an error or interrupt write: where, who, and its serialized value (one chunk).
 STOP_WRITE_PROJECTION = {
@@ -33,9 +38,12 @@ MAX_STOP_WRITES = 50
 MESSAGE_CHARS = 2000
 #: An exception's ``repr``: its type, and its arguments in parentheses.
 _REPR = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.DOTALL)
+#: Where an error's message says which commands settle it (``EffectOutcomeUnknownError``): the page shows them
+#: apart, each in a block a person copies.
+_SHELL = re.compile(r";?\s*from a shell \(with --uri and --db of this database\):.*$", re.DOTALL)
 
 
-def stop_writes_plan(names: CollectionNames, thread_id: str, latest_id: str, root_writes: list[Mapping[str, Any]]) -> Plan:
+def stop_writes_plan(names: CollectionNames, thread_id: str, latest_id: Any, root_writes: list[Mapping[str, Any]]) -> Plan:
     """The error and interrupt writes of the latest root checkpoint, and those of the namespaces nested under its
     tasks that wrote one (where the node that raised or interrupted ran), values included.
 
@@ -50,108 +58,193 @@ def stop_writes_plan(names: CollectionNames, thread_id: str, latest_id: str, roo
         checkpoint has no error or interrupt write.
     """
     stopping = [w for w in root_writes if w.get("checkpoint_id") == latest_id and w.get("channel") in (ERROR, INTERRUPT)]
-    if not stopping:
+    if not stopping or not isinstance(latest_id, str):
         return []
     levels: list[dict[str, Any]] = [{"checkpoint_ns": "", "checkpoint_id": latest_id}]
-    for write in stopping:
-        under = f"{task_node(write.get('task_path'))}:{write.get('task_id')}"
-        levels.append({"checkpoint_ns": {"$gte": under, "$lt": under + "}"}})  # "}" follows "|", the separator
+    for task_id in sorted({w["task_id"] for w in stopping if isinstance(w.get("task_id"), str)}):
+        # the task's namespace, whatever its node's name (a Send's is not in its path): "<node>:<task id>", then "|"
+        levels.append({"checkpoint_ns": {"$regex": f"^[^{re.escape(NS_SEP)}]*{re.escape(NS_END + task_id)}($|{re.escape(NS_SEP)})"}})
     query = {"thread_id": thread_id, "channel": {"$in": [ERROR, INTERRUPT]}, "chunk": 0, "$or": levels}
     found = yield Find(names.writes, query, STOP_WRITE_PROJECTION, limit=MAX_STOP_WRITES)
     return found
 
 
-def _exception(text: str) -> tuple[str | None, str]:
+def _exception(message: str) -> tuple[str | None, str]:
     """An exception's ``repr`` as LangGraph saved it, read back as its type and message."""
-    match = _REPR.match(text)
+    match = _REPR.match(message)
     if match is None:
-        return None, text
+        return None, message
     try:
         args = ast.literal_eval(match[2] + ",") if match[2] else ()
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
         return match[1], match[2]
     return match[1], str(args[0]) if len(args) == 1 else ", ".join(map(str, args))
 
 
-def _path(namespace: str, node: str) -> str:
+class Namer:
+    """Names the task that wrote a write, as the graph names it: a pulled task by its node, a ``Send`` by the node
+    it was sent to (from the latest checkpoint's tasks, or from the journal's entries of that visit) and its tool
+    call, a task of a nested graph by its namespace.
+
+    Args:
+        tasks: the latest root checkpoint's tasks (``states.checkpoint_tasks_of``).
+        sent: ``{(root checkpoint id, Send index): node}`` from the journal's entries.
+    """
+
+    def __init__(self, tasks: list[Mapping[str, Any]], sent: Mapping[tuple[str, int], str] | None = None) -> None:
+        self.by_task_id = {t["task_id"]: t for t in tasks if t.get("task_id")}
+        self.sent = sent or {}
+
+    def sent_to(self, checkpoint_id: Any) -> list[str]:
+        """The nodes the journal saw the ``Send`` packets of a root checkpoint run (its entries' ``<id>.<index>``)."""
+        return [node for (of, _), node in sorted(self.sent.items()) if of == checkpoint_id]
+
+    def task(self, write: Mapping[str, Any]) -> tuple[str, Mapping[str, str] | None]:
+        """``(node, tool call or None)`` of the task that wrote ``write``."""
+        known = self.by_task_id.get(write.get("task_id"))
+        if known is not None and known.get("name"):
+            return known["name"], known.get("tool_call")
+        node = task_node(write.get("task_path"))
+        if not node.startswith("~"):
+            return node, None
+        index = sent_index(write.get("task_path"))
+        return self.sent.get((write.get("checkpoint_id"), index), "Send") if index is not None else "task", None
+
+
+def _path(namespace: Any, node: str) -> str:
     """The nodes from the root down to ``node``, ``/``-separated (a namespace's tasks by name)."""
-    return "/".join([part.split(":")[0] for part in namespace.split("|") if part] + [node])
+    return "/".join([part.split(NS_END)[0] for part in (text(namespace) or "").split(NS_SEP) if part] + [node])
 
 
 def _deepest(writes: list[Mapping[str, Any]], channel: str) -> list[Mapping[str, Any]]:
     """The writes of ``channel`` at the deepest level each root-level task reached (the node that raised)."""
     found = [w for w in writes if w.get("channel") == channel]
     deepest: dict[str, Mapping[str, Any]] = {}
-    for write in sorted(found, key=lambda w: len(str(w.get("checkpoint_ns") or ""))):
-        namespace = str(write.get("checkpoint_ns") or "")
-        top = namespace.split("|")[0] if namespace else f"{task_node(write.get('task_path'))}:{write.get('task_id')}"
+    for write in sorted(found, key=lambda w: len(text(w.get("checkpoint_ns")) or "")):
+        namespace = text(write.get("checkpoint_ns")) or ""
+        top = namespace.split(NS_SEP)[0].split(NS_END)[-1] if namespace else str(write.get("task_id"))
         deepest[top] = write
     return list(deepest.values())
 
 
 def why_stopped(
     state: str, writes: list[Mapping[str, Any]], effects: list[Mapping[str, Any]], lock: Mapping[str, Any] | None,
-    decode: Callable[[Mapping[str, Any]], Any], *, with_outcomes: bool, step_at: Any = None,
+    decode: Callable[[Mapping[str, Any]], Any], namer: Namer, *, secrets: frozenset[str] | None, step_at: Any = None,
+    settle: Callable[[str], list[str]] = lambda position: [],
 ) -> dict[str, Any]:
     """What stopped a thread, for its page, its JSON and ``inspect``.
 
     Args:
         state: the thread's state (``states.THREAD_STATES``).
         writes: ``stop_writes_plan``'s documents.
-        effects: the thread's effects as the views show them (``state``, ``error``, ``attempts``, ...).
+        effects: the thread's effects as the views show them (``effects.effect_view``).
         lock: its run lock document, if any.
         decode: a write document's value (raises when it cannot be read).
-        with_outcomes: show messages and values whole (else redacted as journal previews are).
+        namer: names the task of a write (``Namer``).
+        secrets: the thread's credential values, scrubbed from every text shown; None shows them whole
+            (``--with-outcomes``).
         step_at: when the latest root step began: the ``at`` of LangGraph's errors, which are saved with no time
             of their own (a journal entry's is when it failed; ``attempts`` is the journal's alone).
+        settle: the command lines that resolve and discard the effect at a position.
 
     Returns:
-        ``{"state", "errors": [{"source", "node", "path", "type", "message", "at", "attempts", ...}],
-        "interrupts": [{"node", "path", "value"}], "unknown": [{"position", "kind", "name", "idempotency_key"}],
-        "crashed_run": {"owner", "host", "pid", "started_at", "lease_until"} or None}``.
+        ``{"state", "errors": [{"source", "node", "tool_call", "path", "type", "message", "at", "attempts", ...}],
+        "interrupts": [{"node", "tool_call", "path", "question", "value"}], "unknown": [{"position", "kind",
+        "name", "idempotency_key", "commands"}], "crashed_run": {"owner", "host", "pid", "started_at",
+        "lease_until"} or None}``.
     """
-    clean = (lambda text: text) if with_outcomes else redact_text
-    errors = [{**_graph_error(w, decode, clean), "at": step_at} for w in _deepest(writes, ERROR)]
+    errors = [{**_graph_error(w, decode, namer, secrets), "at": step_at} for w in _deepest(writes, ERROR)]
     errors += [
-        {"source": "journal", "node": e.get("node"), "path": e.get("path"), "kind": e.get("kind"), "name": e.get("name"),
-         "type": (e.get("error") or {}).get("type"), "message": (e.get("error") or {}).get("message"),
+        {"source": "journal", "node": e.get("node"), "tool_call": e.get("tool_call_id"), "path": e.get("path"),
+         "kind": e.get("kind"), "name": e.get("name"), "type": mapping(e.get("error")).get("type"),
+         "message": mapping(e.get("error")).get("message"), "commands": [],
          "at": e.get("finished_at") or e.get("updated_at"), "attempts": e.get("attempts")}
         for e in effects if e.get("state") == "failed"
     ]
-    interrupts = [
-        {"node": task_node(w.get("task_path")), "path": _path(str(w.get("checkpoint_ns") or ""), task_node(w.get("task_path"))),
-         "value": _value(w, decode, with_outcomes)}
-        for w in _deepest(writes, INTERRUPT)
-    ]
+    interrupts = [_interrupt(w, decode, namer, secrets) for w in _deepest(writes, INTERRUPT)]
     unknown = [
-        {"position": e.get("position"), "kind": e.get("kind"), "name": e.get("name"), "idempotency_key": e.get("idempotency_key")}
+        {"position": e.get("position"), "kind": e.get("kind"), "name": e.get("name"), "node": e.get("node"),
+         "tool_call": e.get("tool_call_id"), "idempotency_key": e.get("idempotency_key"),
+         "commands": settle(e["position"]) if e.get("position") else []}
         for e in effects if e.get("state") == "outcome unknown"
     ]
-    crashed = None
-    if state == "crashed" and lock is not None:
-        crashed = {f: lock.get(k) for f, k in (("owner", "owner"), ("host", "owner_host"), ("pid", "owner_pid"),
-                                               ("started_at", "started_at"), ("lease_until", "lease_until"))}
-    return {"state": state, "errors": errors, "interrupts": interrupts, "unknown": unknown, "crashed_run": crashed}
+    return {"state": state, "errors": errors, "interrupts": interrupts, "unknown": unknown, "crashed_run": _crashed(lock)}
 
 
-def _graph_error(write: Mapping[str, Any], decode: Callable[[Mapping[str, Any]], Any], clean: Callable[[str], str]) -> dict[str, Any]:
-    """LangGraph's error write as an error the page shows: the node that raised, its exception's type and message."""
-    node = task_node(write.get("task_path"))
+def _crashed(lock: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The run that died holding the thread's lock, if one did (its lease over, or its process gone)."""
+    if lock is None or lock.get("owner") is None or lease_live(lock, lease.utcnow()):
+        return None
+    return {f: lock.get(k) for f, k in (("owner", "owner"), ("host", "owner_host"), ("pid", "owner_pid"),
+                                         ("started_at", "started_at"), ("lease_until", "lease_until"))}
+
+
+def _cleaned(message: str, secrets: frozenset[str] | None) -> str:
+    return message if secrets is None else scrub(message, secrets)
+
+
+def _graph_error(
+    write: Mapping[str, Any], decode: Callable[[Mapping[str, Any]], Any], namer: Namer, secrets: frozenset[str] | None
+) -> dict[str, Any]:
+    """LangGraph's error write as an error the page shows: the node that raised, its exception's type and message
+    (the commands it names apart)."""
+    node, call = namer.task(write)
     try:
         saved = decode(write)
     except Exception as error:  # noqa: BLE001 - an encrypted or damaged value: say so, show the rest
         kind, message = None, f"the error cannot be read here ({type(error).__name__}): encrypted, or written by another serde"
     else:
         kind, message = _exception(saved if isinstance(saved, str) else repr(saved))
-        message = clean(message)[:MESSAGE_CHARS]
-    return {"source": "langgraph", "node": node, "path": _path(str(write.get("checkpoint_ns") or ""), node),
-            "type": kind, "message": message, "at": None, "attempts": None}
+        message = _cleaned(message[: 4 * MESSAGE_CHARS], secrets)[:MESSAGE_CHARS]
+    return {"source": "langgraph", "node": node, "tool_call": call, "path": _path(write.get("checkpoint_ns"), node),
+            "type": kind, "message": _SHELL.sub("", message), "commands": [], "attempts": None}
 
 
-def _value(write: Mapping[str, Any], decode: Callable[[Mapping[str, Any]], Any], with_outcomes: bool) -> Any:
-    """An interrupt write's value, plain (redacted unless ``with_outcomes``), or why it cannot be read."""
+def _interrupt(
+    write: Mapping[str, Any], decode: Callable[[Mapping[str, Any]], Any], namer: Namer, secrets: frozenset[str] | None
+) -> dict[str, Any]:
+    """An interrupt write as the page shows it: who asks, the question as text when it is text, and its value."""
+    node, call = namer.task(write)
     try:
         value = decode(write)
     except Exception as error:  # noqa: BLE001 - as for errors
-        return shown(f"the value cannot be read here ({type(error).__name__}): encrypted, or written by another serde")
-    return shown(value) if with_outcomes else redacted_values({"value": value})["value"]
+        value = f"the question cannot be read here ({type(error).__name__}): encrypted, or written by another serde"
+    asked = [getattr(v, "value", v) for v in (value if isinstance(value, (list, tuple)) else [value])]
+    question = next((a for a in asked if isinstance(a, str)), None)
+    return {
+        "node": node, "tool_call": call, "path": _path(write.get("checkpoint_ns"), node),
+        "question": _cleaned(question, secrets) if question is not None else None,
+        "value": _shown(asked[0] if len(asked) == 1 else asked, secrets),
+    }
+
+
+def _shown(value: Any, secrets: frozenset[str] | None) -> dict[str, Any]:
+    """``values.shown`` of a value: whole (``--with-outcomes``), else redacted by key and scrubbed of ``secrets``
+    and its own credential values."""
+    if secrets is None:
+        return shown(value)
+    return shown(redact(value), secrets | credential_values(value))
+
+
+def shell_word(text: str) -> str:
+    """``text`` as one word of a shell command a person reads and copies: in double quotes when nothing in it is
+    special there (a position's single quotes then read as written), else quoted as ``shlex.quote`` does."""
+    if re.fullmatch(r"[\w@%+=:,./-]+", text):
+        return text
+    return f'"{text}"' if not set(text) & set('"$`\\!') else shlex.quote(text)
+
+
+def settle_commands(db_name: str) -> Callable[[str], list[str]]:
+    """The command lines that settle an outcome unknown at a position of database ``db_name``: ``resolve`` with its
+    outcome as JSON, or ``discard`` (``--uri`` as the reader's shell has it)."""
+    db = shell_word(db_name)
+
+    def lines(position: str) -> list[str]:
+        quoted = shell_word(position)
+        return [
+            f"langgraph-durable-mongodb --db {db} resolve {quoted} '<what it returned, as JSON>'",
+            f"langgraph-durable-mongodb --db {db} discard {quoted}",
+        ]
+
+    return lines
+

@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._bson import document_problem, dotted_value
+from .._bson import dotted_value
 from ..storage.plans.interpreters import SyncInterpreter
 from ..storage.plans.requests import Aggregate, Find, Plan
 from ..storage.schema import CollectionNames
 from ..storage.thread_summaries import COUNT, NOT_SUMMARY, SUMMARY_NS
 from ..journal.labels import labelled
-from .plans import by_thread, latest_keys, summaries_page_plan
+from .plans import by_thread, latest_keys, summaries_page_plan, thread_id_problem_plan
 from .reader import require_our_format
 
 #: Databases of the server itself, never holding threads.
@@ -62,16 +62,8 @@ def thread_summaries_plan(names: CollectionNames, limit: int, after: str | None 
     ]
     problems = []
     for unlisted in (s for s in summaries if s not in listed):
-        problems.append((yield from _thread_id_problem_plan(names, unlisted.get("thread_id"))))
+        problems.append((yield from thread_id_problem_plan(names, unlisted.get("thread_id"))))
     return rows, more, problems
-
-
-def _thread_id_problem_plan(names: CollectionNames, thread_id: Any) -> Plan:
-    """The problem of the thread summary stored under a ``thread_id`` that is not a string, naming it."""
-    # $eq: a thread_id stored as a document such as {"$gt": ""} must not become an operator here
-    docs = yield Find(names.checkpoints, {"thread_id": {"$eq": thread_id}, "checkpoint_ns": SUMMARY_NS}, limit=1)
-    doc = docs[0] if docs else {"thread_id": thread_id}
-    return str(document_problem(names.checkpoints, doc, {"thread_id": (str,)}))
 
 
 def holds_checkpoints_plan(names: CollectionNames) -> Plan:

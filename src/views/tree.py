@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
+from .effects import visit_text
+
 
 def ordinal_key(ordinal: str) -> tuple[tuple[int, int, str], ...]:
     """Orders ordinals numerically, part by part: ``1.2`` < ``1.10`` < ``2`` < ``10``; a part that is
@@ -47,18 +49,27 @@ def operation_tree(journal: Iterable[dict[str, Any]], describe: Callable[[dict[s
         describe: what to show of one entry.
 
     Returns:
-        ``[{"path", "nodes": [{"node": "name#occurrence", "effects": [describe(entry), ...]}]}]``.
+        ``[{"path", "nodes": [{"node": "name#occurrence", "name", "occurrence", "visit" (as a person reads it:
+        ``effects.visit_text``), "effects": [describe(entry), ...]}]}]``.
     """
     by_path: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     first: dict[Any, tuple[bool, datetime]] = {}
     for doc in sorted(journal, key=_started):
-        path, node = doc.get("path", "?"), f"{doc.get('node')}#{doc.get('occurrence', 1)}"
+        path = doc["path"] if isinstance(doc.get("path"), str) else "?"
+        node = f"{doc.get('node')}#{doc.get('occurrence', 1)}"
         by_path[path][node].append(describe(doc))
         first.setdefault(path, _started(doc))
         first.setdefault((path, node), _started(doc))
     return [
         {"path": path, "nodes": [
-            {"node": node, "effects": nodes[node]} for node in sorted(nodes, key=lambda n: (first[(path, n)], sibling_key(n)))
+            {"node": node, **_visit(node), "effects": nodes[node]}
+            for node in sorted(nodes, key=lambda n: (first[(path, n)], sibling_key(n)))
         ]}
         for path, nodes in sorted(by_path.items(), key=lambda item: (first[item[0]], path_key(item[0])))
     ]
+
+
+def _visit(node: str) -> dict[str, str]:
+    """A node occurrence's name, occurrence and visit as a person reads it."""
+    name, _, occurrence = node.rpartition("#")
+    return {"name": name, "occurrence": occurrence, "visit": visit_text(occurrence)}

@@ -116,6 +116,9 @@ class Outcome:
     fault_fired: str = ""
     copies: dict[int, tuple[int, int]] = field(default_factory=dict)
     upgrade: list[str] = field(default_factory=list)
+    #: Per ledger life of the thread (not a fork's or a copy's), the label each journal entry of the thread stores,
+    #: by its idempotency key (``journal_labels``).
+    labels: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def finished(self) -> bool:
@@ -239,6 +242,12 @@ class Driver:
                 await action(self)
 
 
+def journal_labels(client: Any, db_name: str) -> dict[str, Any]:
+    """The label each entry of the thread stores (None where it stores none), by its idempotency key."""
+    entries = client[db_name]["activity_journal"].find({"thread_id": THREAD, "chunk": 0}, {"idempotency_key": 1, "label": 1})
+    return {e.get("idempotency_key"): e.get("label") for e in entries}
+
+
 def run_life(driver: Driver) -> Life:
     return asyncio.run(driver.life())
 
@@ -321,14 +330,18 @@ def run_history(plan: Plan, history_ledger: ledger.Ledger, requests: list[str]) 
             driver = Driver(plan, store)
             copy = copies.Copy(history_ledger) if plan.copy else None
             driver.after_first_run = copy
+            life = history_ledger.life
             outcome.lives += run_lives(driver, history_ledger)
+            outcome.labels[life] = journal_labels(store.client, store.db_name)
             if copy is not None:
                 outcome.lives.append(copy.resume(lambda thread: run_life(Driver(plan, store, thread=thread))))
                 outcome.copies[copy.life] = (copy.source_life, copy.at)
             if plan.reuse and outcome.lives[0].values is not None:
                 driver.platform.checkpointer.delete_thread(THREAD)
                 history_ledger.life += 1
+                life = history_ledger.life
                 outcome.lives += run_lives(Driver(plan, store), history_ledger)
+                outcome.labels[life] = journal_labels(store.client, store.db_name)
     finally:
         ledger.use(ledger.Ledger())
         store.drop()

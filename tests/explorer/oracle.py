@@ -23,6 +23,11 @@ from how positions are stored.
   effect a plain ``@task`` over ``InMemorySaver`` ends with the notes the journaled one ends with, its fork's too
   (``same_as_task``; where they differ, docs/guarantees.md says so: execution counts after a fault, which
   ``runs_once`` judges).
+- every entry an effect ran under stores the label of its visit (``journal/labels.py``) numbered in the order the
+  ledger saw that node's visits run: its own level's rank is the visit, every level above a first visit (a stage
+  loops at one level only), whichever process claimed it, after crashes and resumes alike (a thread's lives, not
+  its forks' or its copies', whose visits the thread's history numbers on; an entry an older format's code wrote
+  stores none).
 """
 
 from __future__ import annotations
@@ -48,7 +53,9 @@ def expected_name(record: dict[str, Any]) -> str:
 
 
 #: The guarantees, in the order a history is judged; each names what breaks it.
-GUARANTEES = ("own_value", "one_key", "runs_once", "known_outcome", "final_state", "runs_succeed", "upgrade", "same_as_task")
+GUARANTEES = (
+    "own_value", "one_key", "runs_once", "known_outcome", "final_state", "runs_succeed", "upgrade", "same_as_task", "labels",
+)
 
 
 def problems(
@@ -85,6 +92,7 @@ def problems(
         "runs_succeed": runs(plan, outcome),
         "upgrade": outcome.upgrade,
         "same_as_task": same_as_task(reference_notes, fork_notes, task),
+        "labels": labels(plan, outcome, executed),
     }
     return {name: found[name] for name in GUARANTEES if found[name]}
 
@@ -182,3 +190,19 @@ def runs(plan: Plan, outcome: Outcome) -> list[str]:
     if plan.fault.kind == "raise" and errors and not errors[0].startswith("Boom"):
         return [f"the run the fault failed raised {errors[0]}"]
     return [f"a resume after the fault raised {e}" for e in errors[1:]]
+
+
+def labels(plan: Plan, outcome: Outcome, executed: dict[Slot, list[dict[str, Any]]]) -> list[str]:
+    found = []
+    for slot, runs in executed.items():
+        stored = outcome.labels.get(slot[0])
+        if stored is None:
+            continue  # a fork's or a copy's life, or a journal not kept (a child's of test_history_kills)
+        label = stored.get(runs[0]["key"])
+        if label is None and plan.golden:
+            continue  # written by an older format's code, before labels were stored
+        texts = [*label["path"].split("/")[3::2], label["occurrence"]] if isinstance(label, dict) else []
+        ranks = [int(t.split("+")[0].split(".")[0]) for t in texts]
+        if ranks != [runs[0]["visit"], *[1] * (len(ranks) - 1)] or not ranks:
+            found.append(f"{slot} ran as visit {runs[0]['visit']}, its entry stores the label {label}")
+    return sorted(found)

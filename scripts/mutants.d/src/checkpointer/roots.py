@@ -95,4 +95,17 @@ MUTANTS = (
         "        if (pending := None) is not None:",
         ("tests/test_callers.py", "-k", "store_is_under_way and mongo_java_server"),
     ),
+    # -- issue 45: every entry stores its label --
+    (
+        "a thread whose latest checkpoint another process stored is taken for this process's",
+        '                status = "ours" if self._written.get(thread_id) == latest else "foreign"',
+        '                status = "ours"',
+        ('tests/test_journal_labels.py', '-k', 'whichever_process'),
+    ),
+    (
+        "a run from a checkpoint it names is taken for one from the thread's latest",
+        '            if chosen:\n                status = "foreign"',
+        '            if False:\n                status = "foreign"',
+        ('tests/test_journal_labels.py', '-k', 'never_vouches'),
+    ),
 )

@@ -26,4 +26,17 @@ MUTANTS = (
         "    return EXIT_OK",
         ("tests/test_cli_corrupt.py", "-m", "not server"),
     ),
+    # -- issue 45: the on-call view --
+    (
+        'a closed pipe ends the CLI in a traceback',
+        '    except BrokenPipeError:  # the reader went away',
+        '    except ZeroDivisionError:  # the reader went away',
+        ('tests/test_cli.py', '-k', 'closed_pipe'),
+    ),
+    (
+        'doctor exits 0 when it warns',
+        '    return EXIT_WARNING if report["warnings"] else EXIT_OK',
+        '    return EXIT_OK',
+        ('tests/test_cli.py', '-m', 'server', '-k', 'doctor_on_a_real_server'),
+    ),
 )

@@ -23,8 +23,8 @@ MUTANTS = (
     # -- issue 36: the first hour --
     (
         "the thread table's columns are as wide as the longest id, not its header",
-        '    width = max(len(str(r["thread_id"])) for r in [{"thread_id": "THREAD"}, *rows])',
-        '    width = max(len(str(r["thread_id"])) for r in rows)',
+        '        widths = {k: max(len(str(r[k])) for r in [{k: header}, *rows]) for k, header in headers.items()}',
+        '        widths = {k: max(len(str(r[k])) for r in rows) for k, header in headers.items()}',
         ("tests/test_cli_threads.py", "-k", "align"),
     ),
     # issue 33: the inspector never shows or does more than the CLI

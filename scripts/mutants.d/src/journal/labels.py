@@ -21,4 +21,17 @@ MUTANTS = (
         "    numbered = base[:1] in (STEP_PREFIX, CALL_PREFIX)",
         ("tests/test_journal_labels.py", "-k", "begin_like"),
     ),
+    # -- issue 45: every entry stores its label --
+    (
+        'a visit of a sequence not known whole is numbered from what is known',
+        '                    if not whole:\n                        return None\n',
+        '',
+        ('tests/test_position_costs.py', '-m', 'not server', '-k', 'number_them'),
+    ),
+    (
+        'a sequence read whole is not taken as known',
+        '            self._whole.add(parsed[0][0])\n',
+        '',
+        ('tests/test_position_costs.py', '-m', 'not server', '-k', 'number_them'),
+    ),
 )

@@ -52,4 +52,17 @@ MUTANTS = (
         "        if False:",
         ("tests/test_callers.py", "-m", "not server", "-k", "refused_before"),
     ),
+    # -- issue 45: every entry stores its label --
+    (
+        'labels known before another process ran the thread are kept',
+        '            if known is not None and lineage is not None and (known[0] == lineage or lineage[1] == "ours"):',
+        '            if known is not None:',
+        ('tests/test_journal_labels.py', '-k', 'whichever_process'),
+    ),
+    (
+        'a thread another process ran is numbered as if it were new',
+        '                labels = ThreadLabels(fresh=lineage is not None and lineage[1] == "fresh")',
+        '                labels = ThreadLabels(fresh=True)',
+        ('tests/test_position_costs.py', '-m', 'not server', '-k', 'number_them'),
+    ),
 )

@@ -181,4 +181,11 @@ MUTANTS = (
         "        pass\n",
         ("tests/test_stored_instructions.py", "-m", "not server", "-k", "found_among"),
     ),
+    # -- issue 45: every entry stores its label --
+    (
+        "a visit the thread's labels cannot number is stored without reading its sequence",
+        '        sequence = sequence_filter(visit) if attempt.labels is not None and label is None else None',
+        '        sequence = None',
+        ('tests/test_position_costs.py', '-m', 'not server', '-k', 'number_them'),
+    ),
 )

@@ -93,4 +93,23 @@ MUTANTS = (
         "    return text",
         ("tests/test_hostile_values.py", "-m", "not server", "-k", "lone_surrogate"),
     ),
+    # -- issue 45: the on-call view --
+    (
+        'many credentials are each replaced by a pass of their own',
+        '        self.one_by_one = tuple(sorted(long, key=len, reverse=True)) + tuple(short) if len(forms) <= FEW_FORMS else tuple(short)',
+        '        self.one_by_one = tuple(sorted(long, key=len, reverse=True)) + tuple(short)',
+        ('tests/test_ui_hostile.py', '-k', 'scrubbing'),
+    ),
+    (
+        'what a set of credentials compiles to is built again for every text',
+        '@functools.lru_cache(maxsize=32)\ndef secret_forms(',
+        'def secret_forms(',
+        ('tests/test_ui_hostile.py', '-k', 'scrubbing'),
+    ),
+    (
+        'a credential among many is not found where its first characters are',
+        '        present = self.by_prefix.keys() & {text[i:i + PREFIX] for i in range(len(text) - PREFIX + 1)}',
+        '        present = set()',
+        ('tests/test_journal_redaction.py', '-k', 'whatever_their_number'),
+    ),
 )

@@ -64,8 +64,8 @@ MUTANTS = (
     # issue 20: an edit made as the interrupted node completes it; its next visit is a new occurrence
     (
         "a run lock taken back unread without checking that it was released",
-        '            {"thread_id": thread_id, "owner": None},\n            {"$set": self._holder(owner, lease.utcnow()), "$inc": {"fence": 1}},',
-        '            {"thread_id": thread_id},\n            {"$set": self._holder(owner, lease.utcnow()), "$inc": {"fence": 1}},',
+        '            {"thread_id": thread_id, "owner": None},\n            {"$set": self._holder(owner, now), "$inc": {"fence": 1}},',
+        '            {"thread_id": thread_id},\n            {"$set": self._holder(owner, now), "$inc": {"fence": 1}},',
         ("tests/test_run_lock_fence.py", "-m", "not server", "-k", "two_runs_taking_one_free_lock"),
     ),
     (
@@ -164,5 +164,30 @@ MUTANTS = (
         "        return owner is not None and not self._ended_here(owner)",
         "        return owner is not None",
         ("tests/test_telemetry.py", "-m", "not server", "-k", "own_ended_run"),
+    ),
+    # -- issue 45: the on-call view --
+    (
+        "a take-over keeps no record of the dead holder's run",
+        '        update = {"$set": {**self._holder(owner, now), **_ended_record(holder, now)}, "$inc": {"fence": 1}}',
+        '        update = {"$set": self._holder(owner, now), "$inc": {"fence": 1}}',
+        ('tests/test_run_lock.py', '-m', 'not server', '-k', 'dead_holder or expired'),
+    ),
+    (
+        'a crashed holder is recorded as having lost its lock',
+        '    return run_record(fence, holder, holder.get("renewed_at") or holder.get("started_at"), "crashed" if gone else "lock lost")',
+        '    return run_record(fence, holder, holder.get("renewed_at") or holder.get("started_at"), "lock lost")',
+        ('tests/test_run_lock.py', '-m', 'not server', '-k', 'dead_holder'),
+    ),
+    (
+        'a release keeps no record of its run',
+        '                **run_record(holding.fence, {**identity(), "started_at": holding.started_at}, lease.utcnow(), "finished" if cleanly else "failed"),\n',
+        '',
+        ('tests/test_run_lock.py', '-m', 'not server', '-k', 'each_release'),
+    ),
+    (
+        'a renewal does not say when it renewed',
+        ', "renewed_at": now}},',
+        '}},',
+        ('tests/test_run_lock.py', '-m', 'not server', '-k', 'each_release'),
     ),
 )

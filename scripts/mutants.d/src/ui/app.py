@@ -52,4 +52,53 @@ MUTANTS = (
         '    if not LIMIT_TEXT.fullmatch(page):',
         ('tests/test_ui_bounds.py', '-k', 'odd_page'),
     ),
+    # -- issue 45: the on-call view --
+    (
+        'a write route reads a body its length says is too large',
+        '    if length and (not length.isdigit() or int(length) > MAX_FORM_BYTES):\n        return None\n',
+        '',
+        ('tests/test_ui_hostile.py', '-m', 'not server', '-k', 'write_route'),
+    ),
+    (
+        'a write route reads a body of no stated length past its limit',
+        '        if len(body) > MAX_FORM_BYTES:\n            return None\n',
+        '',
+        ('tests/test_ui_hostile.py', '-m', 'not server', '-k', 'write_route'),
+    ),
+    (
+        'a write route reads its body before checking the CSRF token',
+        '            if not guard.csrf_valid(request.headers.get("x-csrf-token") or request.query_params.get("csrf")):',
+        '            if not guard.csrf_valid(request.headers.get("x-csrf-token") or request.query_params.get("csrf") or _field(await _form(request) or {}, "csrf")):',
+        ('tests/test_ui_hostile.py', '-m', 'not server', '-k', 'write_route'),
+    ),
+    (
+        'the JSON carries a NaN',
+        '        return value if math.isfinite(value) else str(value)',
+        '        return value',
+        ('tests/test_ui_hostile.py', '-m', 'not server', '-k', 'nan'),
+    ),
+    (
+        'the JSON carries bytes raw',
+        '        return f"<{len(value)} bytes>"',
+        '        return value',
+        ('tests/test_ui_hostile.py', '-m', 'not server', '-k', 'bytes'),
+    ),
+    (
+        'the JSON carries an ObjectId raw',
+        '    return str(value)\n\n\ndef _environment',
+        '    return value\n\n\ndef _environment',
+        ('tests/test_ui_hostile.py', '-m', 'not server', '-k', 'object'),
+    ),
+    (
+        'the web list is not filtered by state',
+        '            "state": params.get("state") or None}',
+        '            "state": None}',
+        ('tests/test_views_states.py', '-m', 'not server', '-k', 'filter'),
+    ),
+    (
+        'a failure the views did not foresee answers bare text',
+        '    handlers = {DurableMongoError: _refused, CliError: _refused, Exception: _failed}',
+        '    handlers = {DurableMongoError: _refused, CliError: _refused}',
+        ('tests/test_ui_hostile.py', '-m', 'not server', '-k', 'no_check'),
+    ),
 )

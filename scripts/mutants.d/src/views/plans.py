@@ -73,14 +73,14 @@ MUTANTS = (
     ),
     (
         "a later page numbers its visits from its own first entry",
-        "    if not first_page:\n        return (page, *others)\n",
-        "",
+        "    shown = labelled(page, number=first_page)\n",
+        "    shown = labelled(page)\n",
         ("tests/test_ui_page_labels.py", "-m", "not server", "-k", "proves_them"),
     ),
     (
         "an unfinished or failed entry keeps its stored key though its visit is labelled on the page",
-        "        if named is None:\n            return entry\n",
-        "        return entry\n",
+        "        if named is None:\n            return labelled([entry], number=False)[0]\n",
+        "        return labelled([entry], number=False)[0]\n",
         ("tests/test_ui_page_labels.py", "-m", "not server", "-k", "proves_them"),
     ),
     (
@@ -88,5 +88,17 @@ MUTANTS = (
         "             sort=[(\"_id\", -1)], limit=OPEN_SHOWN + 1),",
         "             sort=[(\"_id\", -1)]),",
         ("tests/test_ui_page_labels.py", "-m", "not server", "-k", "not_completed"),
+    ),
+    (
+        "issue 25: threads names a bad thread id with an operator query",
+        'Find(names.checkpoints, {"thread_id": {"$eq": thread_id}, "checkpoint_ns": SUMMARY_NS}, limit=1)',
+        'Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": SUMMARY_NS}, limit=1)',
+        ("tests/test_cli_corrupt.py", "-m", "not server", "-k", "threads"),
+    ),
+    (
+        'the thread list counts an interrupted effect as failed',
+        '{"$group": {"_id": {"thread_id": "$thread_id", **FINISHED_GROUP}, "n": {"$sum": 1}}},',
+        '{"$group": {"_id": {"thread_id": "$thread_id", "status": "$status"}, "n": {"$sum": 1}}},',
+        ('tests/test_views_states.py', '-m', 'not server', '-k', 'approval'),
     ),
 )

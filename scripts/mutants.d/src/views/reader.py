@@ -18,8 +18,8 @@ MUTANTS = (
     # issue 33: the inspector never shows or does more than the CLI
     (
         "ui shows state values unredacted without --with-outcomes",
-        "        return redacted_values(values), None\n",
-        "        return {name: shown(v) for name, v in values.items()}, None\n",
+        "        return redacted_values(values, secrets)\n",
+        "        return {name: shown(v) for name, v in values.items()}\n",
         ("tests/test_ui_guards.py", "-k", "redacted"),
     ),
     (
@@ -47,10 +47,23 @@ MUTANTS = (
         'full_text(values, channel, redacted=False)',
         ('tests/test_ui_bounds.py', '-k', 'whole_on_request'),
     ),
+    # -- issue 45: the on-call view --
     (
-        "the page's Resolve and Discard send a visit's label instead of its stored key",
-        "        stored = {**position, **entry.get(\"visit\", {})}",
-        "        stored = position",
-        ("tests/test_ui_page_labels.py", "-m", "not server", "-k", "proves_them"),
+        "the views' saver decodes state values with LangGraph's default serde",
+        'auto_setup=False, serde=self._serde)',
+        'auto_setup=False)',
+        ('tests/test_ui_hostile.py', '-m', 'not server', '-k', 'crafted'),
+    ),
+    (
+        "errors and interrupts are not scrubbed of the thread's credential values",
+        '        secrets = None if self.with_outcomes else credential_values(values)',
+        '        secrets = None if self.with_outcomes else frozenset()',
+        ('tests/test_ui_hostile.py', '-m', 'not server', '-k', 'echoes'),
+    ),
+    (
+        'a filtered list judges only its first page of threads',
+        '            if full or not page["more"] or wanted is None or found["scanned"] >= MAX_SCANNED:',
+        '            if True:',
+        ('tests/test_views_states.py', '-m', 'not server', '-k', 'filter'),
     ),
 )

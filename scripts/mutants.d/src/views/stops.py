@@ -4,13 +4,13 @@ MUTANTS = (
     # issue 33: the inspector never shows or does more than the CLI
     (
         "why a thread stopped shows the error's message unredacted",
-        "    clean = (lambda text: text) if with_outcomes else redact_text\n",
-        "    clean = (lambda text: text)\n",
+        "    return message if secrets is None else scrub(message, secrets)",
+        "    return message",
         ("tests/test_ui_stops.py", "-k", "failed_thread"),
     ),
     (
         "why a thread stopped shows an interrupt's value unredacted",
-        '    return shown(value) if with_outcomes else redacted_values({"value": value})["value"]',
+        "    return shown(redact(value), secrets | credential_values(value))",
         "    return shown(value)",
         ("tests/test_ui_stops.py", "-k", "interrupt"),
     ),

@@ -20,12 +20,6 @@ MUTANTS = (
         '    listed = list(summaries)\n    latest = (',
         ("tests/test_cli_corrupt.py", "-m", "not server"),
     ),
-    (
-        "issue 25: threads names a bad thread id with an operator query",
-        'Find(names.checkpoints, {"thread_id": {"$eq": thread_id}, "checkpoint_ns": SUMMARY_NS}, limit=1)',
-        'Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": SUMMARY_NS}, limit=1)',
-        ("tests/test_cli_corrupt.py", "-m", "not server", "-k", "threads"),
-    ),
     # -- issue 32: positions named by LangGraph's identity of the work --
     (
         "resolve and discard find no entry at a position written as its labels",

@@ -4,14 +4,14 @@ MUTANTS = (
     # issue 33: entries paged, whole values on request, the timeline
     (
         "the timeline's bars are not coloured by state",
-        '        classes = f"bar state-{state}" + ',
-        '        classes = "bar" + ',
+        'classes = f"bar state-{str(effect.get(\'state\', \'\')).replace(\' \', \'-\')}" + ',
+        'classes = "bar" + ',
         ('tests/test_ui_timeline.py',),
     ),
     (
         'the timeline does not indent nested paths',
-        '"x": str(4 + 12 * depth)',
-        '"x": str(4)',
+        '{"x": 4 + 12 * depth,',
+        '{"x": 4,',
         ('tests/test_ui_timeline.py',),
     ),
     (
@@ -27,15 +27,16 @@ MUTANTS = (
         ("tests/test_ui_timeline.py", "-m", "not server", "-k", "stopped"),
     ),
     (
-        "the timeline draws checkpoints outside the time it shows",
-        "        return LABEL_WIDTH + offset * scale if 0 <= offset <= total else None",
-        "        return LABEL_WIDTH + offset * scale",
-        ("tests/test_ui_timeline.py", "-m", "not server", "-k", "stopped"),
-    ),
-    (
         "the timeline places an aware checkpoint time as if it were UTC",
         "    return value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo else value",
         "    return value.replace(tzinfo=None)",
         ("tests/test_ui_timeline.py", "-m", "not server", "-k", "stopped"),
+    ),
+    # -- issue 45: the on-call view --
+    (
+        'the timeline writes characters XML cannot hold',
+        '    return _NOT_XML.sub(lambda m: m[0].encode("unicode_escape", "backslashreplace").decode("ascii"), str(value))',
+        '    return str(value)',
+        ('tests/test_ui_hostile.py', '-m', 'not server', '-k', 'control'),
     ),
 )

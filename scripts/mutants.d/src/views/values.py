@@ -10,7 +10,7 @@ MUTANTS = (
     ),
     (
         "ui state values keep a credential another value echoes",
-        "    secrets = credential_values(dict(values))\n",
+        "    secrets = credential_values(dict(values)) if secrets is None else secrets\n",
         "    secrets = frozenset()\n",
         ("tests/test_ui_guards.py", "-k", "redacted"),
     ),
@@ -23,14 +23,21 @@ MUTANTS = (
     # issue 33: entries paged, whole values on request, the timeline
     (
         'a whole value keeps credentials by key',
-        '    return _text(redact(values[name]), credential_values(dict(values)))',
-        '    return _text(values[name], credential_values(dict(values)))',
+        '    return scrub(_text(redact(values[name])), credential_values(dict(values)))',
+        '    return scrub(_text(values[name]), credential_values(dict(values)))',
         ('tests/test_ui_bounds.py', '-k', 'whole_on_request'),
     ),
     (
         'a whole value keeps a credential another value holds',
-        '    return _text(redact(values[name]), credential_values(dict(values)))',
-        '    return _text(redact(values[name]), frozenset())',
+        '    return scrub(_text(redact(values[name])), credential_values(dict(values)))',
+        '    return scrub(_text(redact(values[name])), frozenset())',
         ('tests/test_ui_bounds.py', '-k', 'whole_on_request'),
+    ),
+    # -- issue 45: the on-call view --
+    (
+        'a value is scrubbed whole, not in the window shown',
+        '        text = scrub(text[: MAX_SHOWN_CHARS + margin], secrets)',
+        '        text = scrub(text, secrets)',
+        ('tests/test_ui_bounds.py', '-k', 'scrubbed_window'),
     ),
 )
