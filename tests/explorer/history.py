@@ -209,16 +209,18 @@ class Driver:
 
     async def life(self, start: tuple[Any, dict[str, Any]] | None = None) -> Life:
         """Run the thread until done (or an outcome unknown), resuming after each stop; ``start``: the first run's
-        input and config (a fork's), instead of what the thread's state asks for."""
+        input and config (a fork's), instead of what the thread's state asks for, sent again while a fault stops
+        it before the thread moved on (else the fork would never be made)."""
         life = Life()
+        before = (await self.call("get_state", self.config)).config if start is not None else None
         for _ in range(RUNS):
             try:
                 value, config = start if start is not None else (await self.next_input(), self.config)
-                start = None
                 if isinstance(value, str) and value == "done":
                     life.values = (await self.call("get_state", self.config)).values
                     return life
                 await self.run(value, config)
+                start = None
             except EffectOutcomeUnknownError as unknown:
                 life.unknown.append(unknown)
                 return life
@@ -228,6 +230,8 @@ class Driver:
                     return life  # another process resumes
                 if self.plan.fault.resume == "new":
                     self.reopen()
+                if start is not None and (await self.call("get_state", self.config)).config != before:
+                    start = None  # the fork got under way: it resumes from the thread's latest
         life.errors.append(f"not done after {RUNS} runs")
         return life
 
