@@ -257,8 +257,15 @@ class DurablePlatform(ClosesOpenedClients):
             uri: a MongoDB URI.
             db_name: the database; by default the URI's path (``agents`` above), else ``MONGODB_DB``, else
                 ``langgraph`` (the rule of the server factory and the CLI too).
-            journal_options, exclusive_runs, run_lease_seconds, run_wait_seconds: as for ``DurablePlatform``.
-            serde, ttl, collections, chunk_bytes, auto_setup: as for ``MongoDBCheckpointer``.
+            journal_options: as for ``DurablePlatform``.
+            exclusive_runs: as for ``DurablePlatform``.
+            run_lease_seconds: as for ``DurablePlatform``.
+            run_wait_seconds: as for ``DurablePlatform``.
+            serde: as for ``MongoDBCheckpointer``.
+            ttl: as for ``MongoDBCheckpointer``.
+            collections: as for ``MongoDBCheckpointer``.
+            chunk_bytes: as for ``MongoDBCheckpointer``.
+            auto_setup: as for ``MongoDBCheckpointer``.
 
         Returns:
             A context manager (``with`` or ``async with``) yielding the platform and closing its clients.

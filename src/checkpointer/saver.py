@@ -260,7 +260,11 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
             conn_string: a MongoDB URI, e.g. ``mongodb://localhost:27017/agents``.
             db_name: the database; by default the URI's path (``agents`` above), else ``MONGODB_DB``, else
                 ``langgraph`` (the rule of the server factory and the CLI too).
-            serde, ttl, collections, chunk_bytes, auto_setup: as for ``MongoDBCheckpointer``.
+            serde: as for ``MongoDBCheckpointer``.
+            ttl: as for ``MongoDBCheckpointer``.
+            collections: as for ``MongoDBCheckpointer``.
+            chunk_bytes: as for ``MongoDBCheckpointer``.
+            auto_setup: as for ``MongoDBCheckpointer``.
 
         Returns:
             A context manager (``with`` or ``async with``) that yields the saver and closes both clients.

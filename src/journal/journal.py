@@ -38,9 +38,10 @@ class ActivityJournal(TwoFaces, JournalPlans):
     or from clients: ``ActivityJournal(MongoClient(uri), db_name="agents")``.
 
     Args:
-        client / async_client: as for ``MongoDBCheckpointer``: a sync client
-            serves ``run``, an async one ``arun``.
-        db_name, collection: where entries live (``activity_journal``).
+        client: as for ``MongoDBCheckpointer``: a sync client serves ``run``, an async one ``arun``.
+        async_client: an async client, beside a sync ``client`` (as for ``MongoDBCheckpointer``).
+        db_name: the database the entries live in.
+        collection: the collection they live in (``activity_journal``).
         serde: serializes outcomes; use the checkpointer's.
         lease_seconds: how long a claim holds a position without a heartbeat.
             The owner renews it every ``lease_seconds / 3`` while the effect
