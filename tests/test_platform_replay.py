@@ -539,6 +539,35 @@ async def test_both_forms_refuse_a_child_the_platform_cannot_identify_before_any
     assert runs.n == 0 and entries(platform) == [] and platform.checkpointer.get_tuple(config()) is None
 
 
+@pytest.mark.parametrize("claim_always", [False, True])
+def test_attempt_counts_an_execution_cut_short_where_the_effect_was_claimed(
+    make_platform: Any, compile_form: str, claim_always: bool
+) -> None:
+    """An execution cut short mid-effect (a ``KeyboardInterrupt`` out of the effect ends the run as a kill would,
+    its entry left as it stood) is counted by the next one, from the entry, wherever the effect was claimed: the
+    plain form, and ``platform.compile`` with ``claim_always``. Under the run lock without it, the at-least-once
+    effect ran unclaimed and left no entry: the next execution says attempt 1, as the docs say. (The claim plans are
+    one generator for both faces; the async face's claims are counted in tests/test_journal_costs.py.)"""
+    platform = make_platform(journal_options={"claim_always": claim_always})
+    compile = PlainCompile(platform).compile if compile_form == "plain compile" else platform.compile
+    attempts: list[int] = []
+
+    @effect(kind="tool", name="lookup")
+    def lookup() -> str:
+        attempts.append(current_effect().attempt)
+        if len(attempts) == 1:
+            raise KeyboardInterrupt
+        return "found"
+
+    graph = compile(nest("x", lambda s: {"notes": [lookup()]}, "child"))
+    with pytest.raises(KeyboardInterrupt):
+        graph.invoke({"notes": []}, config())
+    assert graph.invoke(None, config())["notes"] == ["found"]
+    counted = claim_always or compile_form == "plain compile"
+    assert attempts == ([1, 2] if counted else [1, 1])
+    assert [(e["status"], e["attempts"]) for e in entries(platform)] == [("completed", 2 if counted else 1)]
+
+
 def test_attach_adopts_a_graph_without_saver_and_refuses_one_with(make_platform: Any) -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
