@@ -20,6 +20,8 @@ NUMBERS = ROOT / "docs" / "numbers.json"
 README_MARK = "<!-- the README -->"
 #: The README's links, as the site's: docs/ pages are the site's pages; the rest is shown as a path.
 _LINK = re.compile(r"\]\((?!https?://|#)([^)]+)\)")
+#: An example folder the README links to, shown as its path on the site (no page of the site).
+_EXAMPLE = re.compile(r"\[(examples/[\w/]+)\]")
 FIGURE = re.compile(r"\{\{\s*numbers\.([A-Za-z_][\w.]*)\s*\}\}")
 
 
@@ -48,7 +50,8 @@ def site_link(target: str) -> str:
 def readme_for_site() -> str:
     """The README with its links turned into the site's (a link to no page becomes its text)."""
     text = (ROOT / "README.md").read_text()
-    return _LINK.sub(lambda m: f"]({site_link(m[1])})" if site_link(m[1]) else "]", text).replace("[examples/agent_server/]", "`examples/agent_server/`")
+    linked = _LINK.sub(lambda m: f"]({site_link(m[1])})" if site_link(m[1]) else "]", text)
+    return _EXAMPLE.sub(r"`\1`", linked)
 
 
 def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
