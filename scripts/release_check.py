@@ -22,7 +22,8 @@ from tests.clients import with_database  # noqa: E402
 from tests.servers.mongo_java_server import running_mongo_java_server  # noqa: E402
 from tests.test_readme import use_it_snippet  # noqa: E402
 
-#: Run in the clean venv, outside the checkout: what ships, and embedded() on the runtime dependencies alone.
+#: Run in the clean venv, outside the checkout: what ships (no test or otel extra), and a journaled effect under
+#: embedded() on the runtime dependencies alone.
 WHEEL_CHECK = """
 import asyncio
 import importlib.metadata
@@ -32,9 +33,10 @@ from typing import TypedDict
 
 from langgraph.graph import START, StateGraph
 
-from langgraph_durable_mongodb import STORAGE_FORMAT, DurablePlatform, __version__
+from langgraph_durable_mongodb import STORAGE_FORMAT, DurablePlatform, __version__, effect
 
 assert importlib.util.find_spec("pytest") is None, "the test extra leaked into the runtime dependencies"
+assert importlib.util.find_spec("opentelemetry") is None, "the otel extra leaked into the runtime dependencies"
 assert importlib.resources.files("langgraph_durable_mongodb").joinpath("py.typed").is_file(), "py.typed is not in the wheel"
 files = importlib.metadata.files("langgraph-durable-mongodb") or []
 assert any(f.name == "LICENSE" for f in files), "LICENSE is not in the wheel"
@@ -50,12 +52,20 @@ class State(TypedDict):
     n: int
 
 
+@effect(kind="tool", name="bump")
+def bump(n: int) -> int:
+    return n + 1
+
+
 builder = StateGraph(State)
-builder.add_node("inc", lambda state: {"n": state["n"] + 1})
+builder.add_node("inc", lambda state: {"n": bump(state["n"])})
 builder.add_edge(START, "inc")
 graph = DurablePlatform.embedded().compile(builder)
 assert graph.invoke({"n": 1}, {"configurable": {"thread_id": "sync"}}) == {"n": 2}
 assert asyncio.run(graph.ainvoke({"n": 2}, {"configurable": {"thread_id": "async"}})) == {"n": 3}
+from langgraph_durable_mongodb.telemetry.instruments import _Found
+
+assert _Found.missing, "a journaled effect without the otel extra did not find opentelemetry missing"
 print(f"{__version__}, storage format {STORAGE_FORMAT}")
 """
 README_PRINTS = "paid 120000 cents to claim-7731 (idempotency key ik-"

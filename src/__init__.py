@@ -15,6 +15,7 @@ from importlib.metadata import version as _version
 from .checkpointer import CollectionNames, MongoDBCheckpointer
 from .errors import (
     CheckpointNotStoredError,
+    SyncEffectOnEventLoopError,
     ClientConfigurationError,
     CorruptJournalEntryError,
     DeltaChainError,
@@ -57,6 +58,7 @@ __all__ = [
     "STORAGE_FORMAT",
     "ActivityJournal",
     "CheckpointNotStoredError",
+    "SyncEffectOnEventLoopError",
     "ClientConfigurationError",
     "CollectionNames",
     "CorruptJournalEntryError",

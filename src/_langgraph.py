@@ -31,6 +31,11 @@ else needs reading.
   LangGraph 1.2.x passed it) (``nodes_completed_by_edit``).
 - A root run's first checkpoint read is made by ``PregelLoop.__enter__``/``__aenter__``, called from
   ``Pregel.stream``/``astream`` of the graph being run, whose frame holds it as ``self`` (``running_graph``).
+- A functional-API task call (``@task`` called from a node or an ``@entrypoint``) runs as a PUSH task in the
+  caller's namespace (``caller:T|task:U``), its ``langgraph_path`` ``(PUSH, <the caller's path>, <the caller's
+  call counter>, True)`` while it runs, the caller's own path ending in the ``Call`` itself when the caller is a
+  call too; its step is the caller's. The counter restarts with every run of the caller's task and goes on
+  across its ``RetryPolicy`` attempts (``TaskCall``, ``task_call``).
 - Under ``LANGGRAPH_STRICT_MSGPACK=true`` a compiled graph keeps the msgpack allowlist ``compile()`` derived
   from its schemas in ``_serde_allowlist``, which ``Pregel.__init__`` (and so ``copy``) resets
   (``keep_allowlist``).
@@ -44,6 +49,7 @@ from typing import Any
 
 from langgraph.constants import START
 from langgraph.pregel import Pregel
+from langgraph.pregel._algo import Call
 
 from langgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINT_MAP,
@@ -70,6 +76,7 @@ __all__ = [
     "ERROR",
     "INTERRUPT",
     "START",
+    "TaskCall",
     "NS_END",
     "NS_SEP",
     "PULL",
@@ -77,13 +84,16 @@ __all__ = [
     "ChildRunStart",
     "agent_server_run",
     "RunningTask",
+    "checkpoint_map",
     "checkpoint_of",
     "child_run_start",
     "node_attempt",
     "nodes_completed_by_edit",
     "run_checkpointer",
     "running_graph",
+    "run_start_in_child",
     "runs_durably_async",
+    "task_call",
     "task_node",
     "task_writer",
 ]
@@ -166,6 +176,32 @@ def child_run_start(config: Any) -> ChildRunStart | None:
     return ChildRunStart(task_ns, counter, step, metadata.get("langgraph_path"), node_attempt(configurable))
 
 
+@dataclass(frozen=True)
+class TaskCall:
+    """A functional-API task call, from its ``langgraph_path``.
+
+    Attributes:
+        caller_path: the ``langgraph_path`` of the task that called it (a call's own ends in its ``Call``).
+        index: the caller's call counter when it called: 0 for its first call in a run of its task.
+    """
+
+    caller_path: Any
+    index: int
+
+
+def task_call(task_path: Any) -> TaskCall | None:
+    """The call a task's ``langgraph_path`` describes, or None for an edge-triggered or ``Send`` task."""
+    if (
+        isinstance(task_path, tuple)
+        and len(task_path) >= 4
+        and task_path[0] == PUSH
+        and (task_path[-1] is True or isinstance(task_path[-1], Call))
+        and type(task_path[2]) is int
+    ):
+        return TaskCall(task_path[1], task_path[2])
+    return None
+
+
 def root_run_start(config: Any) -> bool:
     """Whether a checkpoint read is the one a root run starts with: LangGraph's loop reads with its runtime in the
     config (``CONFIG_KEY_RUNTIME``), in the root namespace, outside any task; ``get_state`` reads without it."""
@@ -195,6 +231,19 @@ def running_graph() -> Pregel | None:
             return graph if isinstance(graph, Pregel) else None
         frame = frame.f_back
     return None
+
+
+def run_start_in_child(config: Any) -> str | None:
+    """The compiled child's namespace a root run was started at (``invoke`` given a config from a child's
+    ``get_state_history`` or ``get_state(subgraphs=True)``), or None.
+
+    LangGraph then reads the root checkpoint the child's config maps, and runs the child again under a new task,
+    whose own run reads the root namespace; the run's metadata still holds the namespace the caller gave (LangChain
+    copies a config's ``configurable`` into its ``metadata``)."""
+    if not root_run_start(config):
+        return None
+    given = (config.get("metadata") or {}).get("checkpoint_ns")
+    return given if isinstance(given, str) and given else None
 
 
 def keep_allowlist(source: Pregel, copied: Pregel) -> Pregel:
@@ -231,6 +280,13 @@ def nodes_completed_by_edit(writes: list[dict[str, Any]]) -> list[str]:
         else:
             edited.add(write["task_id"])
     return sorted({pulled[task] for task in edited if task in pulled})
+
+
+def checkpoint_map(configurable: dict[str, Any]) -> dict[str, Any]:
+    """The running task's checkpoint map: the checkpoint of each enclosing graph run it was prepared from, by
+    namespace (``""`` the root's)."""
+    found = configurable.get(CONFIG_KEY_CHECKPOINT_MAP)
+    return found if isinstance(found, dict) else {}
 
 
 def checkpoint_of(configurable: dict[str, Any], checkpoint_ns: str) -> str | None:

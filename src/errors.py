@@ -168,6 +168,16 @@ class CheckpointNotStoredError(DurableMongoError, RuntimeError):
     checkpoints that are stored."""
 
 
+class SyncEffectOnEventLoopError(CheckpointNotStoredError):
+    """An ``at_most_once`` effect was called sync on the event loop of an async run (a sync
+    ``@effect(at_most_once=True)`` inside an ``async def`` node) before the root checkpoint its task was prepared
+    from was stored (``durability="async"``): the run stores it on that very loop, which the sync call blocks, so it
+    could never wait for it, and run under a checkpoint a crash may lose it could run again under another
+    idempotency key: twice. Nothing ran. Await the effect (an async ``@effect``), call it through
+    ``await asyncio.to_thread(fn, ...)``, or run with ``durability="sync"``. (An at-least-once effect runs there,
+    as under ``durability="exit"``: a crash before that checkpoint is stored runs it again, under a new key.)"""
+
+
 class IncompatibleStorageError(DurableMongoError, RuntimeError):
     """The database holds data in a format this package does not write: a newer version of it, or a foreign one
     (``langgraph-checkpoint-mongodb``'s ``MongoDBSaver``, say). Raised before anything is written.

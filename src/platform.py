@@ -161,6 +161,7 @@ class DurablePlatform(ClosesOpenedClients):
                 lease_seconds=run_lease_seconds,
                 wait_seconds=run_wait_seconds,
                 storage_format=self.checkpointer.storage_format,
+                settle=self.checkpointer.settle_records_plan,
             )
         self._effects = EffectScope(self.journal, self.locator, check_held if self.run_locks is not None else None)
         self.checkpointer.hooks.effect_scopes = self._effects_for

@@ -201,7 +201,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 # Client-parametrized fixtures (mongomock, mongomock_motor, pymongo, AsyncMongoClient, motor), and the
 # journal tests' ``jface`` (an ActivityJournal on those clients).
-pytest_plugins = ["tests.clients", "tests.journal_helpers", "tests.stores"]
+pytest_plugins = ["tests.clients", "tests.journal_helpers", "tests.stores", "tests.telemetry_helpers"]
 
 
 @pytest.fixture(scope="session")

@@ -203,7 +203,9 @@ class Counter:
 
     def __init__(self) -> None:
         self.n = 0
+        self.values: list[Any] = []  # what each execution returned, in order
 
     def __call__(self, value: Any = None) -> Any:
         self.n += 1
+        self.values.append(value)
         return value

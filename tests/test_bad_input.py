@@ -29,6 +29,7 @@ from langgraph_durable_mongodb import (
     InvalidInputError,
     NamespaceError,
     NondeterminismError,
+    TopologyError,
 )
 from langgraph_durable_mongodb.journal import EffectPosition, effect
 from langgraph_durable_mongodb.platform import DurablePlatform
@@ -256,7 +257,8 @@ MALFORMED_NAMESPACES = ["bogus", "intake", "case_investigation:x|nope:y", "$wher
 @pytest.mark.parametrize("ns", MALFORMED_NAMESPACES)
 def test_malformed_namespaces(platform: DurablePlatform, bystander: Any, ns: str) -> None:
     """The resolver refuses a namespace the topology cannot explain (``NamespaceError``); given in a config, the
-    namespace reaches no other thread, and a resume of the bystander under it changes nothing."""
+    namespace reaches no other thread, and a resume of the bystander under it is refused, changing nothing (a run
+    started at a namespace that is not the root's: ``TopologyError``, before any step)."""
     with pytest.raises(NamespaceError):
         bystander.resolver.resolve_namespace(ns + "|review:t")
     config = {"configurable": {"thread_id": "bystander", "checkpoint_ns": ns}}
@@ -264,7 +266,11 @@ def test_malformed_namespaces(platform: DurablePlatform, bystander: Any, ns: str
         bystander.get_state(config)
     except ValueError as error:  # LangGraph 1.2.0 (constraints/oldest.txt) refuses it itself; later ones read it
         assert "Subgraph" in str(error) and "not found" in str(error)
-    bystander.invoke(None, config)
+    before = bystander.get_state({"configurable": {"thread_id": "bystander"}})
+    with pytest.raises((TopologyError, ValueError)):  # ValueError: LangGraph 1.2.0 refuses the namespace itself
+        bystander.invoke(None, config)
+    after = bystander.get_state({"configurable": {"thread_id": "bystander"}})
+    assert (after.values, after.config) == (before.values, before.config)
 
 
 # -- a journal document edited by hand ---------------------------------------------------------------------------

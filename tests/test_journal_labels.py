@@ -96,3 +96,18 @@ def test_an_entry_whose_position_is_not_a_visit_s_keeps_what_is_stored() -> None
 def test_labels_number_the_visits_the_journal_holds() -> None:
     docs = [entry("agent/1", "act", cp(n), n) for n in (1, 2, 3)]
     assert shown(docs[1:]) == [("agent/1", "act", "1"), ("agent/1", "act", "2")]  # the first visit's entries gone
+
+
+def test_task_calls_are_numbered_by_their_call_index_beneath_their_caller() -> None:
+    """A ``@task`` called from a node: the caller is a level of the path, each call a ``c<N>`` occurrence, numbered by
+    its index whatever the order their entries were claimed in."""
+    root = cp(1)
+    docs = [entry(f"agent/1/bill/{root}", "pay", f"c{n}", at, root) for at, n in ((1, 10), (2, 2), (3, 9))]
+    assert shown(docs) == [("agent/1/bill/1", "pay", "3"), ("agent/1/bill/1", "pay", "1"), ("agent/1/bill/1", "pay", "2")]
+
+
+def test_checkpoint_ids_that_begin_like_a_step_or_a_call_rank_by_when_they_ran() -> None:
+    """Ids are UUIDs: one may begin with ``s`` or ``c`` (hex ``c``), and is still ranked by its claim time."""
+    early, late = "c" + cp(7)[1:], "5" + cp(3)[1:]
+    docs = [entry("agent/1", "act", late, 2, late), entry("agent/1", "act", early, 1, early)]
+    assert shown(docs) == [("agent/1", "act", "2"), ("agent/1", "act", "1")]

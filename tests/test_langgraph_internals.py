@@ -257,6 +257,78 @@ def test_an_edit_as_the_interrupted_node_saves_its_writes_under_that_task_on_the
     assert _langgraph.nodes_completed_by_edit(edited_writes("as-gate", as_node="gate")) == ["gate"]
 
 
+def test_a_task_call_names_its_caller_s_path_and_a_counter_that_goes_on_across_the_caller_s_attempts() -> None:
+    """``task_call``: a ``@task`` called from a node (and one called from that task) runs in the caller's namespace
+    with the caller's step, its ``langgraph_path`` naming the caller's; the caller's call counter restarts with each
+    run of its task and goes on across its ``RetryPolicy`` attempts."""
+    from langgraph.func import task
+
+    seen: list[tuple[str, Any, Any, int]] = []
+
+    @task
+    def inner() -> None:
+        config = get_config()
+        seen.append(("inner", config["configurable"]["checkpoint_ns"], config["metadata"]["langgraph_path"], config["metadata"]["langgraph_step"]))
+
+    @task
+    def outer() -> None:
+        config = get_config()
+        seen.append(("outer", config["configurable"]["checkpoint_ns"], config["metadata"]["langgraph_path"], config["metadata"]["langgraph_step"]))
+        inner().result()
+
+    attempts: list[int] = []
+
+    def node(state: State) -> State:
+        attempts.append(1)
+        outer().result()
+        if len(attempts) == 1:
+            raise ConnectionError("retried")
+        return {}
+
+    graph = StateGraph(State)
+    graph.add_node("caller", node, retry_policy=RetryPolicy(max_attempts=2, initial_interval=0.01, jitter=False, retry_on=ConnectionError))
+    graph.add_edge(START, "caller")
+    graph.compile(checkpointer=InMemorySaver()).invoke({"seen": []}, {"configurable": {"thread_id": "t"}})
+    outers = [s for s in seen if s[0] == "outer"]
+    assert [_langgraph.task_call(path).index for _, _, path, _ in outers] == [0, 1]  # the second attempt's is 1
+    assert all(_langgraph.task_call(path).caller_path == (_langgraph.PULL, "caller") for _, _, path, _ in outers)
+    assert all(ns.startswith("caller:") and ns.split("|")[1].startswith("outer:") for _, ns, _, _ in outers)
+    inner_ns, inner_path, inner_step = seen[1][1], seen[1][2], seen[1][3]
+    call = _langgraph.task_call(inner_path)
+    assert call is not None and call.index == 0 and _langgraph.task_call(call.caller_path).caller_path == (_langgraph.PULL, "caller")
+    assert inner_ns.startswith(seen[0][1] + "|inner:") and inner_step == seen[0][3]
+    assert _langgraph.task_call((_langgraph.PULL, "caller")) is None
+    assert _langgraph.task_call((_langgraph.PUSH, 0, False)) is None  # a Send
+
+
+def test_a_run_started_from_a_child_s_checkpoint_reads_the_root_with_the_child_s_namespace_in_its_metadata() -> None:
+    """``run_start_in_child``: ``invoke`` given a child's config starts a root run whose first read is the root
+    namespace's, its metadata still naming the child's namespace; a run given a root config names none."""
+    from langgraph.types import interrupt
+
+    class Seen(InMemorySaver):
+        starts: list[Any] = []
+
+        def get_tuple(self, config: Any) -> Any:
+            if _langgraph.root_run_start(config):
+                Seen.starts.append(_langgraph.run_start_in_child(config))
+            return super().get_tuple(config)
+
+    child = StateGraph(State)
+    child.add_node("ask", lambda state: {"seen": [interrupt("ok?")]})
+    child.add_edge(START, "ask")
+    root = StateGraph(State)
+    root.add_node("case", child.compile())
+    root.add_edge(START, "case")
+    graph = root.compile(checkpointer=Seen())
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"seen": []}, config)
+    child_config = graph.get_state(config, subgraphs=True).tasks[0].state.config
+    graph.invoke(None, child_config)
+    assert Seen.starts[0] is None and Seen.starts[-1] == child_config["configurable"]["checkpoint_ns"]
+    assert _langgraph.checkpoint_map(child_config["configurable"])[child_config["configurable"]["checkpoint_ns"]] == child_config["configurable"]["checkpoint_id"]
+
+
 def test_agent_server_marks_the_runs_it_starts_with_its_version() -> None:
     """``agent_server_run`` reads the mark langgraph-api puts in the metadata of every run it starts (its stream
     module sets it before the graph runs); the real server's stateless run is in ``test_agent_server.py``."""

@@ -465,3 +465,39 @@ async def test_a_release_lost_to_the_network_does_not_hold_the_thread_from_this_
         graph = make_platform(run_lease_seconds=30.0, run_wait_seconds=0.5).compile(note_graph())
     out = graph.invoke(None, config("lost")) if face == "sync" else await graph.ainvoke(None, config("lost"))
     assert out["notes"] == ["seen"]  # not ThreadBusyError after 0.5 s: taken at once
+
+
+@pytest.mark.parametrize("release", ["release", "release_in_background", "arelease"])
+def test_a_run_s_lock_is_released_only_once_the_records_it_left_in_flight_are_written(make_platform: Any, release: str) -> None:
+    """A run that stopped while its effects' records were still being written: another process that takes the thread
+    the moment its lock is free must find them (issue 44). The platform's checkpointer holds them
+    (``hold_task_writes``); the release waits for them, the lock renewed meanwhile."""
+    import concurrent.futures
+
+    from langgraph_durable_mongodb._langgraph import RunningTask
+
+    platform = make_platform()
+    platform.setup()
+    record: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    platform.checkpointer.hold_task_writes("t1", RunningTask("task-1", "", "cp-1"), record)
+    locks = platform.run_locks
+
+    def run() -> None:
+        if release == "arelease":
+            async def arun() -> None:
+                held = await locks.aacquire(["t1"])
+                await held.arelease(cleanly=False)
+
+            asyncio.run(arun())
+            return
+        held = locks.acquire(["t1"])
+        getattr(held, release)(cleanly=False)
+
+    runner = threading.Thread(target=run, daemon=True)
+    runner.start()
+    time.sleep(0.3)
+    assert held_by(platform, "t1") is not None  # still held: the record is in flight
+    record.set_result(None)
+    runner.join(10)
+    locks.wait_releases(10)
+    assert not runner.is_alive() and held_by(platform, "t1") is None

@@ -148,11 +148,11 @@ BAD_DECLARATIONS = {
 
 
 async def thread_everywhere(store: Store, saver: MongoDBCheckpointer, is_async: bool, thread_id: str = "t") -> None:
-    """One checkpoint of ``thread_id`` through ``saver``, an entry in the journal, and a document of
+    """One checkpoint of ``thread_id`` through ``saver``, an entry in the journal, a run lock, and a document of
     an application's ``orders`` collection with the same ``thread_id`` (it is not ours)."""
     config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
     await call(saver, "put", is_async, config, empty_checkpoint(), {"source": "input", "step": -1}, {})
-    for coll in (*DEFAULTS.per_thread[3:], "orders"):
+    for coll in (*DEFAULTS.per_thread[3:], DEFAULTS.runs, "orders"):
         store.db[coll].insert_one({"thread_id": thread_id, "marker": coll})
 
 
@@ -231,6 +231,41 @@ async def test_a_collection_another_process_renamed_is_trusted_by_its_key_index_
     await call(saver, "delete_thread", is_async, "t")
     if store.commands:
         assert [c for c in store.commands.seen if c[0] == "listIndexes"] == [("listIndexes", "effects", None)]
+
+
+# -- issue 50: a declared collection that does not exist holds nothing to protect -------------------------------
+
+
+@FACES
+async def test_a_declared_collection_that_was_dropped_is_skipped_and_the_database_opens(store: Store, is_async: bool) -> None:
+    """A test suite's teardown or an operator dropped a renamed journal the stamp declares: a default-named
+    platform (with a TTL, whose setup reaches every per-thread collection) opens, runs and deletes threads, and
+    neither recreates the dropped collection nor drops its declaration (its process may be about to create it)."""
+    calls: list[str] = []
+    await run_probe(platform_on(store), "old", calls, is_async)
+    store.db.drop_collection("effects")
+    platform = DurablePlatform(store.client, async_client=store.async_client, db_name=store.db_name, ttl={"default_ttl": 60})
+    await run_probe(platform, "new", calls, is_async)
+    assert calls == ["old", "new"] and store.db.activity_journal.count_documents({"thread_id": "new"}) == 1
+    await call(platform.checkpointer, "delete_thread", is_async, "new")
+    assert {c: store.db[c].count_documents({"thread_id": "new"}) for c in DEFAULTS.per_thread} == dict.fromkeys(DEFAULTS.per_thread, 0)
+    assert "effects" not in store.db.list_collection_names()
+    assert "effects" in store.db.durable_metadata.find_one({"_id": "storage_format"})["thread_collections"]
+
+
+@FACES
+async def test_a_declared_collection_that_exists_without_the_key_indexes_is_still_refused(store: Store, is_async: bool) -> None:
+    """The same journal, its indexes dropped but its entries kept: it may be this library's, so it is refused as
+    before (a thread deleted without it would hand a reused thread id the old thread's recorded effects)."""
+    calls: list[str] = []
+    await run_probe(platform_on(store), "old", calls, is_async)
+    for index in set(store.db.effects.index_information()) - {"_id_"}:  # one by one: mongo-java-server's "*" fails
+        store.db.effects.drop_index(index)
+    before = store.snapshot()
+    platform = DurablePlatform(store.client, async_client=store.async_client, db_name=store.db_name)
+    with pytest.raises(IncompatibleStorageError, match="'effects' a per-thread collection.*holds none of the key indexes"):
+        await call(platform.checkpointer, "delete_thread", is_async, "old")
+    assert store.snapshot() == before
 
 
 class Interrupted(Exception):

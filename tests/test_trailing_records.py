@@ -27,38 +27,21 @@ from langgraph.graph import START, StateGraph
 from langgraph.types import RetryPolicy
 
 from langgraph_durable_mongodb import ActivityJournal, EffectRecordLostError
-from langgraph_durable_mongodb.storage.plans.requests import Sleep
 from langgraph_durable_mongodb.journal import current_effect, effect
 from langgraph_durable_mongodb.journal.documents import EffectCall
 
 from .journal_helpers import Counter
+from .records import SLOW, completed, slow_records, watch_writes
 
 MODES = ["sync", "async"]
-#: How long each record waits before it is written: far longer than anything a test does meanwhile.
-SLOW = 0.3
 
 
 class State(TypedDict, total=False):
     notes: Annotated[list, operator.add]
 
 
-def slow_records(journal: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    record = journal._record  # noqa: SLF001 - the plan every record goes through
-
-    def delayed(*args: Any, **kwargs: Any) -> Any:
-        yield Sleep(SLOW)
-        return (yield from record(*args, **kwargs))
-
-    monkeypatch.setattr(journal, "_record", delayed)
-
-
 def run(graph: Any, inputs: Any, config: dict[str, Any], mode: str) -> Any:
     return graph.invoke(inputs, config) if mode == "sync" else asyncio.run(graph.ainvoke(inputs, config))
-
-
-def completed(journal: ActivityJournal, thread_id: str) -> list[str]:
-    """The names of the thread's completed entries, read from the database."""
-    return [e["name"] for e in journal.entries(thread_id) if e.get("status") == "completed"]
 
 
 def effect_of(name: str, mode: str, body: Any) -> Any:
@@ -91,26 +74,6 @@ def node_of(mode: str, steps: Any) -> Any:
         return {"notes": [await fn() for fn in steps()]}
 
     return anode
-
-
-def watch_writes(platform: Any, thread: str, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The thread's completed entries as each ``put_writes`` sends its writes (read from the database then)."""
-    saver, seen = platform.checkpointer, []
-    plan = saver._store.put_writes_plan  # noqa: SLF001 - the plan both faces of put_writes run
-
-    def watched(*args: Any, **kwargs: Any) -> Any:
-        inner = plan(*args, **kwargs)
-        try:
-            request = next(inner)
-            while True:
-                if getattr(request, "collection", None) == saver.collections.writes:
-                    seen.append(sorted(completed(platform.journal, thread)))
-                request = inner.send((yield request))
-        except StopIteration as done:
-            return done.value
-
-    monkeypatch.setattr(saver._store, "put_writes_plan", watched)  # noqa: SLF001
-    return seen
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -441,3 +404,36 @@ def test_a_sync_run_stopped_with_a_record_lost_holds_nothing_against_the_next(pl
     stop[0] = False
     assert compiled.invoke(None, config)["notes"] == ["theirs"]
     assert executed.n == 1
+
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_new_run_waits_for_a_record_left_in_flight_and_does_not_raise_its_error(platform: Any, mode: str) -> None:
+    """The record a run before left in flight fails while the new run waits for it (another worker recorded that
+    position): that error was the run before's, and the new run goes on."""
+    import concurrent.futures
+
+    from langgraph_durable_mongodb._langgraph import RunningTask
+
+    platform.setup()
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    record: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    platform.checkpointer.hold_task_writes(thread, RunningTask("task-1", "", "cp-1"), record)
+    graph = StateGraph(State)
+    graph.add_node("work", node_of(mode, lambda: [effect_of("check", mode, lambda: "checked")]))
+    graph.add_edge(START, "work")
+    compiled, outcome = platform.compile(graph), {}
+
+    def run() -> None:
+        config = {"configurable": {"thread_id": thread}}
+        outcome["out"] = compiled.invoke({"notes": []}, config) if mode == "sync" else asyncio.run(compiled.ainvoke({"notes": []}, config))
+
+    import threading
+
+    runner = threading.Thread(target=run, daemon=True)
+    runner.start()
+    time.sleep(0.3)
+    assert runner.is_alive() and "out" not in outcome  # the run waits for the record left in flight
+    record.set_exception(EffectRecordLostError("another worker recorded it first"))
+    runner.join(10)
+    assert outcome["out"]["notes"] == ["checked"]

@@ -4,7 +4,7 @@
 Run it with ``scripts/bench`` (which prepares .venv and builds the servers); directly::
 
     .venv/bin/python scripts/benchmarks [--quick] [--server both|ferretdb|mongo_java_server] [--json out.json]
-                                      [--markdown out.md] [--only chat,async,steps,journal,resolver,wide,rtt,ui,codec]
+                                      [--markdown out.md] [--only chat,async,steps,journal,resolver,wide,rtt,ui,codec,otel]
 
 Both savers run on the same server, in the same process, interleaved call by call
 (ours, reference, reference, ours, ...) so drift hits both alike. The server is
@@ -41,6 +41,9 @@ Sections (a module each in this package, what they share in ``common``):
              laid out like langgraph-checkpoint-postgres (every value in blobs keyed by channel and version), on an
              ``add_messages`` chat with a 50 KB value in state: commands per turn, wall direct and at 1 ms
              (toxiproxy), ``get_tuple``, ``list``, bytes stored, ``prune`` (codec.py).
+``otel``     issue 46: OpenTelemetry's cost, without it, with the API and no SDK (the no-op tracer) and with the
+             SDK and a batch exporter, each in child processes: import time, one effect's instrumentation, a
+             durable ReAct turn's client CPU (otel.py; on mongo-java-server or MONGODB_URI only).
 
 Ratios are ours / reference, measured in the same run: below 1.0 means ours is faster
 or smaller. Absolute times depend on the server and the machine; on FerretDB's SQLite
@@ -76,6 +79,7 @@ from benchmarks.chat import bench_chat, render_chat  # noqa: E402
 from benchmarks.codec import bench_codec, render_codec  # noqa: E402
 from benchmarks.common import ServerCPU, Settings  # noqa: E402
 from benchmarks.journal import bench_journal, render_journal  # noqa: E402
+from benchmarks.otel import bench_otel, render_otel  # noqa: E402
 from benchmarks.resolver import bench_resolver, render_resolver  # noqa: E402
 from benchmarks.rtt import bench_rtt, docs_numbers, noise, render_rtt  # noqa: E402
 from benchmarks.steps import bench_steps, render_modelled, render_steps  # noqa: E402
@@ -159,13 +163,13 @@ def render_server(results: dict[str, Any]) -> str:
     lines += render_modelled(results)
     for name, render_section in (("journal", render_journal), ("resolver", render_resolver), ("wide", render_wide),
                                  ("rtt", lambda rtt: render_rtt(rtt, documented())), ("ui", render_ui),
-                                 ("codec", render_codec)):
+                                 ("codec", render_codec), ("otel", render_otel)):
         if results.get(name) is not None:
             lines += render_section(results[name])
     return "\n".join(lines)
 
 
-SECTIONS = ("chat", "async", "steps", "journal", "resolver", "wide", "rtt", "ui", "codec")
+SECTIONS = ("chat", "async", "steps", "journal", "resolver", "wide", "rtt", "ui", "codec", "otel")
 
 SERVERS = ("ferretdb", "mongo_java_server")
 
@@ -251,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
                 "rtt": lambda: bench_rtt(uri, s, cpu, log, cpu_line=server != "ferretdb"),
                 "ui": lambda: bench_ui(uri, s, log),
                 "codec": lambda: bench_codec(uri, s, log),
+                # client CPU again: measured where the rtt section's CPU line is (FerretDB's scans would swamp it)
+                "otel": lambda: bench_otel(uri, s.quick_mode, log) if server != "ferretdb" else None,
             }
             for number, name in enumerate(SECTIONS, 1):
                 if name not in only:

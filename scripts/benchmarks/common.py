@@ -9,7 +9,7 @@ import random
 import statistics
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +19,10 @@ from urllib.parse import urlsplit
 import bson
 from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
 from pymongo import MongoClient, monitoring
 from roundtrips import CommandCounter  # scripts/roundtrips.py
 
@@ -324,4 +328,70 @@ def proxied_uri(uri: str, host: str, port: int) -> str:
     parts = urlsplit(uri)
     auth = parts.netloc.rsplit("@", 1)[0] + "@" if "@" in parts.netloc else ""
     return parts._replace(netloc=f"{auth}{host}:{port}").geturl()
+
+
+# --------------------------------------------------------------------------------------------
+# the ReAct turn: a scripted model and a tool (sections rtt and otel)
+
+
+class ScriptedModel(BaseChatModel):
+    """Asks for ``lookup`` when the last message is the user's, answers once the tool replied."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        last = messages[-1]
+        if isinstance(last, ToolMessage):
+            message = AIMessage(content=f"The answer is {last.content}.")
+        else:
+            call_id = f"call_{uuid.uuid4().hex[:12]}"
+            message = AIMessage(content="", tool_calls=[{"name": "lookup", "args": {"query": str(last.content)[:40]},
+                                                         "id": call_id, "type": "tool_call"}])
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        return self.bind(tool_names=[getattr(t, "name", str(t)) for t in tools], **kwargs)
+
+
+@tool
+def lookup(query: str) -> str:
+    """Look up a policy."""
+    return f"policy for {query}: covered"
+
+
+def react_builder(call: Callable[[list], Any], acall: Callable[[list], Any], tools: Any) -> Any:
+    """agent -> tools -> agent, ``tools_condition`` deciding.
+
+    ``call`` / ``acall`` ask the model (sync / async: ``ainvoke`` runs the async one, so the CPU line measures
+    the async path); ``tools`` is the tools node (a ``ToolNode``, or a runnable).
+    """
+    from langchain_core.runnables import RunnableLambda
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import tools_condition
+
+    def agent(state: dict) -> dict:
+        return {"messages": [call(state["messages"])]}
+
+    async def aagent(state: dict) -> dict:
+        return {"messages": [await acall(state["messages"])]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("agent", RunnableLambda(agent, afunc=aagent, name="agent"))
+    g.add_node("tools", tools)
+    g.add_edge(START, "agent")
+    g.add_conditional_edges("agent", tools_condition)
+    g.add_edge("tools", "agent")
+    return g
+
+
+def secure_builder(at_most_once: bool = False) -> Any:
+    from langgraph.prebuilt import ToolNode
+
+    from langgraph_durable_mongodb import SecureLLM, SecureTool
+
+    model = SecureLLM(ScriptedModel()).bind_tools([lookup])
+    return react_builder(model.invoke, model.ainvoke, ToolNode([SecureTool(lookup, at_most_once=at_most_once)]))
+
 

@@ -46,7 +46,11 @@ Three collections, split like langgraph-checkpoint-postgres:
 
 A document's ``_id`` is its key (``key_id``), so every write names its document
 by ``_id``: an index lookup on any server, and the one filter FerretDB's SQLite
-backend answers without scanning the collection.
+backend answers without scanning the collection. Beside the ``_id``, the filter
+carries the thread and the namespace the key starts with (``schema.key_filter``):
+a sharded cluster routes a write by its shard key, ``thread_id``. FerretDB and
+mongo-java-server, which cannot be sharded, are sent the ``_id`` alone
+(``quirks.ServerQuirks.id_alone``).
 
 Channel names and namespaces are values in these documents, never field
 names, so a ``.`` or ``$`` in them cannot become a BSON path.
@@ -66,7 +70,7 @@ from bson.int64 import Int64
 from .._bson import OPTIONAL, assemble_values, escape_key, key_id, require_fields, unescape_key, value_documents
 from .._langgraph import canonical_set
 from ..errors import CorruptDocumentError, InvalidInputError, MissingValueError
-from ..storage.schema import BLOB_KEY
+from ..storage.schema import BLOB_KEY, key_filter
 from .remembered import LARGE, Location
 
 #: The fields of an entry of a checkpoint's ``values`` (see the module docstring).
@@ -419,10 +423,11 @@ def lay_out_values(
     return laid_out
 
 
-def blob_documents(ref: tuple, typed: tuple[str, bytes], chunk_bytes: int) -> dict[str, dict[str, Any]]:
-    """The chunk documents that store one value in blobs under value key ``ref``, by ``_id``."""
+def blob_documents(ref: tuple, typed: tuple[str, bytes], chunk_bytes: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The chunk documents that store one value in blobs under value key ``ref``, each with the filter naming it
+    (``schema.key_filter``)."""
     key = dict(zip(BLOB_KEY, ref))
-    return {key_id(*ref, doc["chunk"]): doc for doc in with_checksum(value_documents(key, typed, chunk_bytes), typed[1])}
+    return [(key_filter(*ref, doc["chunk"]), doc) for doc in with_checksum(value_documents(key, typed, chunk_bytes), typed[1])]
 
 
 def values_elsewhere(
@@ -432,10 +437,10 @@ def values_elsewhere(
 
     Returns:
         ``(held, in_blobs)``: the keys of the values held by a checkpoint not among ``docs``, by that
-        checkpoint's ``_id``; the keys of the values in blobs.
+        checkpoint's key (thread, namespace, id); the keys of the values in blobs.
     """
     among = {(d["thread_id"], d["checkpoint_ns"], d["checkpoint_id"]) for d in docs}
-    held: dict[str, list[tuple]] = defaultdict(list)
+    held: dict[tuple, list[tuple]] = defaultdict(list)
     in_blobs: set[tuple] = set()
     for d in docs:
         for e in d.get("values", ()):
@@ -444,7 +449,7 @@ def values_elsewhere(
             if HOLDER not in e:
                 in_blobs.add(value_key(d, e))
             elif (d["thread_id"], d["checkpoint_ns"], e[HOLDER]) not in among:
-                held[key_id(d["thread_id"], d["checkpoint_ns"], e[HOLDER])].append(value_key(d, e))
+                held[(d["thread_id"], d["checkpoint_ns"], e[HOLDER])].append(value_key(d, e))
     return held, in_blobs
 
 
@@ -511,8 +516,7 @@ def checkpoint_document(
     values: list[dict[str, Any]],
     metadata: Mapping[str, Any],
     ts: Any,
-    origin: str | None,
-    completed: Any,
+    continued: Any,
     extra: Mapping[str, Any],
 ) -> dict[str, Any]:
     """A checkpoint document as ``put`` sets it, its ``_id`` aside.
@@ -524,8 +528,9 @@ def checkpoint_document(
         values: the entries of its channel values (``LaidOut.entries``).
         metadata: the metadata, keys escaped.
         ts: the checkpoint's ``ts``.
-        origin: the checkpoint it continues, stored when set.
-        completed: the nodes whose interrupted task its edit completed, stored when any.
+        continued: what it continues (``roots.Continued``): the checkpoint (``origin``), stored when set, the nodes
+            whose interrupted task its edit completed (``completed``) and the steps its edit moved a child's run on
+            (``shift``), each stored when any.
         extra: the fields that follow (the expiry).
 
     Returns:
@@ -538,7 +543,8 @@ def checkpoint_document(
         "values": values,
         "metadata": metadata,
         "ts": ts,
-        **({"origin": origin} if origin else {}),
-        **({"completed": completed} if completed else {}),
+        **({"origin": continued.origin} if continued.origin else {}),
+        **({"completed": continued.completed} if continued.completed else {}),
+        **({"shift": continued.shift} if continued.shift else {}),
         **extra,
     }

@@ -12,7 +12,7 @@ from .._bson import require_str, require_str_list, unescape_key
 from ..storage.plans import lease
 from ..storage.plans.requests import Aggregate, DeleteMany, Find, Gather, InsertMany, Plan, UpdateMany, Upsert
 from ..errors import DeltaChainError, InvalidInputError, ThreadExistsError
-from ..storage.schema import BLOB_KEY, WRITE_KEY, CollectionNames
+from ..storage.schema import BLOB_KEY, WRITE_KEY, CollectionNames, key_filter, keys_filter
 from ..storage.format import StorageFormat
 from ..storage.thread_summaries import NOT_SUMMARY, pruned_update
 from .documents import (
@@ -273,12 +273,12 @@ class ThreadMaintenance:
             return
         entries = [e for held in references.values() for e in held]
         holders = {e[HOLDER] for e in entries}
-        ids = [key_id(thread_id, ns, cid) for cid in sorted(holders) + list(references)]
-        found = yield Find(self.collections.checkpoints, {"_id": {"$in": ids}}, HOLDER_FIELDS)
+        keys = [(thread_id, ns, cid) for cid in sorted(holders) + list(references)]
+        found = yield Find(self.collections.checkpoints, keys_filter(keys), HOLDER_FIELDS)
         yield from self._move_to_blobs(thread_id, [d for d in found if d["checkpoint_id"] in holders], entries)
         unlinked = [
             UpdateOne(
-                {"_id": key_id(thread_id, ns, d["checkpoint_id"])}, {"$set": {"values": unlinked_values(d, doomed)}}, upsert=False
+                key_filter(thread_id, ns, d["checkpoint_id"]), {"$set": {"values": unlinked_values(d, doomed)}}, upsert=False
             )
             for d in found
             if d["checkpoint_id"] not in holders

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -63,6 +63,12 @@ class Stored:
     origin: str
     completed: frozenset[str]
     written: bool = False
+    #: Inside a compiled child's run: how many steps the edit that wrote it moved the child's run on from its origin
+    #: (``update_state`` on the child's latest checkpoint at an ``interrupt()``), 0 for any other checkpoint.
+    shift: int = 0
+    #: A run started from it after the thread had moved past it (a ``Command`` sent to an older checkpoint): its
+    #: tasks are a fork of the ones the thread ran from it.
+    superseded: bool = False
 
 
 class StoredCheckpoints:
@@ -78,26 +84,61 @@ class StoredCheckpoints:
         #: Per thread, the oldest root checkpoint whose store failed since the thread's latest was last read, and
         #: the error it failed with.
         self._failed: LRU[str, tuple[str, BaseException]] = LRU(STORED_REMEMBERED)
+        #: Root stores under way: (thread, checkpoint) -> the request that stores it and what it registers (``pend``).
+        self._pending: dict[tuple[str, str], tuple[Any, Mapping[str, Any]]] = {}
         self._lock = threading.Lock()
 
     def note(
         self, thread_id: str, checkpoint_ns: str, docs: Sequence[Mapping[str, Any]], *, written: bool = False
     ) -> None:
-        """Remember checkpoints of one namespace, as ``{checkpoint_id, origin?, completed?}``, read or (``written``)
-        stored by this process, and wake whoever waits for one of them (``subscribe``)."""
+        """Remember checkpoints of one namespace, as ``{checkpoint_id, origin?, completed?, shift?}``, read or
+        (``written``) stored by this process, and wake whoever waits for one of them (``subscribe``). A checkpoint
+        once known superseded stays so: the thread never moves back."""
         woken: list[Callable[[], None]] = []
         with self._lock:
             for doc in docs:
                 key = (thread_id, checkpoint_ns, doc["checkpoint_id"])
-                self._origins.put(key, Stored(doc.get("origin") or doc["checkpoint_id"], frozenset(doc.get("completed") or ()), written))
+                if not checkpoint_ns:
+                    self._pending.pop((thread_id, doc["checkpoint_id"]), None)
+                known = self._origins.get(key)
+                self._origins.put(key, Stored(
+                    doc.get("origin") or doc["checkpoint_id"], frozenset(doc.get("completed") or ()), written,
+                    doc.get("shift") or 0, known is not None and known.superseded,
+                ))
                 woken += self._waiting.pop(key, ())
         for wake in woken:
             wake()
+
+    def supersede(self, thread_id: str, checkpoint_id: str) -> None:
+        """A run starts from the root checkpoint, which the thread has moved past (see ``Stored.superseded``)."""
+        key = (thread_id, "", checkpoint_id)
+        with self._lock:
+            known = self._origins.get(key)
+            if known is not None:
+                self._origins.put(key, replace(known, superseded=True, written=False))
+
+    def checkpoint(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Stored | None:
+        """What is remembered of a checkpoint of any namespace, or None."""
+        with self._lock:
+            return self._origins.get((thread_id, checkpoint_ns, checkpoint_id))
+
+    def pend(self, thread_id: str, checkpoint_id: str, request: Any, registered: Mapping[str, Any]) -> None:
+        """The store of the root checkpoint is under way: ``request`` (idempotent) stores it, and ``registered`` is what
+        ``note`` then remembers of it. Until it is noted or fails, another caller may send ``request`` itself
+        (``pending``)."""
+        with self._lock:
+            self._pending[(thread_id, checkpoint_id)] = (request, registered)
+
+    def pending(self, thread_id: str, checkpoint_id: str) -> tuple[Any, Mapping[str, Any]] | None:
+        """The store under way of the root checkpoint, as ``pend`` gave it, or None."""
+        with self._lock:
+            return self._pending.get((thread_id, checkpoint_id))
 
     def fail(self, thread_id: str, checkpoint_id: str, error: BaseException) -> None:
         """The store of the root checkpoint failed with ``error``: it, and every newer root checkpoint of the run, will
         not be stored (``failed``); wake whoever waits for one of them."""
         with self._lock:
+            self._pending.pop((thread_id, checkpoint_id), None)
             known = self._failed.get(thread_id)
             self._failed.put(thread_id, (checkpoint_id, error) if known is None or checkpoint_id < known[0] else known)
             keys = [key for key in self._waiting if key[:2] == (thread_id, "") and key[2] >= checkpoint_id]
@@ -162,8 +203,7 @@ class StoredCheckpoints:
 
     def root(self, thread_id: str, checkpoint_id: str) -> Stored | None:
         """What is remembered of a root checkpoint, or None."""
-        with self._lock:
-            return self._origins.get((thread_id, "", checkpoint_id))
+        return self.checkpoint(thread_id, "", checkpoint_id)
 
 
 #: Checkpoints whose value locations a saver remembers (see ``ValueLocations``).
@@ -272,10 +312,14 @@ class TaskHolds:
                 for f in hold.futures
             )
 
+    def of_thread(self, thread_id: str) -> tuple[Any, ...]:
+        """Everything held for the thread's tasks."""
+        with self._lock:
+            return tuple(f for hold in self._threads.get(thread_id, {}).values() for f in hold.futures)
+
     def drop_failed(self, thread_id: str) -> None:
         """No longer hold the thread's failed work: a new run of the thread starts from what is stored."""
-        with self._lock:
-            held = [f for hold in self._threads.get(thread_id, {}).values() for f in hold.futures]
+        held = self.of_thread(thread_id)
         self.drop(tuple(f for f in held if f.done() and (f.cancelled() or f.exception() is not None)))
 
     def drop(self, futures: tuple[Any, ...]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,11 +28,25 @@ STORED_FIRST_CHECK_SECONDS = 0.5
 #: While ``wait_stored`` waits, the database is asked again this often (the registry is polled in between).
 STORED_RECHECK_SECONDS = 1.0
 
-#: What the stored-checkpoint registry reads of a checkpoint: its id, the checkpoint it continues and the nodes
-#: whose interrupted task the edit that wrote it completed.
-ORIGIN_FIELDS = {"_id": 0, "checkpoint_id": 1, "origin": 1, "completed": 1}
+#: What the stored-checkpoint registry reads of a checkpoint: its id, the checkpoint it continues, the nodes whose
+#: interrupted task the edit that wrote it completed, and the steps that edit moved a child's run on (its step read
+#: too, for the next edit to count from).
+ORIGIN_FIELDS = {"_id": 0, "checkpoint_id": 1, "origin": 1, "completed": 1, "shift": 1, "metadata.step": 1}
 #: What an edit reads of the pending writes of the checkpoint it continues: which task wrote what, as what.
 _EDITED_WRITE_FIELDS = {"_id": 0, "task_id": 1, "channel": 1, "task_path": 1}
+
+
+@dataclass(frozen=True)
+class Continued:
+    """What a new checkpoint continues (``RootCheckpoints.continued_origin``): the checkpoint it continues, the nodes
+    its edit completed, and the steps its edit moved a child's run on."""
+
+    origin: str | None
+    completed: list[str]
+    shift: int = 0
+
+
+NOT_CONTINUED = Continued(None, [])
 
 
 def _not_stored(thread_id: str, checkpoint_id: str, why: str) -> CheckpointNotStoredError:
@@ -44,7 +59,22 @@ def _not_stored(thread_id: str, checkpoint_id: str, why: str) -> CheckpointNotSt
 
 def _registered(doc: Mapping[str, Any]) -> dict[str, Any]:
     """What the stored-checkpoint registry keeps of a checkpoint document."""
-    return {"checkpoint_id": doc["checkpoint_id"], "origin": doc.get("origin"), "completed": doc.get("completed")}
+    return {"checkpoint_id": doc["checkpoint_id"], "origin": doc.get("origin"), "completed": doc.get("completed"),
+            "shift": doc.get("shift")}
+
+
+def _step(doc: Mapping[str, Any]) -> int | None:
+    step = (doc.get("metadata") or {}).get("step")
+    return step if type(step) is int else None
+
+
+def _shift(parent: Mapping[str, Any], step: Any) -> int:
+    """How many steps an edit written at ``step`` moves a child's run on from its origin: the parent's own shift,
+    and the steps between them (one, as LangGraph's ``update_state`` writes)."""
+    parent_step, parent_shift = _step(parent), parent.get("shift") or 0
+    if type(step) is not int or parent_step is None or not isinstance(parent_shift, int):
+        return 0
+    return parent_shift + max(step - parent_step, 0)
 
 
 class RootCheckpoints:
@@ -94,6 +124,19 @@ class RootCheckpoints:
             known = self.stored.root(thread_id, checkpoint_id)
         return known
 
+    def stored_now_plan(self, thread_id: str, checkpoint_id: str) -> Plan:
+        """See ``MongoDBCheckpointer.stored_now``: the registry; else the store under way, sent here; else one query."""
+        if self.stored.known(thread_id, checkpoint_id):
+            return True
+        if (pending := self.stored.pending(thread_id, checkpoint_id)) is not None:
+            request, registered = pending
+            yield request
+            self.stored.note(thread_id, "", [registered], written=True)
+            return True
+        found = yield Find(self.collections.checkpoints, checkpoint_key(thread_id, "", checkpoint_id), ORIGIN_FIELDS, limit=1)
+        self.note_read(thread_id, "", found)
+        return bool(found)
+
     def note_read(self, thread_id: str, checkpoint_ns: str, docs: list[dict[str, Any]]) -> None:
         """Note checkpoint documents read."""
         self.stored.note(thread_id, checkpoint_ns, [_registered(d) for d in docs])
@@ -108,27 +151,57 @@ class RootCheckpoints:
         the runs before no longer stop its waits."""
         self.stored.forget_failures(thread_id)
 
-    def continued_origin(self, thread_id: str, checkpoint_ns: str, parent_id: str | None, source: Any) -> Plan:
-        """``(origin, completed)`` a new root checkpoint records.
+    def continued_origin(self, thread_id: str, checkpoint_ns: str, parent_id: str | None, metadata: Mapping[str, Any]) -> Plan:
+        """``Continued(origin, completed, shift)`` a new checkpoint records, of the root namespace or a compiled
+        child's.
 
-        An edit (``update_state``, source ``update``) of the latest checkpoint continues that checkpoint's
-        origin, except for the nodes whose interrupted task the edit completed (``as_node`` was that node):
-        their next visit is new. Anything else, an edit of an older checkpoint (time travel: a fork)
-        included, continues nothing: ``(None, [])``.
+        An edit (``update_state``, source ``update``) of the namespace's latest checkpoint continues that
+        checkpoint's origin, except for the nodes whose interrupted task the edit completed (``as_node`` was that
+        node): their next visit is new. Inside a child's run, whose tasks are keyed by their step, the edit also
+        records how many steps it moved the run on (``shift``). Anything else, an edit of an older checkpoint
+        (time travel: a fork) included, continues nothing.
         """
-        if source != "update" or checkpoint_ns or not parent_id:
-            return None, []
+        if metadata.get("source") != "update" or not parent_id:
+            return NOT_CONTINUED
         newest = yield Find(
             self.collections.checkpoints,
-            {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": {"$gte": parent_id}},
+            {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": {"$gte": parent_id}},
             ORIGIN_FIELDS,
             [("checkpoint_id", 1)],
             2,
         )
         if len(newest) != 1 or newest[0]["checkpoint_id"] != parent_id:
-            return None, []  # the parent is not the latest checkpoint, or is gone
-        edited = yield Find(self.collections.writes, checkpoint_key(thread_id, "", parent_id), _EDITED_WRITE_FIELDS)
-        return newest[0].get("origin") or parent_id, _langgraph.nodes_completed_by_edit(edited)
+            return NOT_CONTINUED  # the parent is not the latest checkpoint, or is gone
+        edited = yield Find(self.collections.writes, checkpoint_key(thread_id, checkpoint_ns, parent_id), _EDITED_WRITE_FIELDS)
+        shift = _shift(newest[0], metadata.get("step")) if checkpoint_ns else 0
+        return Continued(newest[0].get("origin") or parent_id, _langgraph.nodes_completed_by_edit(edited), shift)
+
+    def superseded_plan(self, thread_id: str, checkpoint_id: str) -> Plan:
+        """A run starts from the root checkpoint ``checkpoint_id`` (time travel): note it as superseded when the
+        thread has a newer root checkpoint (``Stored.superseded``). One query, on such starts only."""
+        newer = yield Find(
+            self.collections.checkpoints,
+            {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": {"$gt": checkpoint_id}},
+            {"_id": 0, "checkpoint_id": 1},
+            limit=1,
+        )
+        if newer:
+            self.stored.supersede(thread_id, checkpoint_id)
+
+    def continuations_plan(self, thread_id: str, checkpoint_map: Mapping[str, Any]) -> Plan:
+        """See ``MongoDBCheckpointer.continuations``: the registry, else one query per child checkpoint it lacks."""
+        found: dict[str, Any] = {}
+        for checkpoint_ns, checkpoint_id in checkpoint_map.items():
+            if not checkpoint_ns or not isinstance(checkpoint_id, str):
+                continue
+            known = self.stored.checkpoint(thread_id, checkpoint_ns, checkpoint_id)
+            if known is None:
+                docs = yield Find(self.collections.checkpoints, checkpoint_key(thread_id, checkpoint_ns, checkpoint_id), ORIGIN_FIELDS, limit=1)
+                self.note_read(thread_id, checkpoint_ns, docs)
+                known = self.stored.checkpoint(thread_id, checkpoint_ns, checkpoint_id)
+            if known is not None and known.shift:
+                found[checkpoint_ns] = known
+        return found
 
     def wait_stored_plan(self, thread_id: str, checkpoint_id: str, timeout: float) -> Plan:
         """Return once the root checkpoint is in the database; see ``MongoDBCheckpointer.wait_stored``.
@@ -174,6 +247,15 @@ class RootCheckpoints:
             except BaseException:
                 self.holds.drop(held)
                 raise
+
+    def after_thread_held(self, thread_id: str) -> Plan:
+        """Before a new root run of the thread starts here: wait until the records the runs before it left in flight
+        (a run that stopped, its task failed or cancelled, while its effects' records were still being written) are
+        written or failed, so the new run reads what they hold; then hold no failed one against it. Their errors
+        were the runs before's."""
+        if unfinished := tuple(f for f in self.holds.of_thread(thread_id) if not f.done()):
+            yield Join(unfinished, settle=True)
+        self.holds.drop_failed(thread_id)
 
     def after_task_held(self, thread_id: str, task_id: str) -> Plan:
         """Before a task's writes: wait for the journal records of its effects, written while the node went on."""

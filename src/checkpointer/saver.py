@@ -22,9 +22,10 @@ from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
 from ..storage.plans.faces import TwoFaces, split_clients, started
 from ..storage.plans.requests import CreateIndexes, Plan
 from ..storage.connections import ConnectionScope, OpenedClients, aclose_opened, close_opened, database_name
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, TopologyError
 from ..storage.schema import EXPIRY_INDEX, INDEXES, TTL_INDEX, CollectionNames
 from ..storage.format import StorageFormat
+from ..telemetry.watches import store_watch, wait_stored_watch
 from .documents import InlineLimits
 from .expiry import ThreadExpiry
 from .hooks import SaverHooks
@@ -227,9 +228,19 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         self.hooks.sweep_prunes.append(forget)
 
     def _notice_run_start(self, config: Any, *, on_loop: bool) -> None:
-        """A checkpoint read that starts a run: a root run drops what it cannot inherit of the thread's held work
-        (``TaskHolds.drop_failed``) and is noted as run on an event loop or not (``stores_on_event_loop``), a child
-        run goes to the observers (``observe_child_runs``)."""
+        """A checkpoint read that starts a run: a root run is noted as run on an event loop or not
+        (``stores_on_event_loop``; its read then waits for the records the runs before left in flight and drops what
+        it cannot inherit of them: ``RootCheckpoints.after_thread_held``), a child run goes to the observers
+        (``observe_child_runs``); one started at a child's namespace is refused."""
+        if (child := _langgraph.run_start_in_child(config)) is not None:
+            raise TopologyError(
+                f"a run was started at checkpoint namespace {child!r}, a compiled child's (a config from the child's "
+                "get_state_history or get_state(subgraphs=True)): running from a child's checkpoint is not supported. "
+                "LangGraph runs that child again in a new task, outside the history of the child's checkpoints, so "
+                "its effects cannot be placed in the thread's journal. Nothing ran. To go back in time, pass a root "
+                "checkpoint's config (from graph.get_state_history({'configurable': {'thread_id': ...}})); to change "
+                "the child's state, call graph.update_state with the child's config, then resume with the root config"
+            )
         if _langgraph.root_run_start(config):
             self._start_root_run(str(config["configurable"].get("thread_id")), on_loop=on_loop)
         if not self.hooks.child_runs or not isinstance(config, dict):
@@ -242,14 +253,13 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
                 observer(str(thread_id), config)
 
     def _start_root_run(self, thread_id: str, *, on_loop: bool) -> None:
-        """A root run's start: its graph shown to the observers (``observe_root_runs``), which may refuse it, then what
-        the run cannot inherit of the thread's held work dropped and the run noted (``_notice_run_start``)."""
+        """A root run's start: its graph shown to the observers (``observe_root_runs``), which may refuse it, then the
+        run noted (``_notice_run_start``)."""
         if self.hooks.root_runs:
             graph = _langgraph.running_graph()
             if graph is not None:
                 for observer in self.hooks.root_runs:
                     observer(graph)
-        self._roots.holds.drop_failed(thread_id)
         self._roots.run_started(thread_id, on_loop=on_loop)
 
     @classmethod
@@ -386,7 +396,8 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
                 metadata key that is not a string.
             ClientConfigurationError: this saver has only an async client.
         """
-        return self._run(self._store.put_plan(config, checkpoint, metadata, new_versions, self.serde, self._inline_limits()))
+        with store_watch(config, checkpoint):
+            return self._run(self._store.put_plan(config, checkpoint, metadata, new_versions, self.serde, self._inline_limits()))
 
     def put_writes(
         self,
@@ -629,7 +640,8 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
     ) -> RunnableConfig:
         """Async ``put`` on the async client: same arguments, return and errors (``ClientConfigurationError``
         when this saver has only a sync client)."""
-        return await self._arun(self._store.put_plan(config, checkpoint, metadata, new_versions, self.serde, self._inline_limits()))
+        with store_watch(config, checkpoint):
+            return await self._arun(self._store.put_plan(config, checkpoint, metadata, new_versions, self.serde, self._inline_limits()))
 
     async def aput_writes(
         self,
@@ -694,7 +706,22 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
             ClientConfigurationError: a database lookup was needed and this saver has no sync client.
         """
         if not self._roots.stored.known(thread_id, checkpoint_id):
-            self._run(self._roots.wait_stored_plan(thread_id, checkpoint_id, timeout))
+            with wait_stored_watch(thread_id, checkpoint_id):
+                self._run(self._roots.wait_stored_plan(thread_id, checkpoint_id, timeout))
+
+    def settle_records_plan(self, thread_id: str) -> Plan:
+        """A plan that returns once the journal records this process holds the thread's writes for are written or
+        failed (``hold_task_writes``): what a run that stopped left in flight. A new root run of the thread waits for
+        it before its first read, and the platform's run lock is released only after it, so the next run, here or in
+        another process, reads what those records hold. Raises none of their errors.
+
+        Args:
+            thread_id: the thread.
+
+        Returns:
+            The plan (run it on either face; it yields no database request).
+        """
+        return self._roots.after_thread_held(thread_id)
 
     def stores_on_event_loop(self, thread_id: str) -> bool:
         """Whether the thread's latest run started here runs on an event loop (``ainvoke``, ``astream``): LangGraph
@@ -753,6 +780,45 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         known = self._roots.stored.origin(thread_id, checkpoint_id, node)
         return known or await self._arun(self._roots.origin_plan(thread_id, checkpoint_id, node))
 
+    def continuations(self, thread_id: str, checkpoint_map: Mapping[str, Any]) -> dict[str, Stored]:
+        """The checkpoints of compiled children's runs, among those a task was prepared from, that an edit wrote
+        (``update_state`` at a child's ``interrupt()``): their ``Stored.shift`` and ``completed`` say how the tasks
+        prepared from them continue the visits the edit interrupted. The registry, else one query per checkpoint it
+        lacks.
+
+        Args:
+            thread_id: the thread.
+            checkpoint_map: a running task's ``checkpoint_map`` (namespace -> checkpoint id; the root's is skipped).
+
+        Returns:
+            ``{namespace: Stored}`` of the edits only (empty for a run no edit continued).
+
+        Raises:
+            ClientConfigurationError: a lookup was needed and this saver has no sync client.
+        """
+        return self._run(self._roots.continuations_plan(thread_id, checkpoint_map))
+
+    async def acontinuations(self, thread_id: str, checkpoint_map: Mapping[str, Any]) -> dict[str, Stored]:
+        """Async ``continuations`` on the async client: same arguments, return and errors (``ClientConfigurationError``
+        when a lookup is needed and this saver has only a sync client)."""
+        return await self._arun(self._roots.continuations_plan(thread_id, checkpoint_map))
+
+    def stored_now(self, thread_id: str, checkpoint_id: str) -> bool:
+        """Whether the root checkpoint is stored, for a sync call on the event loop that stores it (a sync effect in
+        an async node, ``durability="async"``), which could never wait for that loop: the registry, else the store
+        this process has under way there, sent now from this thread on the sync client (the same idempotent upsert,
+        whose own reply then finds it done), else one query. False: the store has not reached its write yet (the
+        checkpoint's values still being written, a store before it still under way), or is not this process's.
+
+        Args:
+            thread_id: the thread.
+            checkpoint_id: a root-namespace checkpoint.
+
+        Raises:
+            ClientConfigurationError: this saver has no sync client.
+        """
+        return bool(self._run(self._roots.stored_now_plan(thread_id, checkpoint_id)))
+
     def stored_root(self, thread_id: str, checkpoint_id: str) -> Stored | None:
         """What is known of a stored root checkpoint: its origin, and whether this process wrote it and has not read
         it since (``remembered.Stored``). The registry, else one query by the checkpoint's key.
@@ -787,7 +853,8 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
             ClientConfigurationError: a database lookup was needed and this saver has no async client.
         """
         if not self._roots.stored.known(thread_id, checkpoint_id):
-            await self._arun(self._roots.wait_stored_plan(thread_id, checkpoint_id, timeout))
+            with wait_stored_watch(thread_id, checkpoint_id):
+                await self._arun(self._roots.wait_stored_plan(thread_id, checkpoint_id, timeout))
 
     def get_next_version(self, current: str | int | float | None, channel: None = None) -> str:
         """The next version of a channel: a zero-padded counter plus random bits (no I/O).

@@ -22,6 +22,7 @@ from langgraph.checkpoint.base import (
 )
 from pymongo import ReplaceOne, UpdateOne
 
+from .. import _langgraph
 from .._bson import (
     assemble_values,
     containment_filter,
@@ -33,7 +34,7 @@ from .._bson import (
 )
 from ..storage.plans.requests import Emit, Find, Gather, Plan, Upsert
 from ..errors import InvalidInputError
-from ..storage.schema import BLOB_KEY, WRITE_KEY, CollectionNames
+from ..storage.schema import BLOB_KEY, WRITE_KEY, CollectionNames, key_filter, keys_filter
 from ..storage.thread_summaries import NOT_SUMMARY, require_checkpoint_ns, summary_update
 from .documents import (
     CHANNEL,
@@ -53,7 +54,6 @@ from .documents import (
     checkpoint_document,
     checkpoint_key,
     inline_values,
-    key_id,
     lay_out_values,
     load_channel_values,
     loaded_metadata,
@@ -193,8 +193,7 @@ def blob_upserts(ref: tuple, typed: tuple[str, bytes], expiry: Mapping[str, Any]
 
     Written once: a value already stored under its version is left as it is.
     """
-    documents = blob_documents(ref, typed, chunk_bytes)
-    return [UpdateOne({"_id": _id}, {"$setOnInsert": {**doc, **expiry}}, upsert=True) for _id, doc in documents.items()]
+    return [UpdateOne(named, {"$setOnInsert": {**doc, **expiry}}, upsert=True) for named, doc in blob_documents(ref, typed, chunk_bytes)]
 
 
 class CheckpointStore:
@@ -257,7 +256,7 @@ class CheckpointStore:
         moved its values to blobs) costs one more query, for blobs.
         """
         held, in_blobs = values_elsewhere(docs, channels)
-        holders = Find(self.collections.checkpoints, {"_id": {"$in": sorted(held)}}, HOLDER_FIELDS) if held else None
+        holders = Find(self.collections.checkpoints, keys_filter(sorted(held)), HOLDER_FIELDS) if held else None
         first_result, holder_docs, blob_docs = yield from _side_by_side(first, holders, self._blobs_query(in_blobs))
         values = inline_values(self.collections.checkpoints, docs)
         values.update(inline_values(self.collections.checkpoints, holder_docs or []))
@@ -306,6 +305,9 @@ class CheckpointStore:
     def get_tuple_plan(self, config: RunnableConfig, serde: SerializerProtocol) -> Plan:
         """See ``MongoDBCheckpointer.get_tuple``."""
         thread_id, checkpoint_ns, checkpoint_id = _thread_ns(config)
+        run_start = _langgraph.root_run_start(config)
+        if run_start:
+            yield from self.roots.after_thread_held(thread_id)
         query: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
         if checkpoint_id:
             query["checkpoint_id"] = checkpoint_id
@@ -315,6 +317,8 @@ class CheckpointStore:
         if not checkpoint_ns and not checkpoint_id:
             self.roots.read_latest(thread_id)
         tuples = yield from self._load_tuples(docs, serde)
+        if docs and checkpoint_id and run_start:
+            yield from self.roots.superseded_plan(thread_id, checkpoint_id)
         yield from self.expiry.refresh_on_read(docs)
         if docs:
             self.locations.note(thread_id, checkpoint_ns, docs[0]["checkpoint_id"], locations_of(docs[0]))
@@ -384,19 +388,21 @@ class CheckpointStore:
             key = checkpoint_key(thread_id, checkpoint_ns, checkpoint_id)
             expiry = self.expiry.of_write(thread_id)
             laid_out = self._lay_out((thread_id, checkpoint_ns, checkpoint_id), parent_id, checkpoint, new_versions, serde, limits)
-            origin, completed = yield from self.roots.continued_origin(
-                thread_id, checkpoint_ns, parent_id, full_metadata.get("source")
-            )
+            continued = yield from self.roots.continued_origin(thread_id, checkpoint_ns, parent_id, full_metadata)
             skeleton = serde.dumps_typed({k: v for k, v in checkpoint.items() if k != "channel_values"})
-            registered = {"checkpoint_id": checkpoint_id, "origin": origin, "completed": completed}
+            registered = {"checkpoint_id": checkpoint_id, "origin": continued.origin, "completed": continued.completed,
+                          "shift": continued.shift}
             yield from self._write_blobs(thread_id, laid_out.blobs, expiry)
             self._fenced(thread_id)  # a run whose lease may have run out writes no checkpoint (no I/O)
             document = checkpoint_document(
-                key, parent_id, skeleton, laid_out.entries, metadata_document, checkpoint.get("ts"), origin, completed, expiry
+                key, parent_id, skeleton, laid_out.entries, metadata_document, checkpoint.get("ts"), continued, expiry
             )
-            stored = UpdateOne({"_id": key_id(thread_id, checkpoint_ns, checkpoint_id)}, {"$set": document}, upsert=True)
+            stored = UpdateOne(key_filter(thread_id, checkpoint_ns, checkpoint_id), {"$set": document}, upsert=True)
             summary = [] if checkpoint_ns else [summary_update(thread_id, checkpoint_id, expiry)]
-            yield Upsert(self.collections.checkpoints, [stored, *summary])
+            request = Upsert(self.collections.checkpoints, [stored, *summary])
+            if not checkpoint_ns:  # a sync effect on the event loop this store waits on may send it itself
+                self.roots.stored.pend(thread_id, checkpoint_id, request, registered)
+            yield request
             self.roots.stored.note(thread_id, checkpoint_ns, [registered], written=True)
             self.locations.note(thread_id, checkpoint_ns, checkpoint_id, laid_out.located)
             yield from self.expiry.spread(thread_id, expiry)
@@ -462,7 +468,7 @@ class CheckpointStore:
             key = dict(zip(WRITE_KEY, (thread_id, checkpoint_ns, checkpoint_id, task_id, write_idx)))
             typed = serde.dumps_typed(value)
             for doc in with_checksum(value_documents(key, typed, self.chunk_bytes), typed[1]):
-                ident = {"_id": key_id(thread_id, checkpoint_ns, checkpoint_id, task_id, write_idx, doc["chunk"])}
+                ident = key_filter(thread_id, checkpoint_ns, checkpoint_id, task_id, write_idx, doc["chunk"])
                 full = {**doc, "channel": channel, "task_path": task_path, **expiry}
                 if write_idx < 0:
                     ops.append(ReplaceOne(ident, full, upsert=True))

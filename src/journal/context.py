@@ -235,13 +235,16 @@ class Slot:
         return self.attempt.node
 
 
-def locate(scope: EffectScope, key: str | None = None) -> EffectPosition | Slot:
-    """Where an effect starting now goes: under its parent effect, or a slot of the node attempt."""
+def locate(scope: EffectScope, key: str | None = None, at_most_once: bool = False) -> EffectPosition | Slot:
+    """Where an effect starting now goes: under its parent effect, or a slot of the node attempt; an
+    ``at_most_once`` one is refused where it could run twice (``ResolverLocator.confirm``)."""
     if (nested := _nested(key)) is not None:
         return nested
     attempt = current_attempt(*scope.locator.task())
     ordinal = attempt.next_ordinal() if key is None else 0
     node = attempt.node if attempt.node is not None else _bind_node(attempt, scope.locator, scope.locator.node())
+    if at_most_once and node.unconfirmed:
+        scope.locator.confirm(node)  # type: ignore[attr-defined]  # only ResolverLocator makes unconfirmed visits
     return _slot(scope, attempt, node, ordinal, key)
 
 

@@ -8,6 +8,7 @@ One *entry* document per effect position (``chunk: 0``)::
      input: {digest, preview},
      owner, fence, lease_until?, heartbeat_at?,  # the claim: who runs it, its token, until when
      not_run?,                                   # true: freed by its owner before the effect started
+     unknown_since?,                             # at_most_once, its outcome found unknown: counted once
      owner_host, owner_pid, owner_process?,      # the claiming process (owner_process: Linux only)
      created_at, started_at, updated_at, finished_at?, duration_ms?, visited_at,
      outcome?: {type, data, digest, preview, chunks?},  # serialized with the serde (encryption applies)
@@ -162,6 +163,19 @@ def held_fence(pos: EffectPosition, fence: int) -> dict[str, Any]:
 def live_fence(pos: EffectPosition, fence: int, now: datetime) -> dict[str, Any]:
     """``held_fence`` whose lease has not expired yet (the renewal's fence)."""
     return {**held_fence(pos, fence), "lease_until": {"$gt": now}}
+
+
+def unknown_mark(pos: EffectPosition, entry: Mapping[str, Any], now: datetime) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Filter and update that mark an at_most_once entry found with its outcome unknown (``unknown_since``): only
+    an unmarked one, under the claim it was found under, so that exactly one of the runs that meet it counts it
+    among the outcomes awaiting a person."""
+    marked = {**held_fence(pos, entry.get("fence")), "unknown_since": {"$exists": False}}  # type: ignore[arg-type]
+    return marked, {"$set": {"unknown_since": now}}
+
+
+def unknown_unmark(pos: EffectPosition) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Filter and update that take a person's decision's count off a marked entry (``unknown_mark``), once."""
+    return {**entry_filter(pos), "unknown_since": {"$exists": True}}, {"$unset": {"unknown_since": ""}}
 
 
 def first_record(

@@ -15,6 +15,7 @@ from ..storage.plans.faces import TwoFaces, split_clients
 from ..errors import InvalidInputError
 from ..storage.schema import CollectionNames
 from ..storage.format import StorageFormat
+from ..telemetry.watches import effect_watch
 from .context import Slot, alocate, current_effect_scope, locate
 from .documents import EffectCall
 from .plans import JournalPlans
@@ -209,7 +210,7 @@ class ActivityJournal(TwoFaces, JournalPlans):
 
     @staticmethod
     def _position(call: EffectCall, position: EffectPosition | None) -> EffectPosition | Slot:
-        return position if position is not None else locate(current_effect_scope(), call.effect_key)
+        return position if position is not None else locate(current_effect_scope(), call.effect_key, call.at_most_once)
 
     @staticmethod
     async def _aposition(call: EffectCall, position: EffectPosition | None) -> EffectPosition | Slot:
@@ -271,8 +272,9 @@ class ActivityJournal(TwoFaces, JournalPlans):
             Exception: whatever ``fn`` raises, after it is recorded ``failed``; a recorded failure whose type is
                 in ``terminal_errors`` is raised again (same type) instead of running ``fn``.
         """
-        pos = self._position(call, position)
-        return self._run(self._effect_plan(call, pos, fn, replay))
+        with effect_watch(call.kind, call.name, call.at_most_once, call.tool_call_id) as watch:
+            pos = self._position(call, position)
+            return self._run(self._effect_plan(call, pos, fn, replay, watch))
 
     async def arun(
         self,
@@ -285,8 +287,9 @@ class ActivityJournal(TwoFaces, JournalPlans):
         """Async ``run`` natively on the async client: same arguments, return and errors; ``fn`` and ``replay`` may
         return an awaitable (awaited inside the claim, or the replay). ``ClientConfigurationError`` when this
         journal has only a sync client."""
-        pos = await self._aposition(call, position)
-        return await self._arun(self._effect_plan(call, pos, fn, replay))
+        with effect_watch(call.kind, call.name, call.at_most_once, call.tool_call_id) as watch:
+            pos = await self._aposition(call, position)
+            return await self._arun(self._effect_plan(call, pos, fn, replay, watch))
 
     def run_stream(
         self,
@@ -338,7 +341,8 @@ class ActivityJournal(TwoFaces, JournalPlans):
                 in ``terminal_errors`` is raised again (same type) instead of running the stream.
         """
         pos = self._position(call, position)
-        return self._sync_face().iterate(self._stream_plan(call, pos, open_stream, merge, replay))
+        watch = effect_watch(call.kind, call.name, call.at_most_once, call.tool_call_id)
+        return self._sync_face().iterate(watch.over(self._stream_plan(call, pos, open_stream, merge, replay, watch)))
 
     async def arun_stream(
         self,
@@ -354,7 +358,8 @@ class ActivityJournal(TwoFaces, JournalPlans):
         ``ClientConfigurationError`` when this journal has only a sync client."""
         pos = await self._aposition(call, position)
         io = await self._async_face()
-        async for item in io.iterate(self._stream_plan(call, pos, open_stream, merge, replay)):
+        watch = effect_watch(call.kind, call.name, call.at_most_once, call.tool_call_id)
+        async for item in io.iterate(watch.over(self._stream_plan(call, pos, open_stream, merge, replay, watch))):
             yield item
 
     # -- for people ---------------------------------------------------------------------

@@ -4,7 +4,7 @@ An entry is keyed by its visit (``resolver/visit.py``): ``agent/1/case_investiga
 policy_analysis/s1``, node ``review_policy``, occurrence ``s1``. People read ordinals instead:
 ``agent/1/case_investigation/1/policy_analysis/1``, occurrence ``1``. Each key is replaced by its rank among the
 keys of the same name under the same parent, ``Send`` groups (``<group>.<index>``) counted in a sequence of their
-own and keeping their index, a subgraph run keeping its ``+p``. Steps rank by number, checkpoint and task ids by
+own and keeping their index, a subgraph run keeping its ``+p``. Steps and task calls rank by number, checkpoint and task ids by
 when their visit's first entry was claimed. Replay never reads a label: they are made here, when entries are
 read, from the entries read; an entry whose key is not a visit's (a position given explicitly) keeps what is
 stored.
@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from ..storage.visit_keys import KEY, ROOT_PATH, STEP_PREFIX, levels
+from ..storage.visit_keys import CALL_PREFIX, KEY, ROOT_PATH, STEP_PREFIX, levels
 
 __all__ = ["labelled"]
 
@@ -39,7 +39,8 @@ def _levels(doc: Mapping[str, Any]) -> list[tuple[str, re.Match[str]]] | None:
 
 def _order(match: re.Match[str], claimed: Any) -> tuple[int, datetime, str]:
     base = match["base"]
-    step = int(base[len(STEP_PREFIX):]) if base.startswith(STEP_PREFIX) else 0
+    numbered = base[:1] in (STEP_PREFIX, CALL_PREFIX) and base[1:].isdigit()  # a step or a call, not an id
+    step = int(base[1:]) if numbered else 0
     return step, claimed if isinstance(claimed, datetime) else _EARLIEST, base
 
 

@@ -18,6 +18,7 @@ Example::
 from __future__ import annotations
 
 from concurrent.futures import Future
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
@@ -26,11 +27,11 @@ from langgraph.config import get_config
 from .. import _langgraph
 from ..storage.plans.interpreters import on_event_loop
 from .._bson import require_str
-from ..errors import NoDurableScopeError
+from ..errors import NoDurableScopeError, SyncEffectOnEventLoopError
 from ..resolver import ResolvedNamespace, TaskTrace, current_durable_scope
 from ..resolver.namespace import root_task_name, running_task
 from ..resolver.position import NodePosition
-from ..resolver.running import resolve_task
+from ..resolver.running import StepEdit, resolve_task
 from ..resolver.visit import visit_position
 from .attempt import Trail
 from .ports import RootCheckpoints
@@ -87,7 +88,19 @@ def _new(config: RunnableConfig, resolved: ResolvedNamespace, root: str | None, 
     written by this process (``stored``: the saver's ``Stored``) and not read since, the visit continues no edit, and
     neither its task nor a task enclosing it is past its first attempt."""
     first_attempt = _langgraph.node_attempt(config.get("configurable") or {}) == 1
-    return stored is not None and stored.written and origin == root and first_attempt and not resolved.retried
+    fresh = origin == root and not resolved.continued and first_attempt and not resolved.retried
+    return fresh and stored is not None and stored.written
+
+
+def _edits(continuations: Mapping[str, Any]) -> dict[str, StepEdit]:
+    """The saver's ``continuations`` (``Stored`` of the children's edited checkpoints) as the resolver reads them."""
+    return {ns: StepEdit(stored.shift, stored.completed) for ns, stored in continuations.items()}
+
+
+def _in_children(config: RunnableConfig) -> dict[str, Any] | None:
+    """The running task's ``checkpoint_map`` when it runs inside a compiled child (a child's run may be edited)."""
+    checkpoint_map = _langgraph.checkpoint_map(config.get("configurable") or {})
+    return checkpoint_map if len(checkpoint_map) > 1 else None
 
 
 class ResolverLocator:
@@ -147,45 +160,78 @@ class ResolverLocator:
 
         return Trail(hold)
 
-    def _resolve(self, config: RunnableConfig, origin: str | None) -> ResolvedNamespace:
+    def _resolve(self, config: RunnableConfig, origin: str | None, edits: Mapping[str, StepEdit] | None = None) -> ResolvedNamespace:
         if self.trace is not None:
-            return resolve_task(config, self.trace, origin)
+            return resolve_task(config, self.trace, origin, edits)
         return current_durable_scope().resolve_current(config, origin)
 
     def node(self) -> NodePosition:
         """Where the running node is, for a sync effect.
 
-        A sync effect called on the event loop of an async run (inside an async node) does not wait for its root
-        checkpoint: the run stores it on that very loop, which a blocking wait would stall until it timed out. It
-        runs at once; a crash before that checkpoint is stored runs it again under a new position. Make the
-        effect async (``anode`` waits without blocking) or run with ``durability="sync"`` to close that window.
-        A sync run called from a coroutine stores its checkpoints in threads: there the effect waits.
+        A sync effect called on the event loop of an async run (inside an async node) cannot wait for its root
+        checkpoint: the run stores it on that very loop, which the sync call blocks. It sends that store's write
+        itself when the store has reached it (``stored_now``); else the visit is ``unconfirmed``: an at-least-once
+        effect runs (a crash before that checkpoint is stored runs it again under a new position, as
+        ``durability="exit"`` does), an ``at_most_once`` one is refused (``confirm``). A sync run called from a
+        coroutine stores its checkpoints in threads: there the effect waits.
         """
         config, thread_id, root, unstored, root_task = self._task()
-        origin = None
+        origin, edits, unconfirmed = None, None, False
         if root is not None:
-            if unstored and not (on_event_loop() and self.saver.stores_on_event_loop(thread_id)):
+            if unstored and on_event_loop() and self.saver.stores_on_event_loop(thread_id):
+                unconfirmed = not self.saver.stored_now(thread_id, root)
+            elif unstored:
                 self.saver.wait_stored(thread_id, root)
             origin = self.saver.origin_of(thread_id, root, root_task)
-        resolved = self._resolve(config, origin)
+            if (children := _in_children(config)) is not None:
+                edits = _edits(self.saver.continuations(thread_id, children))
+        resolved = self._resolve(config, origin, edits)
         stored = self.saver.stored_root(thread_id, root) if root is not None and origin == root else None
-        return self._position(config, thread_id, resolved, root, origin, stored)
+        return self._position(config, thread_id, resolved, root, origin, stored, unconfirmed)
+
+    def confirm(self, node: NodePosition) -> None:
+        """Before an ``at_most_once`` effect of a visit a sync effect on the event loop located before its root
+        checkpoint was stored (``NodePosition.unconfirmed``): go on once it is stored (the store under way sent from
+        here, ``stored_now``), else refuse before anything runs. Run under a checkpoint a crash may lose, it would
+        run again under another key: twice, which ``at_most_once`` never may."""
+        if node.unconfirmed and node.root_key is not None and not self.saver.stored_now(node.thread_id, node.root_key):
+            thread_id, root = node.thread_id, node.root_key
+            raise SyncEffectOnEventLoopError(
+                f"an at_most_once effect was called sync inside an async node of thread {thread_id!r} before "
+                f"checkpoint {root} was stored (durability='async'): the run stores it on this event loop, which the "
+                "sync call blocks, so the effect cannot wait for it, and run under a checkpoint a crash may lose it "
+                "could run again under another idempotency key. Nothing ran. Await the effect (an async @effect), "
+                "call it with `await asyncio.to_thread(fn, ...)`, or run the graph with durability='sync'"
+            )
 
     async def anode(self) -> NodePosition:
         config, thread_id, root, unstored, root_task = self._task()
-        origin = None
+        origin, edits = None, None
         if root is not None:
             if unstored:
                 await self.saver.await_stored(thread_id, root)
             origin = await self.saver.aorigin_of(thread_id, root, root_task)
-        resolved = self._resolve(config, origin)
+            if (children := _in_children(config)) is not None:
+                edits = _edits(await self.saver.acontinuations(thread_id, children))
+        resolved = self._resolve(config, origin, edits)
         stored = await self.saver.astored_root(thread_id, root) if root is not None and origin == root else None
         return self._position(config, thread_id, resolved, root, origin, stored)
 
     @staticmethod
     def _position(
-        config: RunnableConfig, thread_id: str, resolved: ResolvedNamespace, root: str | None, origin: str | None, stored: Any
+        config: RunnableConfig,
+        thread_id: str,
+        resolved: ResolvedNamespace,
+        root: str | None,
+        origin: str | None,
+        stored: Any,
+        unconfirmed: bool = False,
     ) -> NodePosition:
+        """The visit's position. It continues an earlier one (its effects replay when their input is unchanged,
+        run under new keys when it changed) after an edit (``origin``, or an edit of a child's run), and in a fork:
+        a run started from a root checkpoint the thread had moved past (``Stored.superseded``)."""
         root_key = origin or _langgraph.checkpoint_of(config["configurable"], "")
         new = _new(config, resolved, root, origin, stored)
-        return visit_position(thread_id, resolved, root_key=root_key, new=new, continued=origin not in (None, root))
+        forked = stored is not None and stored.superseded
+        continued = origin not in (None, root) or resolved.continued or forked
+        return visit_position(thread_id, resolved, root_key=root_key, new=new, continued=continued, unconfirmed=unconfirmed)

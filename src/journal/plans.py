@@ -53,7 +53,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from pymongo.errors import ConnectionFailure
 
@@ -82,6 +82,7 @@ from ..storage.plans.requests import (
     Try,
 )
 from ..storage.schema import INDEXES
+from ..telemetry import watches
 from ..errors import (
     InvalidInputError,
     ClientConfigurationError,
@@ -105,6 +106,8 @@ from .documents import (
     held_fence,
     live_fence,
     takeover_fence,
+    unknown_mark,
+    unknown_unmark,
     ONLY_VISIT,
     EffectCall,
     chunk_key,
@@ -152,9 +155,12 @@ class _Claimed:
 
 @dataclass(frozen=True)
 class _RecordedOutcome:
-    """What a claim found recorded at the position: the effect's outcome, deserialized, to return or replay."""
+    """What a claim found recorded at the position: the effect's outcome, deserialized, to return or replay, and the
+    idempotency key its entry was claimed under."""
 
     value: Any
+    recorded_key: str | None = None
+    attempt: ClassVar[int] = 0  # as ``EffectInfo.attempt`` while replayed: no execution started here
 
 
 @dataclass(frozen=True)
@@ -313,7 +319,12 @@ class JournalPlans:
     # -- the effect's life ----------------------------------------------------------
 
     def _effect_plan(
-        self, call: EffectCall, where: EffectPosition | Slot, fn: Callable[[], Any], replay: Callable[[Any], Any] | None = None
+        self,
+        call: EffectCall,
+        where: EffectPosition | Slot,
+        fn: Callable[[], Any],
+        replay: Callable[[Any], Any] | None = None,
+        watch: Any = watches.UNWATCHED,
     ) -> Plan:
         """Run ``fn`` once and record its outcome; a recorded outcome is returned, through ``replay`` when given.
 
@@ -321,10 +332,12 @@ class JournalPlans:
         (``Defer``): the task's next effect starts, and its writes are saved, only once that record is written. An
         ``at_most_once`` effect's value, a failure, and a value the serde cannot write are recorded before the
         effect's caller hears of them: a crash after an ``at_most_once`` effect returned never leaves its outcome
-        unknown.
+        unknown. ``watch``: what the effect tells OpenTelemetry (``telemetry/watches.py``).
         """
+        watch.claiming()
         yield from self._after_trailing_records(where)
         pos, claimed = yield from self._claim(call, where)
+        watch.placed(pos, claimed.attempt, claimed.recorded_key)
         if isinstance(claimed, _RecordedOutcome):
             return claimed.value if replay is None else (yield from self._replay(call, pos, replay, claimed.value))
         yield from self._fence(pos, claimed)
@@ -335,10 +348,10 @@ class JournalPlans:
         trail = where.attempt.trail if isinstance(where, Slot) and not call.at_most_once else None
         if trail is not None and isinstance(result, Returned) and (typed := self._serialized(result.value)) is not None:
             ended = _Ended(lease.utcnow(), _duration_ms(claimed), typed)
-            record = yield Defer(self._record(call, pos, claimed, result, ended, trailing=True))
+            record = yield Defer(watch.recording(self._record(call, pos, claimed, result, ended, trailing=True), result))
             trail.add(record)
             return result.value
-        return (yield from self._record(call, pos, claimed, result))
+        return (yield from watch.recording(self._record(call, pos, claimed, result), result))
 
     @staticmethod
     def _after_trailing_records(where: EffectPosition | Slot) -> Plan:
@@ -360,19 +373,22 @@ class JournalPlans:
         open_stream: Callable[[], Any],
         merge: Callable[[list[Any]], Any],
         replay: Callable[[Any], Iterable[Any]],
+        watch: Any = watches.UNWATCHED,
     ) -> Plan:
         """Emit the streamed items as they come and record ``merge(items)``; a replay emits ``replay(outcome)``.
 
         The lease is renewed until the stream ends, including while the caller handles an item.
         """
+        watch.claiming()
         yield from self._after_trailing_records(where)
         pos, claimed = yield from self._claim(call, where)
+        watch.placed(pos, claimed.attempt, claimed.recorded_key)
         if isinstance(claimed, _RecordedOutcome):
             for item in (yield from self._replay(call, pos, replay, claimed.value)):
                 yield Emit(item)
             return
         yield from self._fence(pos, claimed)
-        context = self._running(call, pos, claimed)
+        context = watch.around(self._running(call, pos, claimed))
         with (yield self._heartbeat(pos, claimed)):
             result = yield Invoke(open_stream, context)
             if isinstance(result, Returned):
@@ -382,7 +398,7 @@ class JournalPlans:
                     yield Emit(result.value)
                 if result is END:
                     result = Returned(merge(items))
-        yield from self._record(call, pos, claimed, result)
+        yield from watch.recording(self._record(call, pos, claimed, result), result)
 
     def _fence(self, pos: EffectPosition, claimed: _Claimed) -> Plan:
         """Refuse to start the effect once the run's lock may be lost (``run_fence``, no I/O: see ``run_lock``),
@@ -489,7 +505,7 @@ class JournalPlans:
             return None  # the claim path judges non-determinism
         self._check_input(known, call, pos, fingerprint)
         _log_replay(call, pos, known)
-        return _RecordedOutcome((yield from self._load_outcome(known, pos)))
+        return _RecordedOutcome((yield from self._load_outcome(known, pos)), known.get("idempotency_key"))
 
     def _claim(self, call: EffectCall, where: EffectPosition | Slot) -> Plan:
         """Returns ``(position, _Claimed)`` (run the effect) or ``(position, _RecordedOutcome)`` (its outcome); raises
@@ -530,12 +546,16 @@ class JournalPlans:
                 if _held_by(entry, owner):
                     return _Claimed(owner, entry["fence"], 1, time.monotonic(), secrets, node_attempt=node_attempt)
             self._check_entry(entry, pos)
-            action = self._judge(entry, call, pos, fingerprint, now, keys)
+            try:
+                action = self._judge(entry, call, pos, fingerprint, now, keys)
+            except EffectOutcomeUnknownError:
+                yield from self._mark_unknown(call, pos, entry)
+                raise
             if action == "raise":
                 raise self._recorded_error(entry, pos)
             if action == "replay":
                 _log_replay(call, pos, entry)
-                return _RecordedOutcome((yield from self._load_outcome(entry, pos)))
+                return _RecordedOutcome((yield from self._load_outcome(entry, pos)), entry.get("idempotency_key"))
             if action == "wait":
                 yield Sleep(self._pause(call, pos, entry, deadline, pause))
             else:
@@ -550,6 +570,15 @@ class JournalPlans:
                 # another worker took it over first: judge its entry
             found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
             entry = found[0] if found else None
+
+    def _mark_unknown(self, call: EffectCall, pos: EffectPosition, entry: Mapping[str, Any]) -> Plan:
+        """Mark an entry whose outcome is unknown, once: the run that marks it counts it among the outcomes awaiting a
+        person (``resolve``/``discard`` take the count off). A mark that fails to be written is given up: the next
+        run that meets the entry marks it."""
+        if entry.get("unknown_since") is None:
+            marked = yield Try(FencedUpdate(self.collection, *unknown_mark(pos, entry, lease.utcnow())))
+            if isinstance(marked, Returned) and marked.value:
+                watches.outcome_unknown(call.kind)
 
     def _pause(
         self, call: EffectCall, pos: EffectPosition, entry: Mapping[str, Any], deadline: float, pause: lease.Backoff
@@ -610,6 +639,7 @@ class JournalPlans:
         recorded = (entry.get("kind"), entry.get("name"))
         if recorded == (call.kind, call.name) or (entry.get("status") == "failed" and not terminal):
             return False
+        watches.nondeterminism("effect_changed", "raised" if self.on_nondeterminism == "raise" else "rerun")
         if self.on_nondeterminism == "raise":
             raise NondeterminismError(
                 f"the journal recorded {recorded[0]} {recorded[1]!r} at {pos}, but the code now calls "
@@ -697,6 +727,7 @@ class JournalPlans:
             f"{call.kind} {call.name!r} at {pos} is replayed from the journal, but its input changed since it was "
             f"recorded (was {(entry.get('input') or {}).get('preview', '')!r}, now {fingerprint['preview']!r})"
         )
+        watches.nondeterminism("input_changed", "raised" if self.on_input_change == "raise" else "warned")
         if self.on_input_change == "raise":
             raise InputChangedError(
                 message + "; resume with the inputs of the original run, or discard the entry to run it again"
@@ -788,6 +819,7 @@ class JournalPlans:
     ) -> Plan:
         """Our lease expired and another worker took the position over before our record: drop our chunks, and
         return the outcome that worker recorded, or ``value`` when it recorded none."""
+        watches.record_lost(call.kind)
         if chunked:
             yield DeleteMany(self.collection, chunk_key(pos, claimed.owner))
         found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
@@ -843,6 +875,7 @@ class JournalPlans:
     def _resolve_plan(self, pos: EffectPosition, value: Any) -> Plan:
         """Record ``value`` as the outcome of the position's entry (a person's decision)."""
         _require_position(pos)
+        yield from self._settled_unknown(pos, "resolved")
         found = yield Find(self.collection, entry_filter(pos), {"_id": 0, "fence": 1, "status": 1}, limit=1)
         if not found:
             raise DurableMongoError(f"no journal entry at {pos}")
@@ -871,9 +904,17 @@ class JournalPlans:
                 yield DeleteMany(self.collection, chunk_key(pos, owner))
             raise DurableMongoError(f"the journal entry at {pos} changed while it was being resolved; look at it again")
 
+    def _settled_unknown(self, pos: EffectPosition, decision: str) -> Plan:
+        """A person settles the position: if its outcome was marked unknown, unmark it and take it off the outcomes
+        awaiting a person, once (a decision that then fails leaves it unmarked: the next run that meets it marks
+        it again)."""
+        if (yield FencedUpdate(self.collection, *unknown_unmark(pos))):
+            watches.outcome_resolved(decision)
+
     def _discard_plan(self, pos: EffectPosition) -> Plan:
         """Delete the position's entry and chunks, so the effect runs again."""
         _require_position(pos)
+        yield from self._settled_unknown(pos, "discarded")
         yield DeleteMany(self.collection, entry_filter(pos))
         chunks = {**entry_filter(pos), "effect_key": {"$regex": "^" + re.escape(pos.effect_key) + "#"}}
         chunks.pop("chunk")

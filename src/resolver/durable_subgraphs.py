@@ -48,6 +48,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.pregel import Pregel
 
+from .. import _langgraph
 from ..errors import NamespaceError, NoDurableScopeError, TopologyError
 from .namespace import ChildOperationBoundary, NamespaceSegment, ResolvedNamespace, parse_namespace
 from .running import Level, resolve_levels
@@ -155,23 +156,29 @@ class DurableSubgraphResolver:
             NamespaceError: the namespace does not come from this graph, or ``config`` is not a node's own.
         """
         ns = (config.get("configurable") or {}).get("checkpoint_ns")
-        levels = [Level(level.segment, level.path, level.kind is NodeKind.CHILD) for level in self._walk(ns)]
+        calls = _trailing_calls((config.get("metadata") or {}).get("langgraph_path"))
+        levels = [Level(level.segment, level.path, level.kind is NodeKind.CHILD) for level in self._walk(ns, calls)]
         return resolve_levels(config, trace, levels, origin, _unbound)
 
-    def _walk(self, ns: Any) -> tuple[_WalkedSegment, ...]:
+    def _walk(self, ns: Any, calls: int = 0) -> tuple[_WalkedSegment, ...]:
         if not isinstance(ns, str):
             raise NamespaceError(f"a checkpoint namespace is a string, got {type(ns).__name__}")
-        return self._cached_walk(ns)
+        return self._cached_walk(ns, calls)
 
-    def _walk_uncached(self, ns: str) -> tuple[_WalkedSegment, ...]:
+    def _walk_uncached(self, ns: str, calls: int) -> tuple[_WalkedSegment, ...]:
+        """The segments of ``ns`` walked through the topology; its last ``calls`` are functional-API task calls,
+        which no topology holds: each is an ordinary node beneath the one that called it."""
         segments = parse_namespace(ns)
         graphs: tuple[GraphTopology, ...] = (self._topology.root,)
         walked: list[_WalkedSegment] = []
         for position, segment in enumerate(segments):
             parent = walked[-1].path if walked else ""
             path = f"{parent}/{segment.name}" if parent else segment.name
+            if position >= len(segments) - calls:
+                walked.append(_WalkedSegment(segment, NodeKind.ORDINARY, path))
+                continue
             node = _lookup(graphs, segment, ns, parent)
-            rightmost = position == len(segments) - 1
+            rightmost = position == len(segments) - 1 - calls
             if rightmost and node.kind is NodeKind.CHILD:
                 raise NamespaceError(
                     f"namespace {ns!r} ends at '{path}', which is a compiled child graph; "
@@ -186,6 +193,14 @@ class DurableSubgraphResolver:
             walked.append(_WalkedSegment(segment, node.kind, path))
             graphs = node.subgraphs
         return tuple(walked)
+
+
+def _trailing_calls(task_path: Any) -> int:
+    """How many functional-API task calls end the running task's namespace: it, the task that called it, ..."""
+    calls = 0
+    while (call := _langgraph.task_call(task_path)) is not None:
+        calls, task_path = calls + 1, call.caller_path
+    return calls
 
 
 def _lookup(graphs: tuple[GraphTopology, ...], segment: NamespaceSegment, ns: str, parent: str) -> NodeTopology:

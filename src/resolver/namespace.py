@@ -110,6 +110,8 @@ class ResolvedNamespace:
     #: A task enclosing the node is past its first attempt (a ``RetryPolicy`` retry): the child runs it started
     #: afresh meet the visits of the attempts before.
     retried: bool = False
+    #: An edit of a compiled child's run on the node's path moved it on: the node continues the visit it interrupted.
+    continued: bool = False
 
 
 def _is_counter(part: str) -> bool:

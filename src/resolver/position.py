@@ -15,6 +15,8 @@ class NodePosition:
     (``update_state`` on the latest checkpoint): an effect whose input changed runs instead of replaying.
     ``root_key``: the root checkpoint the visit's root-level task was prepared from (or continues), written on
     its journal entries so a sweep that prunes that checkpoint finds them.
+    ``unconfirmed``: a sync effect on the event loop that stores the root checkpoint located the visit before that
+    checkpoint was stored (``ResolverLocator.node``): a crash before it is stored would key the visit anew.
     """
 
     thread_id: str
@@ -24,3 +26,4 @@ class NodePosition:
     new: bool = field(default=False, compare=False)
     continued: bool = field(default=False, compare=False)
     root_key: str | None = field(default=None, compare=False)
+    unconfirmed: bool = field(default=False, compare=False)

@@ -19,7 +19,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,10 +27,11 @@ from langchain_core.runnables import RunnableConfig
 
 from .. import _langgraph
 from ..errors import NamespaceError, TopologyError
+from ..storage.visit_keys import call_key
 from .namespace import ChildOperationBoundary, NamespaceSegment, ResolvedNamespace, SendOrigin, parse_namespace
 from .trace import TaskTrace, is_pull, send_index_of
 
-__all__ = ["Level", "resolve_levels", "resolve_task"]
+__all__ = ["Level", "StepEdit", "resolve_levels", "resolve_task"]
 
 
 @dataclass(frozen=True)
@@ -43,13 +44,16 @@ class Level:
     counts_attempts: bool = False
 
 
-def resolve_task(config: RunnableConfig, trace: TaskTrace, origin: str | None = None) -> ResolvedNamespace:
+def resolve_task(
+    config: RunnableConfig, trace: TaskTrace, origin: str | None = None, edits: Mapping[str, StepEdit] | None = None
+) -> ResolvedNamespace:
     """Resolve the task whose config is ``config`` (a node's ``get_config()``) from ``trace`` alone, no topology.
 
     Args:
         config: the running node's config.
         trace: the facts recorded of the runs' tasks (the platform's, fed by its checkpointer's reads).
         origin: the root checkpoint the task continues (see ``resolve_levels``).
+        edits: the edits of compiled children's runs the task's path was prepared from (see ``resolve_levels``).
 
     Returns:
         The node's boundaries and key.
@@ -67,7 +71,7 @@ def resolve_task(config: RunnableConfig, trace: TaskTrace, origin: str | None = 
     for segment in parse_namespace(ns):
         path = f"{path}/{segment.name}" if path else segment.name
         levels.append(Level(segment, path))
-    return resolve_levels(config, trace, levels, origin, _ran_without_platform_saver)
+    return resolve_levels(config, trace, levels, origin, _ran_without_platform_saver, edits)
 
 
 def _refuse_own_history(ns: str) -> None:
@@ -100,43 +104,117 @@ def resolve_levels(
     levels: Sequence[Level],
     origin: str | None,
     unseen: Callable[[Level, str], Exception],
+    edits: Mapping[str, StepEdit] | None = None,
 ) -> ResolvedNamespace:
     """Resolve the running node from its walked namespace ``levels``, the trace's facts and its own metadata.
 
     A root-level node triggered by an edge is keyed by the root checkpoint its task was prepared from, not by
     its task id: ``origin`` when given (the checkpoint an edit of the latest checkpoint continues, see
     ``MongoDBCheckpointer.origin_of``), else the task's own. A ``Send`` task at the root is grouped by the same
-    checkpoint. A task inside a compiled child is keyed by its step within the child's run. ``unseen(level,
-    what)`` is raised when the trace recorded nothing of an enclosing task's start (``what``).
+    checkpoint. A task inside a compiled child is keyed by its step within the child's run, less the steps an edit
+    of that run moved it on (``edits``, by the namespace of the run: ``MongoDBCheckpointer.continuations``), so the
+    visit the edit interrupted continues. ``unseen(level, what)`` is raised when the trace recorded nothing of an
+    enclosing task's start (``what``).
     """
     configurable = config.get("configurable") or {}
     ns, thread_id = configurable.get("checkpoint_ns"), str(configurable.get("thread_id", ""))
     root = origin if origin is not None else _langgraph.checkpoint_of(configurable, "")
-    boundaries = tuple(_boundary(level, trace, thread_id, root, unseen) for level in levels[:-1])
+    own = _own_facts(config, ns, levels[-1])
+    callers = _callers(levels, own, trace, thread_id)
+    edits = edits or {}
+    boundaries = tuple(
+        _task_boundary(level, callers[i], root, edits) if i in callers else _boundary(level, trace, thread_id, root, unseen, edits)
+        for i, level in enumerate(levels[:-1])
+    )
     retried = any((trace.run_attempt(thread_id, lv.segment.task_ns, lv.segment.counter) or 1) > 1 for lv in levels[:-1])
-    node = levels[-1]
+    node = _task_boundary(levels[-1], own, root, edits)
+    continued = any(_edit_of(level, edits) for level in levels)
+    return ResolvedNamespace(boundaries, node.name, node.task_key, node.send, node.step, retried, continued)
+
+
+@dataclass(frozen=True)
+class StepEdit:
+    """An edit of a compiled child's run (``update_state`` at its ``interrupt()``): the steps it moved the run on,
+    and the nodes whose interrupted task it completed (``as_node``), whose next visit is new."""
+
+    shift: int
+    completed: frozenset[str] = frozenset()
+
+
+def _edit_of(level: Level, edits: Mapping[str, StepEdit]) -> int:
+    """The steps the edit of the run ``level``'s task belongs to moved it on (0: none, or the edit completed it)."""
+    edit = edits.get(level.segment.parent_ns) if level.segment.parent_ns else None
+    return edit.shift if edit is not None and level.segment.name not in edit.completed else 0
+
+
+def _step_of(level: Level, step: int | None, edits: Mapping[str, StepEdit]) -> int | None:
+    """``level``'s step within its child's run, as the visit an edit of that run continues numbers it."""
+    return None if step is None else step - _edit_of(level, edits)
+
+
+@dataclass(frozen=True)
+class _TaskFacts:
+    """What a task's own metadata (or that of a task it called) tells of it: its ``langgraph_path`` and step."""
+
+    path: Any
+    step: int | None
+
+
+def _own_facts(config: RunnableConfig, ns: Any, node: Level) -> _TaskFacts:
+    """The running task's path and step, from its config's metadata (the step only where a key needs it: inside a
+    compiled child's run, or in a task call)."""
     metadata = config.get("metadata") or {}
     if metadata.get("langgraph_checkpoint_ns", ns) != ns:
         raise NamespaceError(
             f"config metadata describes task {metadata['langgraph_checkpoint_ns']!r}, not the running "
             f"task {ns!r}; pass the node's own config (langgraph.config.get_config())"
         )
-    node_step = None
+    step = None
     if node.segment.parent_ns:
-        node_step = metadata.get("langgraph_step")
-        if not isinstance(node_step, int):
+        step = metadata.get("langgraph_step")
+        if not isinstance(step, int):
             raise NamespaceError(
                 f"config metadata of task {ns!r} has no langgraph_step; pass the node's own config "
                 "(langgraph.config.get_config())"
             )
-    task_path = metadata.get("langgraph_path")
-    node_send = _send_origin(send_index_of(task_path), node.segment, node_step, root, node.path)
-    node_key = _task_key(node.segment, is_pull(task_path), root)
-    return ResolvedNamespace(boundaries, node.segment.name, node_key, node_send, node_step, retried)
+    return _TaskFacts(metadata.get("langgraph_path"), step)
+
+
+def _callers(levels: Sequence[Level], own: _TaskFacts, trace: TaskTrace, thread_id: str) -> dict[int, _TaskFacts]:
+    """The facts of the tasks on the node's path that made a functional-API task call, by level: a call's path names
+    its caller's path, and its step is the caller's. The running task's own metadata tells of it; an enclosing call
+    (one that ran a compiled child) is known from the trace."""
+    callers: dict[int, _TaskFacts] = {}
+    call, step = _langgraph.task_call(own.path), own.step
+    for index in range(len(levels) - 2, -1, -1):
+        if call is not None:
+            callers[index] = _TaskFacts(call.caller_path, step)
+            call = _langgraph.task_call(call.caller_path)
+            continue
+        facts = trace.task(thread_id, levels[index].segment.task_ns)
+        call, step = (facts.call, facts.step) if facts is not None else (None, None)
+    return callers
+
+
+def _task_boundary(level: Level, facts: _TaskFacts, root: Any, edits: Mapping[str, StepEdit]) -> ChildOperationBoundary:
+    """The key of a task its own facts describe: a task call by its index among its caller's calls, a ``Send`` by its
+    group and index, a task inside a compiled child's run by its step, a root-level one by ``_task_key``."""
+    segment = level.segment
+    call = _langgraph.task_call(facts.path)
+    if call is not None:
+        return ChildOperationBoundary(segment.name, call_key(call.index))
+    step = _step_of(level, facts.step, edits) if segment.parent_ns else None
+    send = _send_origin(send_index_of(facts.path), segment, step, root, level.path)
+    return ChildOperationBoundary(segment.name, _task_key(segment, is_pull(facts.path), root), send=send, step=step)
 
 
 def _boundary(
-    level: Level, trace: TaskTrace, thread_id: str, root: Any, unseen: Callable[[Level, str], Exception]
+    level: Level,
+    trace: TaskTrace,
+    thread_id: str,
+    root: Any,
+    unseen: Callable[[Level, str], Exception],
+    edits: Mapping[str, StepEdit],
 ) -> ChildOperationBoundary:
     segment = level.segment
     facts = trace.task(thread_id, segment.task_ns)
@@ -148,7 +226,9 @@ def _boundary(
         if observed is None:
             raise unseen(level, f"subgraph run {segment.counter} of '{level.path}'")
         run = observed
-    child_step = facts.step if segment.parent_ns else None
+    if facts.call is not None:
+        return ChildOperationBoundary(segment.name, call_key(facts.call.index), run)
+    child_step = _step_of(level, facts.step, edits) if segment.parent_ns else None
     send = _send_origin(facts.send_index, segment, child_step, root, level.path)
     return ChildOperationBoundary(segment.name, _task_key(segment, facts.pulled, root), run, send, child_step)
 

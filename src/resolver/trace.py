@@ -41,19 +41,20 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 
 from .._lru import LRU
-from .._langgraph import NS_SEP, PULL, PUSH, child_run_start
+from .._langgraph import NS_SEP, PULL, PUSH, TaskCall, child_run_start, task_call
 
 __all__ = ["TaskFacts", "TaskTrace", "is_pull", "send_index_of"]
 
 
 @dataclass(frozen=True)
 class TaskFacts:
-    """A task's step within its graph run, its ``Send`` index (None when an edge triggered it), and whether an
-    edge triggered it (a PULL task)."""
+    """A task's step within its graph run, its ``Send`` index (None when an edge triggered it), whether an
+    edge triggered it (a PULL task), and the functional-API task call it is (None for a node's task)."""
 
     step: int
     send_index: int | None
     pulled: bool
+    call: TaskCall | None = None
 
 
 @dataclass
@@ -61,6 +62,7 @@ class _TaskRecord:
     step: int
     send_index: int | None
     pull: bool
+    call: TaskCall | None
     attempts: int = 0  # starts seen (callbacks)
     attempt_of_run: dict[int, int] = field(default_factory=dict)  # subgraph counter -> attempt that started it
 
@@ -126,7 +128,7 @@ class TaskTrace(BaseCallbackHandler):
         key = (thread_id, task_ns)
         record = self._tasks.use(key)
         if record is None:
-            record = self._tasks.put(key, _TaskRecord(step, send_index_of(path), is_pull(path)))
+            record = self._tasks.put(key, _TaskRecord(step, send_index_of(path), is_pull(path), task_call(path)))
         return record
 
     def task(self, thread_id: str, task_ns: str) -> TaskFacts | None:
@@ -136,7 +138,7 @@ class TaskTrace(BaseCallbackHandler):
             record = self._tasks.use((thread_id, task_ns))
             if record is None:
                 return None
-            return TaskFacts(record.step, record.send_index, record.pull)
+            return TaskFacts(record.step, record.send_index, record.pull, record.call)
 
     def run_attempt(self, thread_id: str, task_ns: str, counter: int) -> int | None:
         """The attempt of the task that started its subgraph run numbered ``counter``; None when that run's start

@@ -51,6 +51,7 @@ def visit_position(
     root_key: str | None = None,
     new: bool = False,
     continued: bool = False,
+    unconfirmed: bool = False,
 ) -> NodePosition:
     """The position of the visit ``resolved`` describes (see the module docstring).
 
@@ -61,6 +62,7 @@ def visit_position(
             entries so a sweep that prunes that checkpoint finds them.
         new: no run but this one can have met the visit (the journal then reads none of its entries).
         continued: the visit continues an edited occurrence (see ``NodePosition``).
+        unconfirmed: its root checkpoint was not known stored when a sync effect on the event loop located it.
 
     Returns:
         The ``NodePosition``.
@@ -69,4 +71,6 @@ def visit_position(
     for boundary in resolved.boundaries:
         path = f"{path}/{boundary.name}/{_key(boundary.task_key, boundary.step, boundary.send, boundary.subgraph_run)}"
     occurrence = _key(resolved.node_task_key, resolved.node_step, resolved.node_send)
-    return NodePosition(thread_id, path, resolved.node_name, occurrence, new=new, continued=continued, root_key=root_key)
+    return NodePosition(
+        thread_id, path, resolved.node_name, occurrence, new=new, continued=continued, root_key=root_key, unconfirmed=unconfirmed
+    )

@@ -96,7 +96,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -120,6 +120,7 @@ from .context import current_run, entered
 from ..storage.liveness import identity, owner_gone
 from ..storage.schema import INDEXES, CollectionNames
 from ..storage.format import StorageFormat
+from ..telemetry.watches import UNWATCHED, lock_lost, lock_take_watch
 
 logger = logging.getLogger("langgraph_durable_mongodb.runs.run_lock")
 
@@ -233,6 +234,8 @@ class HeldLock:
         self.lost = False
         self.released = False  # set before the release is sent: a renewal failing after it is no loss
         self.beat = Beat()
+        #: The OpenTelemetry context the lock was taken in (``LockTakeWatch.context``): a loss's span goes under it.
+        self.trace: Any = None
         #: The monotonic time until which the lease surely holds: when the take or the last successful renewal
         #: was sent (``since``), plus the lease. Its stored ``lease_until`` is no earlier.
         self.until = (time.monotonic() if since is None else since) + lease_seconds
@@ -253,6 +256,7 @@ class HeldLock:
                 "another run took the lock over; check_held() now raises RunLockLostError in this run. Raise "
                 "run_lease_seconds above the longest stall you expect", self.thread_id, self.fence, self.lease_seconds,
             )
+            lock_lost(self.thread_id, self.fence, self.trace)
         self.lost = True
 
     def error(self) -> RunLockLostError:
@@ -332,11 +336,20 @@ class CallLocks:
             holding.beat.stop()
         return pending
 
+    def _settling(self) -> list[Any]:
+        """The plans that wait, still holding the locks (renewed), for what each held thread's run left in flight in
+        this process (``RunLocks.settle``: its effects' records): the next run, here or in another process, must
+        find them written."""
+        settle = self.locks.settle
+        return [settle(h.thread_id) for h in self.holdings if not h.released] if settle is not None else []
+
     def release(self, cleanly: bool = True) -> None:
         """Release every lock still held (1 command each); one found taken over is recorded as lost instead.
 
         ``cleanly`` False: the run raised or was cut short (``ended_cleanly``, for the inspectors).
         """
+        for plan in self._settling():
+            self.locks._run(plan)
         for holding in self._unreleased():
             self.locks._run(self.locks._release_plan(holding, cleanly))
 
@@ -344,7 +357,10 @@ class CallLocks:
         """``release``, sent from the process's pool of background threads (which Python lets finish at exit), so
         the run returns without waiting for it. The next acquisition of one of these threads in this process
         waits for its release (``RunLocks.wait_releases``). A release that fails is logged: the lock then frees
-        itself when its lease expires."""
+        itself when its lease expires. What the run left in flight is waited for here, in the caller's thread: a
+        pool thread must not wait for work queued behind it."""
+        for plan in self._settling():
+            self.locks._run(plan)
         for holding in self._unreleased():
             self.locks._release_in_background(holding, cleanly)
 
@@ -352,6 +368,8 @@ class CallLocks:
         """The async twin of ``release``. The async face has no background release: a task left to release the
         lock would be cancelled with its loop, which may end as soon as the run returns, and the lock would then
         stay taken for its lease."""
+        for plan in self._settling():
+            await self.locks._arun(plan)
         for holding in self._unreleased():
             await self.locks._arun(self.locks._release_plan(holding, cleanly))
 
@@ -366,6 +384,8 @@ class RunLocks(TwoFaces):
         wait_seconds: how long an acquisition waits for another run before ``ThreadBusyError``.
         storage_format: the database's format check, run before the first operation (``DurablePlatform``
             passes the checkpointer's); by default one of its own.
+        settle: for a thread, a plan that returns once what its run left in flight in this process is done (its
+            effects' records); each lock is released only after it. None: nothing to wait for.
     """
 
     _needs_sync = "give DurablePlatform a sync client (client=MongoClient(uri)) to run invoke/stream/batch"
@@ -382,6 +402,7 @@ class RunLocks(TwoFaces):
         wait_seconds: float = 30.0,
         auto_setup: bool = True,
         storage_format: StorageFormat | None = None,
+        settle: Callable[[str], Plan] | None = None,
     ) -> None:
         lease_seconds = require_seconds("run_lease_seconds", lease_seconds, positive=True)
         wait_seconds = require_seconds("run_wait_seconds", wait_seconds)
@@ -389,6 +410,9 @@ class RunLocks(TwoFaces):
         client, async_client = split_clients(client, async_client, "RunLocks")
         self.collection = require_str("collection", collection, allow_empty=False)
         self.lease_seconds, self.wait_seconds = lease_seconds, wait_seconds
+        #: A plan, per thread, that returns once what a run of it left in flight here is done: a run's lock is
+        #: released only after it (``CallLocks``). The platform gives its checkpointer's ``settle_records_plan``.
+        self.settle = settle
         self._init_faces(
             client[db_name] if client is not None else None,
             async_client[db_name] if async_client is not None else None,
@@ -411,10 +435,11 @@ class RunLocks(TwoFaces):
         """The fields a new holder sets, its fence aside."""
         return {"owner": owner, **identity(), "lease_until": now + timedelta(seconds=self.lease_seconds), "started_at": now}
 
-    def _acquire_plan(self, thread_id: str) -> Plan:
+    def _acquire_plan(self, thread_id: str, watch: Any = UNWATCHED) -> Plan:
         """Take the thread's lock (see the module docstring); returns the renewing ``HeldLock``.
 
-        Raises ``ThreadBusyError`` when a live run holds it past ``wait_seconds``.
+        Raises ``ThreadBusyError`` when a live run holds it past ``wait_seconds``. ``watch`` hears of its waits and
+        of a take-over (``telemetry.watches.LockTakeWatch``).
         """
         owner = uuid.uuid4().hex
         pause = lease.Backoff(POLL_FIRST, POLL_MAX)
@@ -422,20 +447,30 @@ class RunLocks(TwoFaces):
         since = time.monotonic()
         deadline = since + self.wait_seconds  # monotonic: the wall clock may step, and BSON dates drop microseconds
         taken = (yield from self._take_released_plan(thread_id, owner)) if self._was_taken(thread_id) else None
+        taken_over = False
         while taken is None:
             found = yield Find(self.collection, {"thread_id": thread_id}, limit=1)
             now, since = lease.utcnow(), time.monotonic()
             if found and not _takeable(found[0], now) and not self._ended_here(found[0].get("owner")):
                 if since >= deadline:
                     raise _busy(thread_id, found[0], self.wait_seconds)
+                watch.waited()
                 yield Sleep(_pause(pause.next(), deadline - since, found[0], now))
                 continue
+            taken_over = self._taken_over(found[0] if found else None)
             taken = yield from self._take_plan(thread_id, found[0] if found else None, owner, now)
         self._note_taken(thread_id)
+        watch.taken(taken, taken_over)
         holding = HeldLock(thread_id, owner, taken, self.lease_seconds, since)
         every = self.lease_seconds / lease.RENEWALS_PER_LEASE
         holding.beat = yield Heartbeat(lambda: self._renew_plan(holding), every)
         return holding
+
+    def _taken_over(self, holder: dict[str, Any] | None) -> bool:
+        """Whether taking the lock ``holder`` shows takes it over from another run (one that died, or whose lease
+        expired), not from this process's own ended run whose release is still under way."""
+        owner = holder.get("owner") if holder is not None else None
+        return owner is not None and not self._ended_here(owner)
 
     def _take_released_plan(self, thread_id: str, owner: str) -> Plan:
         """Take the thread's lock if its last holder released it (no owner), by one conditional update.
@@ -601,7 +636,9 @@ class RunLocks(TwoFaces):
             for thread_id in self._needed(thread_ids):
                 if (releasing := self._release_of(thread_id)) is not None:
                     releasing.result()
-                held.holdings.append(self._run(self._acquire_plan(thread_id)))
+                with lock_take_watch(thread_id) as watch:
+                    held.holdings.append(self._run(self._acquire_plan(thread_id, watch)))
+                held.holdings[-1].trace = watch.context
         except BaseException:
             held.release()
             raise
@@ -615,7 +652,9 @@ class RunLocks(TwoFaces):
             for thread_id in self._needed(thread_ids):
                 if (releasing := self._release_of(thread_id)) is not None:
                     await asyncio.wrap_future(releasing)
-                held.holdings.append(await self._arun(self._acquire_plan(thread_id)))
+                with lock_take_watch(thread_id) as watch:
+                    held.holdings.append(await self._arun(self._acquire_plan(thread_id, watch)))
+                held.holdings[-1].trace = watch.context
         except BaseException:
             await held.arelease()
             raise

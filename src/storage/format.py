@@ -15,7 +15,8 @@ before anything is written.
 The stamp is data, never an instruction. A version that is not an integer from 1 up, a
 ``thread_collections`` that is not a list of collection names, or a declared collection this library
 could not have made (``thread_collections.py``) raises ``IncompatibleStorageError`` naming the document
-and the fix, before any write: the stamp can never aim a delete, a copy or a TTL index at a collection.
+and the fix, before any write: the stamp can never aim a delete, a copy or a TTL index at a collection. A
+declared collection that does not exist (dropped, or not created yet) is skipped: it holds nothing to protect.
 
 A database of an older version is upgraded, one step of ``MIGRATIONS`` after another, each followed by
 the stamp's new version. Upgrade every process writing a database together; a process of an older version
@@ -215,18 +216,28 @@ class StorageFormat:
         ``thread_collections_plan``), once each is trusted: a name this process does not know is looked up
         (one ``listIndexes``) and must hold a key index this library gives a per-thread collection.
 
+        A declared collection that does not exist (no index at all: every collection has its ``_id`` index) holds
+        no thread to reach: it is skipped, left in the stamp, and looked up again the next time the stamp is read.
+        Pruning it from the stamp would lose the declaration of a process that declared it and has not created it
+        yet (a storage class declares its collections before its setup creates them).
+
         Raises:
-            IncompatibleStorageError: a declared collection holds none; nothing was written.
+            IncompatibleStorageError: a declared collection exists and holds none; nothing was written.
         """
+        absent = []
         for name in self.thread_collections.untrusted(declared):
-            if not THREAD_KEY_INDEXES & set((yield ListIndexes(name))):
+            indexes = yield ListIndexes(name)
+            if not indexes:
+                absent.append(name)
+            elif not THREAD_KEY_INDEXES & set(indexes):
                 raise self._malformed(
                     f"it declares {name!r} a per-thread collection, which is none of this process's collections and "
                     f"holds none of the key indexes this library gives one ({', '.join(sorted(THREAD_KEY_INDEXES))})",
                     name,
                 )
-            self.thread_collections.trust(name)
-        self.thread_collections.learn(declared)
+            else:
+                self.thread_collections.trust(name)
+        self.thread_collections.learn(declared, absent)
 
     def _malformed(self, problem: str, name: str | None = None) -> IncompatibleStorageError:
         """The error for a stamp of ours that cannot be trusted (``problem``), naming the document and the fix."""

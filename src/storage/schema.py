@@ -14,7 +14,9 @@ Setup (each storage class creates the indexes of the collections it owns),
 | ``metadata`` | ``durable_metadata`` | every class; journal | database-wide facts (the storage format, the input-digest key) |
 
 Every index but the TTL and expiry indexes starts with ``thread_id``, so every per-thread
-collection can be sharded on it.
+collection can be sharded on it, and every command names its thread by it: a filter naming one document by its
+``_id`` carries the fields that key starts with too (``key_filter``), so a sharded cluster sends it to one shard
+(docs/storage.md, "Sharding").
 
 The journal's and the run locks' collections are written with ``w: "majority"`` whatever the client's
 write concern (``MAJORITY_WRITTEN``): a record, a claim or a lock that only a primary acknowledged can
@@ -23,18 +25,47 @@ be rolled back by a failover, and the next run would then run a completed effect
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from pymongo import ASCENDING, DESCENDING, IndexModel, WriteConcern
+
+from .._bson import key_id
 
 #: The key fields of a stored channel value and of a pending write (``chunk`` follows them).
 BLOB_KEY = ("thread_id", "checkpoint_ns", "channel", "version")
 WRITE_KEY = ("thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx")
+#: The fields every key of the checkpointer's documents starts with, in ``_id`` order: the thread (the shard key) and
+#: its namespace. A checkpoint's key, a channel value's, a pending write's and a thread summary's each start so.
+KEY_PREFIX = ("thread_id", "checkpoint_ns")
 #: The key fields of a journal entry: its effect position.
 POSITION_FIELDS = ("thread_id", "path", "node", "occurrence", "effect_key")
 #: The order of the checkpoints' ``thread_ns_checkpoint`` index: by thread, each thread's root namespace ("")
 #: first, latest checkpoint first. A sort in this order is served by the index (the thread lists group in it).
 CHECKPOINT_INDEX_ORDER = (("thread_id", ASCENDING), ("checkpoint_ns", ASCENDING), ("checkpoint_id", DESCENDING))
+
+
+def key_filter(*key: Any) -> dict[str, Any]:
+    """The filter naming the one document of ``key`` (its ``KEY_PREFIX`` fields first): its ``_id`` (``key_id``),
+    and those fields by equality.
+
+    ``_id`` alone names the document as well (it encodes the key), but a sharded cluster routes a command by its
+    shard key only: an upsert whose filter lacks it is refused before MongoDB 7.0 and broadcast to every shard
+    since. The fields match what the ``_id`` already says, so the filter matches the same document, or none.
+
+    >>> key_filter("t1", "", "1ef")
+    {'_id': '["t1","","1ef"]', 'thread_id': 't1', 'checkpoint_ns': ''}
+    """
+    return {"_id": key_id(*key), **dict(zip(KEY_PREFIX, key))}
+
+
+def keys_filter(keys: Iterable[tuple[Any, ...]]) -> dict[str, Any]:
+    """The filter naming the documents of ``keys`` (as ``key_filter`` takes them): the ``_id`` of each,
+    and their threads, one by equality, several by ``$in``."""
+    keys = list(keys)
+    threads = sorted({key[0] for key in keys})
+    return {"_id": {"$in": [key_id(*key) for key in keys]}, "thread_id": threads[0] if len(threads) == 1 else {"$in": threads}}
 
 
 @dataclass(frozen=True)

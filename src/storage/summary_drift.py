@@ -33,9 +33,9 @@ from typing import Any
 from pymongo import UpdateOne
 
 from .plans.requests import FencedUpdate, Find, Gather, InsertOne, Plan, Upsert
-from .schema import CHECKPOINT_INDEX_ORDER, CollectionNames
+from .schema import CHECKPOINT_INDEX_ORDER, CollectionNames, keys_filter
 from . import thread_summaries
-from .thread_summaries import COUNT, LATEST, SUMMARY_NS, summary_id
+from .thread_summaries import COUNT, LATEST, SUMMARY_NS, summary_filter, summary_id
 
 #: Thread ids a ``Drift`` names per kind of drift (it counts them all).
 NAMED = 20
@@ -147,7 +147,7 @@ def _fold(docs: list[dict[str, Any]], pending: dict[str, Any] | None) -> tuple[l
 
 def _stored_plan(names: CollectionNames, thread_ids: list[str]) -> Plan:
     """The stored summaries of ``thread_ids``, by thread id (one ``find`` by ``_id``)."""
-    found = yield Find(names.checkpoints, {"_id": {"$in": [summary_id(t) for t in thread_ids]}}, _STORED_FIELDS)
+    found = yield Find(names.checkpoints, keys_filter((t, SUMMARY_NS, None) for t in thread_ids), _STORED_FIELDS)
     return {d["thread_id"]: d for d in found}
 
 
@@ -195,7 +195,7 @@ def _raise_to(summary: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any
     checkpoint was counted since: ``latest`` never moves back, nor the expiry."""
     expiry = {"expire_at": summary["expire_at"]} if "expire_at" in summary else {}
     return (
-        {"_id": summary_id(summary["thread_id"]), LATEST: {"$lte": summary[LATEST]}},
+        {**summary_filter(summary["thread_id"]), LATEST: {"$lte": summary[LATEST]}},
         {
             "$set": {"thread_id": summary["thread_id"], "checkpoint_ns": SUMMARY_NS, COUNT: summary[COUNT]},
             "$max": {LATEST: summary[LATEST], **expiry},
@@ -249,6 +249,7 @@ def unsummarized_plan(names: CollectionNames, id_range: Mapping[str, Any], summa
         thread_id = hit[0]["thread_id"]
         docs, damaged = yield Gather((
             Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": ""}, {"_id": 0, "checkpoint_id": 1}),
+            # by _id alone: a summary whose thread_id was damaged by hand still counts (the lists report it)
             Find(names.checkpoints, {"_id": summary_id(thread_id)}, {"_id": 1}, limit=1),
         ))
         if docs and not damaged:

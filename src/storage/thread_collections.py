@@ -19,7 +19,8 @@ process's storage classes were given (``collections=``, ``journal_options``), or
 unique key index this library's setup gives a per-thread collection (``schema.THREAD_KEY_INDEXES``: so a
 process with default names still reaches a journal another process renamed). Anything else (an
 application's ``orders``, ``system.*``, a ``$``-name, an empty name, a NUL) is refused before any write
-(``storage.format.StorageFormat`` raises ``IncompatibleStorageError``). The ordinals collection of format 3
+(``storage.format.StorageFormat`` raises ``IncompatibleStorageError``), unless no collection of that name
+exists: it holds no thread, so it is skipped (``learn``'s ``absent``). The ordinals collection of format 3
 and older, which format 4 no longer writes, is one of the default names.
 """
 
@@ -91,11 +92,13 @@ class ThreadCollections:
         """Note that ``name`` holds a per-thread key index of this library: its declaration is honoured."""
         self._trusted = self._trusted | {name}
 
-    def learn(self, declared: Sequence[str] | None) -> None:
+    def learn(self, declared: Sequence[str] | None, absent: Iterable[str] = ()) -> None:
         """Add what the database's storage format document declares, once each name is checked and trusted
-        (``untrusted``). None: stamped before declarations, so it holds every collection of
-        ``CollectionNames.held_before_declarations``, none of them stored as declared."""
-        self._add(self._assumed if declared is None else declared)
+        (``untrusted``), but the collections ``absent`` from the database (they hold no thread, and are looked up
+        again when the stamp is next read: they stay untrusted). None: stamped before declarations, so it holds
+        every collection of ``CollectionNames.held_before_declarations``, none of them stored as declared."""
+        skipped = frozenset(absent)
+        self._add(self._assumed if declared is None else [n for n in declared if n not in skipped])
         self._stored = self._stored | frozenset(declared or ())
 
     def unstored(self) -> list[str]:

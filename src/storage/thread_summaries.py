@@ -30,6 +30,7 @@ from pymongo import UpdateOne
 
 from .._bson import key_id, require_str
 from ..errors import InvalidInputError
+from .schema import key_filter
 
 #: The namespace of the summary documents. Not one LangGraph writes: each of its namespaces is "" or holds a ":".
 SUMMARY_NS = "#thread"
@@ -46,6 +47,11 @@ BUILD_PAGE = 10_000
 def summary_id(thread_id: str) -> str:
     """The ``_id`` of the thread's summary: the key of a checkpoint document, as ``copy_thread`` rebuilds it."""
     return key_id(thread_id, SUMMARY_NS, None)
+
+
+def summary_filter(thread_id: str) -> dict[str, Any]:
+    """The filter naming the thread's summary: its ``_id``, its thread and namespace (``schema.key_filter``)."""
+    return key_filter(thread_id, SUMMARY_NS, None)
 
 
 def require_checkpoint_ns(value: Any) -> str:
@@ -66,7 +72,7 @@ def summary_update(thread_id: str, checkpoint_id: str, expiry: Mapping[str, Any]
     duplicate key the ``Upsert`` request ignores.
     """
     return UpdateOne(
-        {"_id": summary_id(thread_id), LATEST: {"$lt": checkpoint_id}},
+        {**summary_filter(thread_id), LATEST: {"$lt": checkpoint_id}},
         {"$set": {"thread_id": thread_id, "checkpoint_ns": SUMMARY_NS, LATEST: checkpoint_id, **expiry}, "$inc": {COUNT: 1}},
         upsert=True,
     )
@@ -81,4 +87,4 @@ def pruned_update(thread_id: str, deleted: int, latest: str | None) -> UpdateOne
     update: dict[str, Any] = {"$inc": {COUNT: -deleted}}
     if latest is not None:
         update["$set"] = {LATEST: latest}
-    return UpdateOne({"_id": summary_id(thread_id)}, update, upsert=False)
+    return UpdateOne(summary_filter(thread_id), update, upsert=False)

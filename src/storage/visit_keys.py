@@ -3,8 +3,10 @@
 A position names one visit of a node by LangGraph's identity of the work (``resolver/visit.py``): the path is the
 fixed root ``agent/1`` followed by ``name/key`` for each compiled child the node runs in, the occurrence the
 node's own key. A key is the root checkpoint a root-level task was prepared from (or its task id), ``s<N>`` for
-the task at step ``N`` of a child's run, ``<group>.<index>`` for a ``Send`` and ``<key>+<p>`` for a function
-node's ``p``-th subgraph run. ``journal/labels.py`` reads them back as ordinals.
+the task at step ``N`` of a child's run, ``<group>.<index>`` for a ``Send``, ``<key>+<p>`` for a function
+node's ``p``-th subgraph run and ``c<N>`` for a functional-API task call, the ``N``-th call its caller made
+(the caller is then a level of the path, as a compiled child is). ``journal/labels.py`` reads them back as
+ordinals.
 
 Storage formats 2 and 3 keyed entries by those ordinals instead (``agent/1/case/2``, occurrence ``1.3``), allocated in
 the ordinals collection (``{thread_id, parent_path, name, task_key, ordinal}``, a ``Send`` group under
@@ -24,16 +26,20 @@ from pymongo import UpdateOne
 from .plans.requests import DeleteMany, Find, Plan, Upsert
 from .schema import CollectionNames
 
-__all__ = ["KEY", "ROOT_PATH", "STEP_PREFIX", "levels", "send_key", "step_key", "upgrade_plan", "with_run"]
+__all__ = [
+    "CALL_PREFIX", "KEY", "ROOT_PATH", "STEP_PREFIX", "call_key", "levels", "send_key", "step_key", "upgrade_plan", "with_run",
+]
 
 #: The operation path every position starts with.
 ROOT_PATH = "agent/1"
 #: A step within a child's run, as a key: ``s3``.
 STEP_PREFIX = "s"
+#: A functional-API task call, as a key: ``c0`` for its caller's first call.
+CALL_PREFIX = "c"
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 #: A key as a position's path or occurrence holds it: its ``base`` (a checkpoint or task id, or a step), the
 #: ``Send`` index and the subgraph run when it has them.
-KEY = re.compile(rf"^(?P<base>{_UUID}|{STEP_PREFIX}\d+)(?:\.(?P<index>\d+))?(?:\+(?P<run>\d+))?$")
+KEY = re.compile(rf"^(?P<base>{_UUID}|{STEP_PREFIX}\d+|{CALL_PREFIX}\d+)(?:\.(?P<index>\d+))?(?:\+(?P<run>\d+))?$")
 #: Format 2's ordinal text: an ordinal, a ``Send`` group's ``g.i``, a subgraph run's ``+p``.
 _ORDINAL = re.compile(r"^(?P<ordinal>\d+)(?:\.(?P<index>\d+))?(?:\+(?P<run>\d+))?$")
 #: Format 2 counted a node's ``Send`` groups under this suffix of its name.
@@ -45,6 +51,11 @@ UPGRADE_PAGE = 1000
 def step_key(step: int) -> str:
     """The key of a task inside a compiled child's run: its step there."""
     return f"{STEP_PREFIX}{step}"
+
+
+def call_key(index: int) -> str:
+    """The key of a functional-API task call: the caller's call counter when it called."""
+    return f"{CALL_PREFIX}{index}"
 
 
 def send_key(group: str, index: int) -> str:

@@ -9,22 +9,33 @@ returns its whole state, the parent's notes included).
 Stages (``Stage.kind``): ``node`` (looping on itself ``loops`` times), ``parallel`` branches, a compiled ``child``
 nested ``depth`` deep (compiled without a checkpointer: it inherits, and may loop), a ``function`` node running such
 a child itself, a ``send`` fan-out, an ``interrupt`` (a node, then a node that interrupts after its first effect),
-a node with a ``RetryPolicy`` that fails its first attempt of each visit (``retry``), and a ``react`` loop: a
-``SecureLLM`` over a scripted chat model issuing two tool calls to a ``ToolNode`` of two ``SecureTool``s.
+a node with a ``RetryPolicy`` that fails its first attempt of each visit (``retry``), a ``react`` loop: a
+``SecureLLM`` over a scripted chat model issuing two tool calls to a ``ToolNode`` of two ``SecureTool``s, a node
+calling each effect inside a LangGraph ``@task`` (``task``), a function node running an ``@entrypoint`` whose body does
+so (``entrypoint``), a node starting its effects together (``pool``: threads under copied contexts, or
+``asyncio.gather``), and an ``interrupt`` inside a compiled child (``child_interrupt``).
+
+Modes (``Plan.mode``): sync nodes and effects, async ones, or async nodes calling sync effects (``mixed``). Every
+effect's input holds the state's ``salt``, which a fork changes (``Plan.fork``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import inspect
 import os
 import re
 import signal
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import StructuredTool
+from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, StateGraph, add_messages
 from langgraph.prebuilt import ToolNode
 from langgraph.types import RetryPolicy, Send, interrupt
@@ -45,6 +56,30 @@ class State(TypedDict, total=False):
     notes: Annotated[list, union]
     messages: Annotated[list, add_messages]
     item: int
+    salt: int
+
+
+#: The modes of async nodes calling sync effects: directly (``mixed``), or through ``asyncio.to_thread``
+#: (``threaded``: ``mixed`` under ``durability="async"``, where a sync effect called on the loop before its checkpoint
+#: is stored is refused, ``SyncEffectOnEventLoopError``; a ``@task``'s body runs in a thread already).
+MIXED = ("mixed", "threaded")
+
+
+def sync_effects(mode: str) -> bool:
+    """Whether the effects of ``mode`` are sync callables (in ``MIXED``, sync effects in async nodes)."""
+    return mode != "async"
+
+
+async def called(mode: str, call: Callable[..., Any], *args: Any) -> Any:
+    """An effect's value as an async node gets it: awaited, or (``threaded``) its sync call run in a thread."""
+    if mode == "threaded":
+        return await settled(await asyncio.to_thread(call, *args))
+    return await settled(call(*args))
+
+
+async def settled(value: Any) -> Any:
+    """An effect's value: awaited when it is an awaitable (an async effect), as it is otherwise."""
+    return await value if inspect.isawaitable(value) else value
 
 
 class Boom(Exception):
@@ -81,10 +116,26 @@ def maybe_raise(node: str, visit: int, after: int) -> None:
 # -- what an effect does when it really runs ---------------------------------------------------------------
 
 
-def execute(node: str, item: Any, visit: int, idx: int, name: str, once: bool = False) -> str:
+class Plain:
+    """Whether the graph being built is the oracle's: every effect a plain LangGraph ``@task`` (no journal), run over
+    ``InMemorySaver`` (``history.task_reference``). Set by ``build`` while it builds."""
+
+    on = False
+
+
+def execute(node: str, item: Any, visit: int, idx: int, name: str, once: bool = False, plain: bool = False) -> str:
+    """A real execution of an effect, noted on the ledger with the idempotency key it ran under (``plain``: a plain
+    ``@task``'s, which has none)."""
     slot = {"node": node, "item": item, "visit": visit, "idx": idx, "name": name, "once": once}
-    token = ledger.CURRENT.executed(slot, current_effect().idempotency_key)
+    token = ledger.CURRENT.executed(slot, "@task" if plain else current_effect().idempotency_key)
     return f"{name}|v{visit}|t{token}"
+
+
+def as_task(name: str, fn: Callable[..., Any], sync: bool) -> Callable[..., Any]:
+    """``fn`` as the oracle calls it: a plain ``@task`` named ``name``, waited for (a sync node) or awaited."""
+    fn.__name__ = name.replace(".", "_")
+    called = task(fn)
+    return (lambda *args: called(*args).result()) if sync else called
 
 
 def value_parts(value: str) -> tuple[str, int, str] | None:
@@ -99,18 +150,19 @@ def normalized(notes: list[str]) -> list[str]:
 
 
 class ScriptedChat(BaseChatModel):
-    """Replies to ``slot:<node>|<item>|<visit>|<idx>|<phase>``; phase ``tools`` asks for two tool calls."""
+    """Replies to ``slot:<node>|<item>|<visit>|<idx>|<phase>|<salt>``; phase ``tools`` asks for two tool calls."""
 
     tools_node: str = ""
+    plain: bool = False  # the oracle's model: no journal around it
 
     @property
     def _llm_type(self) -> str:
         return "scripted-explorer"
 
     def _reply(self, messages: list[BaseMessage]) -> ChatResult:
-        node, item, visit, idx, phase = str(messages[-1].content).removeprefix("slot:").split("|")
+        node, item, visit, idx, phase, _ = str(messages[-1].content).removeprefix("slot:").split("|")
         name = f"{node}.e{idx}"
-        value = execute(node, None if item == "-" else int(item), int(visit), int(idx), name)
+        value = execute(node, None if item == "-" else int(item), int(visit), int(idx), name, plain=self.plain)
         calls = []
         if phase == "tools":
             token = value_parts(value)[2]
@@ -126,47 +178,83 @@ class ScriptedChat(BaseChatModel):
         return self._reply(messages)
 
 
-def slot_prompt(node: str, item: Any, visit: int, idx: int, phase: str = "answer") -> str:
-    return f"slot:{node}|{'-' if item is None else item}|{visit}|{idx}|{phase}"
+def slot_prompt(node: str, item: Any, visit: int, idx: int, phase: str = "answer", salt: int = 0) -> str:
+    return f"slot:{node}|{'-' if item is None else item}|{visit}|{idx}|{phase}|{salt}"
 
 
 class Effects:
-    """The effects of one node, made once per graph: ``call(idx, item, visit)`` runs effect ``idx`` (1-based)."""
+    """The effects of one node, made once per graph: ``callables[idx - 1](item, visit, salt)`` runs effect ``idx``.
 
-    def __init__(self, node: str, kinds: tuple[str, ...], mode: str) -> None:
+    ``tasks``: each effect called inside a LangGraph ``@task`` of its own (``<node>_t<idx>``), the node awaiting or
+    waiting for its result."""
+
+    def __init__(self, node: str, kinds: tuple[str, ...], mode: str, tasks: bool = False) -> None:
         self.node, self.kinds, self.mode = node, kinds, mode
+        self.in_task = tasks  # the oracle's effects are then the plain functions the node's task calls
         self.callables = [self._make(idx, kind) for idx, kind in enumerate(kinds, 1)]
+        if tasks:
+            self.callables = [self._in_task(idx, call) for idx, call in enumerate(self.callables, 1)]
+
+    def _in_task(self, idx: int, call: Callable[..., Any]) -> Callable[..., Any]:
+        def body(item: Any, visit: int, salt: int) -> Any:
+            return call(item, visit, salt)
+
+        async def abody(item: Any, visit: int, salt: int) -> Any:
+            return await settled(call(item, visit, salt))
+
+        body.__name__ = abody.__name__ = f"{self.node}_t{idx}"
+        if self.mode == "sync":
+            wrapped = task(body)
+            return lambda item, visit, salt: wrapped(item, visit, salt).result()
+        return task(body if self.mode in MIXED else abody)
+
+    def _plain(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """The oracle's effect: a plain ``@task``, or the function itself inside the task a ``task`` stage makes."""
+        return fn if self.in_task else as_task(name, fn, self.mode == "sync")
 
     def _make(self, idx: int, kind: str) -> Callable[..., Any]:
-        node, name = self.node, f"{self.node}.e{idx}"
+        node, name, sync, plain = self.node, f"{self.node}.e{idx}", sync_effects(self.mode), Plain.on
+        if plain and kind != "llm":  # the oracle's tool is a plain task as any effect
+            kind = "effect"
         if kind in ("effect", "once"):
             once = kind == "once"
 
-            def run(item: Any, visit: int) -> str:
-                return execute(node, item, visit, idx, name, once)
+            def run(item: Any, visit: int, salt: int) -> str:
+                return execute(node, item, visit, idx, name, once, plain)
 
-            async def arun(item: Any, visit: int) -> str:
-                return execute(node, item, visit, idx, name, once)
+            async def arun(item: Any, visit: int, salt: int) -> str:
+                return execute(node, item, visit, idx, name, once, plain)
 
-            return effect(kind="payment" if once else "tool", name=name, at_most_once=once)(run if self.mode == "sync" else arun)
+            if plain:
+                return self._plain(name, run if sync else arun)
+            return effect(kind="payment" if once else "tool", name=name, at_most_once=once)(run if sync else arun)
         if kind == "tool":
 
-            def tool_run(item: int, visit: int) -> str:
-                return execute(node, None if item < 0 else item, visit, idx, name)
+            def tool_run(item: int, visit: int, salt: int) -> str:
+                return execute(node, None if item < 0 else item, visit, idx, name, plain=plain)
 
-            async def tool_arun(item: int, visit: int) -> str:
-                return tool_run(item, visit)
+            async def tool_arun(item: int, visit: int, salt: int) -> str:
+                return tool_run(item, visit, salt)
 
             secure = SecureTool(StructuredTool.from_function(tool_run, coroutine=tool_arun, name=f"{node}_e{idx}", description="a tool"))
-            if self.mode == "sync":
-                return lambda item, visit: secure.invoke({"item": -1 if item is None else item, "visit": visit})
-            return lambda item, visit: secure.ainvoke({"item": -1 if item is None else item, "visit": visit})
-        llm = SecureLLM(ScriptedChat(), effect_name=name)
-        if self.mode == "sync":
-            return lambda item, visit: llm.invoke(slot_prompt(node, item, visit, idx)).content
+            given = lambda item, visit, salt: {"item": -1 if item is None else item, "visit": visit, "salt": salt}  # noqa: E731
+            if sync:
+                return lambda item, visit, salt: secure.invoke(given(item, visit, salt))
+            return lambda item, visit, salt: secure.ainvoke(given(item, visit, salt))
+        if Plain.on:
+            def reply(item: Any, visit: int, salt: int) -> str:
+                return str(ScriptedChat(plain=True).invoke(slot_prompt(node, item, visit, idx, salt=salt)).content)
 
-        async def ask(item: Any, visit: int) -> str:
-            return (await llm.ainvoke(slot_prompt(node, item, visit, idx))).content
+            async def areply(item: Any, visit: int, salt: int) -> str:
+                return str((await ScriptedChat(plain=True).ainvoke(slot_prompt(node, item, visit, idx, salt=salt))).content)
+
+            return self._plain(name, reply if sync else areply)
+        llm = SecureLLM(ScriptedChat(), effect_name=name)
+        if sync:
+            return lambda item, visit, salt: llm.invoke(slot_prompt(node, item, visit, idx, salt=salt)).content
+
+        async def ask(item: Any, visit: int, salt: int) -> str:
+            return (await llm.ainvoke(slot_prompt(node, item, visit, idx, salt=salt))).content
 
         return ask
 
@@ -186,41 +274,76 @@ def got(label: str, node: str, item: Any, visit: int, idx: int, value: Any) -> s
     return f"{label}@{visit}#{idx}={value}"
 
 
-def working_node(node: str, kinds: tuple[str, ...], mode: str, before: Callable[[int, int], None] | None = None) -> Any:
-    """A node calling its effects in order; ``before(idx, visit)`` runs before effect ``idx`` (an interrupt, a
-    failing first attempt)."""
-    effects = Effects(node, kinds, mode)
+def started(node: str, state: State) -> tuple[Any, str, int, int]:
+    """A working node's visit as it starts: its ``Send`` item, label, visit and salt (the fault may fire here)."""
+    item = state.get("item")
+    label = label_of(node, item)
+    visit = visit_of(state, label)
+    maybe_raise(node, visit, 0)
+    return item, label, visit, state.get("salt", 0)
 
-    def start(state: State) -> tuple[Any, str, int]:
-        item = state.get("item")
-        label = label_of(node, item)
-        visit = visit_of(state, label)
-        maybe_raise(node, visit, 0)
-        return item, label, visit
+
+def working_node(
+    node: str, kinds: tuple[str, ...], mode: str, before: Callable[[int, int], None] | None = None, tasks: bool = False
+) -> Any:
+    """A node calling its effects in order (each inside a ``@task`` with ``tasks``); ``before(idx, visit)`` runs before
+    effect ``idx`` (an interrupt, a failing first attempt)."""
+    effects = Effects(node, kinds, mode, tasks)
+
+    calls = "mixed" if tasks or Plain.on else mode  # a task's body, and the oracle's task, are awaited
 
     def sync_node(state: State) -> State:
-        item, label, visit = start(state)
+        item, label, visit, salt = started(node, state)
         notes = []
         for idx, call in enumerate(effects.callables, 1):
             if before:
                 before(idx, visit)
-            notes.append(got(label, node, item, visit, idx, call(item, visit)))
+            notes.append(got(label, node, item, visit, idx, call(item, visit, salt)))
             maybe_raise(node, visit, idx)
         if before:
             before(len(effects.callables) + 1, visit)
         return {"notes": notes}
 
     async def async_node(state: State) -> State:
-        item, label, visit = start(state)
+        item, label, visit, salt = started(node, state)
         notes = []
         for idx, call in enumerate(effects.callables, 1):
             if before:
                 before(idx, visit)
-            notes.append(got(label, node, item, visit, idx, await call(item, visit)))
+            notes.append(got(label, node, item, visit, idx, await called(calls, call, item, visit, salt)))
             maybe_raise(node, visit, idx)
         if before:
             before(len(effects.callables) + 1, visit)
         return {"notes": notes}
+
+    return sync_node if mode == "sync" else async_node
+
+
+def pooled_node(node: str, kinds: tuple[str, ...], mode: str) -> Any:
+    """A node starting all its effects together: in a thread pool, each under a copy of the node's context (sync), or
+    with ``asyncio.gather`` (async; ``mixed``: each sync effect in a thread, ``asyncio.to_thread``)."""
+    effects, plain = Effects(node, kinds, mode), Plain.on
+
+    def noted(label: str, item: Any, visit: int, values: list[Any]) -> State:
+        notes = []
+        for idx, value in enumerate(values, 1):
+            notes.append(got(label, node, item, visit, idx, value))
+            maybe_raise(node, visit, idx)
+        return {"notes": notes}
+
+    def sync_node(state: State) -> State:
+        item, label, visit, salt = started(node, state)
+        with ThreadPoolExecutor(len(effects.callables)) as pool:
+            futures = [pool.submit(contextvars.copy_context().run, call, item, visit, salt) for call in effects.callables]
+            return noted(label, item, visit, [f.result() for f in futures])
+
+    async def async_node(state: State) -> State:
+        item, label, visit, salt = started(node, state)
+        if mode in MIXED and not plain:  # the oracle's sync effects are tasks, which the node awaits
+            values = await asyncio.gather(*(asyncio.to_thread(call, item, visit, salt) for call in effects.callables))
+        else:
+            values = await asyncio.gather(*(call(item, visit, salt) for call in effects.callables))
+        return noted(label, item, visit, list(values))
 
     return sync_node if mode == "sync" else async_node
 
@@ -282,10 +405,22 @@ def add_stage(graph: StateGraph, index: int, stage: Stage, mode: str, then: str)
         graph.add_edge(worker, f"{base}j")
         loop_back(graph, f"{base}j", f"{worker}[0]", stage.loops, then, to=base)
     elif kind == "interrupt":
-        graph.add_node(base, working_node(f"{base}p", stage.effects, mode))
-        graph.add_node(f"{base}q", working_node(f"{base}q", stage.effects, mode, before=ask_after_first(len(stage.effects))))
-        graph.add_edge(base, f"{base}q")
+        add_interrupting(graph, base, stage, mode)
         graph.add_edge(f"{base}q", then)
+    elif kind == "child_interrupt":
+        child = StateGraph(State)
+        add_interrupting(child, f"{base}p", stage, mode, name=base)
+        graph.add_node(base, child.compile())
+        graph.add_edge(base, then)
+    elif kind == "task":
+        graph.add_node(base, working_node(base, stage.effects, mode, tasks=True))
+        graph.add_edge(base, then)
+    elif kind == "entrypoint":
+        graph.add_node(base, entrypoint_node(f"{base}e", stage.effects, mode))
+        graph.add_edge(base, then)
+    elif kind == "pool":
+        graph.add_node(base, pooled_node(base, stage.effects, mode))
+        graph.add_edge(base, then)
     elif kind == "retry":
         policy = RetryPolicy(max_attempts=3, initial_interval=0.01, jitter=False, retry_on=Flaky)
         graph.add_node(base, working_node(base, stage.effects, mode, before=failing_first_attempt(base)), retry_policy=policy)
@@ -293,6 +428,43 @@ def add_stage(graph: StateGraph, index: int, stage: Stage, mode: str, then: str)
     else:
         add_react(graph, base, stage, mode, then)
     return base
+
+
+def add_interrupting(graph: StateGraph, entry: str, stage: Stage, mode: str, name: str | None = None) -> None:
+    """``<base>p`` (the graph's entry, named ``entry``), then ``<base>q``, which interrupts after its first effect."""
+    base = name or entry
+    graph.add_node(entry, working_node(f"{base}p", stage.effects, mode))
+    graph.add_node(f"{base}q", working_node(f"{base}q", stage.effects, mode, before=ask_after_first(len(stage.effects))))
+    graph.add_edge(entry, f"{base}q")
+    if entry != base:  # inside a child: its entry is the START's, its end the graph's
+        graph.add_edge(START, entry)
+
+
+def entrypoint_node(name: str, kinds: tuple[str, ...], mode: str) -> Any:
+    """A function node running an ``@entrypoint`` (no checkpointer: it inherits) whose body calls each effect inside a
+    ``@task``, as ``name``'s visit."""
+    body = working_node(name, kinds, mode, tasks=True)
+
+    @entrypoint()
+    def workflow(state: dict[str, Any]) -> dict[str, Any]:
+        return body(state)
+
+    @entrypoint()
+    async def aworkflow(state: dict[str, Any]) -> dict[str, Any]:
+        return await body(state)
+
+    def run(state: State) -> State:
+        return {"notes": workflow.invoke(state_of(state))["notes"]}
+
+    async def arun(state: State) -> State:
+        return {"notes": (await aworkflow.ainvoke(state_of(state)))["notes"]}
+
+    return run if mode == "sync" else arun
+
+
+def state_of(state: State) -> dict[str, Any]:
+    """What a function node hands the graph it runs: the notes (to count visits by) and the salt."""
+    return {"notes": state.get("notes", []), "salt": state.get("salt", 0)}
 
 
 def ask_after_first(count: int) -> Callable[[int, int], None]:
@@ -317,10 +489,10 @@ def failing_first_attempt(label: str) -> Callable[[int, int], None]:
 
 def function_node(child: Any, mode: str) -> Any:
     def run(state: State) -> State:
-        return {"notes": child.invoke({"notes": state.get("notes", [])})["notes"]}
+        return {"notes": child.invoke(state_of(state))["notes"]}
 
     async def arun(state: State) -> State:
-        return {"notes": (await child.ainvoke({"notes": state.get("notes", [])}))["notes"]}
+        return {"notes": (await child.ainvoke(state_of(state)))["notes"]}
 
     return run if mode == "sync" else arun
 
@@ -329,18 +501,22 @@ def add_react(graph: StateGraph, base: str, stage: Stage, mode: str, then: str) 
     """``<base>`` asks a SecureLLM, which calls two SecureTools in ``<base>tools`` (a ToolNode), then answers."""
     agent, tools_node = f"{base}llm", f"{base}tools"
 
-    def tool_for(k: int) -> SecureTool:
+    plain = Plain.on
+
+    def tool_for(k: int) -> Any:
         name = f"{tools_node}_t{k}"
 
-        def run(visit: int) -> str:
-            return execute(tools_node, None, visit, k, name)
+        def run(visit: int, salt: int = 0) -> str:
+            return execute(tools_node, None, visit, k, name, plain=plain)
 
-        async def arun(visit: int) -> str:
-            return run(visit)
+        async def arun(visit: int, salt: int = 0) -> str:
+            return run(visit, salt)
 
-        return SecureTool(StructuredTool.from_function(run, coroutine=arun, name=name, description="a tool"))
+        made = StructuredTool.from_function(run, coroutine=arun, name=name, description="a tool")
+        return made if plain else SecureTool(made)
 
-    llm = SecureLLM(ScriptedChat(tools_node=tools_node), effect_name=f"{agent}.e1")
+    model = ScriptedChat(tools_node=tools_node, plain=plain)
+    llm = model if plain else SecureLLM(model, effect_name=f"{agent}.e1")
 
     def prompt(state: State) -> tuple[int, str, list[str]]:
         visit = visit_of(state, agent)
@@ -352,7 +528,8 @@ def add_react(graph: StateGraph, base: str, stage: Stage, mode: str, then: str) 
                 if isinstance(message, ToolMessage) and (message.name or "").startswith(tools_node + "_t"):
                     k = int(message.name.rsplit("_t", 1)[1])
                     seen.append(got(tools_node, tools_node, None, visit - 1, k, str(message.content)))
-        return visit, slot_prompt(agent, None, visit, 1, "answer" if visit % 2 == 0 else "tools"), seen
+        phase = "answer" if visit % 2 == 0 else "tools"
+        return visit, slot_prompt(agent, None, visit, 1, phase, salt=state.get("salt", 0)), seen
 
     def sync_agent(state: State) -> State:
         visit, text, seen = prompt(state)
@@ -361,7 +538,7 @@ def add_react(graph: StateGraph, base: str, stage: Stage, mode: str, then: str) 
 
     async def async_agent(state: State) -> State:
         visit, text, seen = prompt(state)
-        reply = await llm.ainvoke([HumanMessage(text)])
+        reply = await (llm.ainvoke([HumanMessage(text)]) if mode == "async" or plain else called(mode, llm.invoke, [HumanMessage(text)]))
         return {"notes": [*seen, got(agent, agent, None, visit, 1, reply.content)], "messages": [reply]}
 
     graph.add_node(base, passing)
@@ -372,11 +549,16 @@ def add_react(graph: StateGraph, base: str, stage: Stage, mode: str, then: str) 
     graph.add_edge(tools_node, agent)
 
 
-def build(plan: Plan) -> StateGraph:
-    """The root graph of ``plan``: its stages in a chain."""
+def build(plan: Plan, plain: bool = False) -> StateGraph:
+    """The root graph of ``plan``: its stages in a chain; ``plain``: the oracle's, each effect a plain ``@task``."""
     graph = StateGraph(State)
     then = END
-    for index in reversed(range(len(plan.stages))):
-        then = add_stage(graph, index, plan.stages[index], plan.mode, then)
+    mode = "threaded" if plan.mode == "mixed" and plan.durability == "async" else plan.mode
+    Plain.on = plain
+    try:
+        for index in reversed(range(len(plan.stages))):
+            then = add_stage(graph, index, plan.stages[index], mode, then)
+    finally:
+        Plain.on = False
     graph.add_edge(START, then)
     return graph

@@ -4,21 +4,30 @@ its thread id deleted and run again.
 
 "Another process" (``Fault.resume == "new"``) is a new ``DurablePlatform`` on the same database: nothing of the
 first one's memory. SIGKILLs need child processes: kills.py.
+
+Who calls the graph is the plan's ``caller``; records trailing their effects are written ``slow`` seconds late; a
+``fork`` sends, once a life is done, a ``Command`` with a new ``salt`` (every effect's input changes) to the checkpoint
+of the life's first interrupt, and runs the fork to its end as a life of its own (a new ledger life: its slots are
+new, so an outcome of the thread before the fork is never its own).
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 import mongomock
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from mongomock_motor import AsyncMongoMockClient
 
 from langgraph_durable_mongodb import EffectOutcomeUnknownError
 from langgraph_durable_mongodb.platform import DurablePlatform
+
+from langgraph_durable_mongodb.storage.plans.requests import Sleep
 
 from ..clients import PlainCompile
 from ..command_faults import CommandFault, injected, nth_of
@@ -47,12 +56,14 @@ class Store:
             self.client = mongomock.MongoClient()
             self.async_client = AsyncMongoMockClient(mock_mongo_client=self.client)
 
-    def platform(self, form: str) -> Any:
+    def platform(self, form: str, slow: float = 0.0) -> Any:
         made = DurablePlatform(
             self.client, async_client=self.async_client, db_name=self.db_name,
             journal_options={"lease_seconds": 0.5, "wait_seconds": 5.0}, run_wait_seconds=RUN_WAIT_SECONDS,
         )
         shorten_store_waits(made.checkpointer)
+        if slow:
+            slow_trailing_records(made.journal, slow)
         return made if form == "platform.compile" else PlainCompile(made)
 
     def drop(self) -> None:
@@ -67,6 +78,18 @@ def shorten_store_waits(saver: Any) -> None:
         await await_(thread_id, checkpoint_id, STORE_WAIT_SECONDS, **kw)
 
     saver.await_stored = await_stored
+
+
+def slow_trailing_records(journal: Any, seconds: float) -> None:
+    """Each record written while its node goes on (``trailing``) starts ``seconds`` late, as on a busy server."""
+    record = journal._record  # noqa: SLF001 - the plan every record goes through
+
+    def late(*args: Any, trailing: bool = False, **kwargs: Any) -> Any:
+        if trailing:
+            yield Sleep(seconds)
+        return (yield from record(*args, trailing=trailing, **kwargs))
+
+    journal._record = late  # noqa: SLF001
 
 
 @dataclass
@@ -90,25 +113,52 @@ class Outcome:
         return all(life.values is not None for life in self.lives)
 
 
+class TaskStore:
+    """The oracle's store: one ``InMemorySaver``, which every graph of the plan, built with plain ``@task`` effects,
+    compiles with (``task_reference``)."""
+
+    def __init__(self) -> None:
+        self.checkpointer = InMemorySaver()
+
+    def platform(self, form: str, slow: float = 0.0) -> TaskStore:
+        return self
+
+    def compile(self, builder: Any) -> Any:
+        return builder.compile(checkpointer=self.checkpointer)
+
+
 class Driver:
     """Runs one life of a plan's thread on a platform: the first run, then resumes until done."""
 
-    def __init__(self, plan: Plan, store: Store, stop_on_error: bool = False) -> None:
+    def __init__(self, plan: Plan, store: Store | TaskStore, stop_on_error: bool = False) -> None:
         self.plan, self.store, self.stop_on_error = plan, store, stop_on_error
-        self.platform = store.platform(plan.form)
-        self.graph = self.platform.compile(graphs.build(plan))
+        self.plain = isinstance(store, TaskStore)
+        self.platform = store.platform(plan.form, plan.slow)
+        self.graph = self.platform.compile(graphs.build(plan, self.plain))
         self.config = {"configurable": {"thread_id": THREAD}}
         self.edited: set[str] = set()
+        #: The config of the checkpoint the life's first interrupt stopped at (where a fork goes back to).
+        self.interrupted_at: dict[str, Any] | None = None
 
     def reopen(self) -> None:
         """Another process takes over: a new platform on the same database."""
-        self.platform = self.store.platform(self.plan.form)
-        self.graph = self.platform.compile(graphs.build(self.plan))
+        self.platform = self.store.platform(self.plan.form, self.plan.slow)
+        self.graph = self.platform.compile(graphs.build(self.plan, self.plain))
 
     async def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        if self.plan.mode == "async":
+        """The graph's API, as the plan's ``caller`` calls it: an async graph (async or mixed nodes) awaited; a sync
+        one from a coroutine (its event loop's thread), from a thread with no event loop, or through ``batch``."""
+        batched = name == "invoke" and self.plan.caller == "batch"
+        if self.plan.mode != "sync":
+            if batched:
+                return (await self.graph.abatch([args[0]], [args[1]], **kwargs))[0]
             return await getattr(self.graph, "a" + name)(*args, **kwargs)
-        return getattr(self.graph, name)(*args, **kwargs)
+        fn = getattr(self.graph, name)
+        if batched:
+            fn = lambda value, config, **kw: self.graph.batch([value], [config], **kw)[0]  # noqa: E731
+        if self.plan.caller == "plain":
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        return fn(*args, **kwargs)
 
     async def next_input(self) -> Any:
         """What the next run is given: the input on an empty thread, an answer at an interrupt, else None."""
@@ -118,30 +168,43 @@ class Driver:
         interrupted = [t for t in snapshot.tasks if t.interrupts]
         if not interrupted:
             return None if snapshot.tasks else "done"  # not `next`: a task whose writes were saved is not in it
-        await self.edit(snapshot, interrupted[0].name)
+        if self.interrupted_at is None:
+            self.interrupted_at = snapshot.config
+        await self.edit(interrupted[0].name)
         return Command(resume=graphs.ANSWER)
 
-    async def edit(self, snapshot: Any, node: str) -> None:
-        """The plan's ``update_state`` at an interrupt, once: plain (as the node before it) or as the node itself."""
-        index = int(node[1:].rstrip("q")) if node.startswith("s") and node.endswith("q") else None
-        if index is None or node in self.edited:
+    async def edit(self, node: str) -> None:
+        """The plan's ``update_state`` at an interrupt, once: plain (as the node before it) or as the node itself; at
+        a ``child_interrupt``, through the child's config, as LangGraph documents it."""
+        found = re.fullmatch(r"s(\d+)(q?)", node)
+        if found is None or node in self.edited:
             return
-        how = self.plan.stages[index].edit
+        stage = self.plan.stages[int(found[1])]
+        how, config, interrupted = stage.edit, self.config, node
+        if stage.kind == "child_interrupt" and not found[2]:
+            snapshot = await self.call("get_state", self.config, subgraphs=True)
+            config = next(t.state.config for t in snapshot.tasks if t.name == node)
+            interrupted = f"{node}q"
+        elif stage.kind != "interrupt" or not found[2]:
+            return
         if how == "plain":
-            await self.call("update_state", self.config, {"notes": [f"edit@{node}"]})
+            await self.call("update_state", config, {"notes": [f"edit@{interrupted}"]})
         elif how == "as_node":
-            await self.call("update_state", self.config, {"notes": [f"edit@{node}"]}, as_node=node)
+            await self.call("update_state", config, {"notes": [f"edit@{interrupted}"]}, as_node=interrupted)
         self.edited.add(node)  # once made: an edit the fault failed is made again
 
-    async def life(self) -> Life:
+    async def life(self, start: tuple[Any, dict[str, Any]] | None = None) -> Life:
+        """Run the thread until done (or an outcome unknown), resuming after each stop; ``start``: the first run's
+        input and config (a fork's), instead of what the thread's state asks for."""
         life = Life()
         for _ in range(RUNS):
             try:
-                value = await self.next_input()
-                if value == "done":
+                value, config = start if start is not None else (await self.next_input(), self.config)
+                start = None
+                if isinstance(value, str) and value == "done":
                     life.values = (await self.call("get_state", self.config)).values
                     return life
-                await self.call("invoke", value, self.config, durability=self.plan.durability)
+                await self.call("invoke", value, config, durability=self.plan.durability)
             except EffectOutcomeUnknownError as unknown:
                 life.unknown.append(unknown)
                 return life
@@ -159,6 +222,16 @@ def run_life(driver: Driver) -> Life:
     return asyncio.run(driver.life())
 
 
+def run_lives(driver: Driver, history_ledger: ledger.Ledger) -> list[Life]:
+    """One life of the thread id, and its fork when the plan makes one (a life of its own on the ledger)."""
+    lives = [run_life(driver)]
+    if driver.plan.fork and lives[-1].values is not None and driver.interrupted_at is not None:
+        history_ledger.life += 1
+        fork = Command(update={"salt": 1}, resume=graphs.ANSWER)
+        lives.append(asyncio.run(driver.life((fork, driver.interrupted_at))))
+    return lives
+
+
 def reference(plan: Plan) -> tuple[list[str], list[str]]:
     """The fault-free run of ``plan`` on a store of its own: its final notes (normalized) and the labels of the
     storage requests it made (what a ``command`` fault's ``at`` picks from)."""
@@ -167,12 +240,33 @@ def reference(plan: Plan) -> tuple[list[str], list[str]]:
     graphs.arm(graphs.Fault())
     try:
         with injected(counter):
-            life = run_life(Driver(plan, store))
+            lives = run_lives(Driver(plan, store), ledger.CURRENT)
     finally:
         ledger.use(previous)
         store.drop()
-    assert life.values is not None and not life.errors, f"the fault-free run of the plan failed: {life.errors}"
-    return graphs.normalized(life.values["notes"]), counter.labels
+    errors = [e for life in lives for e in life.errors]
+    assert lives[-1].values is not None and not errors, f"the fault-free run of the plan failed: {errors}"
+    return graphs.normalized(lives[-1].values["notes"]), counter.labels
+
+
+def task_reference(plan: Plan) -> list[str]:
+    """The oracle where LangGraph's ``@task`` and the journal share their semantics: the fault-free run of ``plan``
+    with every effect a plain ``@task`` over ``InMemorySaver`` (its fork and reuse included); its final notes,
+    normalized, which the journaled run's must equal."""
+    previous = ledger.use(ledger.Ledger())
+    graphs.arm(graphs.Fault())
+    try:
+        store = TaskStore()
+        driver = Driver(plan, store)
+        lives = run_lives(driver, ledger.CURRENT)
+        if plan.reuse and lives[-1].values is not None:
+            store.checkpointer.delete_thread(THREAD)
+            lives += run_lives(Driver(plan, store), ledger.CURRENT)
+    finally:
+        ledger.use(previous)
+    errors = [e for life in lives for e in life.errors]
+    assert lives[-1].values is not None and not errors, f"the @task run of the plan failed: {errors}"
+    return graphs.normalized(lives[-1].values["notes"])
 
 
 def target(fault: Any, requests: list[str]) -> tuple[str, int]:
@@ -194,11 +288,11 @@ def run_history(plan: Plan, history_ledger: ledger.Ledger, requests: list[str]) 
     try:
         with injected(command):
             driver = Driver(plan, store)
-            outcome.lives.append(run_life(driver))
+            outcome.lives += run_lives(driver, history_ledger)
             if plan.reuse and outcome.lives[-1].values is not None:
                 driver.platform.checkpointer.delete_thread(THREAD)
                 history_ledger.life += 1
-                outcome.lives.append(run_life(Driver(plan, store)))
+                outcome.lives += run_lives(Driver(plan, store), history_ledger)
     finally:
         ledger.use(ledger.Ledger())
         store.drop()

@@ -10,7 +10,10 @@ from how positions are stored.
   reached its node (claimed, then killed before it ran, is such a case: the journal cannot tell, and a person settles
   it safely);
 - a history that did not end on an unknown outcome ends with the notes of the fault-free run of its plan;
-- a run raises only when the fault fires (once), and never without one.
+- a run raises only when the fault fires (once), and never without one;
+- where LangGraph's ``@task`` shares the journal's semantics, they agree: the fault-free run of the plan with every
+  effect a plain ``@task`` over ``InMemorySaver`` ends with the notes the journaled one ends with (``same_as_task``;
+  where they differ, docs/guarantees.md says so: execution counts after a fault, which ``runs_once`` judges).
 """
 
 from __future__ import annotations
@@ -35,11 +38,14 @@ def expected_name(record: dict[str, Any]) -> str:
 
 
 #: The guarantees, in the order a history is judged; each names what breaks it.
-GUARANTEES = ("own_value", "one_key", "runs_once", "known_outcome", "final_state", "runs_succeed")
+GUARANTEES = ("own_value", "one_key", "runs_once", "known_outcome", "final_state", "runs_succeed", "same_as_task")
 
 
-def problems(plan: Plan, outcome: Outcome, records: list[dict[str, Any]], reference_notes: list[str]) -> dict[str, list[str]]:
-    """What the history did that breaks each guarantee of ``GUARANTEES``, in words (only those broken)."""
+def problems(
+    plan: Plan, outcome: Outcome, records: list[dict[str, Any]], reference_notes: list[str], task_notes: list[str] | None = None
+) -> dict[str, list[str]]:
+    """What the history did that breaks each guarantee of ``GUARANTEES``, in words (only those broken); ``task_notes``:
+    the ``@task`` oracle's final notes (``history.task_reference``), None when not run."""
     executed: dict[Slot, list[dict[str, Any]]] = defaultdict(list)
     for record in records:
         if record["kind"] == "executed":
@@ -55,6 +61,7 @@ def problems(plan: Plan, outcome: Outcome, records: list[dict[str, Any]], refere
         "known_outcome": unknowns(outcome, executed, {slot_of(r) for r in got}),
         "final_state": final,
         "runs_succeed": runs(plan, outcome),
+        "same_as_task": [] if task_notes in (None, reference_notes) else [f"@task ends with {task_notes} != journaled {reference_notes}"],
     }
     return {name: found[name] for name in GUARANTEES if found[name]}
 

@@ -10,7 +10,17 @@ from hypothesis import strategies as st
 #: What an effect is: an ``@effect`` function, an ``at_most_once`` one, a ``SecureTool`` call, a ``SecureLLM`` call.
 EFFECT_KINDS = ("effect", "once", "tool", "llm")
 #: What a stage of the root graph is (see graphs.py).
-STAGE_KINDS = ("node", "parallel", "child", "function", "send", "interrupt", "retry", "react")
+STAGE_KINDS = (
+    "node", "parallel", "child", "function", "send", "interrupt", "retry", "react", "task", "entrypoint", "pool",
+    "child_interrupt",
+)
+#: How the nodes run and call their effects: sync nodes and effects, async ones, or async nodes calling sync effects.
+MODES = ("sync", "async", "mixed")
+#: Who calls the graph (see history.Driver): the sync API from plain code (a thread with no event loop) or from a
+#: coroutine (an ``async def`` handler, a Jupyter cell), or ``batch``; an async graph is awaited in every case.
+CALLERS = ("plain", "coroutine", "batch")
+#: The stages an ``update_state`` is made at (``Stage.edit``): their node interrupts after its first effect.
+INTERRUPTING = ("interrupt", "child_interrupt")
 #: The stages that may repeat (``Stage.loops``).
 LOOPING = ("node", "parallel", "child", "send")
 
@@ -21,8 +31,9 @@ class Stage:
 
     ``effects``: the effects each of its working nodes calls, in order. ``loops``: visits of the stage (a node or a
     child looping on itself, parallel branches or a fan-out joined and started again). ``width``: parallel branches or ``Send`` items. ``depth``: how deep its compiled
-    children nest (``child`` and ``function``). ``edit``: at an ``interrupt``, the ``update_state`` made before the
-    resume: ``""`` none, ``"plain"`` without ``as_node``, ``"as_node"`` as the interrupted node.
+    children nest (``child`` and ``function``). ``edit``: at an ``interrupt`` (at the root, or ``child_interrupt``
+    inside a compiled child, edited through the child's config), the ``update_state`` made before the resume:
+    ``""`` none, ``"plain"`` without ``as_node``, ``"as_node"`` as the interrupted node.
     """
 
     kind: str
@@ -55,8 +66,11 @@ class Fault:
 
 @dataclass(frozen=True)
 class Plan:
-    """A whole history: the graph, how it runs (``mode`` sync/async nodes and calls, ``form`` of compile,
-    ``durability``), the fault, and whether the thread id is deleted and reused after it."""
+    """A whole history: the graph, how it runs (``mode`` of its nodes and effects, ``MODES``; ``caller``,
+    ``CALLERS``; ``form`` of compile; ``durability``), the fault, how late each record trailing its effect is
+    written (``slow``, seconds: a busy server), whether the thread id is deleted and reused after it (``reuse``),
+    and whether, once done, the thread is forked (``fork``: ``"changed"`` sends ``Command(update=..., resume=...)``
+    to the checkpoint of its first interrupt, which the thread has moved past, changing every effect's input)."""
 
     stages: tuple[Stage, ...]
     mode: str = "sync"
@@ -64,6 +78,9 @@ class Plan:
     durability: str = "sync"
     fault: Fault = field(default_factory=Fault)
     reuse: bool = False
+    caller: str = "coroutine"
+    slow: float = 0.0
+    fork: str = ""
 
 
 def stage_nodes(index: int, stage: Stage) -> list[str]:
@@ -73,9 +90,11 @@ def stage_nodes(index: int, stage: Stage) -> list[str]:
         return [f"{base}b{j}" for j in range(stage.width)]
     if stage.kind in ("child", "function"):
         return [f"{base}d{stage.depth}"]
+    if stage.kind == "entrypoint":
+        return [f"{base}e"]
     if stage.kind == "send":
         return [f"{base}w"]
-    if stage.kind == "interrupt":
+    if stage.kind in INTERRUPTING:
         return [f"{base}p", f"{base}q"]
     if stage.kind == "react":
         return [f"{base}llm"]
@@ -94,7 +113,7 @@ def stages(draw: st.DrawFn) -> Stage:
         loops=draw(st.integers(1, 4)) if kind in LOOPING else 1,
         width=draw(st.integers(2, 3)) if kind in ("parallel", "send") else 2,
         depth=draw(st.integers(1, 3)) if kind in ("child", "function") else 1,
-        edit=draw(st.sampled_from(["", "plain", "as_node"])) if kind == "interrupt" else "",
+        edit=draw(st.sampled_from(["", "plain", "as_node"])) if kind in INTERRUPTING else "",
     )
 
 
@@ -118,11 +137,15 @@ def faults(draw: st.DrawFn, stages: tuple[Stage, ...], kinds: tuple[str, ...]) -
 @st.composite
 def plans(draw: st.DrawFn, fault_kinds: tuple[str, ...] = ("none", "raise", "command", "command")) -> Plan:
     drawn = tuple(draw(st.lists(stages(), min_size=1, max_size=3)))
+    interrupts = any(stage.kind in INTERRUPTING for stage in drawn)
     return Plan(
         drawn,
-        mode=draw(st.sampled_from(["sync", "async"])),
+        mode=draw(st.sampled_from(MODES)),
         form=draw(st.sampled_from(["platform.compile", "plain compile"])),
         durability=draw(st.sampled_from(["sync", "async"])),
         fault=draw(faults(drawn, fault_kinds)),
         reuse=draw(st.booleans()),
+        caller=draw(st.sampled_from(CALLERS)),
+        slow=draw(st.sampled_from([0.0, 0.0, 0.005, 0.03])),
+        fork=draw(st.sampled_from(["", "changed"])) if interrupts else "",
     )

@@ -127,6 +127,8 @@ class Run:
     log: Path | None = None
     switch = KillSwitch()
     effect_seconds = 0.0
+    #: one effect that takes long (``long_effect``: its name, ``long_seconds``), as a tool call of minutes does
+    long_effect: tuple[str, float] | None = None
     hook: Callable[[str], None] | None = None
     #: called with the platform before the run (a fork server's caller may set it to instrument a run)
     on_platform: Callable[[DurablePlatform], None] | None = None
@@ -154,17 +156,27 @@ def _executed(t0: int) -> None:
     Run.switch.point(f"effect:{info.name}")
 
 
+def _seconds() -> float:
+    """How long the running effect takes: the long effect's seconds, else ``effect_seconds``. The long effect's start
+    is appended to ``<log>.started`` (``<name> <pid>``): a test waits for it to redeliver the run meanwhile."""
+    if Run.long_effect is not None and current_effect().name == Run.long_effect[0]:
+        if Run.log is not None:
+            append_line(Run.log.with_name(Run.log.name + ".started"), f"{Run.long_effect[0]} {os.getpid()}")
+        return Run.long_effect[1]
+    return Run.effect_seconds
+
+
 def side_effect() -> None:
     t0 = time.monotonic_ns()
-    if Run.effect_seconds:
-        time.sleep(Run.effect_seconds)
+    if seconds := _seconds():
+        time.sleep(seconds)
     _executed(t0)
 
 
 async def aside_effect() -> None:
     t0 = time.monotonic_ns()
-    if Run.effect_seconds:
-        await asyncio.sleep(Run.effect_seconds)
+    if seconds := _seconds():
+        await asyncio.sleep(seconds)
     _executed(t0)
 
 
@@ -343,6 +355,7 @@ def main(spec: dict[str, Any]) -> int:
         effect_seconds=spec.get("effect_seconds", 0.0),
     )
     switch.slow_saves = spec.get("slow_saves", 0.0)
+    Run.long_effect = (spec["long_effect"], spec.get("long_seconds", 5.0)) if spec.get("long_effect") else None
     switch.armed = False  # the points are the run's, not the connection set-up's
     timeout_ms = int(spec.get("server_selection_ms", 20_000))
     client = MongoClient(spec["uri"], event_listeners=[switch], serverSelectionTimeoutMS=timeout_ms)
@@ -351,6 +364,7 @@ def main(spec: dict[str, Any]) -> int:
     platform = DurablePlatform(
         client, async_client=async_client, db_name=spec["db"], journal_options=journal_options,
         exclusive_runs=spec.get("exclusive_runs", True),  # False: only the journal's fences keep runs apart
+        run_lease_seconds=spec.get("run_lease_seconds", 30.0), run_wait_seconds=spec.get("run_wait_seconds", 30.0),
     )
     if Run.on_platform is not None:
         Run.on_platform(platform)

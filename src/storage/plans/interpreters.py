@@ -19,14 +19,14 @@ import inspect
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from pymongo import ReplaceOne, ReturnDocument, UpdateOne, WriteConcern
 from pymongo.errors import BulkWriteError, DuplicateKeyError, OperationFailure
 
 from ..heartbeats import RENEWER, Beat, TaskBeat, renewal_failed
-from ..schema import majority_concern
+from ..schema import KEY_PREFIX, majority_concern
 from . import quirks as server_quirks
 from .requests import (
     END,
@@ -90,8 +90,30 @@ def _index_batches(request: CreateIndexes, quirks: server_quirks.ServerQuirks) -
     return [[index] for index in request.indexes] if quirks.one_index_per_command else [request.indexes]
 
 
-def _cursor(coll: Any, request: Find) -> Any:
-    cursor = coll.find(request.filter, request.projection).batch_size(request.batch_size)
+def _names_key(query: Any) -> bool:
+    """Whether ``query`` names documents by ``_id`` beside the key fields it encodes (``schema.key_filter``)."""
+    return isinstance(query, dict) and "_id" in query and KEY_PREFIX[0] in query
+
+
+def _by_id(query: dict[str, Any], quirks: server_quirks.ServerQuirks) -> dict[str, Any]:
+    """``query`` as the server finds it from its ``_id`` index: when it names documents by key (``_names_key``) on a
+    server that needs ``_id`` alone (``ServerQuirks.id_alone``), without the key fields the ``_id`` encodes (the same
+    documents match)."""
+    if not (quirks.id_alone and _names_key(query)):
+        return query
+    return {k: v for k, v in query.items() if k not in KEY_PREFIX}
+
+
+def _ops_by_id(ops: list[UpdateOne | ReplaceOne], quirks: Callable[[], server_quirks.ServerQuirks]) -> list[UpdateOne | ReplaceOne]:
+    """``ops``, those whose filter names its document by key with the filter ``_by_id`` gives; ``quirks()`` is asked
+    only when one does (a sync interpreter may not know its server yet)."""
+    if not any(_names_key(op._filter) for op in ops) or not quirks().id_alone:  # noqa: SLF001 - no public getters
+        return ops
+    return [type(op)(_by_id(op._filter, quirks()), op._doc, upsert=op._upsert) for op in ops]  # noqa: SLF001
+
+
+def _cursor(coll: Any, request: Find, query: dict[str, Any]) -> Any:
+    cursor = coll.find(query, request.projection).batch_size(request.batch_size)
     if request.sort:
         cursor = cursor.sort(request.sort)
     if request.limit:
@@ -185,16 +207,22 @@ class SyncInterpreter(_Collections):
     # -- MongoDB operations --
 
     def _find(self, request: Find) -> list[dict[str, Any]]:
-        return list(_cursor(self._coll(request.collection), request))
+        return list(_cursor(self._coll(request.collection), request, self._answerable(request.filter)))
+
+    def _answerable(self, query: dict[str, Any]) -> dict[str, Any]:
+        """``query`` as this server finds it from its ``_id`` index (``_by_id``); the server is identified only for
+        a query that names documents by key."""
+        return _by_id(query, self.quirks) if _names_key(query) else query
 
     def _aggregate(self, request: Aggregate) -> list[dict[str, Any]]:
         return list(self._coll(request.collection).aggregate(request.pipeline))
 
     def _upsert(self, request: Upsert) -> None:
         coll = self._coll(request.collection)
-        if len(request.operations) > 1 and self.quirks.bulk_upserts:
+        operations = _ops_by_id(request.operations, lambda: self.quirks)
+        if len(operations) > 1 and self.quirks.bulk_upserts:
             try:
-                coll.bulk_write(request.operations, ordered=False)
+                coll.bulk_write(operations, ordered=False)
                 return
             except BulkWriteError as error:
                 _raise_unless_duplicates(error)
@@ -202,7 +230,7 @@ class SyncInterpreter(_Collections):
             except KeyError:
                 if not self.quirks.lost_upsert_race_lacks_nmodified:
                     raise
-        for op in request.operations:  # one command each (a single operation is lighter this way too)
+        for op in operations:  # one command each (a single operation is lighter this way too)
             try:
                 _single_op(coll, op)
             except DuplicateKeyError:
@@ -226,7 +254,7 @@ class SyncInterpreter(_Collections):
         return self._coll(request.collection).update_many(request.filter, request.update).matched_count
 
     def _fenced_update(self, request: FencedUpdate) -> bool:
-        return self._coll(request.collection).update_one(request.filter, request.update).matched_count == 1
+        return self._coll(request.collection).update_one(self._answerable(request.filter), request.update).matched_count == 1
 
     def _find_one_and_update(self, request: FindOneAndUpdate) -> Any:
         coll = self._coll(request.collection)
@@ -281,12 +309,13 @@ class SyncInterpreter(_Collections):
         return background_pool().submit(self.run, request.plan)
 
     def _join(self, request: Join) -> None:
-        on_a_loop = on_event_loop()
+        loop = running_loop()
         for future in request.futures:
-            # A sync effect called on an event loop cannot block it: a future that loop's tasks settle would
-            # never be done. It raises the error of one done, and does not wait for the others.
-            if not on_a_loop or future.done():
-                future.result()
+            # A future a task of this thread's running loop settles (an async face's Defer) would never be done
+            # while a sync call blocks that loop: its error is raised once done, it is not waited for. Every
+            # other future (this face's pool threads, another loop's tasks) is waited for, on a loop or not.
+            if future.done() or not settled_on(future, loop):
+                concurrent.futures.wait([future]) if request.settle else future.result()
 
     def _heartbeat(self, request: Heartbeat) -> Beat:
         if request.every <= 0:
@@ -335,13 +364,30 @@ def background_pool() -> concurrent.futures.ThreadPoolExecutor:
 _DEFERRED_TASKS: set[asyncio.Task[Any]] = set()
 
 
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The asyncio event loop this thread is running (a sync call made from a coroutine), or None."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 def on_event_loop() -> bool:
     """Whether this thread is running an asyncio event loop (a sync call made from a coroutine)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
+    return running_loop() is not None
+
+
+class LoopFuture(concurrent.futures.Future[Any]):
+    """The future of an async face's ``Defer``: a task of ``loop`` settles it, so only that loop's progress can."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__()
+        self.loop = loop
+
+
+def settled_on(future: concurrent.futures.Future[Any], loop: asyncio.AbstractEventLoop | None) -> bool:
+    """Whether ``future`` is settled by a task of ``loop`` (a blocking wait on that loop's thread would never end)."""
+    return loop is not None and isinstance(future, LoopFuture) and future.loop is loop
 
 
 def _settle_future(done: concurrent.futures.Future[Any], task: asyncio.Task[Any]) -> None:
@@ -405,7 +451,11 @@ class AsyncInterpreter(_Collections):
     # -- MongoDB operations --
 
     async def _find(self, request: Find) -> list[dict[str, Any]]:
-        return await _cursor(self._coll(request.collection), request).to_list(None)
+        return await _cursor(self._coll(request.collection), request, await self._answerable(request.filter)).to_list(None)
+
+    async def _answerable(self, query: dict[str, Any]) -> dict[str, Any]:
+        """``SyncInterpreter._answerable``, awaited."""
+        return _by_id(query, await self.quirks()) if _names_key(query) else query
 
     async def _aggregate(self, request: Aggregate) -> list[dict[str, Any]]:
         return await _to_list(self._coll(request.collection).aggregate(request.pipeline))
@@ -413,9 +463,10 @@ class AsyncInterpreter(_Collections):
     async def _upsert(self, request: Upsert) -> None:
         coll = self._coll(request.collection)
         quirks = await self.quirks()
-        if len(request.operations) > 1 and quirks.bulk_upserts:
+        operations = _ops_by_id(request.operations, lambda: quirks)
+        if len(operations) > 1 and quirks.bulk_upserts:
             try:
-                await coll.bulk_write(request.operations, ordered=False)
+                await coll.bulk_write(operations, ordered=False)
                 return
             except BulkWriteError as error:
                 _raise_unless_duplicates(error)
@@ -423,7 +474,7 @@ class AsyncInterpreter(_Collections):
             except KeyError:
                 if not quirks.lost_upsert_race_lacks_nmodified:
                     raise
-        for op in request.operations:
+        for op in operations:
             try:
                 await _single_op(coll, op)
             except DuplicateKeyError:
@@ -447,7 +498,8 @@ class AsyncInterpreter(_Collections):
         return (await self._coll(request.collection).update_many(request.filter, request.update)).matched_count
 
     async def _fenced_update(self, request: FencedUpdate) -> bool:
-        return (await self._coll(request.collection).update_one(request.filter, request.update)).matched_count == 1
+        query = await self._answerable(request.filter)
+        return (await self._coll(request.collection).update_one(query, request.update)).matched_count == 1
 
     async def _find_one_and_update(self, request: FindOneAndUpdate) -> Any:
         coll = self._coll(request.collection)
@@ -507,13 +559,16 @@ class AsyncInterpreter(_Collections):
             unsubscribe()
 
     async def _defer(self, request: Defer) -> concurrent.futures.Future[Any]:
-        done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        done = LoopFuture(asyncio.get_running_loop())
         task = asyncio.ensure_future(self.run(request.plan))
         _DEFERRED_TASKS.add(task)  # the loop keeps only a weak reference to its tasks
         task.add_done_callback(lambda t: _settle_future(done, t))
         return done
 
     async def _join(self, request: Join) -> None:
+        if request.settle:
+            await asyncio.wait([asyncio.wrap_future(f) for f in request.futures])
+            return
         for future in request.futures:
             await asyncio.wrap_future(future)
 

@@ -17,6 +17,12 @@ time a request depends on it. ``doctor`` identifies the server with the same pla
   are accepted and never expire; no transactions; strings compare by UTF-16
   code units (U+E000 sorts after U+10000), so a range query may return more
   than MongoDB would (the thread list drops ids outside its prefix).
+- FerretDB 1.x and mongo-java-server find a document from its ``_id`` index only
+  by a filter on ``_id`` alone (FerretDB pushes no other filter down to SQLite;
+  mongo-java-server looks a unique index up only by exactly its fields): a filter
+  that also names the thread the ``_id`` encodes (``schema.key_filter``, for a
+  sharded cluster, which neither can be) scans the collection, so it is sent
+  without those fields.
 """
 
 from __future__ import annotations
@@ -49,6 +55,9 @@ class ServerQuirks:
     ttl_expiry: bool = True
     #: multi-document transactions exist (on a replica set).
     transactions: bool = True
+    #: a document is found from the ``_id`` index only by a filter on ``_id`` alone: a filter naming one by its key
+    #: (``schema.key_filter``) is sent without the key fields its ``_id`` encodes (else the collection is scanned).
+    id_alone: bool = False
 
 
 MONGODB = ServerQuirks()
@@ -60,8 +69,9 @@ FERRETDB = ServerQuirks(
     atomic_conditional_updates=False,
     ttl_expiry=False,
     transactions=False,
+    id_alone=True,
 )
-MONGO_JAVA_SERVER = ServerQuirks("mongo-java-server", hello=False, ttl_expiry=False, transactions=False)
+MONGO_JAVA_SERVER = ServerQuirks("mongo-java-server", hello=False, ttl_expiry=False, transactions=False, id_alone=True)
 
 
 def of_client(db_or_client: Any) -> ServerQuirks | None:

@@ -308,8 +308,8 @@ class Detach:
 @dataclass(frozen=True)
 class Defer:
     """Run ``plan`` in the background and answer at once with a ``concurrent.futures.Future`` of its return value,
-    which ``Join`` waits for: in a pool thread (sync face), in a task of the running loop (async face). What a
-    journal record trailing its effect runs in."""
+    which ``Join`` waits for: in a pool thread (sync face), in a task of the running loop (async face, whose future
+    is a ``LoopFuture`` naming that loop). What a journal record trailing its effect runs in."""
 
     op: ClassVar[str] = "defer"
     plan: Any
@@ -318,10 +318,13 @@ class Defer:
 @dataclass(frozen=True)
 class Join:
     """Wait until every future (``concurrent.futures.Future``, from ``Defer``) is done; raise the first one's
-    error, in the order given."""
+    error, in the order given. The sync face waits wherever it runs, on an event loop's thread too (a sync graph
+    called from a coroutine), except for a future that loop's own tasks settle, which it could never see done."""
 
     op: ClassVar[str] = "join"
     futures: tuple[Any, ...]
+    #: Only wait until each is done, raising none of their errors.
+    settle: bool = False
 
 
 #: ``Next``'s answer once the iterator is exhausted.

@@ -21,4 +21,11 @@ MUTANTS = (
         "hold.prepared_from > checkpoint_id",
         ("tests/test_trailing_records.py", "-m", "not server", "-k", "another_worker_beat"),
     ),
+    # -- issue 44: forks --
+    (
+        "a checkpoint read again forgets it was superseded",
+        "                    doc.get(\"shift\") or 0, known is not None and known.superseded,",
+        "                    doc.get(\"shift\") or 0, False,",
+        ("tests/test_operator_actions.py", "-k", "stays_so"),
+    ),
 )

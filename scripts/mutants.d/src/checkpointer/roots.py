@@ -3,7 +3,7 @@
 MUTANTS = (
     (
         "an edit at an interrupt continues nothing",
-        '        if source != "update" or checkpoint_ns or not parent_id:',
+        '        if metadata.get("source") != "update" or not parent_id:',
         "        if True:",
         ("tests/test_platform_replay.py", "-m", "not server", "-k", "edit"),
     ),
@@ -63,5 +63,36 @@ MUTANTS = (
         "        self.stored.forget_failures(thread_id)",
         "        pass",
         ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "failed_root_store_ends"),
+    ),
+    # -- issue 44: forks and edits inside children --
+    (
+        "a run sent to a checkpoint the thread moved past is not noted as a fork",
+        "        if newer:\n            self.stored.supersede(thread_id, checkpoint_id)",
+        "        if False:\n            self.stored.supersede(thread_id, checkpoint_id)",
+        ("tests/test_operator_actions.py", "-m", "not server", "-k", "changed_input_sent"),
+    ),
+    (
+        "an edit inside a child's run records no shift of its steps",
+        "        shift = _shift(newest[0], metadata.get(\"step\")) if checkpoint_ns else 0",
+        "        shift = 0",
+        ("tests/test_operator_actions.py", "-m", "not server", "-k", "leaves_the_charge_alone"),
+    ),
+    (
+        "a new run does not wait for the records the runs before left in flight",
+        "        if unfinished := tuple(f for f in self.holds.of_thread(thread_id) if not f.done()):\n            yield Join(unfinished, settle=True)",
+        "        if False:\n            yield Join((), settle=True)",
+        ("tests/test_history_explorer.py", "-k", "in_flight and async and not durability"),
+    ),
+    (
+        "a new run keeps the failed records of the run before it",
+        "        self.holds.drop_failed(thread_id)",
+        "        pass",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "cancelled_with_a_record_lost or stopped_with_a_record_lost"),
+    ),
+    (
+        "a sync effect on the event loop does not send the store under way of its root checkpoint",
+        "        if (pending := self.stored.pending(thread_id, checkpoint_id)) is not None:",
+        "        if (pending := None) is not None:",
+        ("tests/test_callers.py", "-k", "store_is_under_way and mongo_java_server"),
     ),
 )

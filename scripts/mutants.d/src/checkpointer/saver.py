@@ -8,12 +8,6 @@ MUTANTS = (
         ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "creates_no_ttl_index"),
     ),
     # -- records trailing their effects, roots foreseen (issue 20) --
-    (
-        "a new run keeps the failed records of the run before it",
-        "        self._roots.holds.drop_failed(thread_id)\n",
-        "",
-        ("tests/test_trailing_records.py", "-m", "not server", "-k", "cancelled_with_a_record_lost or stopped_with_a_record_lost"),
-    ),
     # -- issue 32: positions named by LangGraph's identity of the work --
     (
         "a sync run called from a coroutine is taken for one storing on that coroutine's loop (its effects would not wait)",

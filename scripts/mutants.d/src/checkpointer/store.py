@@ -78,4 +78,17 @@ MUTANTS = (
         "        pass",
         ("tests/test_saver_hooks.py", "-m", "not server", "-k", "saver_s_run_fence"),
     ),
+    # -- issue 50: every command names its thread by the shard key --
+    (
+        "issue 50: a checkpoint's upsert names it by _id alone, without its thread",
+        '            stored = UpdateOne(key_filter(thread_id, checkpoint_ns, checkpoint_id), {"$set": document}, upsert=True)',
+        '            stored = UpdateOne({"_id": key_filter(thread_id, checkpoint_ns, checkpoint_id)["_id"]}, {"$set": document}, upsert=True)',
+        ("tests/test_shard_keys.py", "-m", "not server", "-k", "sync and platform"),
+    ),
+    (
+        "issue 50: a pending write's upsert names it by _id alone, without its thread",
+        "                ident = key_filter(thread_id, checkpoint_ns, checkpoint_id, task_id, write_idx, doc[\"chunk\"])",
+        "                ident = {\"_id\": key_filter(thread_id, checkpoint_ns, checkpoint_id, task_id, write_idx, doc[\"chunk\"])[\"_id\"]}",
+        ("tests/test_shard_keys.py", "-m", "not server", "-k", "sync and platform"),
+    ),
 )

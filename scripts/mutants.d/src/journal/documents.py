@@ -46,4 +46,17 @@ MUTANTS = (
         "",
         ("tests/test_self_fencing.py", "-m", "not server", "-k", "outlived"),
     ),
+    # -- issue 46: outcomes awaiting a person, counted once --
+    (
+        "an outcome unknown is marked, and counted, by every run that read it unmarked",
+        'marked = {**held_fence(pos, entry.get("fence")), "unknown_since": {"$exists": False}}',
+        'marked = held_fence(pos, entry.get("fence"))',
+        ("tests/test_telemetry.py", "-m", "not server", "-k", "read_the_entry_unmarked"),
+    ),
+    (
+        "a person's decision counts an outcome off the awaiting ones though it was never marked unknown",
+        'return {**entry_filter(pos), "unknown_since": {"$exists": True}}, {"$unset"',
+        'return entry_filter(pos), {"$unset"',
+        ("tests/test_telemetry.py", "-m", "not server", "-k", "counted_once_until"),
+    ),
 )

@@ -10,8 +10,15 @@ MUTANTS = (
     ),
     (
         "labels order the steps of a child's run as text",
-        "    step = int(base[len(STEP_PREFIX):]) if base.startswith(STEP_PREFIX) else 0",
+        "    step = int(base[1:]) if numbered else 0",
         "    step = 0",
         ("tests/test_journal_labels.py",),
+    ),
+    # -- issue 44: effects inside LangGraph's @task --
+    (
+        "labels read a checkpoint id that begins with c or s as a step or a call",
+        "    numbered = base[:1] in (STEP_PREFIX, CALL_PREFIX) and base[1:].isdigit()",
+        "    numbered = base[:1] in (STEP_PREFIX, CALL_PREFIX)",
+        ("tests/test_journal_labels.py", "-k", "begin_like"),
     ),
 )

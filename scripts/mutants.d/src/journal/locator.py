@@ -9,8 +9,8 @@ MUTANTS = (
     ),
     (
         "a resumed root-level occurrence is taken for a new one, so its recorded effects are not read",
-        "stored.written and origin == root and first_attempt",
-        "True",
+        "    return fresh and stored is not None and stored.written",
+        "    return not resolved.retried",
         ("tests/test_platform_replay.py", "-m", "not server", "-k", "root_node_resumed_after_its_interrupt"),
     ),
     (
@@ -22,8 +22,8 @@ MUTANTS = (
     # issue 20: an edit made as the interrupted node completes it; its next visit is a new occurrence
     (
         "a sync effect on the event loop waits for the store that loop has to run",
-        "            if unstored and not (on_event_loop() and self.saver.stores_on_event_loop(thread_id)):",
-        "            if unstored:",
+        "            if unstored and on_event_loop() and self.saver.stores_on_event_loop(thread_id):",
+        "            if False:",
         ("tests/test_platform_replay.py", "-k", "does_not_wait_on_the_loop and mongo_java_server"),
     ),
     # -- issue 32: positions named by LangGraph's identity of the work --
@@ -44,5 +44,12 @@ MUTANTS = (
         " and first_attempt and not resolved.retried",
         " and first_attempt",
         ("tests/test_platform_replay.py", "-m", "not server", "-k", "retry_of_a_function_node"),
+    ),
+    # -- issue 44: every caller --
+    (
+        "an at_most_once sync effect on the event loop runs before its root checkpoint is stored",
+        "        if node.unconfirmed and node.root_key is not None and not self.saver.stored_now(node.thread_id, node.root_key):",
+        "        if False:",
+        ("tests/test_callers.py", "-m", "not server", "-k", "refused_before"),
     ),
 )

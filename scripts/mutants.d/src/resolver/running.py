@@ -13,4 +13,11 @@ MUTANTS = (
         "",
         ("tests/test_platform_replay.py", "-m", "not server", "-k", "cannot_identify"),
     ),
+    # -- issue 44: edits inside children --
+    (
+        "a node an edit inside a child completed continues the visit it completed",
+        "    return edit.shift if edit is not None and level.segment.name not in edit.completed else 0",
+        "    return edit.shift if edit is not None else 0",
+        ("tests/test_operator_actions.py", "-m", "not server", "-k", "completed_is_a_new"),
+    ),
 )

@@ -151,4 +151,18 @@ MUTANTS = (
         "        if False:",
         ("tests/test_run_lock_fence.py", "-m", "not server", "-k", "reply_was_lost_after"),
     ),
+    # -- issue 44: a run's records land before its lock is free --
+    (
+        "a run's lock is released before the records it left in flight",
+        "        return [settle(h.thread_id) for h in self.holdings if not h.released] if settle is not None else []",
+        "        return []",
+        ("tests/test_run_lock.py", "-m", "not server", "-k", "records_it_left"),
+    ),
+    # -- issue 46: what OpenTelemetry is told --
+    (
+        "taking this process's own ended run's lock counts as a take-over",
+        "        return owner is not None and not self._ended_here(owner)",
+        "        return owner is not None",
+        ("tests/test_telemetry.py", "-m", "not server", "-k", "own_ended_run"),
+    ),
 )

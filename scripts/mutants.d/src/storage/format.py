@@ -47,8 +47,8 @@ MUTANTS = (
     # -- issue 34: stored data comes back as it was and never acts as an instruction --
     (
         "issue 34: a declared name is trusted without its key index",
-        "            if not THREAD_KEY_INDEXES & set((yield ListIndexes(name))):",
-        "            if not THREAD_KEY_INDEXES | set((yield ListIndexes(name))):",
+        "            elif not THREAD_KEY_INDEXES & set(indexes):",
+        "            elif not THREAD_KEY_INDEXES | set(indexes):",
         ("tests/test_thread_collections.py", "-m", "not server", "-k", "application or renamed or run_locks or ttl_index"),
     ),
     (
@@ -80,5 +80,18 @@ MUTANTS = (
         "isinstance(version, int) and not isinstance(version, bool) and version >= 1:",
         "isinstance(version, int) and version >= 1:",
         ("tests/test_storage_format.py", "-m", "not server", "-k", "never_wrote"),
+    ),
+    # -- issue 50: a declared collection that does not exist holds nothing to protect --
+    (
+        "issue 50: a declared collection that was dropped refuses the database",
+        "            if not indexes:\n                absent.append(name)\n            elif",
+        "            if False:\n                absent.append(name)\n            elif",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "dropped"),
+    ),
+    (
+        "issue 50: a declared collection without the key indexes is skipped as if it did not exist",
+        "            if not indexes:\n",
+        "            if not THREAD_KEY_INDEXES & set(indexes):\n",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "still_refused"),
     ),
 )

@@ -20,4 +20,10 @@ MUTANTS = (
         '    return WriteConcern(w="majority")',
         ("tests/test_write_concerns.py", "-m", "not server", "-k", "lower"),
     ),
+    (
+        "issue 50: a document named by its key is named by _id alone, without the shard key",
+        "    return {\"_id\": key_id(*key), **dict(zip(KEY_PREFIX, key))}",
+        "    return {\"_id\": key_id(*key)}",
+        ("tests/test_shard_keys.py", "-m", "not server", "-k", "sync and platform"),
+    ),
 )

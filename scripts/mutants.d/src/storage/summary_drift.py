@@ -11,8 +11,8 @@ MUTANTS = (
     # -- issue 34: stored data comes back as it was and never acts as an instruction --
     (
         "issue 34: an upgrade overwrites a summary a later checkpoint was counted in",
-        '        {"_id": summary_id(summary["thread_id"]), LATEST: {"$lte": summary[LATEST]}},',
-        '        {"_id": summary_id(summary["thread_id"])},',
+        '        {**summary_filter(summary["thread_id"]), LATEST: {"$lte": summary[LATEST]}},',
+        '        summary_filter(summary["thread_id"]),',
         ("tests/test_thread_summaries.py", "tests/test_storage_migrations.py", "-m", "not server", "-k", "rolls_a_summary_back or rolls_back"),
     ),
     (

@@ -3,8 +3,8 @@
 MUTANTS = (
     (
         "a stamp without declarations is read as declaring nothing",
-        "        self._add(self._assumed if declared is None else declared)",
-        "        self._add(declared or ())",
+        "        self._add(self._assumed if declared is None else [n for n in declared if n not in skipped])",
+        "        self._add([n for n in declared or () if n not in skipped])",
         ("tests/test_thread_collections.py", "-m", "not server", "-k", "before_declarations"),
     ),
     # -- issue 34: stored data comes back as it was and never acts as an instruction --
@@ -37,5 +37,11 @@ MUTANTS = (
         "    if not isinstance(listed, list):\n",
         "    if False:\n",
         ("tests/test_thread_collections.py", "-m", "not server", "-k", "could_not_have_made and (string or object)"),
+    ),
+    (
+        "issue 50: a declared collection that does not exist is learned (a TTL index would create it)",
+        "        self._add(self._assumed if declared is None else [n for n in declared if n not in skipped])",
+        "        self._add(self._assumed if declared is None else declared)",
+        ("tests/test_thread_collections.py", "-m", "not server", "-k", "dropped"),
     ),
 )

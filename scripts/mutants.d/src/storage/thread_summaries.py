@@ -4,8 +4,8 @@ MUTANTS = (
     # issue 23: the thread summary, kept by the root put's own command
     (
         "a root put sent again counts its checkpoint twice in the thread summary",
-        '        {"_id": summary_id(thread_id), LATEST: {"$lt": checkpoint_id}},',
-        '        {"_id": summary_id(thread_id)},',
+        '        {**summary_filter(thread_id), LATEST: {"$lt": checkpoint_id}},',
+        '        summary_filter(thread_id),',
         ("tests/test_thread_summaries.py", "-m", "not server", "-k", "stored_again"),
     ),
 )

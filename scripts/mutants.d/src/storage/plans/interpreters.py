@@ -17,9 +17,16 @@ MUTANTS = (
     # -- records trailing their effects, roots foreseen (issue 20) --
     (
         "a sync effect on the event loop waits for an async effect's record that loop has to write",
-        "            if not on_a_loop or future.done():",
+        "            if future.done() or not settled_on(future, loop):",
         "            if True:",
         ("tests/test_trailing_records.py", "-m", "not server", "-k", "does_not_block"),
+    ),
+    # -- issue 44: every caller gets the same journal --
+    (
+        "a sync call on an event loop does not wait for the records its own face's pool threads write",
+        "            if future.done() or not settled_on(future, loop):",
+        "            if future.done() or loop is None:",
+        ("tests/test_callers.py", "-m", "not server", "-k", "retries_without_charging_twice"),
     ),
     # -- issue 34: stored data comes back as it was and never acts as an instruction --
     (
@@ -40,5 +47,17 @@ MUTANTS = (
         "        if _pool is None:\n            _pool = concurrent.futures.ThreadPoolExecutor(",
         "        if True:\n            _pool = concurrent.futures.ThreadPoolExecutor(",
         ("tests/test_thread_starts.py", "-m", "not server", "-k", "sync_turns and not async"),
+    ),
+    (
+        "a settling join raises the error of a record the run before left",
+        "                concurrent.futures.wait([future]) if request.settle else future.result()",
+        "                future.result()",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "does_not_raise_its_error and sync"),
+    ),
+    (
+        "an async settling join raises the error of a record the run before left",
+        "        if request.settle:\n            await asyncio.wait([asyncio.wrap_future(f) for f in request.futures])\n            return\n",
+        "",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "does_not_raise_its_error and async"),
     ),
 )
