@@ -192,6 +192,19 @@ class IncompatibleStorageError(DurableMongoError, RuntimeError):
         self.db_name, self.found = db_name, found
 
 
+class RunsInFlightError(IncompatibleStorageError):
+    """The database holds a storage format older than 4 and runs in flight (run locks still held: a process of
+    that format still running, or one that crashed). Upgrading now would change the idempotency key of an effect
+    such a run started without recording it, so nothing is written until they are drained: the message says how
+    (docs/storage.md, "Upgrades with runs in flight"). Attributes: ``db_name``, ``found`` and ``thread_ids`` (the
+    threads whose runs are in flight, the first 20).
+    """
+
+    def __init__(self, message: str, *, db_name: str | None = None, found: str | None = None, thread_ids: tuple[str, ...] = ()) -> None:
+        super().__init__(message, db_name=db_name, found=found)
+        self.thread_ids = thread_ids
+
+
 class CorruptDocumentError(DurableMongoError, RuntimeError):
     """A stored document lacks a field it must have, or holds one of the wrong type (edited by hand, or damaged).
 

@@ -7,8 +7,12 @@ oracle that counts real executions judges it (tests/explorer/).
   retry, a ``ToolNode`` fed two tool calls by a ``SecureLLM``, effects inside LangGraph ``@task``s (in a node, in an
   ``@entrypoint``), and effects started together; effects are ``@effect`` (some ``at_most_once``), ``SecureTool`` and
   ``SecureLLM``; sync, async or async nodes calling sync effects, called from plain code, a coroutine or ``batch``,
-  in both compile forms, under ``durability`` sync or async, records landing late or not; the thread id deleted and
-  reused, or forked once done at a checkpoint it moved past.
+  in both compile forms, under ``durability`` sync or async, records landing late or not.
+- Operator actions between runs: ``copy_thread`` once the first run stopped, then both threads resumed
+  (explorer/copies.py); delete and reuse; a fork, once done, at a checkpoint the thread moved past.
+- Storage history: one history in eight starts from a golden database of formats 1-3, written by their own code
+  and stopped mid-effect (SIGKILLed, a run lock held or not), mid-``Send``, in a child, or at an interrupt; today's
+  code refuses it while a run is in flight, or upgrades it and resumes it to the end (explorer/storage_history.py).
 - Faults, one per history: an exception in a node, a storage command that fails (never sent) or whose reply is lost
   (sent), at any request of the run; the resume in the same platform or in a new one (another process). SIGKILLs of a
   child process at any command: ``test_history_kills.py``.
@@ -50,13 +54,14 @@ def judge(plan: Plan) -> None:
     """Run ``plan``'s history and raise ``BROKEN[guarantee]`` for the first guarantee it breaks."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # InputChangedWarning and the like: the oracle judges what they warn of
-        notes, requests = history.reference(plan)
-        task_notes = history.task_reference(plan)
+        ref = history.reference(plan)
+        task = history.task_reference(plan)
         recorded = ledger.Ledger()
-        outcome = history.run_history(plan, recorded, requests)
-    found = oracle.problems(plan, outcome, recorded.all(), notes, task_notes)
+        outcome = history.run_history(plan, recorded, ref.requests)
+    found = oracle.problems(plan, outcome, recorded.all(), ref.notes, ref.fork_notes, task)
     found = {name: lines for name, lines in found.items() if name not in IGNORED}
-    TALLY.update(["histories", f"fault fired: {outcome.fault_fired.split(' ')[0] or 'none'}", *(f"broken: {n}" for n in found)])
+    dimensions = [*(["copied"] if plan.copy else []), *([f"from format {plan.golden[6]}"] if plan.golden else [])]
+    TALLY.update(["histories", f"fault fired: {outcome.fault_fired.split(' ')[0] or 'none'}", *dimensions, *(f"broken: {n}" for n in found)])
     for name, lines in found.items():
         shown = "\n  ".join(lines[:6])
         raise BROKEN[name](f"{name} broken (fault fired: {outcome.fault_fired or 'none'}):\n  {shown}\nEXPLORE_REPLAY={plan!r}")
@@ -129,3 +134,27 @@ def test_the_oracle_sees_a_later_visit_given_an_earlier_visit_s_outcome() -> Non
     assert oracle.problems(plan, clean, executed, []) == {}
     assert list(oracle.problems(plan, clean, executed + got, [])) == ["own_value"]
     assert list(oracle.problems(plan, clean, executed + [executed[0]], [])) == ["runs_once"]
+
+
+def test_the_oracle_sees_a_copy_run_under_its_source_s_key_and_a_copy_given_a_later_outcome() -> None:
+    """A copy (life 101 of life 1, made after the ledger's first record) that runs a slot again under the source's
+    key breaks ``one_key``; under its own key it breaks nothing; a value it got from an execution the source made
+    after the copy breaks ``own_value``; the source's execution before the copy counts in its runs."""
+    plan = Plan((Stage("node", ("effect",)),), copy=True)
+    before = {"kind": "executed", "life": 1, "node": "s0", "item": None, "visit": 1, "idx": 1, "token": "a1", "key": "k1"}
+    after = {**before, "token": "a2"}
+    copied = history.Outcome([history.Life(values={"notes": []})] * 2, fault_fired="command x", copies={101: (1, 1)})
+    assert oracle.problems(plan, copied, [before, {**before, "life": 101, "token": "b1", "key": "k2"}], []) == {}
+    assert list(oracle.problems(plan, copied, [before, {**before, "life": 101, "token": "b1"}], [])) == ["one_key"]
+    replayed = {"kind": "got", "life": 101, "node": "s0", "item": None, "visit": 1, "idx": 1, "value": "s0.e1|v1|ta1"}
+    assert oracle.problems(plan, copied, [before, replayed], []) == {}
+    late = {**replayed, "value": "s0.e1|v1|ta2"}
+    assert list(oracle.problems(plan, copied, [before, after, late], [])) == ["own_value"]
+    twice = [before, {**before, "life": 101, "token": "b1", "key": "k2"}, {**before, "life": 101, "token": "b2", "key": "k2"}]
+    assert list(oracle.problems(plan, copied, twice, [])) == ["runs_once"]
+
+
+def test_the_oracle_judges_what_an_upgrade_did() -> None:
+    plan = Plan((Stage("node", ("effect",)),), golden="format2 platform.compile effect")
+    upgraded = history.Outcome([history.Life(values={"notes": []})], upgrade=["a run in flight of format 2 was upgraded"])
+    assert list(oracle.problems(plan, upgraded, [], [])) == ["upgrade"]

@@ -50,7 +50,7 @@ class Child:
 
     def judge(self, plan: Plan, name: str, last: dict[str, Any], fired: str) -> dict[str, list[str]]:
         """The oracle on the ledger both processes wrote, against the fault-free run of ``plan`` (in this process)."""
-        notes, _ = history.reference(dataclasses.replace(plan, fault=Fault()))
+        notes = history.reference(dataclasses.replace(plan, fault=Fault())).notes
         life = history.Life(values=last["values"] if last["status"] == "done" else None, errors=last["errors"])
         life.unknown = [UnknownKey(key) for key in last["unknown"]]
         outcome = history.Outcome([life], fault_fired=fired)
@@ -145,7 +145,7 @@ def test_histories_killed_at_any_command_keep_every_guarantee(mongo_java_server_
     plan = dataclasses.replace(plan, fork="")
     made = Child(mongo_java_server_uri, tmp_path_factory.mktemp("kill"))
     try:
-        _, requests = history.reference(resumed(plan))
+        requests = history.reference(resumed(plan)).requests
         # past the setup (its kills are among the in-process histories' faults): the run's own commands
         label, n = history.target(plan.fault, [r for r in requests if not r.startswith("create_indexes") and "metadata" not in r])
         first = made.run(plan, "history", kill=[label, n])

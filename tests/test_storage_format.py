@@ -81,7 +81,9 @@ async def test_a_fresh_database_is_stamped_with_the_format_version(store: Store,
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
 async def test_our_unstamped_data_from_0_1_0_is_stamped_and_still_read(store: Store, is_async: bool) -> None:
-    await first_use(store.platform(), "graph", is_async)
+    platform = store.platform()
+    await first_use(platform, "graph", is_async)
+    platform.run_locks.wait_releases(10)  # its run ended, its lock released (a run in flight would hold the upgrade back)
     store.db.durable_metadata.delete_many({})  # as 0.1.0 left it: our documents, no stamp
     graph = store.platform().compile(builder())
     state = await graph.aget_state(CONFIG) if is_async else graph.get_state(CONFIG)

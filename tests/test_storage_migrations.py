@@ -138,8 +138,10 @@ def test_every_step_has_a_case() -> None:
 
 async def written(store: Store, is_async: bool) -> None:
     """What our current code writes: runs with effects two subgraphs deep, and plain root checkpoints."""
-    await run_probe(store.platform(), "probe-1", [], is_async)
-    await run_probe(store.platform(), "probe-2", [], is_async)
+    for thread_id in ("probe-1", "probe-2"):
+        platform = store.platform()
+        await run_probe(platform, thread_id, [], is_async)
+        platform.run_locks.wait_releases(10)  # ended: released (a run in flight would hold the upgrade back)
     saver = saver_on(store)
     for thread_id, n in (("a", 3), ("b", 1), ("c", 2)):
         await put_roots(saver, is_async, thread_id, n)

@@ -213,9 +213,10 @@ class ThreadMaintenance:
             self.collections.blobs: (*BLOB_KEY, "chunk"),
             self.collections.writes: (*WRITE_KEY, "chunk"),
         }
+        threads = self.storage_format.thread_collections
         for coll in names:
             docs = yield Find(coll, {"thread_id": source_thread_id}, {"_id": 0})
-            copies = [{**d, "thread_id": target_thread_id} for d in docs]
+            copies = [threads.copy(coll, d, target_thread_id) for d in docs]  # a journal entry: the target's key
             for copy in copies:
                 copy.pop("expire_at", None)
                 copy.update(expiry)

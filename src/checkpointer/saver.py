@@ -134,8 +134,8 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         #: The database's storage format check, shared with the journal, allocator and run locks beside it.
         self.storage_format = StorageFormat(db_name, self.collections)
         threads = self.storage_format.thread_collections
-        for name in (self.collections.checkpoints, self.collections.blobs, self.collections.writes):
-            threads.register(name)
+        for role in ("checkpoints", "blobs", "writes"):
+            threads.register(getattr(self.collections, role), role)
         self._init_faces(
             client[db_name] if client is not None else None,
             async_client[db_name] if async_client is not None else None,

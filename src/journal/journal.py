@@ -147,7 +147,7 @@ class ActivityJournal(TwoFaces, JournalPlans):
         if storage_format is None:
             names = CollectionNames(journal=self.collection, metadata=self.metadata_collection)
             storage_format = StorageFormat(db_name, names)
-        storage_format.thread_collections.register(self.collection)  # deleted, copied and expired with its thread
+        storage_format.thread_collections.register(self.collection, "journal")  # deleted, copied and expired with its thread
         self._init_faces(
             client[db_name] if client is not None else None,
             async_client[db_name] if async_client is not None else None,

@@ -9,11 +9,11 @@ Effects called inside another effect number under it (``2/1``).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 
 from .._bson import require_str
 from ..resolver.position import NodePosition
+from ..storage.visit_keys import idempotency_key
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,7 @@ class EffectPosition:
         >>> EffectPosition("t1", "agent/1", "llm", "1", "1").idempotency_key[:9]
         'ik-8aa640'
         """
-        parts = (self.thread_id, self.path, self.node, self.occurrence, self.effect_key)
-        return "ik-" + hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:40]
+        return idempotency_key((self.thread_id, self.path, self.node, self.occurrence, self.effect_key))
 
     def __str__(self) -> str:
         return f"thread {self.thread_id!r} path {self.path!r} node {self.node!r}#{self.occurrence} effect {self.effect_key!r}"

@@ -37,8 +37,8 @@ from typing import Any
 
 from . import summary_drift, thread_summaries, visit_keys
 from .plans.requests import Find, InsertOne, ListIndexes, Plan, UpdateMany
-from ..errors import IncompatibleStorageError
-from .schema import THREAD_KEY_INDEXES, CollectionNames
+from ..errors import IncompatibleStorageError, RunsInFlightError
+from .schema import KEY_INDEX_ROLES, THREAD_KEY_INDEXES, CollectionNames
 from .thread_collections import ThreadCollections, declared_problem
 
 
@@ -74,6 +74,10 @@ MIGRATIONS: list[Callable[[CollectionNames], Plan]] = [
 ]
 #: The version of the documents this package writes: one more than the steps that lead to it.
 FORMAT_VERSION = len(MIGRATIONS) + 1
+#: The first version keyed by visits: a database older than it is upgraded only once no run is in flight.
+KEYED_BY_VISITS = MIGRATIONS.index(visit_keys.upgrade_plan) + 2
+#: Threads a ``RunsInFlightError`` names.
+IN_FLIGHT_SHOWN = 20
 FORMAT_NAME = "langgraph-durable-mongodb"
 FORMAT_DOCUMENT_ID = "storage_format"
 #: The field of the stamp listing the per-thread collections (``thread_collections.py``).
@@ -179,10 +183,11 @@ class StorageFormat:
         stored = yield from read_format_plan(self.collections)
         self._refuse(stored)
         yield from self._learn_plan(stored.thread_collections)
-        version = stored.version
-        if version is None:
+        version = stored.version or (1 if stored.has_data else FORMAT_VERSION)  # 0.1.0's data is of format 1
+        if version < KEYED_BY_VISITS:
+            yield from self._drained_plan(version)
+        if stored.version is None:
             names = self.thread_collections.names
-            version = 1 if stored.has_data else FORMAT_VERSION  # 0.1.0's data is of format 1
             if (yield InsertOne(self.collections.metadata, format_document(names, version))):
                 self.thread_collections.stored(names)  # else another process stamped it first: declared below
         yield from self._migrate_plan(version)
@@ -203,6 +208,31 @@ class StorageFormat:
                 db_name=self.db_name,
                 found=stored.describe(),
             )
+
+    def _drained_plan(self, version: int) -> Plan:
+        """Raise ``RunsInFlightError`` if a run of ``version`` (older than ``KEYED_BY_VISITS``) is in flight: before
+        any write, so the version that started it can still resume it (docs/storage.md)."""
+        held = yield from visit_keys.runs_in_flight_plan(self.collections, IN_FLIGHT_SHOWN)
+        if not held:
+            return
+        threads = tuple(d.get("thread_id") for d in held[:IN_FLIGHT_SHOWN])
+        more = f" and more (db.{self.collections.runs}.find({{owner: {{$ne: null}}}}))" if len(held) > IN_FLIGHT_SHOWN else ""
+        listed = ", ".join(repr(t) for t in threads)
+        raise RunsInFlightError(
+            f"database {self.db_name!r} holds storage format version {version} and runs in flight: thread(s) "
+            f"{listed}{more} (their run locks are held, by a process of format {version} still running or by one "
+            f"that crashed). Upgrading to format {FORMAT_VERSION} now would change the idempotency key of an effect "
+            f"such a run started without recording it (an at-least-once effect under platform.compile), and the "
+            f"resume would pass its provider a new key: it could charge twice. Nothing was written. Drain them "
+            f"first: let the processes of format {version} end their runs, resume each crashed thread with the "
+            f"version that started it, to its end or its next interrupt (graph.invoke(None, config)), then start "
+            f"this version (docs/storage.md, 'Upgrades with runs in flight'). To upgrade anyway, accepting that those "
+            f"effects may run again under new keys: db.{self.collections.runs}.updateMany({{owner: {{$ne: null}}}}, "
+            f"{{$set: {{owner: null}}}})",
+            db_name=self.db_name,
+            found=f"version {version}, runs in flight",
+            thread_ids=threads,
+        )
 
     def _migrate_plan(self, version: int) -> Plan:
         """Upgrade a database of ``version`` to ``FORMAT_VERSION``: each step of ``MIGRATIONS``, then the stamp's
@@ -227,16 +257,17 @@ class StorageFormat:
         absent = []
         for name in self.thread_collections.untrusted(declared):
             indexes = yield ListIndexes(name)
+            held = sorted(THREAD_KEY_INDEXES & set(indexes))
             if not indexes:
                 absent.append(name)
-            elif not THREAD_KEY_INDEXES & set(indexes):
+            elif not held:
                 raise self._malformed(
                     f"it declares {name!r} a per-thread collection, which is none of this process's collections and "
                     f"holds none of the key indexes this library gives one ({', '.join(sorted(THREAD_KEY_INDEXES))})",
                     name,
                 )
             else:
-                self.thread_collections.trust(name)
+                self.thread_collections.trust(name, KEY_INDEX_ROLES[held[0]])
         self.thread_collections.learn(declared, absent)
 
     def _malformed(self, problem: str, name: str | None = None) -> IncompatibleStorageError:

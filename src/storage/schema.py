@@ -136,12 +136,14 @@ INDEXES: dict[str, tuple[IndexModel, ...]] = {
     "metadata": (),
 }
 
-#: The unique indexes of the per-thread roles: a collection holding one was made by this library's setup (or
-#: ``doctor --fix``), which is how a storage format stamp's declaration of it is trusted (``thread_collections.py``).
-THREAD_KEY_INDEXES = frozenset(
-    {*(ix.document["name"] for role in PER_THREAD_ROLES for ix in INDEXES[role] if ix.document.get("unique")),
-     "thread_parent_name_task"}  # the ordinals' of format 3 and older (the upgrade to 4 reads them)
-)
+#: The unique indexes of the per-thread roles, and each one's role: a collection holding one was made by this
+#: library's setup (or ``doctor --fix``) for that role, which is how a storage format stamp's declaration of it is
+#: trusted, and how its documents are copied (``thread_collections.py``).
+KEY_INDEX_ROLES = {
+    **{ix.document["name"]: role for role in PER_THREAD_ROLES for ix in INDEXES[role] if ix.document.get("unique")},
+    "thread_parent_name_task": "ordinals",  # the ordinals' of format 3 and older (the upgrade to 4 reads them)
+}
+THREAD_KEY_INDEXES = frozenset(KEY_INDEX_ROLES)
 
 #: The TTL index of every per-thread collection, when a TTL is set. The one index not led by
 #: ``thread_id``: MongoDB supports TTL only on single-field indexes (non-unique, so sharding allows it).

@@ -22,14 +22,31 @@ application's ``orders``, ``system.*``, a ``$``-name, an empty name, a NUL) is r
 (``storage.format.StorageFormat`` raises ``IncompatibleStorageError``), unless no collection of that name
 exists: it holds no thread, so it is skipped (``learn``'s ``absent``). The ordinals collection of format 3
 and older, which format 4 no longer writes, is one of the default names.
+
+A copy (``copy``) is a document of the source with the target's ``thread_id``, rewritten as its collection's
+role says (``COPY_REWRITES``): a journal entry takes the idempotency key of its position on the target. The role
+of a collection is known as its trust is: by name (this process's and the default names of each role), or by the
+key index it holds. The rewrites are declared here, beneath every storage class, and not by the classes built in
+a process: a process that built no journal (a service with a bare checkpointer, whose stamp names the journal's
+collection) copies a thread's entries as the journal's own process would.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from typing import Any
 
-from .schema import CollectionNames
+from .schema import PER_THREAD_ROLES, CollectionNames
+from .visit_keys import rekeyed_entry
+
+#: How a copied document of a role is rewritten beyond its ``thread_id`` (the roles not named copy as they are).
+COPY_REWRITES: dict[str, Callable[[MutableMapping[str, Any]], None]] = {"journal": rekeyed_entry}
+#: The roles of the per-thread collections: those of ``CollectionNames.held_before_declarations``.
+_ROLES = (*PER_THREAD_ROLES, "ordinals")
+
+
+def _roles_of(names: CollectionNames) -> dict[str, str]:
+    return {getattr(names, role): role for role in _ROLES}
 
 
 def name_problem(name: Any) -> str | None:
@@ -68,19 +85,21 @@ class ThreadCollections:
         self._assumed = names.held_before_declarations
         self._names: tuple[str, ...] = ()
         self._stored: frozenset[str] = frozenset()
-        #: The names this library could have made without looking: the defaults and this process's own.
-        self._trusted = frozenset((*CollectionNames().held_before_declarations, *names.held_before_declarations))
+        #: The names this library could have made without looking, and their roles: the defaults and this process's own.
+        self._roles = {**_roles_of(CollectionNames()), **_roles_of(names)}
+        self._trusted = frozenset(self._roles)
 
     @property
     def names(self) -> tuple[str, ...]:
         """Every per-thread collection declared here or read from the database, in the order first known."""
         return self._names
 
-    def register(self, name: str) -> None:
-        """Declare ``name`` a collection of per-thread documents: each has a ``thread_id``, and is deleted,
-        copied and expired with its thread. Stored in the database before this process's next first plan
-        (``StorageFormat.check_plan``)."""
+    def register(self, name: str, role: str) -> None:
+        """Declare ``name`` a collection of per-thread documents of ``role`` (one of ``schema.PER_THREAD_ROLES``):
+        each has a ``thread_id``, and is deleted, copied (as its role's documents are) and expired with its thread.
+        Stored in the database before this process's next first plan (``StorageFormat.check_plan``)."""
         self._trusted = self._trusted | {name}
+        self._roles[name] = role
         self._add((name,))
 
     def untrusted(self, declared: Sequence[str] | None) -> list[str]:
@@ -88,9 +107,20 @@ class ThreadCollections:
         collection is seen to hold one of ``schema.THREAD_KEY_INDEXES`` (``trust``)."""
         return [n for n in dict.fromkeys(declared or ()) if n not in self._trusted]
 
-    def trust(self, name: str) -> None:
-        """Note that ``name`` holds a per-thread key index of this library: its declaration is honoured."""
+    def trust(self, name: str, role: str) -> None:
+        """Note that ``name`` holds the per-thread key index this library gives ``role``: its declaration is honoured,
+        and its documents are copied as that role's."""
         self._trusted = self._trusted | {name}
+        self._roles.setdefault(name, role)
+
+    def copy(self, name: str, doc: Mapping[str, Any], target_thread_id: str) -> dict[str, Any]:
+        """A copy of ``doc``, a document of collection ``name``, for thread ``target_thread_id``: its ``thread_id``
+        the target's, and rewritten as its role's documents are (``COPY_REWRITES``)."""
+        copied = {**doc, "thread_id": target_thread_id}
+        rewrite = COPY_REWRITES.get(self._roles.get(name, ""))
+        if rewrite is not None:
+            rewrite(copied)
+        return copied
 
     def learn(self, declared: Sequence[str] | None, absent: Iterable[str] = ()) -> None:
         """Add what the database's storage format document declares, once each name is checked and trusted

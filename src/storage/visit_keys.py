@@ -6,28 +6,33 @@ node's own key. A key is the root checkpoint a root-level task was prepared from
 the task at step ``N`` of a child's run, ``<group>.<index>`` for a ``Send``, ``<key>+<p>`` for a function
 node's ``p``-th subgraph run and ``c<N>`` for a functional-API task call, the ``N``-th call its caller made
 (the caller is then a level of the path, as a compiled child is). ``journal/labels.py`` reads them back as
-ordinals.
+ordinals. An effect's idempotency key is a digest of its position (``idempotency_key``), its thread included:
+``rekeyed_entry`` gives a copied entry the key of its position on the thread it is copied to.
 
 Storage formats 2 and 3 keyed entries by those ordinals instead (``agent/1/case/2``, occurrence ``1.3``), allocated in
 the ordinals collection (``{thread_id, parent_path, name, task_key, ordinal}``, a ``Send`` group under
 ``name:send``) or, at the root, numbered from a high water and marked with the key they stood for (``root_key``).
 ``upgrade_plan`` rewrites each such entry to the keys its ordinals stood for, so a run resumed after the upgrade
-meets the effects recorded before it.
+meets the effects recorded before it. An effect a run of those formats had in flight without an entry (an
+at-least-once effect under a run lock runs unclaimed) has no key stored anywhere, and its position changes: the
+upgrade waits until no run is in flight (``runs_in_flight_plan``; docs/storage.md says why and how to drain).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from pymongo import UpdateOne
 
 from .plans.requests import DeleteMany, Find, Plan, Upsert
-from .schema import CollectionNames
+from .schema import POSITION_FIELDS, CollectionNames
 
 __all__ = [
-    "CALL_PREFIX", "KEY", "ROOT_PATH", "STEP_PREFIX", "call_key", "levels", "send_key", "step_key", "upgrade_plan", "with_run",
+    "CALL_PREFIX", "KEY", "ROOT_PATH", "STEP_PREFIX", "call_key", "idempotency_key", "levels", "rekeyed_entry",
+    "runs_in_flight_plan", "send_key", "step_key", "upgrade_plan", "with_run",
 ]
 
 #: The operation path every position starts with.
@@ -68,6 +73,47 @@ def send_key(group: str, index: int) -> str:
 def with_run(key: str, run: int) -> str:
     """``key`` for a function node's ``run``-th subgraph run (the first, 0, has no suffix)."""
     return f"{key}+{run}" if run else key
+
+
+def idempotency_key(position: tuple[str, ...]) -> str:
+    """The idempotency key of an effect at ``position`` (its ``POSITION_FIELDS``: thread, path, node, occurrence,
+    effect key): ``ik-`` and 40 hex digits of their SHA-256 digest.
+
+    >>> idempotency_key(("t1", "agent/1", "llm", "1", "1"))[:9]
+    'ik-8aa640'
+    """
+    return "ik-" + hashlib.sha256("\x1f".join(position).encode()).hexdigest()[:40]
+
+
+def rekeyed_entry(doc: MutableMapping[str, Any]) -> None:
+    """Give a journal document copied to another thread (its ``thread_id`` already the target's) the idempotency key
+    of its position there, where it holds one (an entry; an outcome's chunks hold none).
+
+    A copied entry replays its outcome on the target, which never calls the provider; an effect that runs again
+    there (it failed, its worker died, its outcome was unknown) is the target's own call, and must not reach the
+    provider under the key the source's call used. A position that is not all strings (an entry damaged by hand)
+    keeps no key: the journal refuses such an entry when it meets it.
+    """
+    if "idempotency_key" not in doc:
+        return
+    position = tuple(doc.get(f) for f in POSITION_FIELDS)
+    if all(isinstance(part, str) for part in position):
+        doc["idempotency_key"] = idempotency_key(position)
+    else:
+        del doc["idempotency_key"]
+
+
+def runs_in_flight_plan(names: CollectionNames, shown: int) -> Plan:
+    """The run locks still held (``owner`` set; one ``find``, at most ``shown`` + 1): the runs in flight, of a
+    process still running or of one that crashed. A run of formats 3 and older ran an at-least-once effect under its
+    lock without a claim: the idempotency key its provider saw is stored nowhere, and the upgrade moves the effect's
+    position, so it must not run before those runs are drained.
+
+    Returns:
+        The held locks' ``thread_id``, ``owner_host``, ``owner_pid`` and ``lease_until``.
+    """
+    fields = {"_id": 0, "thread_id": 1, "owner_host": 1, "owner_pid": 1, "lease_until": 1}
+    return (yield Find(names.runs, {"owner": {"$ne": None}}, fields, [("thread_id", 1)], shown + 1))
 
 
 def upgrade_plan(names: CollectionNames) -> Plan:

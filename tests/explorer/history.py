@@ -3,7 +3,8 @@ injected, resumed until done (or until an ``at_most_once`` effect's outcome is u
 its thread id deleted and run again.
 
 "Another process" (``Fault.resume == "new"``) is a new ``DurablePlatform`` on the same database: nothing of the
-first one's memory. SIGKILLs need child processes: kills.py.
+first one's memory. SIGKILLs need child processes: kills.py. A history that starts from a golden database of an
+older storage format: storage_history.py; one copied (``copy_thread``) after its first run: copies.py.
 
 Who calls the graph is the plan's ``caller``; records trailing their effects are written ``slow`` seconds late; a
 ``fork`` sends, once a life is done, a ``Command`` with a new ``salt`` (every effect's input changes) to the checkpoint
@@ -17,7 +18,7 @@ import asyncio
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import mongomock
 from langgraph.checkpoint.memory import InMemorySaver
@@ -31,7 +32,7 @@ from langgraph_durable_mongodb.storage.plans.requests import Sleep
 
 from ..clients import PlainCompile
 from ..command_faults import CommandFault, injected, nth_of
-from . import graphs, ledger
+from . import copies, graphs, ledger, storage_history
 from .plans import Plan
 
 THREAD = "history"
@@ -94,19 +95,24 @@ def slow_trailing_records(journal: Any, seconds: float) -> None:
 
 @dataclass
 class Life:
-    """How one life of the thread id ended."""
+    """How one life of the thread id ended (``forked``: the life of its fork, ``Plan.fork``)."""
 
     values: dict[str, Any] | None = None
     unknown: list[EffectOutcomeUnknownError] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # "<type>: <message>" of every run that raised
+    forked: bool = False
 
 
 @dataclass
 class Outcome:
-    """What a history did: its lives, and the storage requests its fault-free reference run made."""
+    """What a history did: its lives (a copy's among them), the fault that fired, the copies made (the copy's life:
+    ``(the source's life, how many ledger records there were when it was copied)``) and what the upgrade of a
+    golden database did wrong (storage_history.py)."""
 
     lives: list[Life] = field(default_factory=list)
     fault_fired: str = ""
+    copies: dict[int, tuple[int, int]] = field(default_factory=dict)
+    upgrade: list[str] = field(default_factory=list)
 
     @property
     def finished(self) -> bool:
@@ -130,15 +136,17 @@ class TaskStore:
 class Driver:
     """Runs one life of a plan's thread on a platform: the first run, then resumes until done."""
 
-    def __init__(self, plan: Plan, store: Store | TaskStore, stop_on_error: bool = False) -> None:
+    def __init__(self, plan: Plan, store: Store | TaskStore, stop_on_error: bool = False, thread: str = THREAD) -> None:
         self.plan, self.store, self.stop_on_error = plan, store, stop_on_error
         self.plain = isinstance(store, TaskStore)
         self.platform = store.platform(plan.form, plan.slow)
         self.graph = self.platform.compile(graphs.build(plan, self.plain))
-        self.config = {"configurable": {"thread_id": THREAD}}
+        self.config = {"configurable": {"thread_id": thread}}
         self.edited: set[str] = set()
         #: The config of the checkpoint the life's first interrupt stopped at (where a fork goes back to).
         self.interrupted_at: dict[str, Any] | None = None
+        #: Called (and forgotten) once the life's first run returned or raised: an operator's action between runs.
+        self.after_first_run: Any = None
 
     def reopen(self) -> None:
         """Another process takes over: a new platform on the same database."""
@@ -204,7 +212,7 @@ class Driver:
                 if isinstance(value, str) and value == "done":
                     life.values = (await self.call("get_state", self.config)).values
                     return life
-                await self.call("invoke", value, config, durability=self.plan.durability)
+                await self.run(value, config)
             except EffectOutcomeUnknownError as unknown:
                 life.unknown.append(unknown)
                 return life
@@ -218,6 +226,16 @@ class Driver:
         return life
 
 
+    async def run(self, value: Any, config: dict[str, Any]) -> None:
+        """One run, then the ``after_first_run`` action if it has not been taken yet."""
+        try:
+            await self.call("invoke", value, config, durability=self.plan.durability)
+        finally:
+            action, self.after_first_run = self.after_first_run, None
+            if action is not None:
+                await action(self)
+
+
 def run_life(driver: Driver) -> Life:
     return asyncio.run(driver.life())
 
@@ -229,12 +247,28 @@ def run_lives(driver: Driver, history_ledger: ledger.Ledger) -> list[Life]:
         history_ledger.life += 1
         fork = Command(update={"salt": 1}, resume=graphs.ANSWER)
         lives.append(asyncio.run(driver.life((fork, driver.interrupted_at))))
+        lives[-1].forked = True
     return lives
 
 
-def reference(plan: Plan) -> tuple[list[str], list[str]]:
-    """The fault-free run of ``plan`` on a store of its own: its final notes (normalized) and the labels of the
-    storage requests it made (what a ``command`` fault's ``at`` picks from)."""
+class Reference(NamedTuple):
+    """What the fault-free run of a plan ended with: a life's final notes (normalized), its fork's when the plan
+    makes one, and the labels of the storage requests it made (what a ``command`` fault's ``at`` picks from)."""
+
+    notes: list[str]
+    requests: list[str]
+    fork_notes: list[str] | None = None
+
+
+def _ended(lives: list[Life], requests: list[str], run: str) -> Reference:
+    errors = [e for life in lives for e in life.errors]
+    assert lives[0].values is not None and lives[-1].values is not None and not errors, f"the {run} of the plan failed: {errors}"
+    fork = graphs.normalized(lives[-1].values["notes"]) if lives[-1].forked else None
+    return Reference(graphs.normalized(lives[0].values["notes"]), requests, fork)
+
+
+def reference(plan: Plan) -> Reference:
+    """The fault-free run of ``plan`` on a store of its own."""
     store, counter = Store(), CommandFault(lambda request, index: False)
     previous = ledger.use(ledger.Ledger())
     graphs.arm(graphs.Fault())
@@ -244,29 +278,20 @@ def reference(plan: Plan) -> tuple[list[str], list[str]]:
     finally:
         ledger.use(previous)
         store.drop()
-    errors = [e for life in lives for e in life.errors]
-    assert lives[-1].values is not None and not errors, f"the fault-free run of the plan failed: {errors}"
-    return graphs.normalized(lives[-1].values["notes"]), counter.labels
+    return _ended(lives, counter.labels, "fault-free run")
 
 
-def task_reference(plan: Plan) -> list[str]:
+def task_reference(plan: Plan) -> Reference:
     """The oracle where LangGraph's ``@task`` and the journal share their semantics: the fault-free run of ``plan``
-    with every effect a plain ``@task`` over ``InMemorySaver`` (its fork and reuse included); its final notes,
-    normalized, which the journaled run's must equal."""
+    with every effect a plain ``@task`` over ``InMemorySaver`` (its fork included), whose final notes the journaled
+    run's must equal."""
     previous = ledger.use(ledger.Ledger())
     graphs.arm(graphs.Fault())
     try:
-        store = TaskStore()
-        driver = Driver(plan, store)
-        lives = run_lives(driver, ledger.CURRENT)
-        if plan.reuse and lives[-1].values is not None:
-            store.checkpointer.delete_thread(THREAD)
-            lives += run_lives(Driver(plan, store), ledger.CURRENT)
+        lives = run_lives(Driver(plan, TaskStore()), ledger.CURRENT)
     finally:
         ledger.use(previous)
-    errors = [e for life in lives for e in life.errors]
-    assert lives[-1].values is not None and not errors, f"the @task run of the plan failed: {errors}"
-    return graphs.normalized(lives[-1].values["notes"])
+    return _ended(lives, [], "@task run")
 
 
 def target(fault: Any, requests: list[str]) -> tuple[str, int]:
@@ -287,9 +312,17 @@ def run_history(plan: Plan, history_ledger: ledger.Ledger, requests: list[str]) 
         command = CommandFault(nth_of(*target(fault, requests)), lost_reply=fault.lost_reply)
     try:
         with injected(command):
+            if plan.golden:
+                first_call = lambda: Driver(plan, store).call("get_state", {"configurable": {"thread_id": THREAD}})  # noqa: E731
+                outcome.fault_fired, outcome.upgrade = storage_history.start(plan, store, history_ledger, first_call)
             driver = Driver(plan, store)
+            copy = copies.Copy(history_ledger) if plan.copy else None
+            driver.after_first_run = copy
             outcome.lives += run_lives(driver, history_ledger)
-            if plan.reuse and outcome.lives[-1].values is not None:
+            if copy is not None:
+                outcome.lives.append(copy.resume(lambda thread: run_life(Driver(plan, store, thread=thread))))
+                outcome.copies[copy.life] = (copy.source_life, copy.at)
+            if plan.reuse and outcome.lives[0].values is not None:
                 driver.platform.checkpointer.delete_thread(THREAD)
                 history_ledger.life += 1
                 outcome.lives += run_lives(Driver(plan, store), history_ledger)

@@ -9,11 +9,18 @@ from how positions are stored.
 - an ``at_most_once`` effect may end as ``EffectOutcomeUnknownError`` only after a fault, and only if its value never
   reached its node (claimed, then killed before it ran, is such a case: the journal cannot tell, and a person settles
   it safely);
-- a history that did not end on an unknown outcome ends with the notes of the fault-free run of its plan;
+- a history that did not end on an unknown outcome ends with the notes of the fault-free run of its plan (each of
+  its lives: a reused thread id's, a copy's; a fork's with those of the fault-free run's fork);
 - a run raises only when the fault fires (once), and never without one;
+- a copy (``copy_thread``, copies.py) inherits the source's executions made before it: a value it replays came from
+  one of those, they count in its slots' runs, and what it runs again runs under its own key (``one_key``);
+- a golden database of an older format with a run in flight is refused, unchanged; any other is upgraded
+  (``upgrade``, storage_history.py); its old code's executions open the ledger, so an effect in flight across the
+  upgrade keeps its key (``one_key``);
 - where LangGraph's ``@task`` shares the journal's semantics, they agree: the fault-free run of the plan with every
-  effect a plain ``@task`` over ``InMemorySaver`` ends with the notes the journaled one ends with (``same_as_task``;
-  where they differ, docs/guarantees.md says so: execution counts after a fault, which ``runs_once`` judges).
+  effect a plain ``@task`` over ``InMemorySaver`` ends with the notes the journaled one ends with, its fork's too
+  (``same_as_task``; where they differ, docs/guarantees.md says so: execution counts after a fault, which
+  ``runs_once`` judges).
 """
 
 from __future__ import annotations
@@ -38,40 +45,70 @@ def expected_name(record: dict[str, Any]) -> str:
 
 
 #: The guarantees, in the order a history is judged; each names what breaks it.
-GUARANTEES = ("own_value", "one_key", "runs_once", "known_outcome", "final_state", "runs_succeed", "same_as_task")
+GUARANTEES = ("own_value", "one_key", "runs_once", "known_outcome", "final_state", "runs_succeed", "upgrade", "same_as_task")
 
 
 def problems(
-    plan: Plan, outcome: Outcome, records: list[dict[str, Any]], reference_notes: list[str], task_notes: list[str] | None = None
+    plan: Plan,
+    outcome: Outcome,
+    records: list[dict[str, Any]],
+    reference_notes: list[str],
+    fork_notes: list[str] | None = None,
+    task: Any = None,
 ) -> dict[str, list[str]]:
-    """What the history did that breaks each guarantee of ``GUARANTEES``, in words (only those broken); ``task_notes``:
-    the ``@task`` oracle's final notes (``history.task_reference``), None when not run."""
+    """What the history did that breaks each guarantee of ``GUARANTEES``, in words (only those broken).
+
+    ``reference_notes`` and ``fork_notes``: the fault-free run's final notes, and its fork's (``history.Reference``);
+    ``task``: the ``@task`` oracle's ``Reference`` (``history.task_reference``), None when not run."""
     executed: dict[Slot, list[dict[str, Any]]] = defaultdict(list)
     for record in records:
         if record["kind"] == "executed":
             executed[slot_of(record)].append(record)
+    inherited = inherited_executions(outcome, records)
     got = [r for r in records if r["kind"] == "got"]
     final = []
-    if outcome.finished and normalized(outcome.lives[-1].values.get("notes", [])) != reference_notes:
-        final.append(f"final notes {normalized(outcome.lives[-1].values.get('notes', []))} != fault-free {reference_notes}")
+    for life in outcome.lives if outcome.finished else ():
+        expected = fork_notes if life.forked else reference_notes
+        if expected is not None and normalized(life.values.get("notes", [])) != expected:
+            final.append(f"final notes {normalized(life.values.get('notes', []))} != fault-free {expected}")
     found = {
-        "own_value": own_values(got, executed),
+        "own_value": own_values(got, executed, inherited),
         "one_key": keys(executed),
-        "runs_once": counts(plan, outcome, executed),
+        "runs_once": counts(plan, outcome, executed, inherited),
         "known_outcome": unknowns(outcome, executed, {slot_of(r) for r in got}),
         "final_state": final,
         "runs_succeed": runs(plan, outcome),
-        "same_as_task": [] if task_notes in (None, reference_notes) else [f"@task ends with {task_notes} != journaled {reference_notes}"],
+        "upgrade": outcome.upgrade,
+        "same_as_task": same_as_task(reference_notes, fork_notes, task),
     }
     return {name: found[name] for name in GUARANTEES if found[name]}
 
 
-def own_values(got: list[dict[str, Any]], executed: dict[Slot, list[dict[str, Any]]]) -> list[str]:
+def same_as_task(reference_notes: list[str], fork_notes: list[str] | None, task: Any) -> list[str]:
+    """Where the ``@task`` oracle's fault-free run ends elsewhere than the journaled one (its fork included)."""
+    if task is None or (task.notes, task.fork_notes) == (reference_notes, fork_notes):
+        return []
+    return [f"@task ends with {task.notes} (fork {task.fork_notes}) != journaled {reference_notes} (fork {fork_notes})"]
+
+
+def inherited_executions(outcome: Outcome, records: list[dict[str, Any]]) -> dict[Slot, list[dict[str, Any]]]:
+    """The executions each slot of a copy's life inherits: its source's, made before the copy."""
+    found: dict[Slot, list[dict[str, Any]]] = defaultdict(list)
+    for copy_life, (source_life, at) in outcome.copies.items():
+        for record in records[:at]:
+            if record["kind"] == "executed" and record["life"] == source_life:
+                found[(copy_life, *slot_of(record)[1:])].append(record)
+    return found
+
+
+def own_values(
+    got: list[dict[str, Any]], executed: dict[Slot, list[dict[str, Any]]], inherited: dict[Slot, list[dict[str, Any]]]
+) -> list[str]:
     found = []
     for record in got:
         parts = value_parts(str(record["value"]))
         slot = slot_of(record)
-        tokens = {e["token"] for e in executed.get(slot, [])}
+        tokens = {e["token"] for e in executed.get(slot, []) + inherited.get(slot, [])}
         where = f"{record['node']}{'' if record['item'] is None else [record['item']]} visit {record['visit']} effect {record['idx']} (life {record['life']})"
         if parts is None or parts[0] != expected_name(record):
             found.append(f"{where} got back {record['value']!r}: not its effect's value")
@@ -94,10 +131,13 @@ def keys(executed: dict[Slot, list[dict[str, Any]]]) -> list[str]:
     return found
 
 
-def counts(plan: Plan, outcome: Outcome, executed: dict[Slot, list[dict[str, Any]]]) -> list[str]:
+def counts(
+    plan: Plan, outcome: Outcome, executed: dict[Slot, list[dict[str, Any]]], inherited: dict[Slot, list[dict[str, Any]]]
+) -> list[str]:
     found = []
     may_repeat = outcome.fault_fired not in ("", "raise")  # a lost command or a SIGKILL: in-flight work may re-run
-    for slot, runs in executed.items():
+    for slot, own in executed.items():
+        runs = inherited.get(slot, []) + own
         once = runs[0].get("once")
         allowed = 2 if may_repeat and not once else 1
         if len(runs) > allowed:

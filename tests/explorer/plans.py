@@ -69,8 +69,11 @@ class Plan:
     """A whole history: the graph, how it runs (``mode`` of its nodes and effects, ``MODES``; ``caller``,
     ``CALLERS``; ``form`` of compile; ``durability``), the fault, how late each record trailing its effect is
     written (``slow``, seconds: a busy server), whether the thread id is deleted and reused after it (``reuse``),
-    and whether, once done, the thread is forked (``fork``: ``"changed"`` sends ``Command(update=..., resume=...)``
-    to the checkpoint of its first interrupt, which the thread has moved past, changing every effect's input)."""
+    whether it is copied (``copy_thread``) once its first run stopped and both threads resumed (``copy``), whether,
+    once done, the thread is forked (``fork``: ``"changed"`` sends ``Command(update=..., resume=...)`` to the
+    checkpoint of its first interrupt, which the thread has moved past, changing every effect's input), and the
+    golden database of an older storage format it starts from (``golden``, a name of goldens.py: its stages and form
+    are the golden's)."""
 
     stages: tuple[Stage, ...]
     mode: str = "sync"
@@ -81,6 +84,8 @@ class Plan:
     caller: str = "coroutine"
     slow: float = 0.0
     fork: str = ""
+    copy: bool = False
+    golden: str = ""
 
 
 def stage_nodes(index: int, stage: Stage) -> list[str]:
@@ -134,8 +139,22 @@ def faults(draw: st.DrawFn, stages: tuple[Stage, ...], kinds: tuple[str, ...]) -
     return Fault()
 
 
+#: One history in 2 ** GOLDEN_COINS starts from a golden database of an older storage format (goldens.py): as many
+#: coins all heads (Hypothesis draws booleans evenly, small integers more often than large ones).
+GOLDEN_COINS = 3
+
+
 @st.composite
 def plans(draw: st.DrawFn, fault_kinds: tuple[str, ...] = ("none", "raise", "command", "command")) -> Plan:
+    from .goldens import GOLDENS  # imports this module
+
+    if "kill" not in fault_kinds and all(draw(st.booleans()) for _ in range(GOLDEN_COINS)):  # shrinks to no golden
+        golden = draw(st.sampled_from(GOLDENS)).plan()  # its graph and form; its fault was the old code's
+        return Plan(
+            golden.stages, mode=draw(st.sampled_from(["sync", "async"])), form=golden.form,
+            durability=draw(st.sampled_from(["sync", "async"])), reuse=draw(st.booleans()), copy=draw(st.booleans()),
+            golden=golden.golden,
+        )
     drawn = tuple(draw(st.lists(stages(), min_size=1, max_size=3)))
     interrupts = any(stage.kind in INTERRUPTING for stage in drawn)
     return Plan(
@@ -148,4 +167,5 @@ def plans(draw: st.DrawFn, fault_kinds: tuple[str, ...] = ("none", "raise", "com
         caller=draw(st.sampled_from(CALLERS)),
         slow=draw(st.sampled_from([0.0, 0.0, 0.005, 0.03])),
         fork=draw(st.sampled_from(["", "changed"])) if interrupts else "",
+        copy="kill" not in fault_kinds and draw(st.booleans()),
     )

@@ -81,9 +81,10 @@ def _optional_index_failed(request: CreateIndexes, error: OperationFailure) -> b
 
 def _single_op(collection: Any, op: UpdateOne | ReplaceOne) -> Any:
     doc = op._doc  # noqa: SLF001 - the public operation objects expose no getters
+    upsert = bool(op._upsert)  # noqa: SLF001 - None when not given, which bulk_write takes and update_one refuses
     if isinstance(op, ReplaceOne):
-        return collection.replace_one(op._filter, doc, upsert=op._upsert)  # noqa: SLF001
-    return collection.update_one(op._filter, doc, upsert=op._upsert)  # noqa: SLF001
+        return collection.replace_one(op._filter, doc, upsert=upsert)  # noqa: SLF001
+    return collection.update_one(op._filter, doc, upsert=upsert)  # noqa: SLF001
 
 
 def _index_batches(request: CreateIndexes, quirks: server_quirks.ServerQuirks) -> list[list[Any]]:

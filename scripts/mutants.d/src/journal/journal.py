@@ -21,7 +21,7 @@ MUTANTS = (
     ),
     (
         "the journal declares no per-thread collection",
-        "        storage_format.thread_collections.register(self.collection)",
+        '        storage_format.thread_collections.register(self.collection, "journal")',
         "        pass",
         ("tests/test_thread_collections.py", "-m", "not server", "-k", "another_process"),
     ),

@@ -47,13 +47,13 @@ MUTANTS = (
     # -- issue 34: stored data comes back as it was and never acts as an instruction --
     (
         "issue 34: a declared name is trusted without its key index",
-        "            elif not THREAD_KEY_INDEXES & set(indexes):",
-        "            elif not THREAD_KEY_INDEXES | set(indexes):",
+        "            held = sorted(THREAD_KEY_INDEXES & set(indexes))",
+        "            held = sorted(THREAD_KEY_INDEXES | set(indexes))",
         ("tests/test_thread_collections.py", "-m", "not server", "-k", "application or renamed or run_locks or ttl_index"),
     ),
     (
         "issue 34: a collection trusted once is looked up again every time",
-        "            self.thread_collections.trust(name)\n",
+        "            self.thread_collections.trust(name, KEY_INDEX_ROLES[held[0]])\n",
         "",
         ("tests/test_thread_collections.py", "-k", "renamed_is_trusted and mongo_java_server"),
     ),
@@ -93,5 +93,24 @@ MUTANTS = (
         "            if not indexes:\n",
         "            if not THREAD_KEY_INDEXES & set(indexes):\n",
         ("tests/test_thread_collections.py", "-m", "not server", "-k", "still_refused"),
+    ),
+    # -- issue 44: an effect in flight across an upgrade keeps its key --
+    (
+        "issue 44: a database of format 3 or older is upgraded with runs in flight",
+        "        if version < KEYED_BY_VISITS:\n            yield from self._drained_plan(version)",
+        "        if False:\n            yield from self._drained_plan(version)",
+        ("tests/test_upgrade_in_flight.py", "-m", "not server", "-k", "never_runs and format2 and effect"),
+    ),
+    (
+        "issue 44: an unstamped database with runs in flight is stamped before it is refused",
+        "        if version < KEYED_BY_VISITS:\n            yield from self._drained_plan(version)\n"
+        "        if stored.version is None:\n            names = self.thread_collections.names\n"
+        "            if (yield InsertOne(self.collections.metadata, format_document(names, version))):\n"
+        "                self.thread_collections.stored(names)  # else another process stamped it first: declared below\n",
+        "        if stored.version is None:\n            names = self.thread_collections.names\n"
+        "            if (yield InsertOne(self.collections.metadata, format_document(names, version))):\n"
+        "                self.thread_collections.stored(names)  # else another process stamped it first: declared below\n"
+        "        if version < KEYED_BY_VISITS:\n            yield from self._drained_plan(version)\n",
+        ("tests/test_upgrade_in_flight.py", "-m", "not server", "-k", "unstamped"),
     ),
 )

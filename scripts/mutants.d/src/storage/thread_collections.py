@@ -44,4 +44,23 @@ MUTANTS = (
         "        self._add(self._assumed if declared is None else declared)",
         ("tests/test_thread_collections.py", "-m", "not server", "-k", "dropped"),
     ),
+    # -- issue 44: a copy's entries get the copy's keys --
+    (
+        "issue 44: a copied journal entry keeps the source's idempotency key",
+        "        if rewrite is not None:\n            rewrite(copied)",
+        "        if False:\n            rewrite(copied)",
+        ("tests/test_copied_keys.py", "-m", "not server", "-k", "failed_charge_copied and embedded-platform and sync"),
+    ),
+    (
+        "issue 44: a collection trusted by its key index is copied as no role's",
+        "        self._roles.setdefault(name, role)\n",
+        "",
+        ("tests/test_copied_keys.py", "-m", "not server", "-k", "built_no_journal and platform and sync"),
+    ),
+    (
+        "issue 44: a collection a storage class registers is copied as no role's",
+        "        self._roles[name] = role\n",
+        "",
+        ("tests/test_copied_keys.py", "-m", "not server", "-k", "named_apart"),
+    ),
 )

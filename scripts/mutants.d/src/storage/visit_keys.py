@@ -14,4 +14,16 @@ MUTANTS = (
         "    send = False",
         ("tests/test_format_upgrade.py", "-m", "not server", "-k", "resumes_after_the_upgrade"),
     ),
+    (
+        "issue 44: a damaged entry copied keeps the source's key",
+        '    else:\n        del doc["idempotency_key"]',
+        "",
+        ("tests/test_copied_keys.py", "-m", "not server", "-k", "damaged"),
+    ),
+    (
+        "issue 44: a released run lock holds the upgrade back",
+        '    return (yield Find(names.runs, {"owner": {"$ne": None}}, fields, [("thread_id", 1)], shown + 1))',
+        '    return (yield Find(names.runs, {}, fields, [("thread_id", 1)], shown + 1))',
+        ("tests/test_upgrade_in_flight.py", "-m", "not server", "-k", "at_an_interrupt and format2"),
+    ),
 )
