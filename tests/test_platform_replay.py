@@ -539,6 +539,30 @@ async def test_both_forms_refuse_a_child_the_platform_cannot_identify_before_any
     assert runs.n == 0 and entries(platform) == [] and platform.checkpointer.get_tuple(config()) is None
 
 
+@pytest.mark.parametrize("checkpointer", [True, False])
+def test_a_child_built_while_it_runs_is_refused_at_its_first_effect(platform: DurablePlatform, checkpointer: bool) -> None:
+    """A child no discovery can see before the run (a node builds and compiles it as it runs) is refused where its
+    first effect would start, before the effect runs, in both forms: ``checkpointer=True`` (one history for every
+    occurrence) and ``False`` (its runs never saved)."""
+    runs = Counter()
+
+    @effect(kind="tool", name="lookup")
+    def lookup() -> str:
+        runs()
+        return "found"
+
+    def x(state: State) -> State:
+        inner = StateGraph(State)
+        inner.add_node("y", lambda s: {"notes": [lookup()]})
+        inner.add_edge(START, "y")
+        return inner.compile(checkpointer=checkpointer).invoke(state)
+
+    graph = platform.compile(nest("x", x, "child"))
+    with pytest.raises(TopologyError, match=f"child '.+' .*compiled with checkpointer={checkpointer}.*Compile it with checkpointer=None"):
+        graph.invoke({"notes": []}, config())
+    assert runs.n == 0 and entries(platform) == []
+
+
 @pytest.mark.parametrize("claim_always", [False, True])
 def test_attempt_counts_an_execution_cut_short_where_the_effect_was_claimed(
     make_platform: Any, compile_form: str, claim_always: bool
