@@ -20,11 +20,14 @@ NUMBERS = ROOT / "docs" / "numbers.json"
 README_MARK = "<!-- the README -->"
 #: The README's links, as the site's: docs/ pages are the site's pages; the rest is shown as a path.
 _LINK = re.compile(r"\]\((?!https?://|#)([^)]+)\)")
+#: An example folder the README links to, shown as its path on the site (no page of the site).
+_EXAMPLE = re.compile(r"\[(examples/[\w/]+)\]")
 FIGURE = re.compile(r"\{\{\s*numbers\.([A-Za-z_][\w.]*)\s*\}\}")
 
 
 def quoted(numbers: dict[str, Any], key: str) -> str:
-    """The figure ``key`` (dotted) of ``numbers`` as a page shows it: a ratio as ``1.33x``, anything else as is.
+    """The figure ``key`` (dotted) of ``numbers`` as a page shows it: a ratio as ``1.33x``, a spread (lowest, highest
+    over the run's repeats) as ``1.25–1.41x``, a time per turn (``ms.*``) as ``12.5 ms``, anything else as is.
 
     Raises:
         KeyError: the file holds no such figure.
@@ -34,6 +37,10 @@ def quoted(numbers: dict[str, Any], key: str) -> str:
         if not isinstance(value, dict) or part not in value:
             raise KeyError(key)
         value = value[part]
+    if isinstance(value, list):
+        return f"{value[0]:.2f}–{value[1]:.2f}x" if "ratio" in key else f"{value[0]}–{value[1]}"
+    if key.startswith("ms."):
+        return f"{value:.1f} ms"
     return f"{value:.2f}x" if "ratio" in key else str(value)
 
 
@@ -42,13 +49,14 @@ def site_link(target: str) -> str:
     architecture page; anything else (a folder, LICENSE) is no page of the site: None."""
     if target.startswith("docs/"):
         return target[len("docs/"):]
-    return {"ARCHITECTURE.md": "architecture.md", "BENCHMARKS.md": "benchmarks.md"}.get(target, "")
+    return {"ARCHITECTURE.md": "architecture.md"}.get(target, "")
 
 
 def readme_for_site() -> str:
     """The README with its links turned into the site's (a link to no page becomes its text)."""
     text = (ROOT / "README.md").read_text()
-    return _LINK.sub(lambda m: f"]({site_link(m[1])})" if site_link(m[1]) else "]", text).replace("[examples/agent_server/]", "`examples/agent_server/`")
+    linked = _LINK.sub(lambda m: f"]({site_link(m[1])})" if site_link(m[1]) else "]", text)
+    return _EXAMPLE.sub(r"`\1`", linked)
 
 
 def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:

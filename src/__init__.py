@@ -44,9 +44,13 @@ from .errors import (
 from .journal import ActivityJournal, SecureLLM, SecureTool, current_effect, effect
 from .platform import DurableGraph, DurablePlatform
 from .resolver import DurableSubgraphResolver
+from .storage.format import FORMAT_VERSION
 
 #: The installed distribution's version (its package metadata).
 __version__ = _version("langgraph-durable-mongodb")
+#: The storage format this version writes, and upgrades an older database to: the minor version while the major
+#: is 0 (CHANGELOG.md).
+STORAGE_FORMAT = FORMAT_VERSION
 
 # Silent unless the application configures logging, like LangGraph's savers: DEBUG for every replay, INFO for
 # take-overs, WARNING for a lost lock and an outcome that cannot be known (README, "Logging").
@@ -54,6 +58,7 @@ logging.getLogger("langgraph_durable_mongodb").addHandler(logging.NullHandler())
 
 __all__ = [
     "__version__",
+    "STORAGE_FORMAT",
     "ActivityJournal",
     "CheckpointNotStoredError",
     "SyncEffectOnEventLoopError",

@@ -29,6 +29,8 @@ else needs reading.
   edge-triggered task; ``update_state(..., as_node=X)`` saves X's writes on the edited checkpoint under the
   task id LangGraph prepared for X there, with another path (``~__interrupt__, 0000000000``; none before
   LangGraph 1.2.x passed it) (``nodes_completed_by_edit``).
+- A root run's first checkpoint read is made by ``PregelLoop.__enter__``/``__aenter__``, called from
+  ``Pregel.stream``/``astream`` of the graph being run, whose frame holds it as ``self`` (``running_graph``).
 - A functional-API task call (``@task`` called from a node or an ``@entrypoint``) runs as a PUSH task in the
   caller's namespace (``caller:T|task:U``), its ``langgraph_path`` ``(PUSH, <the caller's path>, <the caller's
   call counter>, True)`` while it runs, the caller's own path ending in the ``Call`` itself when the caller is a
@@ -54,6 +56,7 @@ else needs reading.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -115,6 +118,7 @@ __all__ = [
     "node_attempt",
     "nodes_completed_by_edit",
     "run_checkpointer",
+    "running_graph",
     "run_start_in_child",
     "runs_durably_async",
     "task_call",
@@ -241,6 +245,28 @@ def root_run_start(config: Any) -> bool:
         return False
     configurable, metadata = config.get("configurable") or {}, config.get("metadata") or {}
     return CONFIG_KEY_RUNTIME in configurable and not configurable.get("checkpoint_ns") and not metadata.get("langgraph_checkpoint_ns")
+
+
+#: The code of the methods a root run's first checkpoint read is made beneath (``running_graph``).
+_RUN_CODE = (Pregel.stream.__code__, Pregel.astream.__code__)
+#: How many frames above it ``running_graph`` looks: the saver's own, an adapter's (Agent Server), the loop's.
+_RUN_DEPTH = 12
+
+
+def running_graph() -> Pregel | None:
+    """The compiled graph whose run makes the checkpoint read in progress, from the call stack: LangGraph's loop
+    reads a root run's latest checkpoint from ``PregelLoop.__enter__``/``__aenter__``, within ``Pregel.stream`` or
+    ``astream`` of the graph being run (a subclass's override calls it), whose frame holds the graph as ``self``.
+    None when no such frame is within ``_RUN_DEPTH`` frames (a read outside a run)."""
+    frame = sys._getframe(1)
+    for _ in range(_RUN_DEPTH):
+        if frame is None:
+            return None
+        if frame.f_code in _RUN_CODE:
+            graph = frame.f_locals.get("self")
+            return graph if isinstance(graph, Pregel) else None
+        frame = frame.f_back
+    return None
 
 
 def run_start_in_child(config: Any) -> str | None:

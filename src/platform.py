@@ -10,7 +10,8 @@ recorded of the tasks enclosing it (``resolver/running.py``). ``compile`` and
 ``attach`` also discover and validate the graph's topology (``TopologyError``)
 and return a ``DurableGraph``: a real compiled graph whose runs also take the
 thread's run lock. A graph compiled with ``builder.compile(checkpointer=...)``
-meets a child the platform cannot identify at its first effect there.
+is validated the same way as each of its runs starts, before any step
+(``MongoDBCheckpointer.observe_root_runs``): one rule, one message, for both forms.
 
 Example (``uri`` a MongoDB URI, ``builder`` your ``StateGraph``)::
 
@@ -149,6 +150,7 @@ class DurablePlatform(ClosesOpenedClients):
         self._classes: dict[type, type] = {}
         self.checkpointer.observe_child_runs(self.tasks.note_child_run)
         self.checkpointer.observe_sweep_prunes(self._forget_finished)
+        self.checkpointer.observe_root_runs(self._validate_run)
         self.run_locks: RunLocks | None = None
         if exclusive_runs:
             self.run_locks = RunLocks(
@@ -258,8 +260,15 @@ class DurablePlatform(ClosesOpenedClients):
             uri: a MongoDB URI.
             db_name: the database; by default the URI's path (``agents`` above), else ``MONGODB_DB``, else
                 ``langgraph`` (the rule of the server factory and the CLI too).
-            journal_options, exclusive_runs, run_lease_seconds, run_wait_seconds: as for ``DurablePlatform``.
-            serde, ttl, collections, chunk_bytes, auto_setup: as for ``MongoDBCheckpointer``.
+            journal_options: as for ``DurablePlatform``.
+            exclusive_runs: as for ``DurablePlatform``.
+            run_lease_seconds: as for ``DurablePlatform``.
+            run_wait_seconds: as for ``DurablePlatform``.
+            serde: as for ``MongoDBCheckpointer``.
+            ttl: as for ``MongoDBCheckpointer``.
+            collections: as for ``MongoDBCheckpointer``.
+            chunk_bytes: as for ``MongoDBCheckpointer``.
+            auto_setup: as for ``MongoDBCheckpointer``.
 
         Returns:
             A context manager (``with`` or ``async with``) yielding the platform and closing its clients.
@@ -290,7 +299,9 @@ class DurablePlatform(ClosesOpenedClients):
     def compile(self, builder: Any, **compile_kwargs: Any) -> DurableGraph:
         """Compile ``builder`` with the platform checkpointer and validate its topology.
 
-        Compiled children must be compiled with ``checkpointer=None``: they inherit the platform's.
+        Compiled children must be compiled with ``checkpointer=None``: they inherit the platform's. A child that
+        does not is refused here, as the graph compiles; the plain ``builder.compile(checkpointer=platform.checkpointer)``
+        refuses it with the same ``TopologyError`` as each run starts, before any step.
 
         Args:
             builder: a ``StateGraph`` (anything whose ``compile(**compile_kwargs)`` returns a compiled graph).
@@ -374,6 +385,12 @@ class DurablePlatform(ClosesOpenedClients):
         with self._lock:
             self._resolvers.put(key, (nodes, resolver))  # the nodes kept alive keep their ids unique
         return resolver
+
+    def _validate_run(self, graph: Pregel) -> None:
+        """A root run starting on the platform checkpointer: ``graph``'s compiled children validated before any step,
+        as ``compile`` validates them (once per compiled graph, ``_resolver``): the plain form refuses what
+        ``compile`` refuses, with its message (``TopologyError``)."""
+        self._resolver(graph)
 
     def _forget_finished(self, thread_id: str, finished: list[str]) -> Any:
         """A ``keep_latest`` TTL sweep pruned the thread (``observe_sweep_prunes``): drop the journal entries of its

@@ -155,6 +155,50 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.server)
 
 
+#: What the selected tests may need built, in the order it is built, and the fixture that asks for each.
+BUILT = {"ferretdb": "ferretdb_uri", "mongo_java_server": "mongo_java_server_uri", "toxiproxy": "toxiproxy_server"}
+
+
+def builds_needed(items: list[pytest.Item], env: Mapping[str, str]) -> list[str]:
+    """The servers the selected ``items`` run on that this suite builds (``BUILT``), in build order: none for the
+    fast tier, nor for a server tier on MONGODB_URI (bar toxiproxy, which fronts it)."""
+    needed: set[str] = set()
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        needed.update(name for name, fixture in BUILT.items() if fixture in fixtures)
+        mark = item.get_closest_marker("mongodb_server")
+        if mark is not None:
+            needed.add(mark.args[0])
+        elif item.get_closest_marker("server") is not None and "mongodb_uri" in fixtures:
+            needed.update(server_ids(env))
+    if env.get("MONGODB_URI", "").strip():
+        needed -= set(LAUNCHED)
+    return [name for name in BUILT if name in needed]
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Build what the selected tests run on, once, before the first test (a cold build takes minutes, and a test
+    should not be timed with it), and say so; the fast tier builds nothing. A server that cannot be built here is
+    left to its fixture, which skips, or fails under CI=true, naming the fix."""
+    from tests.servers import toxiproxy
+
+    if session.config.option.collectonly:
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    launchers = {"ferretdb": ferretdb, "mongo_java_server": mongo_java_server, "toxiproxy": toxiproxy}
+    for name in builds_needed(session.items, os.environ):
+        launcher = launchers[name]
+        cached = launcher.is_cached()
+        try:
+            built = launcher.install(verbose=True)
+        except (ferretdb.FerretDBError, mongo_java_server.MongoJavaServerError, toxiproxy.ToxiproxyError) as exc:
+            line = f"{name}: not built ({exc})"
+        else:
+            line = f"{name}: {'cached at' if cached else 'built once, for every later run, into'} {built}"
+        if reporter is not None:
+            reporter.write_line(line)
+
+
 # Client-parametrized fixtures (mongomock, mongomock_motor, pymongo, AsyncMongoClient, motor), and the
 # journal tests' ``jface`` (an ActivityJournal on those clients).
 pytest_plugins = ["tests.clients", "tests.journal_helpers", "tests.stores", "tests.telemetry_helpers"]

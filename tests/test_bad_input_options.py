@@ -42,6 +42,7 @@ def test_run_locks_refuse_bad_options(options: dict, message: str) -> None:
         ({"digest_key": "a text of sixteen chars"}, "digest_key must be at least 16 random bytes"),
         ({"collection": ""}, "collection must be a non-empty string"),
         ({"metadata_collection": ""}, "metadata_collection must be a non-empty string"),
+        ({"claim_always": "yes"}, "claim_always must be True or False"),
         ({"on_input_change": "fail", "lease_seconds": -1}, "on_input_change"),  # checked in the order written
     ],
 )

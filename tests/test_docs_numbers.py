@@ -49,19 +49,42 @@ def test_the_readme_quotes_the_commands_per_turn_the_last_run_measured() -> None
     ]
 
 
-def test_the_readme_quotes_the_wall_time_ratios_the_last_run_measured() -> None:
-    ratio = NUMBERS["ratio"]
+def test_the_readme_quotes_the_wall_time_ratios_the_last_run_measured_with_their_spread() -> None:
+    def quoted(name: str) -> str:
+        return f"{hooks.quoted(NUMBERS, f'ratio.{name}')} ({hooks.quoted(NUMBERS, f'spread.ratio.{name}')})"
+
     assert readme_row("wall time per ReAct turn at 1 ms") == [
-        "1.00",
-        f"{ratio['compile']:.2f}x (`platform.compile`), {ratio['plain']:.2f}x (plain form)",
+        "1.00", f"{quoted('compile')} (`platform.compile`), {quoted('plain')} (plain form)"
     ]
 
 
-def test_every_ratio_the_readme_quotes_is_one_the_file_holds() -> None:
-    held = {hooks.quoted(NUMBERS, f"ratio.{name}") for name in NUMBERS["ratio"]}
-    held |= {hooks.quoted(NUMBERS, "cpu_ratio"), hooks.quoted(NUMBERS, "cpu_ratio_sync")}
-    quoted = set(re.findall(r"\b\d+\.\d\dx", (ROOT / "README.md").read_text()))
-    assert quoted and quoted <= held, f"the README quotes {sorted(quoted - held)}, which docs/numbers.json does not hold"
+#: A ratio as the README quotes it, alone (``1.42x``) or as a spread (``1.35–1.50x``).
+RATIO = re.compile(r"\b\d+\.\d\d(?:–\d+\.\d\d)?x")
+
+
+def test_every_ratio_the_readme_quotes_is_one_the_file_holds_and_comes_with_its_spread() -> None:
+    keys = [f"ratio.{name}" for name in NUMBERS["ratio"]] + ["cpu_ratio", "cpu_ratio_sync"]
+    spreads = {hooks.quoted(NUMBERS, key): hooks.quoted(NUMBERS, f"spread.{key}") for key in keys}
+    text = (ROOT / "README.md").read_text()
+    quoted = RATIO.findall(text)
+    assert quoted and set(quoted) <= set(spreads) | set(spreads.values()), (
+        f"the README quotes {sorted(set(quoted) - set(spreads) - set(spreads.values()))}, which docs/numbers.json does not hold"
+    )
+    for figure in (q for q in quoted if q in spreads):
+        assert f"{figure} ({spreads[figure]}" in text or f"{figure} `@task`'s ({spreads[figure]}" in text, (
+            f"the README quotes {figure} without its spread ({spreads[figure]}) beside it"
+        )
+
+
+@pytest.mark.parametrize("page", sorted(p.name for p in (ROOT / "docs").glob("*.md")))
+def test_every_ratio_a_page_quotes_comes_with_its_spread(page: str) -> None:
+    """A page writes each ratio with its spread beside it: ``{{ numbers.ratio.x }} ({{ numbers.spread.ratio.x }})``."""
+    text = (ROOT / "docs" / page).read_text()
+    for key in hooks.FIGURE.findall(text):
+        if "ratio" in key and not key.startswith("spread."):
+            assert re.search(r"\{\{\s*numbers\." + re.escape(key) + r"\s*\}\}[^{]{0,12}\{\{\s*numbers\.spread\." + re.escape(key), text), (
+                f"{page} quotes numbers.{key} without numbers.spread.{key} beside it"
+            )
 
 
 @pytest.mark.parametrize("page", sorted(p.name for p in (ROOT / "docs").glob("*.md")))
@@ -90,17 +113,59 @@ def test_the_home_page_is_the_readme_with_the_site_s_links() -> None:
     assert "](ARCHITECTURE.md)" not in home
 
 
-def test_bench_writes_every_figure_the_pages_quote() -> None:
-    """``docs_numbers`` from an rtt run shaped as ``scripts/benchmarks/rtt.py`` makes it holds each figure quoted."""
+def bench_rtt() -> Any:
+    """scripts/benchmarks/rtt.py, imported as the bench imports it."""
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
-        from benchmarks import rtt as bench_rtt
+        from benchmarks import rtt
     finally:
         sys.path.remove(str(ROOT / "scripts"))
-    rows = {name: {"commands_later_turns": 10.0, "ratio": 1.25, "cpu_ratio": 1.125} for name in bench_rtt.REFERENCE}
-    written = bench_rtt.docs_numbers(
-        {"variants": rows, "settings": {"latency_ms": 1}, "cpu": {"ratio": 1.5}}, "mongo-java-server", "2026-12-05"
-    )
+    return rtt
+
+
+def run_rows(ratio: float, cpu_ratio: float, wall: float = 20.0) -> dict[str, Any]:
+    """One run's rows (``rtt.summarize``'s shape), every variant alike."""
+    return {
+        name: {"commands_later_turns": 10.0, "commands_later_min_max": [10, 10], "wall_ms_median": wall,
+               "cpu_ms_median": 5.0, "ratio": ratio, "cpu_ratio": cpu_ratio}
+        for name in bench_rtt().REFERENCE
+    }
+
+
+def an_rtt_run(ratios: list[float], cpu_ratios: list[float]) -> dict[str, Any]:
+    """An rtt section's result from runs with these wall-time ratios (and a sync CPU ratio of 1.2 each), its async CPU
+    line's reps with ``cpu_ratios``."""
+    rtt = bench_rtt()
+    variants = rtt.combine([run_rows(r, 1.2, 10.0 * r) for r in ratios])
+    cpu = {"ratio": sorted(cpu_ratios)[len(cpu_ratios) // 2], "ratio_spread": [min(cpu_ratios), max(cpu_ratios)]}
+    return {"variants": variants, "settings": {"latency_ms": 1, "runs": len(ratios)}, "cpu": cpu}
+
+
+def test_repeated_runs_give_each_figure_its_median_and_spread() -> None:
+    rows = bench_rtt().combine([run_rows(1.5, 1.1, 30.0), run_rows(1.25, 1.2, 20.0), run_rows(1.4, 1.0, 25.0)])
+    compile = rows["compile"]
+    assert (compile["ratio"], compile["ratio_spread"]) == (1.4, [1.25, 1.5])
+    assert (compile["cpu_ratio"], compile["cpu_ratio_spread"]) == (1.1, [1.0, 1.2])
+    assert (compile["wall_ms_median"], compile["wall_ms_median_spread"]) == (25.0, [20.0, 30.0])
+
+
+def test_a_run_whose_repeats_spread_wide_says_it_is_too_noisy_to_compare() -> None:
+    """What ``scripts/bench --quick`` prints last: a figure spread more than ``NOISY`` over the run's repeats makes
+    the run too noisy to compare; a quiet run sets each figure against the documented one and its spread."""
+    rtt = bench_rtt()
+    noisy = rtt.noise(an_rtt_run([1.4, 1.42, 1.41], [1.53, 1.98, 1.6]), NUMBERS)
+    assert noisy[0].startswith("**Too noisy to compare**: cpu_ratio spread more than 15%")
+    quiet = rtt.noise(an_rtt_run([1.4, 1.42, 1.41], [1.1, 1.12, 1.15]), NUMBERS)
+    assert quiet[0].startswith("Quiet enough to compare")
+    documented = f"the docs: {NUMBERS['ratio']['compile']:.2f}x ({NUMBERS['spread']['ratio']['compile'][0]:.2f}-"
+    assert any(line.startswith("- wall time, `platform.compile` / `@task`: 1.41x (1.40-1.42x") and documented in line for line in quiet)
+
+
+def test_bench_writes_every_figure_the_pages_quote() -> None:
+    """``docs_numbers`` from an rtt run shaped as ``scripts/benchmarks/rtt.py`` makes it holds each figure quoted."""
+    written = bench_rtt().docs_numbers(an_rtt_run([1.2, 1.25, 1.3], [1.1, 1.2, 1.5]), "mongo-java-server", "2026-12-05")
+    assert written["spread"]["ratio"]["compile"] == [1.2, 1.3] and written["runs"] == 3
+    assert written["verdict"] == "too noisy to compare: cpu_ratio spread more than 15% over its runs"
     quoted = {key for p in (ROOT / "docs").glob("*.md") for key in hooks.FIGURE.findall(p.read_text())}
     quoted |= {"commands.task", "commands.compile", "commands.plain", "ratio.compile", "ratio.plain"}  # the README's
     for key in quoted:

@@ -97,6 +97,14 @@ def test_an_at_most_once_effect_keeps_its_claim(counted: Any) -> None:
     assert resume == ["find"] + ["findAndModify"] * EFFECTS  # a visit each: the claim path replays
 
 
+def test_claim_always_claims_under_the_run_lock_too(counted: Any) -> None:
+    """``claim_always``: the claim the run lock lets an at-least-once effect skip is sent, one command more each."""
+    platform, names = counted(journal_options={"claim_always": True})
+    first, resume = run_twice(platform, platform.compile(three_effects(fail_once=[True])), names)
+    assert first == ["findAndModify", "update"] * EFFECTS
+    assert resume == ["find"] + ["findAndModify"] * EFFECTS
+
+
 @pytest.mark.parametrize("form", ["exclusive_runs=False", "plain compile"])
 def test_without_the_run_lock_every_effect_is_claimed(counted: Any, form: str) -> None:
     if form == "plain compile":

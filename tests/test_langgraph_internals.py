@@ -179,6 +179,52 @@ async def test_an_async_child_run_starts_with_a_read_under_the_config_of_the_tas
     assert saver.starts == [None]
 
 
+class Running(InMemorySaver):
+    """Records ``running_graph()`` at each read a root run starts with (``root_run_start``), and at any other read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.graphs: list[tuple[bool, Any]] = []
+
+    def get_tuple(self, config: Any) -> Any:
+        self.graphs.append((_langgraph.root_run_start(config), _langgraph.running_graph()))
+        return super().get_tuple(config)
+
+    async def aget_tuple(self, config: Any) -> Any:
+        self.graphs.append((_langgraph.root_run_start(config), _langgraph.running_graph()))
+        return InMemorySaver.get_tuple(self, config)
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+async def test_a_root_run_reads_its_first_checkpoint_beneath_the_stream_of_the_graph_run(face: str) -> None:
+    """The read a root run starts with is made within ``Pregel.stream``/``astream`` of the graph being run, also
+    under a subclass that overrides them (``DurableGraph``); ``get_state`` reads outside any run."""
+
+    from langgraph.graph.state import CompiledStateGraph
+
+    class Overriding(CompiledStateGraph):
+        def stream(self, *args: Any, **kwargs: Any) -> Any:
+            yield from super().stream(*args, **kwargs)
+
+    saver = Running()
+    builder = StateGraph(State)
+    builder.add_node("n", lambda state: {"seen": ["n"]})
+    builder.add_edge(START, "n")
+    graph = builder.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}}
+    if face == "sync":
+        graph.invoke({"seen": []}, config)
+        overriding = Overriding(**{k: v for k, v in graph.__dict__.items() if k != "__orig_class__"})
+        overriding.invoke({"seen": []}, config)
+        expected = [(True, graph), (True, overriding)]
+    else:
+        await graph.ainvoke({"seen": []}, config)
+        expected = [(True, graph)]
+    assert saver.graphs == expected
+    graph.get_state(config)
+    assert saver.graphs[-1] == (False, None)
+
+
 def test_an_edit_as_the_interrupted_node_saves_its_writes_under_that_task_on_the_edited_checkpoint() -> None:
     """``nodes_completed_by_edit`` reads the task paths LangGraph gives the loop's and the edit's pending writes."""
     from langgraph.types import interrupt

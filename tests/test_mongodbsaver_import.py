@@ -8,12 +8,16 @@ rejects pymongo 4.20's ``UpdateOne``), so no source can be written there.
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import operator
+import re
+import runpy
 import uuid
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -327,3 +331,39 @@ def test_importing_a_database_into_itself_is_refused() -> None:
     code, _ = run_cli(client, "import-mongodbsaver", "--source-db", "src", "--checkpoint-collection", "$cmd")
     assert code == EXIT_USAGE
     assert client.list_database_names() == []
+
+
+def guide_snippet() -> str:
+    """The Python snippet of docs/mongodbsaver.md, as a reader copies it."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "mongodbsaver.md").read_text()
+    return re.search(r"```python\n(.*?)```", text, re.S).group(1)
+
+
+def test_the_guide_s_snippet_runs_as_copied(
+    mongodb_uri: str, mongodb_server: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, tmp_path: Path
+) -> None:
+    """The snippet names its databases as a reader's would (``checkpointing_db``, ``langgraph``): it runs on the
+    tier's throwaway servers only, never on a MONGODB_URI whose databases those may be."""
+    if mongodb_server == "uri":
+        pytest.skip("the snippet writes the databases checkpointing_db and langgraph: not on a server of yours")
+    client: MongoClient = MongoClient(mongodb_uri)
+    for name in ("checkpointing_db", "langgraph"):
+        client.drop_database(name)
+    try:
+        graph = build().compile(checkpointer=MongoDBSaver(client, db_name="checkpointing_db"))
+        for thread in ("t1", "t2"):
+            graph.invoke({"items": ["start"]}, cfg(thread))
+        stored = client["checkpointing_db"]["checkpoints"].count_documents({})
+        monkeypatch.setenv("MONGODB_URI", mongodb_uri)
+        script = tmp_path / "import_snippet.py"
+        script.write_text(guide_snippet())
+        runpy.run_path(str(script), run_name="__main__")
+        sync, async_ = (ast.literal_eval(line) for line in capsys.readouterr().out.strip().splitlines())
+        assert (sync["threads"], sync["checkpoints_imported"], sync["ok"]) == (2, stored, True)
+        assert (async_["checkpoints_imported"], async_["checkpoints_present"], async_["ok"]) == (0, stored, True)
+        ours = MongoDBCheckpointer(client, db_name="langgraph")
+        assert len(list(ours.list(cfg("t1")))) + len(list(ours.list(cfg("t2")))) == stored
+    finally:
+        for name in ("checkpointing_db", "langgraph"):
+            client.drop_database(name)
+        client.close()

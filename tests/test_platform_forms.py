@@ -109,13 +109,14 @@ def test_the_topology_is_discovered_once_per_compiled_graph(platform: DurablePla
 
     monkeypatch.setattr(durable_subgraphs, "discover_topology", counting)
     plain = reviewing(Calls(), []).compile(checkpointer=platform.checkpointer)
-    plain.invoke({"notes": []}, config("a"))
-    assert discovered == []  # a run resolves its nodes from their configs: the plain form discovers nothing
+    plain.invoke({"notes": []}, config("a"))  # validated as its first run starts (a run resolves its nodes alone)
+    plain.invoke({"notes": []}, config("a2"))
+    assert discovered == [plain]
     graph = platform.compile(reviewing(Calls(), []))
-    assert len(discovered) == 1
+    assert len(discovered) == 2
     graph.invoke({"notes": []}, config("b"))
     graph.with_config(tags=["copy"]).invoke({"notes": []}, config("c"))  # a copy shares the compiled nodes
-    assert len(discovered) == 1 and graph.with_config(tags=["copy"]).resolver is graph.resolver
+    assert len(discovered) == 2 and graph.with_config(tags=["copy"]).resolver is graph.resolver
 
 
 @pytest.mark.parametrize("face", ["sync", "async"])

@@ -476,56 +476,38 @@ def test_idempotency_key_is_stable_across_re_executions(platform: DurablePlatfor
     assert len(keys) == 2 and keys[0] == keys[1]
 
 
-def test_compile_refuses_children_with_their_own_saver(platform: DurablePlatform) -> None:
-    """``compile`` refuses a child with a saver of its own, which LangGraph would leave unused. The plain form has
-    nothing to check before a node runs, and needs nothing: LangGraph lends a child the root's saver
-    (``Pregel._resolve_checkpointer``), so the child's effects are journaled as any other, and its saver stays empty."""
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    runs, own, crashed = Counter(), InMemorySaver(), []
-
-    @effect(kind="tool", name="lookup")
-    def lookup() -> str:
-        runs()
-        return "found"
-
-    def x(state: State) -> State:
-        found = lookup()
-        if not crashed:
-            crashed.append(1)
-            raise ConnectionError("worker lost")
-        return {"notes": [found]}
-
-    root = child_compiled_with(own, x)
-    if not isinstance(platform, PlainCompile):
-        with pytest.raises(TopologyError, match="child 'child' was compiled with its own saver"):
-            platform.compile(root)
-        return
-    graph = platform.compile(root)
-    with pytest.raises(ConnectionError):
-        graph.invoke({"notes": []}, config())
-    assert graph.invoke(None, config())["notes"] == ["found"]
-    assert runs.n == 1 and positions(platform) == [("agent/1/child/1", "x", "1", "1", "tool", "lookup")]
-    assert list(own.list(None)) == []
-
-
-def child_compiled_with(checkpointer: Any, node: Any) -> StateGraph:
+def child_compiled_with(checkpointer: Any, node: Any, before: Any) -> StateGraph:
+    """A root graph running the node ``before``, then ``node`` in a child compiled with ``checkpointer``."""
     inner = StateGraph(State)
     inner.add_node("x", node)
     inner.add_edge(START, "x")
     root = StateGraph(State)
+    root.add_node("intake", before)
     root.add_node("child", inner.compile(checkpointer=checkpointer))
-    root.add_edge(START, "child")
+    root.add_edge(START, "intake")
+    root.add_edge("intake", "child")
     return root
 
 
-@pytest.mark.parametrize("checkpointer", [True, False])
+#: What each child's saver is refused for, as ``DurableSubgraphResolver.validate`` words it (both forms).
+CHILD_PROBLEMS = {
+    "own saver": "was compiled with its own saver (InMemorySaver)",
+    True: "was compiled with checkpointer=True; its namespace drops task ids, so its occurrences cannot be told apart",
+    False: "was compiled with checkpointer=False; nothing of it is saved, so a resume re-runs it under new task ids",
+}
+
+
+@pytest.mark.parametrize("child_saver", list(CHILD_PROBLEMS), ids=str)
 @pytest.mark.parametrize("face", ["sync", "async"])
-async def test_a_child_the_platform_cannot_identify_is_refused_at_its_first_effect(
-    platform: DurablePlatform, checkpointer: bool, face: str
+async def test_both_forms_refuse_a_child_the_platform_cannot_identify_before_any_step(
+    platform: DurablePlatform, child_saver: Any, face: str
 ) -> None:
-    """The plain form discovers no topology: a child compiled with ``checkpointer=True`` (one history for every
-    occurrence) or ``False`` (runs never saved) is refused where its first effect would start, before it runs."""
+    """One rule, one message, one time before any step: ``platform.compile`` refuses the graph as it compiles it; the
+    plain ``compile(checkpointer=platform.checkpointer)`` compiles it (LangGraph's to do) and refuses its run at its
+    start, before the root's first node, with the same ``TopologyError``, sync and async. Nothing ran, nothing was
+    saved."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
     runs = Counter()
 
     @effect(kind="tool", name="lookup")
@@ -533,28 +515,81 @@ async def test_a_child_the_platform_cannot_identify_is_refused_at_its_first_effe
         runs()
         return "found"
 
+    def intake(state: State) -> State:
+        runs()
+        return {"notes": ["in"]}
+
+    saver = InMemorySaver() if child_saver == "own saver" else child_saver
+    builder = child_compiled_with(saver, lambda s: {"notes": [lookup()]}, before=intake)
+    message = (
+        f"graph 'LangGraph' cannot run durably (1 unsupported shape(s)):\n  - child 'child' {CHILD_PROBLEMS[child_saver]}; "
+        "compile it with checkpointer=None so it inherits the root's saver"
+    )
+    if not isinstance(platform, PlainCompile):
+        with pytest.raises(TopologyError) as refused:
+            platform.compile(builder)
+    else:
+        graph = platform.compile(builder)
+        with pytest.raises(TopologyError) as refused:
+            if face == "sync":
+                graph.invoke({"notes": []}, config())
+            else:
+                await graph.ainvoke({"notes": []}, config())
+    assert str(refused.value) == message
+    assert runs.n == 0 and entries(platform) == [] and platform.checkpointer.get_tuple(config()) is None
+
+
+@pytest.mark.parametrize("checkpointer", [True, False])
+def test_a_child_built_while_it_runs_is_refused_at_its_first_effect(platform: DurablePlatform, checkpointer: bool) -> None:
+    """A child no discovery can see before the run (a node builds and compiles it as it runs) is refused where its
+    first effect would start, before the effect runs, in both forms: ``checkpointer=True`` (one history for every
+    occurrence) and ``False`` (its runs never saved)."""
+    runs = Counter()
+
     @effect(kind="tool", name="lookup")
-    async def alookup() -> str:
+    def lookup() -> str:
         runs()
         return "found"
 
-    async def ax(state: State) -> State:
-        return {"notes": [await alookup()]}
+    def x(state: State) -> State:
+        inner = StateGraph(State)
+        inner.add_node("y", lambda s: {"notes": [lookup()]})
+        inner.add_edge(START, "y")
+        return inner.compile(checkpointer=checkpointer).invoke(state)
 
-    node = (lambda s: {"notes": [lookup()]}) if face == "sync" else ax
-    builder = child_compiled_with(checkpointer, node)
-    if not isinstance(platform, PlainCompile):
-        with pytest.raises(TopologyError, match=f"child 'child' was compiled with checkpointer={checkpointer}"):
-            platform.compile(builder)
-        return
-    graph = platform.compile(builder)
-    fix = "Compile it with checkpointer=None so it inherits the root's saver"
-    with pytest.raises(TopologyError, match=f"child 'child'.*checkpointer={checkpointer}.*{fix}"):
-        if face == "sync":
-            graph.invoke({"notes": []}, config())
-        else:
-            await graph.ainvoke({"notes": []}, config())
+    graph = platform.compile(nest("x", x, "child"))
+    with pytest.raises(TopologyError, match=f"child '.+' .*compiled with checkpointer={checkpointer}.*Compile it with checkpointer=None"):
+        graph.invoke({"notes": []}, config())
     assert runs.n == 0 and entries(platform) == []
+
+
+@pytest.mark.parametrize("claim_always", [False, True])
+def test_attempt_counts_an_execution_cut_short_where_the_effect_was_claimed(
+    make_platform: Any, compile_form: str, claim_always: bool
+) -> None:
+    """An execution cut short mid-effect (a ``KeyboardInterrupt`` out of the effect ends the run as a kill would,
+    its entry left as it stood) is counted by the next one, from the entry, wherever the effect was claimed: the
+    plain form, and ``platform.compile`` with ``claim_always``. Under the run lock without it, the at-least-once
+    effect ran unclaimed and left no entry: the next execution says attempt 1, as the docs say. (The claim plans are
+    one generator for both faces; the async face's claims are counted in tests/test_journal_costs.py.)"""
+    platform = make_platform(journal_options={"claim_always": claim_always})
+    compile = PlainCompile(platform).compile if compile_form == "plain compile" else platform.compile
+    attempts: list[int] = []
+
+    @effect(kind="tool", name="lookup")
+    def lookup() -> str:
+        attempts.append(current_effect().attempt)
+        if len(attempts) == 1:
+            raise KeyboardInterrupt
+        return "found"
+
+    graph = compile(nest("x", lambda s: {"notes": [lookup()]}, "child"))
+    with pytest.raises(KeyboardInterrupt):
+        graph.invoke({"notes": []}, config())
+    assert graph.invoke(None, config())["notes"] == ["found"]
+    counted = claim_always or compile_form == "plain compile"
+    assert attempts == ([1, 2] if counted else [1, 1])
+    assert [(e["status"], e["attempts"]) for e in entries(platform)] == [("completed", 2 if counted else 1)]
 
 
 def test_attach_adopts_a_graph_without_saver_and_refuses_one_with(make_platform: Any) -> None:

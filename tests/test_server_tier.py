@@ -17,7 +17,7 @@ from pymongo import AsyncMongoClient, MongoClient
 
 from langgraph_durable_mongodb.storage.deployment import server_identity
 from langgraph_durable_mongodb.storage.plans.interpreters import AsyncInterpreter, SyncInterpreter
-from tests.conftest import choose_server, server_ids, why_not_startable
+from tests.conftest import builds_needed, choose_server, server_ids, why_not_startable
 from tests.servers import ferretdb, mongo_java_server
 from tests.workers.harness import judge, measure_gaps, server_gaps
 
@@ -190,6 +190,50 @@ def test_a_cached_jar_needs_java_but_not_maven(bare_machine: None, tmp_path: Pat
     (tmp_path / "empty" / "java").write_text("#!/bin/sh\n")
     (tmp_path / "empty" / "java").chmod(0o755)
     assert mongo_java_server.missing_tools() == [] and mongo_java_server.is_available()
+
+
+class Item:
+    """What ``builds_needed`` reads of a collected test: its fixtures and its marks."""
+
+    def __init__(self, fixtures: tuple[str, ...], *marks: pytest.MarkDecorator) -> None:
+        self.fixturenames = fixtures
+        self.marks = {m.mark.name: m.mark for m in marks}
+
+    def get_closest_marker(self, name: str) -> object:
+        return self.marks.get(name)
+
+
+FAST = Item(("platform", "client_kind"))
+ON_FERRETDB = Item(("mongodb_uri",), pytest.mark.server, pytest.mark.mongodb_server("ferretdb"))
+THROUGH_TOXIPROXY = Item(("mongodb_uri", "toxiproxy_server"), pytest.mark.server, pytest.mark.mongodb_server("mongo_java_server"))
+
+
+@pytest.mark.parametrize(
+    ("items", "env", "expected"),
+    [
+        ([FAST, FAST], {}, []),
+        ([FAST, ON_FERRETDB], {}, ["ferretdb"]),
+        ([ON_FERRETDB, THROUGH_TOXIPROXY], {}, ["ferretdb", "mongo_java_server", "toxiproxy"]),
+        ([Item(("mongo_java_server_uri",), pytest.mark.server)], {}, ["mongo_java_server"]),
+        ([ON_FERRETDB, THROUGH_TOXIPROXY], {"MONGODB_URI": "mongodb://db:27017"}, ["toxiproxy"]),
+    ],
+)
+def test_only_the_servers_the_selected_tests_run_on_are_built(items: list, env: dict, expected: list) -> None:
+    assert builds_needed(items, env) == expected
+
+
+def test_the_fast_tier_builds_nothing(bare_machine: None, tmp_path: Path) -> None:
+    """``-m "not server"`` over modules of both tiers, from an empty cache: pytest builds nothing (no tool is there
+    to build with: an attempt would say "not built") and writes nothing into the cache."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("CI", None)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not server", "tests/test_lru.py", "tests/test_bench_rtt.py"],
+        cwd=Path(__file__).resolve().parents[1], env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0 and " passed" in run.stdout and " deselected" in run.stdout, run.stdout + run.stderr
+    assert "not built" not in run.stdout and "built once" not in run.stdout, run.stdout
+    assert not (tmp_path / "langgraph-durable-mongodb").exists()
 
 
 # --- the launchers (no server needed) --------------------------------------------------------------

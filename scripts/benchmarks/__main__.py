@@ -48,7 +48,7 @@ Sections (a module each in this package, what they share in ``common``):
 
 Ratios are ours / reference, measured in the same run: below 1.0 means ours is faster
 or smaller. Absolute times depend on the server and the machine; on FerretDB's SQLite
-backend every query but ``{_id: x}`` scans its whole collection (see BENCHMARKS.md), so
+backend every query but ``{_id: x}`` scans its whole collection (docs/history/benchmarks-log.md), so
 there a command costs in proportion to the collection it touches. ``--quick`` takes about
 2-3 minutes for both servers on 2 cores.
 """
@@ -82,7 +82,7 @@ from benchmarks.common import ServerCPU, Settings  # noqa: E402
 from benchmarks.journal import bench_journal, render_journal  # noqa: E402
 from benchmarks.otel import bench_otel, render_otel  # noqa: E402
 from benchmarks.resolver import bench_resolver, render_resolver  # noqa: E402
-from benchmarks.rtt import bench_rtt, docs_numbers, render_rtt  # noqa: E402
+from benchmarks.rtt import bench_rtt, docs_numbers, noise, render_rtt  # noqa: E402
 from benchmarks.steps import bench_steps, render_modelled, render_steps  # noqa: E402
 from benchmarks.ui import bench_ui, render_ui  # noqa: E402
 from benchmarks.wide import bench_wide, render_wide  # noqa: E402
@@ -163,7 +163,8 @@ def render_server(results: dict[str, Any]) -> str:
         lines += render_steps(results["steps"])
     lines += render_modelled(results)
     for name, render_section in (("journal", render_journal), ("resolver", render_resolver), ("wide", render_wide),
-                                 ("rtt", render_rtt), ("ui", render_ui), ("codec", render_codec), ("otel", render_otel)):
+                                 ("rtt", lambda rtt: render_rtt(rtt, documented())), ("ui", render_ui),
+                                 ("codec", render_codec), ("otel", render_otel)):
         if results.get(name) is not None:
             lines += render_section(results[name])
     return "\n".join(lines)
@@ -279,6 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown:
         Path(args.markdown).write_text(report + "\n")
     write_docs_numbers(results, log)
+    for server, res in results["servers"].items():  # the verdict on noise, last, where a quick run's reader looks
+        if res.get("rtt"):
+            log(f"{server}: " + noise(res["rtt"], documented())[0])
     return 1 if any(r.get("failed") for r in results["servers"].values()) else 0
 
 
@@ -287,6 +291,11 @@ def main(argv: list[str] | None = None) -> int:
 #: checks the README's): written by a full run that measured the rtt section on mongo-java-server.
 DOCS_NUMBERS = SCRIPTS.parent / "docs" / "numbers.json"
 
+
+
+def documented() -> dict[str, Any]:
+    """The figures the docs quote now (``docs/numbers.json``), which a run's figures are set against."""
+    return json.loads(DOCS_NUMBERS.read_text()) if DOCS_NUMBERS.exists() else {}
 
 
 def write_docs_numbers(results: dict[str, Any], log: Callable[[str], None]) -> None:

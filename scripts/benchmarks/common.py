@@ -33,7 +33,7 @@ DB_PREFIX = "bench_"
 
 @dataclass
 class Settings:
-    add_sizes: tuple[int, ...] = (25, 50)  # add_messages: storage is quadratic in turns (see BENCHMARKS.md)
+    add_sizes: tuple[int, ...] = (25, 50)  # add_messages: storage is quadratic in turns (see docs/history/benchmarks-log.md)
     delta_sizes: tuple[int, ...] = (50, 100, 200)
     wide_sizes: tuple[int, ...] = (1000, 10000)  # effects in one node (section ``wide``)
     reps: int = 15  # timed repetitions per saver of each operation, at most ...

@@ -57,6 +57,7 @@ LABELS = {
 class RttSettings:
     threads: int = 4
     turns: int = 16  # per thread: a durable turn's CPU target holds over turns 1-16
+    runs: int = 3  # the turns measured again from fresh databases: each figure's spread is over these runs
     latency_ms: int = 1  # toxiproxy takes whole milliseconds
     cpu_concurrency: int = 32
     cpu_steps: int = 96
@@ -64,7 +65,19 @@ class RttSettings:
 
     @classmethod
     def quick(cls) -> RttSettings:
-        return cls(turns=3, cpu_steps=64, cpu_reps=2)
+        return cls(turns=3, cpu_steps=64, cpu_reps=3)
+
+
+#: A figure whose repeated runs differ by more than this (highest / lowest - 1) is too noisy to compare.
+NOISY = 0.15
+#: The figures the docs quote (docs/numbers.json), as (their key there, label, how to read them from an rtt run).
+QUOTED = (
+    ("ratio.compile", "wall time, `platform.compile` / `@task`", ("variants", "compile", "ratio")),
+    ("ratio.plain", "wall time, plain form / `@task`", ("variants", "plain", "ratio")),
+    ("ratio.chat_ours", "wall time, chat turn / `MongoDBSaver`", ("variants", "chat_ours", "ratio")),
+    ("cpu_ratio_sync", "client CPU, sync durable turn / `@task`", ("variants", "compile", "cpu_ratio")),
+    ("cpu_ratio", "client CPU, async durable turn / `@task`", ("cpu",)),
+)
 
 
 def task_builder() -> Any:
@@ -240,6 +253,86 @@ def summarize(variants: dict[str, Variant]) -> dict[str, Any]:
     return rows
 
 
+def combine(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One row per variant from the rows of repeated runs (``summarize``'s): each time and ratio the median of the
+    runs', with its spread (lowest, highest); commands and their breakdown from the first run, which the others
+    repeat (commands do not vary with the machine), their min-max over every run."""
+    rows: dict[str, Any] = {}
+    for name, first in runs[0].items():
+        row = dict(first)
+        for key in ("wall_ms_median", "cpu_ms_median", "ratio", "cpu_ratio"):
+            values = [r[name][key] for r in runs if r[name][key] is not None]
+            row[key] = statistics.median(values) if values else None
+            row[f"{key}_spread"] = [min(values), max(values)] if values else None
+        later = [r[name]["commands_later_min_max"] for r in runs if r[name]["commands_later_min_max"]]
+        row["commands_later_min_max"] = [min(m[0] for m in later), max(m[1] for m in later)] if later else None
+        rows[name] = row
+    return rows
+
+
+def spread_of(rtt: dict[str, Any], where: tuple[str, ...]) -> tuple[float | None, list[float] | None]:
+    """A quoted figure of an rtt run (``QUOTED``) and its spread over the run's repeats."""
+    if where == ("cpu",):
+        cpu = rtt.get("cpu") or {}
+        return cpu.get("ratio"), cpu.get("ratio_spread")
+    row = ((rtt.get(where[0]) or {}).get(where[1])) or {}
+    return row.get(where[2]), row.get(f"{where[2]}_spread")
+
+
+def _width(spread: list[float]) -> float:
+    """How far apart a figure's runs are: the highest over the lowest, less 1."""
+    return spread[1] / spread[0] - 1 if spread[0] else float("inf")
+
+
+def noisy_figures(rtt: dict[str, Any]) -> list[str]:
+    """The quoted figures (``QUOTED``) whose runs are more than ``NOISY`` apart."""
+    spreads = (spread_of(rtt, where)[1] for _, _, where in QUOTED)
+    return [key for (key, _, _), spread in zip(QUOTED, spreads) if spread and _width(spread) > NOISY]
+
+
+def verdict(rtt: dict[str, Any]) -> str:
+    """The run's judgement of itself, in a few words (``docs/numbers.json`` keeps it beside the figures)."""
+    noisy = noisy_figures(rtt)
+    if noisy:
+        return f"too noisy to compare: {', '.join(noisy)} spread more than {NOISY:.0%} over its runs"
+    return f"quiet enough to compare: every figure within {NOISY:.0%} over its runs"
+
+
+def noise(rtt: dict[str, Any], documented: dict[str, Any] | None = None) -> list[str]:
+    """Whether this run can be compared with the docs' figures: each quoted figure's spread over the run's repeats,
+    the run called too noisy when one spreads wider than ``NOISY``, else each figure set against the documented
+    one and its spread (``docs/numbers.json``)."""
+    lines = []
+    for key, label, where in QUOTED:
+        value, spread = spread_of(rtt, where)
+        if value is None or not spread:
+            continue
+        doc = _documented(documented or {}, key)
+        said = f"; the docs: {doc}" if doc else ""
+        lines.append(f"- {label}: {value:.2f}x ({spread[0]:.2f}-{spread[1]:.2f}x over its runs, {_width(spread):.0%} apart){said}")
+    noisy = noisy_figures(rtt)
+    if noisy:
+        head = (f"**Too noisy to compare**: {', '.join(noisy)} spread more than {NOISY:.0%} over this run's repeats "
+                "(another process took CPU, or the machine throttled). Run again on a quiet machine, or the full "
+                "`scripts/bench --only rtt`, before comparing with the docs' figures.")
+    else:
+        head = (f"Quiet enough to compare: every figure within {NOISY:.0%} over this run's repeats. A figure outside "
+                "the docs' spread is a change, or another machine.")
+    return [head, "", *lines, ""] if lines else []
+
+
+def _documented(numbers: dict[str, Any], key: str) -> str:
+    value: Any = numbers
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    spread: Any = numbers.get("spread", {})
+    for part in key.split("."):
+        spread = spread.get(part) if isinstance(spread, dict) else None
+    if value is None:
+        return ""
+    return f"{value:.2f}x" + (f" ({spread[0]:.2f}-{spread[1]:.2f}x)" if spread else "")
+
+
 # --------------------------------------------------------------------------------------------
 # client CPU, async, without the proxy
 
@@ -285,8 +378,10 @@ async def _cpu_line(uri: str, rs: RttSettings, server: core.ServerCPU, log: Call
     sides = {n: {k: statistics.median(r[k] for r in rs_) for k in ("client_cpu_ms_per_step", "steps_per_second")}
              | {"errors": sum(r["errors"] for r in rs_), "first_error": next((r["first_error"] for r in rs_ if r["first_error"]), None)}
              for n, rs_ in runs.items()}
+    per_rep = [core.ratio(c["client_cpu_ms_per_step"], t["client_cpu_ms_per_step"]) for c, t in zip(runs["compile"], runs["task"])]
     return {"concurrency": rs.cpu_concurrency, "steps": rs.cpu_steps, "reps": rs.cpu_reps, "sides": sides,
-            "ratio": core.ratio(sides["compile"]["client_cpu_ms_per_step"], sides["task"]["client_cpu_ms_per_step"])}
+            "ratio": core.ratio(sides["compile"]["client_cpu_ms_per_step"], sides["task"]["client_cpu_ms_per_step"]),
+            "ratio_spread": [min(per_rep), max(per_rep)] if all(r is not None for r in per_rep) else None}
 
 
 # --------------------------------------------------------------------------------------------
@@ -327,38 +422,48 @@ def bench_rtt(uri: str, s: core.Settings, server: core.ServerCPU, log: Callable[
     from tests.servers import toxiproxy
 
     rs = RttSettings.quick() if s.quick_mode else RttSettings()
+    runs = []
     with toxiproxy.latency_proxy(*host_port(uri), latency_ms=rs.latency_ms) as (host, port):
-        variants = run_turns(proxied_uri(uri, host, port), (*REACT, *CHAT), s, rs, log)
-    out: dict[str, Any] = {"settings": {"threads": rs.threads, "turns": rs.turns, "latency_ms": rs.latency_ms},
-                           "variants": summarize(variants)}
+        for run in range(rs.runs):
+            log(f"  rtt run {run + 1}/{rs.runs}")
+            runs.append(summarize(run_turns(proxied_uri(uri, host, port), (*REACT, *CHAT), s, rs, log)))
+    out: dict[str, Any] = {"settings": {"threads": rs.threads, "turns": rs.turns, "runs": rs.runs, "latency_ms": rs.latency_ms},
+                           "variants": combine(runs), "runs": runs}
     if cpu_line:
         out["cpu"] = asyncio.run(_cpu_line(uri, rs, server, log))
         out["calls"] = count_calls(uri)
     return out
 
 
-def render_rtt(rtt: dict[str, Any]) -> list[str]:
+def _spread(row: dict[str, Any], key: str, fmt: str = "{:.2f}") -> str:
+    spread = row.get(f"{key}_spread")
+    return f" ({fmt.format(spread[0])}–{fmt.format(spread[1])})" if spread and spread[0] != spread[1] else ""
+
+
+def render_rtt(rtt: dict[str, Any], documented: dict[str, Any] | None = None) -> list[str]:
     st = rtt["settings"]
     rows = rtt["variants"]
+    runs = st.get("runs", 1)
     lines = ["## 7. Round trips at 1 ms (issue 20)", "",
              f"toxiproxy in front of the server delays every reply by {st['latency_ms']:g} ms. Sync, {st['threads']} "
-             f"threads x {st['turns']} turns per variant, one turn after another, the variants interleaved turn by turn. "
-             "A ReAct turn: the model asks for the tool, the tool runs, the model answers. wall = median per turn "
-             "(quartiles) over all turns; ratio = wall / the reference's (ReAct: the `@task` variant; chat: "
-             "`MongoDBSaver`). commands: a thread's later turns (min–max), and its first turn, which has no earlier "
-             "writes to read; the breakdown below is the mean over all turns. client CPU = median process CPU time "
-             "per turn (every thread, background sends included), and its ratio to the reference's.", "",
-             "| per turn, 1 ms round trip | commands, later turns (min–max) | first turn | wall ms (quartiles) | ratio "
+             f"threads x {st['turns']} turns per variant, one turn after another, the variants interleaved turn by turn, "
+             f"{runs} runs from fresh databases. "
+             "A ReAct turn: the model asks for the tool, the tool runs, the model answers. wall = median per turn, "
+             "the median of the runs' (lowest–highest run); ratio = wall / the reference's (ReAct: the `@task` "
+             "variant; chat: `MongoDBSaver`), the median of the runs' (lowest–highest). commands: a thread's later "
+             "turns (min–max over every run), and its first turn, which has no earlier writes to read; the breakdown "
+             "below is the mean over all turns. client CPU = median process CPU time per turn (every thread, "
+             "background sends included), and its ratio to the reference's.", "",
+             "| per turn, 1 ms round trip | commands, later turns (min–max) | first turn | wall ms | ratio "
              "| client CPU ms | CPU ratio |",
              "|---|---|---|---|---|---|---|"]
     for name in (*REACT, *CHAT):
         r = rows[name]
-        q = r["wall_ms_quartiles"]
-        quart = f" ({q[0]:.0f}–{q[2]:.0f})" if q else ""
         later = (f"{r['commands_later_turns']:.1f} ({r['commands_later_min_max'][0]}–{r['commands_later_min_max'][1]})"
                  if r["commands_later_turns"] is not None else "")
-        lines.append(f"| {LABELS[name]} | {later} | {r['commands_first_turn']:.1f} | {r['wall_ms_median']:.1f}{quart} "
-                     f"| **{core._f(r['ratio'])}** | {r['cpu_ms_median']:.2f} | **{core._f(r['cpu_ratio'])}** |")
+        lines.append(f"| {LABELS[name]} | {later} | {r['commands_first_turn']:.1f} | {r['wall_ms_median']:.1f}"
+                     f"{_spread(r, 'wall_ms_median', '{:.1f}')} | **{core._f(r['ratio'])}**{_spread(r, 'ratio')} "
+                     f"| {r['cpu_ms_median']:.2f} | **{core._f(r['cpu_ratio'])}**{_spread(r, 'cpu_ratio')} |")
     lines += ["", "Commands per turn by collection and command:", ""]
     names = [n for n in (*REACT, *CHAT) if n in rows]
     keys = sorted({k for n in names for k in rows[n]["by_target"]})
@@ -375,13 +480,13 @@ def render_rtt(rtt: dict[str, Any]) -> list[str]:
                   "| variant | client CPU ms/turn | turns/s | failed turns |", "|---|---|---|---|",
                   f"| {LABELS['compile']} | {c['client_cpu_ms_per_step']:.2f} | {c['steps_per_second']:.1f} | {c['errors']} |",
                   f"| {LABELS['task']} | {t['client_cpu_ms_per_step']:.2f} | {t['steps_per_second']:.1f} | {t['errors']} |",
-                  f"| **ratio** | **{core._f(cpu['ratio'])}** | | |", ""]
+                  f"| **ratio** | **{core._f(cpu['ratio'])}**{_spread(cpu, 'ratio')} | | |", ""]
         errs = [f"{n}: {d['first_error']}" for n, d in cpu["sides"].items() if d.get("first_error")]
         if errs:
             lines += ["Failed turns: " + "; ".join(errs), ""]
     if rtt.get("calls"):
         lines += calls.render_calls(rtt["calls"], LABELS)
-    return lines
+    return lines + noise(rtt, documented)
 
 
 def docs_numbers(rtt: dict[str, Any], server: str, day: str) -> dict[str, Any]:
@@ -389,17 +494,28 @@ def docs_numbers(rtt: dict[str, Any], server: str, day: str) -> dict[str, Any]:
     per later turn, the wall-time ratio to each variant's reference, and the durable turn's client CPU ratio (sync,
     through the proxy, and async at the CPU line's concurrency)."""
     rows = rtt["variants"]
+    spreads = {name: row["ratio_spread"] for name, row in rows.items() if name != REFERENCE[name]}
     numbers: dict[str, Any] = {
         "measured": day,
         "server": f"{server} behind toxiproxy ({rtt['settings']['latency_ms']} ms)",
+        "runs": rtt["settings"].get("runs", 1),
+        "verdict": verdict(rtt),
         "commands": {name: round(row["commands_later_turns"]) for name, row in rows.items()},
         "ratio": {name: round(row["ratio"], 2) for name, row in rows.items() if name != REFERENCE[name]},
+        "ms": {name: round(row["wall_ms_median"], 1) for name, row in rows.items()},
+        "spread": {"ratio": {name: _rounded(s) for name, s in spreads.items()}},
     }
     if rows.get("compile", {}).get("cpu_ratio") is not None:
         numbers["cpu_ratio_sync"] = round(rows["compile"]["cpu_ratio"], 2)
+        numbers["spread"]["cpu_ratio_sync"] = _rounded(rows["compile"]["cpu_ratio_spread"])
     if rtt.get("cpu"):
         numbers["cpu_ratio"] = round(rtt["cpu"]["ratio"], 2)
+        numbers["spread"]["cpu_ratio"] = _rounded(rtt["cpu"]["ratio_spread"])
     return numbers
+
+
+def _rounded(spread: list[float] | None) -> list[float] | None:
+    return [round(spread[0], 2), round(spread[1], 2)] if spread else None
 
 
 if __name__ == "__main__":  # calls.counted_in_child runs the count here, in a process of its own

@@ -25,6 +25,8 @@ class SaverHooks:
 
     #: Called at each read that may start a compiled child's run (``MongoDBCheckpointer.observe_child_runs``).
     child_runs: list[Callable[[str, RunnableConfig], None]] = field(default_factory=list)
+    #: Called with the graph a root run starts (``MongoDBCheckpointer.observe_root_runs``); raises to refuse it.
+    root_runs: list[Callable[[Any], None]] = field(default_factory=list)
     #: Each returns a plan dropping what a pruned thread's finished tasks left (``observe_sweep_prunes``).
     sweep_prunes: list[Callable[[str, list[str]], Plan]] = field(default_factory=list)
     #: Refuses a write of a thread whose run may have lost its lock, without I/O (the constructor's ``run_fence``).

@@ -216,6 +216,18 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         """
         self.hooks.child_runs.append(observer)
 
+    def observe_root_runs(self, observer: Callable[[Any], None]) -> None:
+        """Call ``observer(graph)`` as a root run of ``graph`` starts, before any of its steps: at LangGraph's read of
+        the thread's latest checkpoint, with the compiled graph being run (``_langgraph.running_graph``). An
+        exception it raises fails the run there. ``DurablePlatform`` validates the graph's compiled children
+        (``TopologyError``), so a graph compiled with ``checkpointer=platform.checkpointer`` is refused when
+        ``platform.compile`` would have refused it, at its first run.
+
+        Args:
+            observer: called with the ``Pregel`` whose run starts.
+        """
+        self.hooks.root_runs.append(observer)
+
     def observe_sweep_prunes(self, forget: Callable[[str, list[str]], Any]) -> None:
         """Let ``forget(thread_id, finished)`` drop what a thread's finished tasks left, in a ``keep_latest`` sweep.
 
@@ -245,7 +257,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
                 "the child's state, call graph.update_state with the child's config, then resume with the root config"
             )
         if _langgraph.root_run_start(config):
-            self._roots.run_started(str(config["configurable"].get("thread_id")), on_loop=on_loop)
+            self._start_root_run(str(config["configurable"].get("thread_id")), on_loop=on_loop)
         if not self.hooks.child_runs or not isinstance(config, dict):
             return
         if not (config.get("metadata") or {}).get("langgraph_checkpoint_ns"):
@@ -254,6 +266,16 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         if thread_id is not None:
             for observer in self.hooks.child_runs:
                 observer(str(thread_id), config)
+
+    def _start_root_run(self, thread_id: str, *, on_loop: bool) -> None:
+        """A root run's start: its graph shown to the observers (``observe_root_runs``), which may refuse it, then the
+        run noted (``_notice_run_start``)."""
+        if self.hooks.root_runs:
+            graph = _langgraph.running_graph()
+            if graph is not None:
+                for observer in self.hooks.root_runs:
+                    observer(graph)
+        self._roots.run_started(thread_id, on_loop=on_loop)
 
     @classmethod
     def from_conn_string(
@@ -284,7 +306,11 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
             conn_string: a MongoDB URI, e.g. ``mongodb://localhost:27017/agents``.
             db_name: the database; by default the URI's path (``agents`` above), else ``MONGODB_DB``, else
                 ``langgraph`` (the rule of the server factory and the CLI too).
-            serde, ttl, collections, chunk_bytes, auto_setup: as for ``MongoDBCheckpointer``.
+            serde: as for ``MongoDBCheckpointer``.
+            ttl: as for ``MongoDBCheckpointer``.
+            collections: as for ``MongoDBCheckpointer``.
+            chunk_bytes: as for ``MongoDBCheckpointer``.
+            auto_setup: as for ``MongoDBCheckpointer``.
 
         Returns:
             A context manager (``with`` or ``async with``) that yields the saver and closes both clients.

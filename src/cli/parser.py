@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import os
+from importlib.metadata import version
 
 from . import __doc__ as USAGE
+from ..storage.format import FORMAT_VERSION
 from .importer import add_arguments as import_arguments
 
 
@@ -13,6 +15,9 @@ def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="langgraph-durable-mongodb", description=USAGE.split("\n\n")[0])
     _where(parser, os.environ.get("MONGODB_URI"), None)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {version('langgraph-durable-mongodb')} (writes storage format {FORMAT_VERSION})"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = _command(sub, "threads", "threads in id order with their state, latest step, checkpoint count and last update")
     p.add_argument("--limit", type=_positive, default=50, help="threads per page (default: 50)")

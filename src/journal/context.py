@@ -77,7 +77,10 @@ class EffectInfo:
     Attributes:
         position: the effect's journal position.
         kind, name: what the effect is (``llm``/``tool``/a user kind, and its name).
-        attempt: executions started at this position, this one included (0 while replayed).
+        attempt: executions started at this position in every process, this one included, as its entry counts
+            them (0 while replayed): exact wherever the effect was claimed before it ran (``at_most_once``, runs
+            without the run lock, ``claim_always``); under the run lock an at-least-once effect runs unclaimed, and
+            an execution a crash cut short left no entry to count.
         at_most_once: whether a lost outcome stops a re-run.
         replayed: its outcome comes from the journal: a wrapper's ``replay`` hook is running, not the effect.
         recorded_key: the idempotency key the position's entry was first claimed under, when it was (a take-over

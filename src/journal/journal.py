@@ -39,9 +39,10 @@ class ActivityJournal(TwoFaces, JournalPlans):
     or from clients: ``ActivityJournal(MongoClient(uri), db_name="agents")``.
 
     Args:
-        client / async_client: as for ``MongoDBCheckpointer``: a sync client
-            serves ``run``, an async one ``arun``.
-        db_name, collection: where entries live (``activity_journal``).
+        client: as for ``MongoDBCheckpointer``: a sync client serves ``run``, an async one ``arun``.
+        async_client: an async client, beside a sync ``client`` (as for ``MongoDBCheckpointer``).
+        db_name: the database the entries live in.
+        collection: the collection they live in (``activity_journal``).
         serde: serializes outcomes; use the checkpointer's.
         lease_seconds: how long a claim holds a position without a heartbeat.
             The owner renews it every ``lease_seconds / 3`` while the effect
@@ -81,6 +82,11 @@ class ActivityJournal(TwoFaces, JournalPlans):
             effect starts; it raises to refuse (the claim is then freed as never run). ``for_checkpointer``
             shares the saver's: ``DurablePlatform``'s run locks' ``check_held``, so a run that may have lost its
             thread's lock starts no effect.
+        claim_always: claim every effect before it runs, at-least-once ones under the run lock too (one command
+            more per such effect, where the run lock lets them record in one): a process that dies mid-effect then
+            leaves a ``started`` entry, which ``inspect`` and the web inspector show, and ``current_effect().attempt``
+            counts the executions every process started. By default an at-least-once effect under the run lock
+            runs unclaimed (see the journal's docs), and a crash mid-effect leaves no entry to count.
     """
 
     _needs_sync = (
@@ -114,6 +120,7 @@ class ActivityJournal(TwoFaces, JournalPlans):
         auto_setup: bool = True,
         storage_format: StorageFormat | None = None,
         run_fence: Callable[[str], object] | None = None,
+        claim_always: bool = False,
     ) -> None:
         client, async_client = split_clients(
             client, async_client, "ActivityJournal", "or build it with ActivityJournal.for_checkpointer(saver)"
@@ -133,6 +140,9 @@ class ActivityJournal(TwoFaces, JournalPlans):
         self._input_key = _checked_digest_key(digest_key)
         self.metadata_collection = require_str("metadata_collection", metadata_collection, allow_empty=False)
         self.run_fence = run_fence
+        if not isinstance(claim_always, bool):
+            raise InvalidInputError(f"claim_always must be True or False, got {claim_always!r}")
+        self.claim_always = claim_always
         self._keyed_inputs = digest_key is not None or encrypted
         if storage_format is None:
             names = CollectionNames(journal=self.collection, metadata=self.metadata_collection)

@@ -171,8 +171,15 @@ class SecureLLM(BaseChatModel):
     journal: ActivityJournal | None = None
     effect_name: str | None = None
 
-    def __init__(self, model: Runnable | BaseChatModel, **kwargs: Any) -> None:
-        super().__init__(model=model, **kwargs)
+    def __init__(
+        self,
+        model: Runnable | BaseChatModel,
+        *,
+        journal: ActivityJournal | None = None,
+        effect_name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(model=model, journal=journal, effect_name=effect_name, **kwargs)
 
     def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
         """The wrapped model's name (``ChatOpenAI``, ...), unless this one was named: callbacks, ``astream_events``
@@ -234,8 +241,12 @@ class SecureLLM(BaseChatModel):
 
         Args:
             messages: the prompts, each journaled as one call, in order.
-            stop, callbacks, tags, metadata, run_name, run_id: as for ``BaseChatModel.generate``; the run gets
-                the ``durable`` metadata (and tag, for a replay) too. ``run_id`` names the first prompt's run.
+            stop: as for ``BaseChatModel.generate``.
+            callbacks: as for ``BaseChatModel.generate``.
+            tags: as for ``BaseChatModel.generate``; a replay's run gets the ``durable`` tag too.
+            metadata: as for ``BaseChatModel.generate``; the run gets the ``durable`` metadata too.
+            run_name: as for ``BaseChatModel.generate``.
+            run_id: names the first prompt's run.
             **kwargs: passed to the wrapped model (and recorded as the call's input).
 
         Returns:
@@ -303,7 +314,10 @@ class SecureLLM(BaseChatModel):
         """Journal the streamed call, then show it to callbacks in a run of its own; a replay yields one chunk.
 
         Args:
-            input, config, stop, **kwargs: as for ``BaseChatModel.stream``.
+            input: as for ``BaseChatModel.stream``.
+            config: as for ``BaseChatModel.stream``.
+            stop: as for ``BaseChatModel.stream``.
+            **kwargs: as for ``BaseChatModel.stream``.
 
         Returns:
             The chunks as the model streams them, or the recorded message as one chunk.

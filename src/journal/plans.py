@@ -287,6 +287,7 @@ class JournalPlans:
     expiry: Callable[[str], Mapping[str, Any]] | None
     metadata_collection: str
     run_fence: Callable[[str], object] | None
+    claim_always: bool
     _input_key: bytes | None
     _keyed_inputs: bool
 
@@ -539,7 +540,7 @@ class JournalPlans:
         key = yield from self._input_key_plan(where.thread_id if isinstance(where, EffectPosition) else where.node.thread_id)
         fingerprint = {"digest": digest(call.input, key), "preview": self._preview(call.preview_source, secrets)}
         pos, known, exclusive, node_attempt = yield from self._place(call, where, fingerprint["digest"])
-        if exclusive and not call.at_most_once:
+        if exclusive and not call.at_most_once and not self.claim_always:
             settled = yield from self._unclaimed(call, pos, known, fingerprint, owner, secrets, node_attempt)
             if settled is not None:
                 return pos, settled

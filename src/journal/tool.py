@@ -66,7 +66,9 @@ class SecureTool(BaseTool):
     journal: ActivityJournal | None = None
     at_most_once: bool = False
 
-    def __init__(self, tool: BaseTool, **kwargs: Any) -> None:
+    def __init__(
+        self, tool: BaseTool, *, journal: ActivityJournal | None = None, at_most_once: bool = False, **kwargs: Any
+    ) -> None:
         fields = {
             "name": tool.name,
             "description": tool.description,
@@ -76,7 +78,7 @@ class SecureTool(BaseTool):
             "metadata": tool.metadata,
             "tags": tool.tags,
         }
-        super().__init__(tool=tool, **{**fields, **kwargs})
+        super().__init__(tool=tool, journal=journal, at_most_once=at_most_once, **{**fields, **kwargs})
 
     def _call(self, input: Any) -> EffectCall:
         tool_call_id = _tool_call_id(input)

@@ -66,9 +66,14 @@ def _binary_works(path: Path) -> bool:
     return out.returncode == 0 and VERSION in out.stdout
 
 
+def is_cached() -> bool:
+    """True when a working binary is cached: nothing to build."""
+    return _binary_works(binary_path())
+
+
 def is_available() -> bool:
     """True when a server can be started: a working binary is cached, or `go` can build one."""
-    return _binary_works(binary_path()) or shutil.which("go") is not None
+    return is_cached() or shutil.which("go") is not None
 
 
 def install(verbose: bool = True) -> Path:

@@ -69,6 +69,11 @@ def missing_tools() -> list[str]:
     return [t for t in tools if shutil.which(t) is None]
 
 
+def is_cached() -> bool:
+    """True when the launcher jar is cached: nothing to build."""
+    return jar_path().is_file()
+
+
 def is_available() -> bool:
     """True when a server can be started: `java` runs the jar, which is cached or `mvn` can build."""
     return not missing_tools()

@@ -2,6 +2,12 @@
 
 MUTANTS = (
     (
+        "the plain compile form runs a graph whose children platform.compile refuses (own saver, checkpointer=True/False)",
+        "        self.checkpointer.observe_root_runs(self._validate_run)\n",
+        "",
+        ("tests/test_platform_replay.py", "-m", "not server", "-k", "refuse_a_child_the_platform_cannot_identify"),
+    ),
+    (
         "the run lock's guard is gone: effects are neither stopped by it nor journaled as the run's alone",
         "EffectScope(self.journal, self.locator, check_held if self.run_locks is not None else None)",
         "EffectScope(self.journal, self.locator, None)",

@@ -2,6 +2,12 @@
 
 MUTANTS = (
     (
+        "the journal takes a claim_always that is not a bool",
+        "        if not isinstance(claim_always, bool):\n",
+        "        if False:\n",
+        ("tests/test_bad_input_options.py", "-k", "journal_refuses"),
+    ),
+    (
         "the journal takes any class as a terminal error",
         "    if not all(isinstance(t, type) and issubclass(t, BaseException) for t in types):",
         "    if not all(isinstance(t, type) for t in types):",

@@ -2,6 +2,12 @@
 
 MUTANTS = (
     (
+        "claim_always does not claim an at-least-once effect under the run lock: a crash mid-effect goes uncounted",
+        "        if exclusive and not call.at_most_once and not self.claim_always:",
+        "        if exclusive and not call.at_most_once:",
+        ("tests/test_platform_replay.py", "-m", "not server", "-k", "attempt_counts_an_execution_cut_short"),
+    ),
+    (
         "journal record fence",
         "self._settle(held_fence(pos, claimed.fence), update)",
         'self._settle(entry_filter(pos, status="started"), update)',

@@ -53,8 +53,8 @@ MUTANTS = (
     ),
     (
         "issue 34: a collection trusted once is looked up again every time",
-        "            self.thread_collections.trust(name, KEY_INDEX_ROLES[held[0]])\n",
-        "",
+        "                self.thread_collections.trust(name, KEY_INDEX_ROLES[held[0]])\n",
+        "                pass\n",
         ("tests/test_thread_collections.py", "-k", "renamed_is_trusted and mongo_java_server"),
     ),
     (
