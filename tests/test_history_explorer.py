@@ -130,6 +130,28 @@ def test_a_resume_finds_the_records_its_stopped_run_left_in_flight(variant: dict
     judge(dataclasses.replace(RECORDS_IN_FLIGHT, **variant))
 
 
+#: Histories a fresh seed found (issue 44): a task failed (a failed journal setup, a raise) while its siblings' records
+#: were being written; LangGraph cancelled the siblings, whose writes were waiting for those records, and the
+#: cancellation reached the records' futures through ``asyncio.wrap_future``: taken for done, they were not waited
+#: for by the resume, which ran the effects again.
+CANCELLED_WAITERS = {
+    "a failed setup": Plan(
+        (Stage("parallel", ("effect", "effect")), Stage("interrupt", ("effect",), edit="plain")), mode="async",
+        durability="sync", fault=Fault("command", at=0.31), caller="plain", slow=0.005,
+    ),
+    "a raise, copied": Plan(
+        (Stage("parallel", ("once", "effect", "effect"), loops=4), Stage("interrupt", ("effect",), edit="as_node"),
+         Stage("node", ("effect", "tool", "once"), loops=2)),
+        mode="async", durability="sync", fault=Fault("raise", node="s0b1", visit=2), caller="batch", slow=0.03, copy=True,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CANCELLED_WAITERS))
+def test_a_resume_finds_the_records_of_siblings_cancelled_while_they_waited(name: str) -> None:
+    judge(CANCELLED_WAITERS[name])
+
+
 def test_the_oracle_sees_a_later_visit_given_an_earlier_visit_s_outcome() -> None:
     """The oracle bites: a ledger where visit 2 got visit 1's value, one where a slot ran twice without a fault, and
     a journal whose stored labels number the visits out of the order they ran."""

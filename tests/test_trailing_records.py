@@ -438,3 +438,40 @@ def test_a_new_run_waits_for_a_record_left_in_flight_and_does_not_raise_its_erro
     record.set_exception(EffectRecordLostError("another worker recorded it first"))
     runner.join(10)
     assert outcome["out"]["notes"] == ["checked"]
+
+
+def test_a_waiter_cancelled_while_it_waits_for_a_record_does_not_call_the_record_off() -> None:
+    """LangGraph cancels a failed task's siblings; one waiting for a record (its writes, ``Join``) must not cancel the
+    record's future through ``asyncio.wrap_future``: a record still queued would never be written, and one under way
+    would be taken for done while it goes on, so the next run would not wait for it (the explorer, issue 44)."""
+    import concurrent.futures
+
+    import mongomock
+    from mongomock_motor import AsyncMongoMockClient
+
+    from langgraph_durable_mongodb.storage.plans.interpreters import AsyncInterpreter
+    from langgraph_durable_mongodb.storage.plans.requests import Defer, Join, Sleep
+
+    interpreter = AsyncInterpreter(AsyncMongoMockClient(mock_mongo_client=mongomock.MongoClient())["db"])
+    queued: concurrent.futures.Future[Any] = concurrent.futures.Future()  # a pool thread's record, not started yet
+
+    def slow() -> Any:
+        yield Sleep(0.2)
+        return "written"
+
+    def join(futures: tuple[Any, ...]) -> Any:
+        yield Join(futures)
+
+    async def scenario() -> tuple[Any, Any]:
+        record = await interpreter.run((lambda: (yield Defer(slow())))())
+        waiter = asyncio.ensure_future(interpreter.run(join((queued, record))))
+        await asyncio.sleep(0.05)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        assert not record.cancel()  # under way: nothing can call it off
+        return await asyncio.wrap_future(record), record
+
+    written, record = asyncio.run(scenario())
+    assert written == "written" and not record.cancelled()
+    assert not queued.cancelled()

@@ -561,6 +561,7 @@ class AsyncInterpreter(_Collections):
 
     async def _defer(self, request: Defer) -> concurrent.futures.Future[Any]:
         done = LoopFuture(asyncio.get_running_loop())
+        done.set_running_or_notify_cancel()  # under way: no waiter can cancel it (``Future.cancel`` refuses then)
         task = asyncio.ensure_future(self.run(request.plan))
         _DEFERRED_TASKS.add(task)  # the loop keeps only a weak reference to its tasks
         task.add_done_callback(lambda t: _settle_future(done, t))
@@ -571,7 +572,10 @@ class AsyncInterpreter(_Collections):
             await asyncio.wait([asyncio.wrap_future(f) for f in request.futures])
             return
         for future in request.futures:
-            await asyncio.wrap_future(future)
+            # Shielded: a cancelled waiter (LangGraph cancels a failed task's siblings) must not call the work off
+            # through ``wrap_future`` (a record still queued would never be written, one under way would be taken for
+            # done while it goes on).
+            await asyncio.shield(asyncio.wrap_future(future))
 
     async def _heartbeat(self, request: Heartbeat) -> Beat:
         return Beat() if request.every <= 0 else TaskBeat(asyncio.create_task(self._beat(request)))

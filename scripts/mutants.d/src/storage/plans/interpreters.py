@@ -60,4 +60,16 @@ MUTANTS = (
         "",
         ("tests/test_trailing_records.py", "-m", "not server", "-k", "does_not_raise_its_error and async"),
     ),
+    (
+        "a waiter cancelled while it waits for a record cancels the record's future",
+        "            await asyncio.shield(asyncio.wrap_future(future))",
+        "            await asyncio.wrap_future(future)",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "does_not_call_the_record_off"),
+    ),
+    (
+        "a deferred record's future can be called off",
+        "        done.set_running_or_notify_cancel()  # under way: no waiter can cancel it (``Future.cancel`` refuses then)\n",
+        "",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "does_not_call_the_record_off"),
+    ),
 )
