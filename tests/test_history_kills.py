@@ -55,7 +55,7 @@ class Child:
         life.unknown = [UnknownKey(key) for key in last["unknown"]]
         with MongoClient(self.uri) as client:
             stored = history.journal_labels(client, self.db)
-        outcome = history.Outcome([life], fault_fired=fired, labels=[stored])
+        outcome = history.Outcome([life], fault_fired=fired, labels={1: stored})  # every child writes life 1 of the ledger
         records = ledger.Ledger(self.ledger(name)).all()
         return oracle.problems(plan, outcome, records, notes)
 
