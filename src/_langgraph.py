@@ -238,6 +238,15 @@ def task_call(task_path: Any) -> TaskCall | None:
     return None
 
 
+def trailing_calls(task_path: Any) -> int:
+    """How many functional-API task calls end a task's namespace: it, the task that called it, ... (0 for a task
+    the graph's loop prepared itself)."""
+    calls = 0
+    while (call := task_call(task_path)) is not None:
+        calls, task_path = calls + 1, call.caller_path
+    return calls
+
+
 def root_run_start(config: Any) -> bool:
     """Whether a checkpoint read is the one a root run starts with: LangGraph's loop reads with its runtime in the
     config (``CONFIG_KEY_RUNTIME``), in the root namespace, outside any task; ``get_state`` reads without it."""

@@ -14,11 +14,13 @@ import uuid
 from typing import Annotated, Any, TypedDict
 
 import pytest
+from pymongo.errors import AutoReconnect
 from langgraph.graph import START, StateGraph
 from langgraph.func import task
 from langgraph.types import RetryPolicy
 
 from langgraph_durable_mongodb.journal import current_effect, effect
+from langgraph_durable_mongodb.storage.plans.requests import Sleep
 
 from .clients import PlainCompile
 from .journal_helpers import Counter
@@ -262,6 +264,55 @@ def test_a_finished_task_is_not_run_again_and_its_effect_not_asked(platform: Any
     out = _resumed(platform.compile(graph), {"notes": []}, {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}, mode)
     assert out["notes"] == ["charged 100"]
     assert (executed.n, replays.n) == (1, 1)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_an_effect_inside_a_task_whose_record_is_lost_keeps_its_caller_from_being_saved_done(platform: Any, mode: str) -> None:
+    """The record of a charge inside a ``@task`` is lost after the charge returned. The task's writes wait for it,
+    and so do those of the node that called it: the task runs on the node's loop, which saves each on its own, so a
+    node saved done would be taken for done on resume, its charge run once and never recorded (found by the
+    explorer: a task stage, a failed ``find_one_and_update``). The resume runs the node and its task again; the
+    at-least-once charge runs again and is recorded, and the state holds what the journal holds."""
+    platform.setup()
+    executed, keys = Counter(), []
+    pay = _charge_in_a_task(executed, keys, fail_task_once=False, mode=mode)
+    record, lost = platform.journal._record, []  # noqa: SLF001 - the plan every record goes through
+
+    def lost_once(*args: Any, **kwargs: Any) -> Any:
+        if not lost:
+            lost.append(1)
+            yield Sleep(0.05)  # the node goes on with the charge's value meanwhile
+            raise AutoReconnect("the record's reply was lost")
+        return (yield from record(*args, **kwargs))
+
+    platform.journal._record = lost_once  # noqa: SLF001
+
+    def bill(state: State) -> State:
+        return {"notes": [pay(100).result()]}
+
+    async def abill(state: State) -> State:
+        return {"notes": [await pay(100)]}
+
+    graph = StateGraph(State)
+    graph.add_node("bill", bill if mode == "sync" else abill)
+    graph.add_edge(START, "bill")
+    compiled, thread = platform.compile(graph), f"t-{uuid.uuid4().hex[:8]}"
+    config = {"configurable": {"thread_id": thread}}
+
+    async def arun() -> Any:  # one event loop for both runs (a server's async client keeps to its loop)
+        with pytest.raises(AutoReconnect):
+            await compiled.ainvoke({"notes": []}, config)
+        return await compiled.ainvoke(None, config)
+
+    if mode == "async":
+        out = asyncio.run(arun())
+    else:
+        with pytest.raises(AutoReconnect):
+            compiled.invoke({"notes": []}, config)
+        out = compiled.invoke(None, config)
+    assert lost and executed.n == 2 and len(set(keys)) == 1  # run again (at least once), under its one key
+    assert [(e["name"], e["status"]) for e in platform.journal.entries(thread)] == [("charge", "completed")]
+    assert out["notes"] == ["charged 100"]
 
 
 def test_a_task_s_own_retry_policy_replays_the_effect_of_the_attempt_before(platform: Any) -> None:

@@ -177,13 +177,23 @@ def test_function_node_running_graphs_that_disagree_on_a_node_is_ambiguous() -> 
 
 def test_the_running_task_is_the_last_segment_prepared_from_its_loops_checkpoint() -> None:
     from langgraph_durable_mongodb._langgraph import CONFIG_KEY_CHECKPOINT_MAP, RunningTask
-    from langgraph_durable_mongodb.resolver.namespace import root_task_name, running_task
+    from langgraph_durable_mongodb.resolver.namespace import root_task_name, running_tasks
 
     checkpoints = {"": "c0", "a:T": "c1", "a:T|1": "c2"}
-    configurable = {"checkpoint_ns": "a:T|1|b:U", CONFIG_KEY_CHECKPOINT_MAP: checkpoints}
-    assert running_task(configurable) == RunningTask("U", "a:T|1", "c2")  # the counter stays on the loop's key
-    assert running_task({"checkpoint_ns": "a:T", CONFIG_KEY_CHECKPOINT_MAP: checkpoints}) == RunningTask("T", "", "c0")
-    assert running_task({"checkpoint_ns": "z:T|b:U", CONFIG_KEY_CHECKPOINT_MAP: checkpoints}) is None  # no such loop
-    assert running_task({"checkpoint_ns": "", CONFIG_KEY_CHECKPOINT_MAP: checkpoints}) is None  # outside a task
-    assert running_task({"checkpoint_ns": "a:T|1", CONFIG_KEY_CHECKPOINT_MAP: checkpoints}) is None  # a run, no task
+
+    def tasks(ns: str, path: object = None) -> tuple[RunningTask, ...]:
+        return running_tasks({"configurable": {"checkpoint_ns": ns, CONFIG_KEY_CHECKPOINT_MAP: checkpoints}, "metadata": {"langgraph_path": path}})
+
+    assert tasks("a:T|1|b:U") == (RunningTask("U", "a:T|1", "c2"),)  # the counter stays on the loop's key
+    assert tasks("a:T") == (RunningTask("T", "", "c0"),)
+    assert tasks("z:T|b:U") == ()  # no such loop
+    assert tasks("") == ()  # outside a task
+    assert tasks("a:T|1") == ()  # a run, no task
+    # A @task call runs on its caller's loop, which saves the caller's writes and the call's each on its own.
+    node = ("__pregel_pull", "a")
+    call = ("__pregel_push", node, 0, True)
+    assert tasks("a:T|t:C", call) == (RunningTask("T", "", "c0"), RunningTask("C", "", "c0"))
+    nested = ("__pregel_push", call, 1, True)
+    assert tasks("a:T|1|b:U|t:C|u:D", nested) == tuple(RunningTask(t, "a:T|1", "c2") for t in "UCD")
+    assert tasks("t:C", nested) == ()  # more calls than segments: not a namespace LangGraph makes
     assert root_task_name("agent:T|child|x:U") == "agent"  # unchecked past the first segment

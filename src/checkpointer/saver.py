@@ -759,7 +759,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
 
         Args:
             thread_id: the thread.
-            task: the LangGraph task whose writes wait (``resolver.namespace.running_task``).
+            task: the LangGraph task whose writes wait (``resolver.namespace.running_tasks``).
             future: the work they wait for.
         """
         self._roots.holds.hold(thread_id, task.task_id, task.checkpoint_ns, task.prepared_from, future)

@@ -30,7 +30,7 @@ from ..storage.plans.interpreters import on_event_loop
 from .._bson import require_str
 from ..errors import NoDurableScopeError, SyncEffectOnEventLoopError
 from ..resolver import ResolvedNamespace, TaskTrace, current_durable_scope
-from ..resolver.namespace import root_task_name, running_task
+from ..resolver.namespace import root_task_name, running_tasks
 from ..resolver.position import NodePosition
 from ..resolver.running import StepEdit, resolve_task
 from ..resolver.visit import visit_position
@@ -174,17 +174,19 @@ class ResolverLocator:
         return config, thread_id, root, unstored, root_task_name(configurable["checkpoint_ns"])
 
     def trail(self) -> Trail | None:
-        """The running task's trailing records (with a saver): the task's writes wait for them."""
+        """The running task's trailing records (with a saver): the task's writes wait for them, and those of the tasks
+        that called it when it is a ``@task`` call."""
         if self.saver is None:
             return None
         config, thread_id, _, _, _ = self._task()
-        task = running_task(config["configurable"])
-        if task is None:
+        tasks = running_tasks(config)
+        if not tasks:
             return None
         saver = self.saver
 
         def hold(record: Future[Any]) -> None:
-            saver.hold_task_writes(thread_id, task, record)
+            for task in tasks:
+                saver.hold_task_writes(thread_id, task, record)
 
         return Trail(hold)
 

@@ -156,7 +156,7 @@ class DurableSubgraphResolver:
             NamespaceError: the namespace does not come from this graph, or ``config`` is not a node's own.
         """
         ns = (config.get("configurable") or {}).get("checkpoint_ns")
-        calls = _trailing_calls((config.get("metadata") or {}).get("langgraph_path"))
+        calls = _langgraph.trailing_calls((config.get("metadata") or {}).get("langgraph_path"))
         levels = [Level(level.segment, level.path, level.kind is NodeKind.CHILD) for level in self._walk(ns, calls)]
         return resolve_levels(config, trace, levels, origin, _unbound)
 
@@ -193,14 +193,6 @@ class DurableSubgraphResolver:
             walked.append(_WalkedSegment(segment, node.kind, path))
             graphs = node.subgraphs
         return tuple(walked)
-
-
-def _trailing_calls(task_path: Any) -> int:
-    """How many functional-API task calls end the running task's namespace: it, the task that called it, ..."""
-    calls = 0
-    while (call := _langgraph.task_call(task_path)) is not None:
-        calls, task_path = calls + 1, call.caller_path
-    return calls
 
 
 def _lookup(graphs: tuple[GraphTopology, ...], segment: NamespaceSegment, ns: str, parent: str) -> NodeTopology:

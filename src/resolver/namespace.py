@@ -32,7 +32,7 @@ __all__ = [
     "SendOrigin",
     "parse_namespace",
     "root_task_name",
-    "running_task",
+    "running_tasks",
 ]
 
 
@@ -165,16 +165,26 @@ def _parsed(ns: str) -> tuple[NamespaceSegment, ...]:
     return tuple(segments)
 
 
-def running_task(configurable: dict[str, Any]) -> _langgraph.RunningTask | None:
-    """The task whose config this is: the last segment of its ``checkpoint_ns``, the namespace of the loop running
-    it, and the checkpoint of that namespace it was prepared from. None outside a task, or for a namespace that
-    names none (``parse_namespace`` would refuse it)."""
+def running_tasks(config: Any) -> tuple[_langgraph.RunningTask, ...]:
+    """The task whose config this is, as the loop running it saves its writes: the task's id (the last segment of
+    its ``checkpoint_ns``), the namespace of that loop, and the checkpoint of that namespace it was prepared from.
+
+    A functional-API task call (``@task``) runs on the loop of the node that called it: the call comes with its
+    callers, down to that node, each saved by that loop on its own (a caller's writes may be saved while its call's
+    are lost). Empty outside a task, or for a namespace that names none (``parse_namespace`` would refuse it)."""
+    configurable = config.get("configurable") or {}
     try:
-        task = parse_namespace(configurable.get("checkpoint_ns"))[-1]  # type: ignore[arg-type]
+        segments = parse_namespace(configurable.get("checkpoint_ns"))
     except NamespaceError:
-        return None
-    prepared_from = _langgraph.checkpoint_of(configurable, task.parent_ns)
-    return None if prepared_from is None else _langgraph.RunningTask(task.task_id, task.parent_ns, prepared_from)
+        return ()
+    calls = _langgraph.trailing_calls((config.get("metadata") or {}).get("langgraph_path"))
+    if calls >= len(segments):
+        return ()
+    loop_ns = segments[-1 - calls].parent_ns
+    prepared_from = _langgraph.checkpoint_of(configurable, loop_ns)
+    if prepared_from is None:
+        return ()
+    return tuple(_langgraph.RunningTask(s.task_id, loop_ns, prepared_from) for s in segments[-1 - calls :])
 
 
 def root_task_name(ns: str) -> str:
