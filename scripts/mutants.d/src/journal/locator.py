@@ -52,6 +52,12 @@ MUTANTS = (
         "        if False:",
         ("tests/test_callers.py", "-m", "not server", "-k", "refused_before"),
     ),
+    (
+        "an effect inside a @task holds only its call's writes, so the node that called it is saved done without its record",
+        "            for task in tasks:\n                saver.hold_task_writes(thread_id, task, record)",
+        "            saver.hold_task_writes(thread_id, tasks[-1], record)",
+        ("tests/test_callers.py", "-m", "not server", "-k", "record_is_lost_keeps_its_caller"),
+    ),
     # -- issue 45: every entry stores its label --
     (
         'labels known before another process ran the thread are kept',
