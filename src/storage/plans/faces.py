@@ -10,6 +10,7 @@ behind the other kind.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -94,10 +95,18 @@ def _returning(value: Any) -> Plan:
 
 
 def _going_on(plan: Plan, request: Any) -> Plan:
+    """``plan`` from its first ``request`` on: each answer sent to it, and each request's failure raised in it at the
+    ``yield`` that asked (``interpreters._plan_raise``), so its ``except``, ``with`` and ``finally`` blocks run then,
+    not when the suspended plan is collected."""
     while True:
-        result = yield request
         try:
-            request = plan.send(result)
+            result = yield request
+        except BaseException as error:  # noqa: BLE001 - raised in the plan, which re-raises what it does not handle
+            step = functools.partial(plan.throw, error)
+        else:
+            step = functools.partial(plan.send, result)
+        try:
+            request = step()
         except StopIteration as stop:
             return stop.value
 
@@ -149,18 +158,26 @@ class TwoFaces:
         return self._async_io
 
     def _run(self, plan: Plan) -> Any:
-        if not self._ready["sync"]:  # once set up, a plan runs as it is: no wrapper on the hot path
-            plan = started(plan)
+        going = plan if self._ready["sync"] else started(plan)  # once set up, a plan runs as it is: no wrapper
         try:
-            return self._sync_face().run(plan)
+            try:
+                face = self._sync_face()
+            except BaseException:
+                plan.close()  # started, it stops where it is: its with and finally blocks run now
+                raise
+            return face.run(going)
         except ServerSelectionTimeoutError as error:
             raise unreachable(error) from None
 
     async def _arun(self, plan: Plan) -> Any:
-        if not self._ready["async"]:
-            plan = started(plan)
+        going = plan if self._ready["async"] else started(plan)
         try:
-            return await (await self._async_face()).run(plan)
+            try:
+                face = await self._async_face()
+            except BaseException:  # a cancellation while the face is set up too
+                plan.close()
+                raise
+            return await face.run(going)
         except ServerSelectionTimeoutError as error:
             raise unreachable(error) from None
 

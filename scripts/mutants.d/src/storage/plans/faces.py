@@ -15,15 +15,14 @@ MUTANTS = (
     ),
     (
         "a plan's input checks run after the face's setup has written",
-        '        if not self._ready["sync"]:  # once set up, a plan runs as it is: no wrapper on the hot path\n'
-        "            plan = started(plan)\n",
-        "",
+        '        going = plan if self._ready["sync"] else started(plan)  # once set up, a plan runs as it is: no wrapper\n',
+        "        going = plan\n",
         ("tests/test_thread_ids.py", "-m", "not server", "-k", "saver_refuses"),
     ),
     (
         "an async plan's input checks run after the face's setup has written",
-        '        if not self._ready["async"]:\n            plan = started(plan)\n',
-        "",
+        '        going = plan if self._ready["async"] else started(plan)\n',
+        "        going = plan\n",
         ("tests/test_thread_ids.py", "-m", "not server", "-k", "saver_refuses"),
     ),
     # issue 22: SecureLLM streams when the wrapped model would, and runs it inside its own callback run
@@ -43,8 +42,21 @@ MUTANTS = (
     # -- issue 36: the first hour --
     (
         "an unreachable server surfaces as pymongo's whole topology description",
-        "        try:\n            return self._sync_face().run(plan)\n        except ServerSelectionTimeoutError as error:\n            raise unreachable(error) from None",
-        "        return self._sync_face().run(plan)",
+        "            raise unreachable(error) from None\n\n    async def _arun",
+        "            raise\n\n    async def _arun",
         ("tests/test_checkpointer_connections.py", "-k", "unreachable and sync"),
+    ),
+    # -- issue 44: a plan started before its face is set up --
+    (
+        "a plan started before its face was set up never sees a request's failure: its finally runs when it is collected",
+        "            step = functools.partial(plan.throw, error)",
+        "            raise",
+        ("tests/test_plan_faces.py",),
+    ),
+    (
+        "a plan started before a face whose setup failed is left suspended: its finally runs when it is collected",
+        "            except BaseException:  # a cancellation while the face is set up too\n                plan.close()",
+        "            except BaseException:  # a cancellation while the face is set up too\n                pass",
+        ("tests/test_plan_faces.py", "-k", "cannot_be_set_up and async"),
     ),
 )
