@@ -9,7 +9,11 @@ attempt before it runs the charge again (issue 44, break 1).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
 import operator
+import threading
+import time
 import uuid
 from typing import Annotated, Any, TypedDict
 
@@ -444,8 +448,6 @@ def test_a_sync_effect_first_in_an_async_node_is_refused_before_it_runs_when_its
     ``durability="exit"``)."""
     from langgraph_durable_mongodb import SyncEffectOnEventLoopError
 
-    from langgraph_durable_mongodb.storage.plans.requests import Sleep
-
     platform.setup()
     store = platform.checkpointer._store  # noqa: SLF001 - the plan every put runs
     put = store.put_plan
@@ -517,3 +519,76 @@ def test_a_sync_at_most_once_effect_in_an_async_node_runs_once_its_checkpoint_s_
     config = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
     assert asyncio.run(compiled.ainvoke({"notes": []}, config, durability="async"))["notes"] == ["first", "charged"]
     assert executed.n == 1
+
+
+@pytest.mark.parametrize("action", ["resume", "copy_thread"])
+@pytest.mark.parametrize("mode", ["async", "sync"])
+def test_an_effect_its_node_left_running_in_a_thread_ends_before_its_run_does(
+    platform: Any, mode: str, action: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node runs its charge in a thread and stops waiting for it: an async node's ``await asyncio.to_thread``
+    cancelled because its sibling failed (LangGraph cancels the siblings of a failed task; the thread goes on), or a
+    sync node that raises while its pool thread charges. The run ends only once the charge has ended and its outcome
+    is recorded, so the next run of the thread, or a ``copy_thread`` made when the run raised and its copy resumed,
+    replays the charge instead of running it a second time (found by the explorer: a ``send`` stage of ``mixed``
+    nodes, a sibling's ``raise``, a copy; the copy had no entry of the charge still running). The charge's record,
+    written once it returned, lands late: the run waits for it too."""
+    platform.setup()
+    slow_records(platform.journal, monkeypatch, 0.2)
+    executed, charging = Counter(), threading.Event()
+    failed: list[int] = []
+
+    @effect(kind="payment", name="charge")
+    def charge() -> str:
+        charging.set()
+        done = executed("charged")
+        time.sleep(0.3)  # still charging when the run's failure reaches its caller
+        return done
+
+    async def apay(state: State) -> State:
+        return {"notes": [await asyncio.to_thread(charge)]}
+
+    def pay(state: State) -> State:
+        pool = concurrent.futures.ThreadPoolExecutor(1)
+        running = pool.submit(contextvars.copy_context().run, charge)
+        pool.shutdown(wait=False)
+        if not failed:
+            charging.wait(5)
+            failed.append(1)
+            raise ValueError("the node failed while its charge went on")
+        return {"notes": [running.result()]}
+
+    async def afail(state: State) -> State:
+        if not failed:
+            await asyncio.to_thread(charging.wait, 5)  # the loop goes on meanwhile: ``pay`` starts its thread
+            failed.append(1)
+            raise ValueError("a sibling failed while the charge went on")
+        return {"notes": ["sibling"]}
+
+    graph = StateGraph(State)
+    graph.add_node("pay", apay if mode == "async" else pay)
+    graph.add_edge(START, "pay")
+    if mode == "async":
+        graph.add_node("fail", afail)
+        graph.add_edge(START, "fail")
+    compiled, thread = platform.compile(graph), f"t-{uuid.uuid4().hex[:8]}"
+    resumed = thread if action == "resume" else f"{thread}-copy"
+
+    async def arun() -> Any:  # one event loop for every call (a server's async client keeps to its loop)
+        with pytest.raises(ValueError):
+            await compiled.ainvoke({"notes": []}, {"configurable": {"thread_id": thread}})
+        if action == "copy_thread":
+            await platform.checkpointer.acopy_thread(thread, resumed)
+        return await compiled.ainvoke(None, {"configurable": {"thread_id": resumed}})
+
+    if mode == "async":
+        out = asyncio.run(arun())
+    else:
+        with pytest.raises(ValueError):
+            compiled.invoke({"notes": []}, {"configurable": {"thread_id": thread}})
+        if action == "copy_thread":
+            platform.checkpointer.copy_thread(thread, resumed)
+        out = compiled.invoke(None, {"configurable": {"thread_id": resumed}})
+    assert executed.n == 1  # the charge ran once: the resumed thread replayed it
+    assert "charged" in out["notes"]
+    assert [(e["name"], e["status"]) for e in platform.journal.entries(resumed)] == [("charge", "completed")]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pymongo import UpdateOne
@@ -100,6 +100,8 @@ class ThreadMaintenance:
         chunk_bytes: serialized bytes per blob document (a pruned checkpoint's values may move to blobs).
         expiry: the threads' expiry: forgotten with a thread, set on a copy.
         locations: where this process remembers each checkpoint's values are, forgotten with them.
+        hooks: what the saver's other parts observe (a prune's finished tasks).
+        settled: a thread's plan that returns once what this process's runs of it left in flight is done.
     """
 
     def __init__(
@@ -110,6 +112,7 @@ class ThreadMaintenance:
         expiry: ThreadExpiry,
         locations: ValueLocations,
         hooks: SaverHooks,
+        settled: Callable[[str], Plan],
     ) -> None:
         self.collections = collections
         self.storage_format = storage_format
@@ -118,6 +121,7 @@ class ThreadMaintenance:
         self.locations = locations
         #: Its ``sweep_prunes`` drop what a pruned thread's finished tasks left (``observe_sweep_prunes``).
         self.hooks = hooks
+        self.settled = settled
 
     def delete_thread_plan(self, thread_id: str) -> Plan:
         """See ``MongoDBCheckpointer.delete_thread``: the per-thread collections read, then one ``deleteMany`` each."""
@@ -176,8 +180,10 @@ class ThreadMaintenance:
     def copy_thread_plan(self, source_thread_id: str, target_thread_id: str) -> Plan:
         """Copy every document of the source thread, in every per-thread collection, to an empty target.
 
-        The journal's entries are copied first and the checkpoints last (``_checkpoints_last``), under a note in
-        the metadata collection naming the copy: a copy cut short is completed by the same call again.
+        What this process's runs of the source left in flight (an effect still running in a thread its node no
+        longer waited for, a record still being written) ends first, so the copy holds its outcome. The journal's
+        entries are copied first and the checkpoints last (``_checkpoints_last``), under a note in the metadata
+        collection naming the copy: a copy cut short is completed by the same call again.
 
         Raises:
             InvalidInputError: an id is not a string, or both are the same.
@@ -188,6 +194,7 @@ class ThreadMaintenance:
         require_str("target_thread_id", target_thread_id)
         if source_thread_id == target_thread_id:
             raise InvalidInputError("copy_thread needs two different thread ids")
+        yield from self.settled(source_thread_id)
         names = self._checkpoints_last((yield from self.storage_format.thread_collections_plan()))
         found = yield Gather(tuple(Find(c, {"thread_id": target_thread_id}, {"_id": 1}, limit=1) for c in names))
         holding = tuple(c for c, docs in zip(names, found) if docs)

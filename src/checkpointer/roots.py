@@ -15,6 +15,7 @@ from typing import Any
 
 from .._lru import LRU
 from .. import _langgraph
+from ..storage.plans.interpreters import UnderWay
 from ..storage.plans.requests import Find, Join, Plan, WaitNotice
 from ..errors import CheckpointNotStoredError, RunLockLostError
 from ..storage.schema import CollectionNames
@@ -278,14 +279,26 @@ class RootCheckpoints:
                 self.holds.drop(held)
                 raise
 
-    def after_thread_held(self, thread_id: str) -> Plan:
+    def after_thread_held(self, thread_id: str, effects: bool = False) -> Plan:
         """Before a new root run of the thread starts here: wait until the records the runs before it left in flight
         (a run that stopped, its task failed or cancelled, while its effects' records were still being written) are
         written or failed, so the new run reads what they hold; then hold no failed one against it. Their errors
-        were the runs before's."""
-        if unfinished := tuple(f for f in self.holds.of_thread(thread_id) if not f.done()):
-            yield Join(unfinished, settle=True)
+        were the runs before's. With ``effects`` (a run's lock released), the effects still running too: one in a
+        thread its node no longer waited for."""
+        yield from self.settled_plan(thread_id, effects)
         self.holds.drop_failed(thread_id)
+
+    def settled_plan(self, thread_id: str, effects: bool = True) -> Plan:
+        """Wait until the records held for the thread's tasks here, and with ``effects`` the effects still running
+        (``UnderWay``), are done; raise none of their errors. A new run waits for records only: an effect of a run
+        still going on is that run's (its lock, or its claim's lease, keeps the new run from running it too)."""
+        waited: set[int] = set()
+        while unfinished := tuple(
+            f for f in self.holds.of_thread(thread_id)
+            if not f.done() and id(f) not in waited and (effects or not isinstance(f, UnderWay))
+        ):
+            waited.update(map(id, unfinished))  # each once: a sync wait on a loop skips what that loop settles
+            yield Join(unfinished, settle=True)  # an effect that ended may have left its trailing record: that too
 
     def after_task_held(self, thread_id: str, task_id: str) -> Plan:
         """Before a task's writes: wait for the journal records of its effects, written while the node went on."""

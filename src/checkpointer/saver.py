@@ -149,7 +149,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         self._roots = RootCheckpoints(self.collections, StoredCheckpoints(), TaskHolds())
         self._store = CheckpointStore(self.collections, chunk_bytes, self._expiry, self._roots, locations, self.hooks)
         self._maintenance = ThreadMaintenance(
-            self.collections, self.storage_format, chunk_bytes, self._expiry, locations, self.hooks
+            self.collections, self.storage_format, chunk_bytes, self._expiry, locations, self.hooks, self._roots.settled_plan
         )
         # LangGraph's strict msgpack mode clones a saver with copy.copy (``with_allowlist``): this stays the original.
         self._base_saver = self
@@ -725,10 +725,10 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
                 self._run(self._roots.wait_stored_plan(thread_id, checkpoint_id, timeout))
 
     def settle_records_plan(self, thread_id: str) -> Plan:
-        """A plan that returns once the journal records this process holds the thread's writes for are written or
-        failed (``hold_task_writes``): what a run that stopped left in flight. A new root run of the thread waits for
-        it before its first read, and the platform's run lock is released only after it, so the next run, here or in
-        another process, reads what those records hold. Raises none of their errors.
+        """A plan that returns once the effects and journal records this process holds the thread's writes for are
+        done (``hold_task_writes``): what a run that stopped left in flight, an effect still running in a thread its
+        node no longer waited for included. The platform's run lock is released only after it, so the next run, here
+        or in another process, reads what those records hold. Raises none of their errors.
 
         Args:
             thread_id: the thread.
@@ -736,7 +736,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         Returns:
             The plan (run it on either face; it yields no database request).
         """
-        return self._roots.after_thread_held(thread_id)
+        return self._roots.after_thread_held(thread_id, effects=True)
 
     def stores_on_event_loop(self, thread_id: str) -> bool:
         """Whether the thread's latest run started here runs on an event loop (``ainvoke``, ``astream``): LangGraph

@@ -9,15 +9,17 @@ table, freed with their task.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..resolver.position import NodePosition
+from ..storage.plans.interpreters import UnderWay
 
 
 @dataclass(frozen=True)
@@ -33,8 +35,8 @@ class CallSignature:
 @dataclass
 class Trail:
     """A task's journal records written while its node goes on, and ``hold``, which makes the task's writes wait
-    for each (``MongoDBCheckpointer.hold_task_writes``). One per task, kept across its attempts, so a retry
-    meets the records of the attempt before it."""
+    for each (``MongoDBCheckpointer.hold_task_writes``), and the end of its run too. One per task, kept across its
+    attempts, so a retry meets the records of the attempt before it."""
 
     hold: Callable[[Future[Any]], None]
     _pending: list[Future[Any]] = field(default_factory=list)
@@ -44,6 +46,19 @@ class Trail:
         with self._lock:
             self._pending = [*self._unfinished(), record]
         self.hold(record)
+
+    @contextlib.contextmanager
+    def under_way(self) -> Iterator[None]:
+        """Hold the task's writes, and the end of its run, while an effect runs and until its record is trailing or
+        written: an effect in a thread its cancelled node no longer waits for (``asyncio.to_thread`` in an async node
+        whose sibling failed) still ends before the run's lock is released, so no next run, here or in another
+        process, and no ``copy_thread`` after the run, misses its outcome."""
+        running = UnderWay()
+        self.hold(running)
+        try:
+            yield
+        finally:
+            running.set_result(None)
 
     def pending(self) -> tuple[Future[Any], ...]:
         """The records an effect starting now waits for: those still being written, and those that failed (whose

@@ -177,6 +177,12 @@ class _Ended:
     typed: tuple[str, bytes] | None = None
 
 
+def _under_way(where: EffectPosition | Slot) -> contextlib.AbstractContextManager[None]:
+    """While an effect of a task with a ``Trail`` runs and its record is written: its writes and its run's end wait."""
+    trail = where.attempt.trail if isinstance(where, Slot) else None
+    return trail.under_way() if trail is not None else contextlib.nullcontext()
+
+
 def _duration_ms(claimed: _Claimed) -> int:
     return int((time.monotonic() - claimed.started) * 1000)
 
@@ -345,6 +351,13 @@ class JournalPlans:
         watch.placed(pos, claimed.attempt, claimed.recorded_key)
         if isinstance(claimed, _RecordedOutcome):
             return claimed.value if replay is None else (yield from self._replay(call, pos, replay, claimed.value))
+        with _under_way(where):
+            return (yield from self._run_and_record(call, where, pos, claimed, fn, watch))
+
+    def _run_and_record(
+        self, call: EffectCall, where: EffectPosition | Slot, pos: EffectPosition, claimed: _Claimed, fn: Callable[[], Any], watch: Any
+    ) -> Plan:
+        """``_effect_plan``'s run of a claimed effect: run ``fn``, then record its outcome, trailing or before it returns."""
         yield from self._fence(pos, claimed)
         with (yield self._heartbeat(pos, claimed)):
             result = yield Invoke(fn, self._running(call, pos, claimed))

@@ -381,9 +381,18 @@ def on_event_loop() -> bool:
 class LoopFuture(concurrent.futures.Future[Any]):
     """The future of an async face's ``Defer``: a task of ``loop`` settles it, so only that loop's progress can."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop | None) -> None:
         super().__init__()
         self.loop = loop
+
+
+class UnderWay(LoopFuture):
+    """An effect this thread is running, settled by this thread when it ends: by its event loop, when it runs one
+    (``loop``; None when it runs none). Already under way: no waiter can cancel it."""
+
+    def __init__(self) -> None:
+        super().__init__(running_loop())
+        self.set_running_or_notify_cancel()
 
 
 def settled_on(future: concurrent.futures.Future[Any], loop: asyncio.AbstractEventLoop | None) -> bool:

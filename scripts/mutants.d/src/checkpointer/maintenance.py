@@ -130,4 +130,11 @@ MUTANTS = (
         "                for forget in []:",
         ("tests/test_platform_ttl.py", "tests/test_ttl_strategies.py", "-m", "not server"),
     ),
+    # -- issue 44: an effect its node left running in a thread --
+    (
+        "copy_thread copies a source whose effect this process still runs, without its outcome",
+        "        yield from self.settled(source_thread_id)\n",
+        "",
+        ("tests/test_callers.py", "-m", "not server", "-k", "left_running_in_a_thread and copy_thread"),
+    ),
 )

@@ -194,4 +194,11 @@ MUTANTS = (
         '        sequence = None',
         ('tests/test_position_costs.py', '-m', 'not server', '-k', 'number_them'),
     ),
+    # -- issue 44: an effect its node left running in a thread --
+    (
+        "an effect its cancelled node no longer waits for runs on after its run has ended and released its lock",
+        "    return trail.under_way() if trail is not None else contextlib.nullcontext()",
+        "    return contextlib.nullcontext()",
+        ("tests/test_callers.py", "-m", "not server", "-k", "left_running_in_a_thread"),
+    ),
 )
