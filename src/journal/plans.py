@@ -345,13 +345,13 @@ class JournalPlans:
         effect's caller hears of them: a crash after an ``at_most_once`` effect returned never leaves its outcome
         unknown. ``watch``: what the effect tells OpenTelemetry (``telemetry/watches.py``).
         """
-        watch.claiming()
-        yield from self._after_trailing_records(where)
-        pos, claimed = yield from self._claim(call, where)
-        watch.placed(pos, claimed.attempt, claimed.recorded_key)
-        if isinstance(claimed, _RecordedOutcome):
-            return claimed.value if replay is None else (yield from self._replay(call, pos, replay, claimed.value))
-        with _under_way(where):
+        with _under_way(where):  # first: a run that ends from now on waits for it, or refuses it at its fence
+            watch.claiming()
+            yield from self._after_trailing_records(where)
+            pos, claimed = yield from self._claim(call, where)
+            watch.placed(pos, claimed.attempt, claimed.recorded_key)
+            if isinstance(claimed, _RecordedOutcome):
+                return claimed.value if replay is None else (yield from self._replay(call, pos, replay, claimed.value))
             return (yield from self._run_and_record(call, where, pos, claimed, fn, watch))
 
     def _run_and_record(

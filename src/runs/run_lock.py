@@ -251,6 +251,8 @@ class HeldLock:
         #: When the take was sent (wall clock, as stored): kept in the run's record at its release.
         self.started_at = started_at
         self.lost = False
+        #: Set when the run returned or raised, before it waits for what it left in flight: no effect starts after it.
+        self.ended = False
         self.released = False  # set before the release is sent: a renewal failing after it is no loss
         self.beat = Beat()
         #: The OpenTelemetry context the lock was taken in (``LockTakeWatch.context``): a loss's span goes under it.
@@ -277,6 +279,17 @@ class HeldLock:
             )
             lock_lost(self.thread_id, self.fence, self.trace)
         self.lost = True
+
+    def ended_error(self) -> RunLockLostError:
+        """The error ``check_held`` raises once the holding's run has ended: work it left running (an effect in a
+        thread its cancelled node no longer waited for) starts no effect under the run's lock."""
+        return RunLockLostError(
+            f"the run of thread {self.thread_id!r} (fence {self.fence}) has ended: its node stopped waiting for this "
+            "work (a thread it started, or an asyncio.to_thread its cancellation left running), so no effect starts "
+            "here now. The thread's next run runs the effect where this one stopped (invoke(None, config)).",
+            thread_id=self.thread_id,
+            fence=self.fence,
+        )
 
     def error(self) -> RunLockLostError:
         """The error ``check_held`` raises for this lost holding, naming the thread and the fix."""
@@ -306,7 +319,8 @@ def check_held(thread_id: str | None = None) -> bool:
 
     Raises:
         RunLockLostError: the current context held that thread's lock and lost it, or its lease may have run
-            out (see ``HeldLock.lose``, ``HeldLock.lapsed``).
+            out (see ``HeldLock.lose``, ``HeldLock.lapsed``), or its run has ended (``HeldLock.ended``: work the run
+            left running in a thread asks too late).
     """
     held = False
     for holding in held_locks().values():
@@ -314,6 +328,8 @@ def check_held(thread_id: str | None = None) -> bool:
             if holding.lost or (not holding.released and holding.lapsed()):
                 holding.lose()
                 raise holding.error()
+            if holding.ended:
+                raise holding.ended_error()
             held = True
     return held
 
@@ -360,7 +376,10 @@ class CallLocks:
         this process (``RunLocks.settle``: its effects' records): the next run, here or in another process, must
         find them written."""
         settle = self.locks.settle
-        return [settle(h.thread_id) for h in self.holdings if not h.released] if settle is not None else []
+        ending = [h for h in self.holdings if not h.released]
+        for holding in ending:
+            holding.ended = True  # first: an effect that starts from now on is refused; those under way are waited for
+        return [settle(h.thread_id) for h in ending] if settle is not None else []
 
     def release(self, cleanly: bool = True) -> None:
         """Release every lock still held (1 command each); one found taken over is recorded as lost instead.

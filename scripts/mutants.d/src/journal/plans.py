@@ -101,8 +101,8 @@ MUTANTS = (
     # -- records trailing their effects, roots foreseen (issue 20) --
     (
         "an effect starts before the record of the one before it is written",
-        "        yield from self._after_trailing_records(where)\n        pos, claimed = yield from self._claim(call, where)\n        watch.placed(pos, claimed.attempt, claimed.recorded_key)\n        if isinstance(claimed, _RecordedOutcome):\n            return",
-        "        pos, claimed = yield from self._claim(call, where)\n        watch.placed(pos, claimed.attempt, claimed.recorded_key)\n        if isinstance(claimed, _RecordedOutcome):\n            return",
+        "            yield from self._after_trailing_records(where)\n            pos, claimed = yield from self._claim(call, where)\n            watch.placed(pos, claimed.attempt, claimed.recorded_key)\n            if isinstance(claimed, _RecordedOutcome):\n                return",
+        "            pos, claimed = yield from self._claim(call, where)\n            watch.placed(pos, claimed.attempt, claimed.recorded_key)\n            if isinstance(claimed, _RecordedOutcome):\n                return",
         ("tests/test_trailing_records.py", "-m", "not server", "-k", "starts_once"),
     ),
     (

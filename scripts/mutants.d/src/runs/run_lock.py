@@ -154,7 +154,7 @@ MUTANTS = (
     # -- issue 44: a run's records land before its lock is free --
     (
         "a run's lock is released before the records it left in flight",
-        "        return [settle(h.thread_id) for h in self.holdings if not h.released] if settle is not None else []",
+        "        return [settle(h.thread_id) for h in ending] if settle is not None else []",
         "        return []",
         ("tests/test_run_lock.py", "-m", "not server", "-k", "records_it_left"),
     ),
@@ -189,5 +189,18 @@ MUTANTS = (
         ', "renewed_at": now}},',
         '}},',
         ('tests/test_run_lock.py', '-m', 'not server', '-k', 'each_release'),
+    ),
+    # -- issue 44: work a run left running starts no effect after the run ended --
+    (
+        "a run that ended is not marked so before it waits for what it left: a late effect runs beside the next run",
+        "            holding.ended = True  # first",
+        "            pass  # first",
+        ("tests/test_callers.py", "-m", "not server", "-k", "after_its_run_ended and platform.compile"),
+    ),
+    (
+        "check_held lets an effect start under a run that has ended",
+        "            if holding.ended:\n                raise holding.ended_error()\n",
+        "",
+        ("tests/test_callers.py", "-m", "not server", "-k", "after_its_run_ended and platform.compile"),
     ),
 )
