@@ -521,6 +521,17 @@ def test_a_sync_at_most_once_effect_in_an_async_node_runs_once_its_checkpoint_s_
     assert executed.n == 1
 
 
+def _paying_beside(mode: str, apay: Any, pay: Any, afail: Any) -> StateGraph:
+    """``pay`` alone (``mode`` sync), or the async ``apay`` beside its sibling ``afail`` in one step."""
+    graph = StateGraph(State)
+    graph.add_node("pay", apay if mode == "async" else pay)
+    graph.add_edge(START, "pay")
+    if mode == "async":
+        graph.add_node("fail", afail)
+        graph.add_edge(START, "fail")
+    return graph
+
+
 @pytest.mark.parametrize("action", ["resume", "copy_thread"])
 @pytest.mark.parametrize("mode", ["async", "sync"])
 def test_an_effect_its_node_left_running_in_a_thread_ends_before_its_run_does(
@@ -565,13 +576,7 @@ def test_an_effect_its_node_left_running_in_a_thread_ends_before_its_run_does(
             raise ValueError("a sibling failed while the charge went on")
         return {"notes": ["sibling"]}
 
-    graph = StateGraph(State)
-    graph.add_node("pay", apay if mode == "async" else pay)
-    graph.add_edge(START, "pay")
-    if mode == "async":
-        graph.add_node("fail", afail)
-        graph.add_edge(START, "fail")
-    compiled, thread = platform.compile(graph), f"t-{uuid.uuid4().hex[:8]}"
+    compiled, thread = platform.compile(_paying_beside(mode, apay, pay, afail)), f"t-{uuid.uuid4().hex[:8]}"
     resumed = thread if action == "resume" else f"{thread}-copy"
 
     async def arun() -> Any:  # one event loop for every call (a server's async client keeps to its loop)
@@ -638,13 +643,8 @@ def test_an_effect_its_node_left_to_start_in_a_thread_after_its_run_ended_runs_o
             raise ValueError("a sibling failed")
         return {"notes": ["sibling"]}
 
-    graph = StateGraph(State)
-    graph.add_node("pay", apay if mode == "async" else pay)
-    graph.add_edge(START, "pay")
-    if mode == "async":
-        graph.add_node("fail", afail)
-        graph.add_edge(START, "fail")
-    compiled, config = platform.compile(graph), {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+    compiled = platform.compile(_paying_beside(mode, apay, pay, afail))
+    config = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
 
     async def arun() -> Any:
         with pytest.raises(ValueError):
