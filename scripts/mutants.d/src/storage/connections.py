@@ -56,10 +56,10 @@ MUTANTS = (
         ("tests/test_checkpointer_connections.py", "-k", "kinds_are_detected"),
     ),
     (
-        "the CLI's client does not name us",
-        "        return MongoClient(uri, driver=DRIVER_INFO, **timeout)",
-        "        return MongoClient(uri, **timeout)",
-        ("tests/test_driver_info.py", "-k", "cli"),
+        "a client we are given or make does not name us (the CLI's is named where every client is)",
+        "            client.append_metadata(DRIVER_INFO)",
+        "            pass",
+        ("tests/test_driver_info.py", "-k", "cli or appended"),
     ),
     # issue 25: nothing secret printed or stored in clear, nothing lost in silence
     (

@@ -66,4 +66,10 @@ MUTANTS = (
         '            if True:',
         ('tests/test_views_states.py', '-m', 'not server', '-k', 'filter'),
     ),
+    (
+        "issue 25: threads crashes on a non-string thread id (the CLI's list is the views')",
+        '        listed = [s for s in page["summaries"] if isinstance(s.get("thread_id"), str)]',
+        '        listed = list(page["summaries"])',
+        ("tests/test_cli_corrupt.py", "-m", "not server"),
+    ),
 )
