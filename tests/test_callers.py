@@ -278,6 +278,7 @@ def test_an_effect_inside_a_task_whose_record_is_lost_keeps_its_caller_from_bein
     explorer: a task stage, a failed ``find_one_and_update``). The resume runs the node and its task again; the
     at-least-once charge runs again and is recorded, and the state holds what the journal holds."""
     platform.setup()
+    platform.journal.lease_seconds = 1.0  # the plain form claims: the resume waits for the lost run's lease to expire
     executed, keys = Counter(), []
     pay = _charge_in_a_task(executed, keys, fail_task_once=False, mode=mode)
     record, lost = platform.journal._record, []  # noqa: SLF001 - the plan every record goes through
