@@ -160,6 +160,21 @@ def _charge_in_a_task(executed: Counter, keys: list[str], *, fail_task_once: boo
     return task(pay)
 
 
+def _billing(pay: Any, mode: str) -> StateGraph:
+    """A graph whose one node ``bill`` pays 100 through the ``@task`` ``pay`` (awaited by an async node in mode async)."""
+
+    def bill(state: State) -> State:
+        return {"notes": [pay(100).result()]}
+
+    async def abill(state: State) -> State:
+        return {"notes": [await pay(100)]}
+
+    graph = StateGraph(State)
+    graph.add_node("bill", bill if mode == "sync" else abill)
+    graph.add_edge(START, "bill")
+    return graph
+
+
 def _resumed(compiled: Any, first: Any, config: dict[str, Any], mode: str) -> Any:
     """Run ``first``; when it raises, resume the thread (``invoke(None)``) and return what that run returns."""
 
@@ -292,15 +307,7 @@ def test_an_effect_inside_a_task_whose_record_is_lost_keeps_its_caller_from_bein
 
     platform.journal._record = lost_once  # noqa: SLF001
 
-    def bill(state: State) -> State:
-        return {"notes": [pay(100).result()]}
-
-    async def abill(state: State) -> State:
-        return {"notes": [await pay(100)]}
-
-    graph = StateGraph(State)
-    graph.add_node("bill", bill if mode == "sync" else abill)
-    graph.add_edge(START, "bill")
+    graph = _billing(pay, mode)
     compiled, thread = platform.compile(graph), f"t-{uuid.uuid4().hex[:8]}"
     config = {"configurable": {"thread_id": thread}}
 
@@ -363,15 +370,7 @@ def test_an_effect_inside_a_task_replays_in_a_durable_scope_on_another_saver(mod
     executed, keys = Counter(), []
     pay = _charge_in_a_task(executed, keys, fail_task_once=True, mode=mode)
 
-    def bill(state: State) -> State:
-        return {"notes": [pay(100).result()]}
-
-    async def abill(state: State) -> State:
-        return {"notes": [await pay(100)]}
-
-    graph = StateGraph(State)
-    graph.add_node("bill", bill if mode == "sync" else abill)
-    graph.add_edge(START, "bill")
+    graph = _billing(pay, mode)
     compiled = graph.compile(checkpointer=InMemorySaver())
     with durable_scope(DurableSubgraphResolver.from_graph(compiled)), effect_scope(journal, ResolverLocator()):
         out = _resumed(compiled, {"notes": []}, {"configurable": {"thread_id": "t"}}, mode)
