@@ -28,18 +28,24 @@ from pymongo.errors import AutoReconnect
 from langgraph_durable_mongodb.storage.plans import interpreters
 
 
-def root_checkpoint_step(request: Any) -> int | None:
-    """The step of the root checkpoint a request stores (an ``Upsert`` of ``checkpoints``), else None."""
+def checkpoint_step(request: Any, child: bool = False) -> int | None:
+    """The step of the root checkpoint (with ``child``: of a compiled child's) a request stores (an ``Upsert`` of
+    ``checkpoints``), else None."""
     for op in getattr(request, "operations", None) or ():
         fields = (getattr(op, "_doc", None) or {}).get("$set") or {}
-        if fields.get("checkpoint_ns") == "" and "checkpoint_id" in fields and "metadata" in fields:
+        if (fields.get("checkpoint_ns") != "") is child and "checkpoint_id" in fields and "metadata" in fields:
             return (fields.get("metadata") or {}).get("step")
     return None
 
 
 def stores_root_checkpoint(step: int) -> Callable[[Any, int], bool]:
     """``hits`` for the store of the root checkpoint of ``step``."""
-    return lambda request, index: request.op == "upsert" and root_checkpoint_step(request) == step
+    return lambda request, index: request.op == "upsert" and checkpoint_step(request) == step
+
+
+def stores_child_checkpoint(step: int) -> Callable[[Any, int], bool]:
+    """``hits`` for the store of a compiled child's checkpoint of ``step`` (the first such store)."""
+    return lambda request, index: request.op == "upsert" and checkpoint_step(request, child=True) == step
 
 
 def label(request: Any) -> str:

@@ -24,6 +24,7 @@ from langgraph.types import Command, interrupt
 from langgraph_durable_mongodb import InputChangedWarning, TopologyError
 from langgraph_durable_mongodb.journal import current_effect, effect
 
+from .command_faults import CommandFault, injected, stores_child_checkpoint
 from .journal_helpers import Counter
 
 pytestmark = pytest.mark.both_compile_forms
@@ -212,6 +213,28 @@ def test_an_edit_as_the_interrupted_node_inside_a_child_completes_it(platform: A
     out = caller.invoke(None, config)
     assert out["notes"] == ["settled by hand", "after"]
     assert executed.n == 1
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_an_edit_inside_a_child_whose_later_checkpoints_were_lost_replays_the_charge(platform: Any, mode: str) -> None:
+    """Under ``durability="async"`` a failed store of a child's checkpoint does not stop its run (LangGraph stores none
+    after it) and the child's interrupt hides the error: the thread stops at ``pay``'s interrupt with only the child's
+    input checkpoint stored. The edit through the child's config is made there (LangGraph's edit of an input checkpoint
+    drops the input, so the operator gives the amount again); it stands for the input step, so the resume's ``pay`` is
+    the visit that charged: one charge, one key."""
+    executed, keys = Counter(), []
+    platform.setup()
+    caller = Caller(platform.compile(child_graph(journaled_charge(executed, keys, mode), mode)), mode)
+    config = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+    with injected(CommandFault(stores_child_checkpoint(0))) as fault:
+        caller.invoke({"amount": 100}, config, durability="async")
+    assert fault.failed == ["upsert checkpoints"]
+    child = caller.get_state(config, subgraphs=True).tasks[0].state
+    assert child.metadata["source"] == "input"  # what the edit is made at
+    caller.update_state(child.config, {"amount": 100, "memo": "checked by a person"})
+    out = caller.invoke(Command(resume="yes"), config)
+    assert out["notes"] == ["charged 100", "yes", "checked by a person", "after"]
+    assert executed.n == 1 and len(set(keys)) == 1
 
 
 # -- a run started from a child's checkpoint (break 6) --------------------------------------------------------------

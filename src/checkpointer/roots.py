@@ -30,9 +30,9 @@ STORED_FIRST_CHECK_SECONDS = 0.5
 STORED_RECHECK_SECONDS = 1.0
 
 #: What the stored-checkpoint registry reads of a checkpoint: its id, the checkpoint it continues, the nodes whose
-#: interrupted task the edit that wrote it completed, and the steps that edit moved a child's run on (its step read
-#: too, for the next edit to count from).
-ORIGIN_FIELDS = {"_id": 0, "checkpoint_id": 1, "origin": 1, "completed": 1, "shift": 1, "metadata.step": 1}
+#: interrupted task the edit that wrote it completed, and the steps that edit moved a child's run on (its step and
+#: source read too, for the next edit to count from).
+ORIGIN_FIELDS = {"_id": 0, "checkpoint_id": 1, "origin": 1, "completed": 1, "shift": 1, "metadata.step": 1, "metadata.source": 1}
 #: What an edit reads of the pending writes of the checkpoint it continues: which task wrote what, as what.
 _EDITED_WRITE_FIELDS = {"_id": 0, "task_id": 1, "channel": 1, "task_path": 1}
 
@@ -71,10 +71,14 @@ def _step(doc: Mapping[str, Any]) -> int | None:
 
 def _shift(parent: Mapping[str, Any], step: Any) -> int:
     """How many steps an edit written at ``step`` moves a child's run on from its origin: the parent's own shift,
-    and the steps between them (one, as LangGraph's ``update_state`` writes)."""
+    and the steps between them (one, as LangGraph's ``update_state`` writes). An edit of the run's input checkpoint
+    (the latest stored when the stores after it failed under ``durability="async"``) is written as its ``__start__``
+    and stands for the input step: the tasks after it keep the steps they had."""
     parent_step, parent_shift = _step(parent), parent.get("shift") or 0
     if type(step) is not int or parent_step is None or not isinstance(parent_shift, int):
         return 0
+    if (parent.get("metadata") or {}).get("source") == "input":
+        return parent_shift
     return parent_shift + max(step - parent_step, 0)
 
 

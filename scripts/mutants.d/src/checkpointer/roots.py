@@ -78,6 +78,12 @@ MUTANTS = (
         ("tests/test_operator_actions.py", "-m", "not server", "-k", "leaves_the_charge_alone"),
     ),
     (
+        "an edit of a child's input checkpoint (its later stores lost) shifts its run's steps",
+        '    if (parent.get("metadata") or {}).get("source") == "input":',
+        "    if False:",
+        ("tests/test_operator_actions.py", "-m", "not server", "-k", "later_checkpoints_were_lost"),
+    ),
+    (
         "a new run does not wait for the records the runs before left in flight",
         "        yield from self.settled_plan(thread_id, effects)\n        self.holds.drop_failed(thread_id)",
         "        self.holds.drop_failed(thread_id)",
