@@ -104,6 +104,10 @@ class Life:
     unknown: list[EffectOutcomeUnknownError] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # "<type>: <message>" of every run that raised
     forked: bool = False
+    #: The plan's edit at a child's interrupt could not be made: the fault lost every stored checkpoint of the child's
+    #: run (failed stores under ``durability="async"``), and LangGraph refuses an edit there on any saver. The life
+    #: then ends elsewhere than the fault-free run, by LangGraph's own loss.
+    edit_refused: bool = False
 
 
 @dataclass
@@ -153,6 +157,7 @@ class Driver:
         self.interrupted_at: dict[str, Any] | None = None
         #: Called (and forgotten) once the life's first run returned or raised: an operator's action between runs.
         self.after_first_run: Any = None
+        self.current = Life()  # the life running
 
     def reopen(self) -> None:
         """Another process takes over: a new platform on the same database."""
@@ -197,8 +202,12 @@ class Driver:
         how, config, interrupted = stage.edit, self.config, node
         if stage.kind == "child_interrupt" and not found[2]:
             snapshot = await self.call("get_state", self.config, subgraphs=True)
-            config = next(t.state.config for t in snapshot.tasks if t.name == node)
-            interrupted = f"{node}q"
+            child = next(t.state for t in snapshot.tasks if t.name == node)
+            if child.metadata is None:  # see Life.edit_refused
+                self.edited.add(node)
+                self.current.edit_refused = True
+                return
+            config, interrupted = child.config, f"{node}q"
         elif stage.kind != "interrupt" or not found[2]:
             return
         if how == "plain":
@@ -211,7 +220,7 @@ class Driver:
         """Run the thread until done (or an outcome unknown), resuming after each stop; ``start``: the first run's
         input and config (a fork's), instead of what the thread's state asks for, sent again while a fault stops
         it before the thread moved on (else the fork would never be made)."""
-        life = Life()
+        life = self.current = Life()
         before = (await self.call("get_state", self.config)).config if start is not None else None
         for _ in range(RUNS):
             try:
@@ -274,6 +283,7 @@ def run_lives(driver: Driver, history_ledger: ledger.Ledger) -> list[Life]:
         fork = Command(update={"salt": 1}, resume=graphs.ANSWER)
         lives.append(asyncio.run(driver.life((fork, driver.interrupted_at))))
         lives[-1].forked = True
+        lives[-1].edit_refused |= lives[0].edit_refused  # the fork meets the child's run the edit was refused in
     return lives
 
 
