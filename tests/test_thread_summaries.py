@@ -24,7 +24,7 @@ from langgraph_durable_mongodb.cli import EXIT_OK, EXIT_PROBLEM, main
 from langgraph_durable_mongodb.storage.schema import CollectionNames
 from langgraph_durable_mongodb.storage.format import FORMAT_VERSION
 from langgraph_durable_mongodb.storage.thread_summaries import SUMMARY_NS, summary_id
-from langgraph_durable_mongodb.views.stored import ThreadDocuments
+from langgraph_durable_mongodb.views.plans import summaries_page_plan
 from langgraph_durable_mongodb.views.reader import ThreadViews
 
 from .cli_helpers import doctor_exit, mongod_command
@@ -477,8 +477,6 @@ def test_both_thread_lists_show_a_thread_whose_summary_is_missing(store: Store) 
     expected = [("a", 1), ("kept", 1), ("new", 2), ("old", 2), ("z", 1)]
     views = ThreadViews(store.client, store.db_name, CollectionNames())
     assert [(r["thread_id"], r["checkpoints"]) for r in views.threads()["threads"]] == expected
-    documents = ThreadDocuments(store.client, store.db_name)
-    assert [(r["thread_id"], r["checkpoints"]) for r in documents.summaries(50)[0]] == expected
     paged, after = [], None
     while True:  # a page at a time, summarized and unsummarized threads interleaved
         page = views.threads(after=after, limit=1)
@@ -488,15 +486,17 @@ def test_both_thread_lists_show_a_thread_whose_summary_is_missing(store: Store) 
         after = page["next_after"]
     assert paged == [t for t, _ in expected]
     assert [r["thread_id"] for r in views.threads(prefix="n")["threads"]] == ["new"]
-    rows, more, _ = documents.summaries(2, "kept")
-    assert [r["thread_id"] for r in rows] == ["new", "old"] and more
+    page = views.threads(after="kept", limit=2)
+    assert [r["thread_id"] for r in page["threads"]] == ["new", "old"] and page["more"]
     sent: list[Any] = []
-    execute = documents._io.execute  # noqa: SLF001
-    documents._io.execute = lambda request: sent.append(request) or execute(request)  # noqa: SLF001
-    assert [r["thread_id"] for r in documents.summaries(1)[0]] == ["a"]
-    # the summaries, the search for unsummarized threads up to the next summary (none), the latest checkpoint: the
-    # threads without a summary past the page cost nothing
-    assert [type(r).__name__ for r in sent] == ["Find", "Find", "Find"]
+    io = SyncInterpreter(store.db)
+    execute = io.execute
+    io.execute = lambda request: sent.append(request) or execute(request)  # type: ignore[method-assign]
+    summaries, _ = io.run(summaries_page_plan(CollectionNames(), limit=1))
+    assert [s["thread_id"] for s in summaries] == ["a"]
+    # the summaries, and the search for unsummarized threads up to the next summary (none): the threads without a
+    # summary past the page cost nothing
+    assert [type(r).__name__ for r in sent] == ["Find", "Find"]
 
 
 def test_a_summary_naming_a_later_checkpoint_than_any_is_reported_not_counted_forever(

@@ -20,8 +20,8 @@ from langgraph_durable_mongodb.views.stored import (
     inspected_plan,
     journal_documents_plan,
     thread_exists_plan,
-    thread_summaries_plan,
 )
+from langgraph_durable_mongodb.views.plans import thread_page_plan
 from tests.clients import Face
 
 NAMES = CollectionNames()
@@ -48,12 +48,14 @@ async def test_the_summaries_list_threads_by_id_with_their_root_checkpoints(face
     await write_chain(face, "t1", 3)
     await write_chain(face, "t1", 2, ns="sub:abc")
     await write_chain(face, "t2", 1)
-    rows, more, problems = await run_plan(face, thread_summaries_plan(NAMES, 1))
-    assert ([r["thread_id"] for r in rows], more, problems) == (["t1"], True, [])
+    page = await run_plan(face, thread_page_plan(NAMES, "", None, 1))
+    assert ([s["thread_id"] for s in page["summaries"]], page["more"], page["problems"]) == (["t1"], True, [])
     latest = max((await face.raw("checkpoints", {"thread_id": "t1", "checkpoint_ns": ""})), key=lambda d: d["checkpoint_id"])
-    assert (rows[0]["checkpoints"], rows[0]["latest_step"], rows[0]["updated"]) == (3, 2, latest["ts"])
-    rows, more, _ = await run_plan(face, thread_summaries_plan(NAMES, 5, "t1"))
-    assert ([(r["thread_id"], r["checkpoints"], r["latest_step"]) for r in rows], more) == ([("t2", 1, 0)], False)
+    shown = page["latest"]["t1"]
+    assert (page["summaries"][0]["checkpoints"], shown["metadata"]["step"], shown["ts"]) == (3, 2, latest["ts"])
+    page = await run_plan(face, thread_page_plan(NAMES, "", "t1", 5))
+    rows = [(s["thread_id"], s["checkpoints"], page["latest"][s["thread_id"]]["metadata"]["step"]) for s in page["summaries"]]
+    assert (rows, page["more"]) == ([("t2", 1, 0)], False)
     assert await run_plan(face, holds_checkpoints_plan(NAMES)) is True
     assert await run_plan(face, checkpoint_counts_plan(NAMES, ["t1", "t2", "nope"])) == {"t1": 5, "t2": 1, "nope": 0}
 
@@ -63,7 +65,7 @@ def test_the_summaries_refuse_an_after_that_is_not_a_string_before_any_request(a
     """``after`` is a value in the thread list's filter: anything but a string (a document would be an operator)
     is refused before the plan's first request, as the web inspector's ``thread_id_range`` refuses it."""
     with pytest.raises(InvalidInputError, match="after must be a str"):
-        next(thread_summaries_plan(NAMES, 5, after))
+        next(thread_page_plan(NAMES, "", after, 5))
 
 
 async def test_a_thread_is_read_as_stored_without_values_or_outcomes(face: Face, mongo_client: Any, db_name: str) -> None:

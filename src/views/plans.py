@@ -1,8 +1,8 @@
 """The queries of the thread views, as plans: each names one thread, or is bounded by one page of thread ids.
 
-Both thread lists, the web inspector's (``thread_page_plan``) and the CLI's (``documents.thread_summaries_plan``),
-read one page of thread summaries (``summaries_page_plan``, ``thread_summaries.py``): one small document per
-thread, in id order, and the threads of the page's range whose summary is missing (``summary_drift``).
+The thread list (``thread_page_plan``: the web inspector's and the CLI's) reads one page of thread summaries
+(``summaries_page_plan``, ``thread_summaries.py``): one small document per thread, in id order, and the threads of
+the page's range whose summary is missing (``summary_drift``).
 
 ``thread_page_plan`` reads one page of the thread list in at most three round trips whatever the number of
 threads: the page's summaries; then, side by side, its latest root checkpoints (by ``_id``), run locks (by

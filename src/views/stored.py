@@ -1,11 +1,10 @@
 """What the CLI reads of threads, as plans: documents as stored, never decoded.
 
-``thread_summaries_plan`` lists one page of threads from their summaries (never every checkpoint to the
-client); ``holds_checkpoints_plan`` tells whether a database holds any checkpoint, ``thread_exists_plan``
-whether a thread has any document; ``inspected_plan`` reads a thread's checkpoints (no values) and journal
-entries (no outcomes); ``journal_documents_plan`` its raw entries; ``entry_plan`` the entry at one position;
-``checkpoint_counts_plan`` how many checkpoints threads hold. ``ThreadDocuments`` runs them on a sync client.
-Thread ids are values in these filters, never field names.
+``holds_checkpoints_plan`` tells whether a database holds any checkpoint, ``thread_exists_plan`` whether a thread
+has any document; ``inspected_plan`` reads a thread's checkpoints (no values) and journal entries (no outcomes);
+``journal_documents_plan`` its raw entries; ``entry_plan`` the entry at one position; ``checkpoint_counts_plan`` how
+many checkpoints threads hold. ``ThreadDocuments`` runs them on a sync client. The thread list is the views'
+(``reader.ThreadViews.threads``). Thread ids are values in these filters, never field names.
 """
 
 from __future__ import annotations
@@ -13,59 +12,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._bson import dotted_value
 from ..storage.plans.interpreters import SyncInterpreter
 from ..storage.plans.requests import Aggregate, Find, Plan
 from ..storage.schema import CollectionNames
-from ..storage.thread_summaries import COUNT, NOT_SUMMARY, SUMMARY_NS
+from ..storage.thread_summaries import NOT_SUMMARY
 from ..journal.labels import labelled
-from .plans import by_thread, latest_keys, summaries_page_plan, thread_id_problem_plan
 from .reader import require_our_format
 
 #: Databases of the server itself, never holding threads.
 SYSTEM_DATABASES = frozenset({"admin", "local", "config"})
 #: What ``inspected_plan`` reads of a checkpoint: never its serialized checkpoint or values.
 INSPECTED_CHECKPOINT = {"checkpoint_ns": 1, "checkpoint_id": 1, "ts": 1, "metadata.step": 1, "metadata.source": 1}
-#: What ``thread_summaries_plan`` reads of a thread's latest root checkpoint.
-LATEST_FIELDS = {"_id": 0, "thread_id": 1, "ts": 1, "metadata.step": 1}
-
-
-def thread_summaries_plan(names: CollectionNames, limit: int, after: str | None = None) -> Plan:
-    """One page of threads in ``thread_id`` order, from their summaries (``plans.summaries_page_plan``) and the
-    latest root checkpoint of each (one ``find`` by ``_id``): two commands whatever the number of threads.
-
-    Args:
-        names: the collection names.
-        limit: the most threads to list.
-        after: list only threads whose id sorts after this one (the last id of the previous page).
-
-    Returns:
-        ``(rows, more, problems)``: the rows (``thread_id``, ``checkpoints``: its root checkpoints, ``latest_step``
-        and ``updated``: the step and time of its latest root checkpoint), whether more threads follow, and the
-        problems of summaries whose ``thread_id`` is not a string (one named per such value).
-
-    Raises:
-        InvalidInputError: ``after`` is not a string, or ``limit`` is out of range (before any request).
-    """
-    summaries, more = yield from summaries_page_plan(names, "", after, limit)
-    listed = [s for s in summaries if isinstance(s.get("thread_id"), str)]
-    latest = (yield Find(names.checkpoints, {"_id": {"$in": latest_keys(listed)}}, LATEST_FIELDS)) if listed else []
-    latest_of = by_thread(latest)
-    rows = [
-        {
-            "thread_id": s["thread_id"],
-            "checkpoints": s.get(COUNT),
-            "latest_step": dotted_value(latest_of.get(s["thread_id"], {}), "metadata.step"),
-            "updated": latest_of.get(s["thread_id"], {}).get("ts") or "",
-        }
-        for s in listed
-    ]
-    problems = []
-    for unlisted in (s for s in summaries if s not in listed):
-        problems.append((yield from thread_id_problem_plan(names, unlisted.get("thread_id"))))
-    return rows, more, problems
-
-
 def holds_checkpoints_plan(names: CollectionNames) -> Plan:
     """Whether the database holds any checkpoint (one ``find`` of one ``_id``)."""
     return bool((yield Find(names.checkpoints, {}, {"_id": 1}, limit=1)))
@@ -140,16 +97,6 @@ class ThreadDocuments:
         self.client, self.names = client, names or CollectionNames()
         self.db = client[db_name]
         self._io = SyncInterpreter(self.db)
-
-    def summaries(self, limit: int, after: str | None = None) -> tuple[list[dict[str, Any]], bool, list[str]]:
-        """``thread_summaries_plan``, on a database of our format.
-
-        Raises:
-            InvalidInputError: ``after`` is not a string.
-            IncompatibleStorageError: the database holds a foreign format.
-        """
-        require_our_format(self.db, self.names)
-        return self._io.run(thread_summaries_plan(self.names, limit, after))
 
     def databases_with_threads(self) -> list[str]:
         """The databases on the server that hold checkpoints, sorted: one ``find`` of one document in each."""
