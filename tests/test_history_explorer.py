@@ -152,6 +152,25 @@ def test_a_resume_finds_the_records_of_siblings_cancelled_while_they_waited(name
     judge(CANCELLED_WAITERS[name])
 
 
+#: Seed 7102026's last history (issue 44): under ``durability="async"`` the fault fails the store of the child's first
+#: checkpoint after its input; LangGraph stores none after it and the child's interrupt hides the error. The edit at
+#: the interrupt, through the child's config, is made at the child's input checkpoint and was counted as moving the
+#: run a step on: the child's first node ran its effects again under new keys. With ``as_node`` the fault finds no
+#: child checkpoint at all, where LangGraph refuses the edit (``Life.edit_refused``). The fault picks a request by its
+#: place in the run, so ``test_operator_actions.py::*later_checkpoints_were_lost*`` holds the guarantee too, whatever
+#: the number of requests.
+CHILD_STORES_LOST = Plan(
+    (Stage("parallel", ("effect", "effect", "once"), loops=2, width=2), Stage("child_interrupt", ("once", "effect"), edit="plain")),
+    mode="async", durability="async", fault=Fault("command", at=0.439), slow=0.03, fork="changed",
+)
+
+
+@pytest.mark.parametrize("edit", ["plain", "as_node"])
+def test_an_edit_inside_a_child_whose_stores_failed_keeps_every_guarantee(edit: str) -> None:
+    first, child = CHILD_STORES_LOST.stages
+    judge(dataclasses.replace(CHILD_STORES_LOST, stages=(first, dataclasses.replace(child, edit=edit))))
+
+
 def test_the_oracle_sees_a_later_visit_given_an_earlier_visit_s_outcome() -> None:
     """The oracle bites: a ledger where visit 2 got visit 1's value, one where a slot ran twice without a fault, and
     a journal whose stored labels number the visits out of the order they ran."""
