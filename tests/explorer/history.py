@@ -204,7 +204,7 @@ class Driver:
         if stage.kind == "child_interrupt" and not found[2]:
             snapshot = await self.call("get_state", self.config, subgraphs=True)
             child = next(t.state for t in snapshot.tasks if t.name == node)
-            if child.metadata is None:  # see Life.edit_refused
+            if child.metadata is None and self.plan.durability == "async":  # see Life.edit_refused
                 self.edited.add(node)
                 self.current.edit_refused = True
                 return
