@@ -188,6 +188,10 @@ def test_the_oracle_sees_a_later_visit_given_an_earlier_visit_s_outcome() -> Non
     assert oracle.problems(plan, history.Outcome(clean.lives, labels={1: stored}), executed, []) == {}
     swapped = {"k1": stored["k2"], "k2": stored["k1"]}  # the second visit numbered first: labels out of the order run
     assert list(oracle.problems(plan, history.Outcome(clean.lives, labels={1: swapped}), executed, [])) == ["labels"]
+    unlabelled, missing = {**stored, "k2": None}, {"k1": stored["k1"]}
+    for labels, said in ((unlabelled, "stores the label None"), (missing, "which no entry of the thread stores")):
+        found = oracle.problems(plan, history.Outcome(clean.lives, labels={1: labels}), executed, [])
+        assert list(found) == ["labels"] and said in found["labels"][0]
 
 
 def test_the_oracle_sees_a_copy_run_under_its_source_s_key_and_a_copy_given_a_later_outcome() -> None:

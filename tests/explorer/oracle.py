@@ -198,11 +198,14 @@ def labels(plan: Plan, outcome: Outcome, executed: dict[Slot, list[dict[str, Any
         stored = outcome.labels.get(slot[0])
         if stored is None:
             continue  # a fork's or a copy's life, or a journal not kept (a child's of test_history_kills)
-        label = stored.get(runs[0]["key"])
+        key = runs[0]["key"]
+        label = stored.get(key)
         if label is None and plan.golden:
             continue  # written by an older format's code, before labels were stored
         texts = [*label["path"].split("/")[3::2], label["occurrence"]] if isinstance(label, dict) else []
         ranks = [int(t.split("+")[0].split(".")[0]) for t in texts]
-        if ranks != [runs[0]["visit"], *[1] * (len(ranks) - 1)] or not ranks:
+        if key not in stored:
+            found.append(f"{slot} ran as visit {runs[0]['visit']} under {key}, which no entry of the thread stores")
+        elif ranks != [runs[0]["visit"], *[1] * (len(ranks) - 1)] or not ranks:
             found.append(f"{slot} ran as visit {runs[0]['visit']}, its entry stores the label {label}")
     return sorted(found)
