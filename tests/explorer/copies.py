@@ -27,14 +27,16 @@ class Copy:
         self.ledger = history_ledger
         self.source_life = history_ledger.life
         self.life = COPY_LIFE + self.source_life
-        self.at = 0  # the ledger's records when the copy was made: the executions the copy inherits
+        self.at = 0  # the ledger's records once the copy was made: the executions the copy inherits
 
     async def __call__(self, driver: Any) -> None:
-        self.at = len(self.ledger.all())
         try:
             await self._copy(driver)
         except Exception:  # noqa: BLE001 - the history's storage fault cut it short: the same call completes it
             await self._copy(driver)
+        # once copied: ``copy_thread`` first waits for the effects the source's ended run left running here (a node
+        # that stopped waiting for them), so those the ledger saw end during the call are the copy's inheritance
+        self.at = len(self.ledger.all())
 
     @staticmethod
     async def _copy(driver: Any) -> None:
