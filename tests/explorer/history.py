@@ -211,11 +211,23 @@ class Driver:
             config, interrupted = child.config, f"{node}q"
         elif stage.kind != "interrupt" or not found[2]:
             return
-        if how == "plain":
-            await self.call("update_state", config, {"notes": [f"edit@{interrupted}"]})
-        elif how == "as_node":
-            await self.call("update_state", config, {"notes": [f"edit@{interrupted}"]}, as_node=interrupted)
-        self.edited.add(node)  # once made: an edit the fault failed is made again
+        as_node = {"as_node": interrupted} if how == "as_node" else {}
+        try:
+            await self.call("update_state", config, {"notes": [f"edit@{interrupted}"]}, **as_node)
+        except PyMongoError:
+            if not await self.edit_made(config, interrupted):
+                raise  # an edit the fault failed is made again at the next stop
+        self.edited.add(node)
+
+    async def edit_made(self, config: dict[str, Any], interrupted: str) -> bool:
+        """Whether an edit whose call the fault failed was made all the same. LangGraph stores an edit's writes at
+        the checkpoint edited, under the task of the node it is made as, before the edit's own checkpoint: made as
+        the interrupted node (``as_node``), they complete its task though that store failed. (The interrupted node
+        writes no notes of its own before its interrupt.)"""
+        snapshot = await self.call("get_state", config)
+        tasks = {task.id for task in snapshot.tasks if task.name == interrupted}
+        saved = await asyncio.to_thread(self.platform.checkpointer.get_tuple, snapshot.config)
+        return any(task in tasks and channel == "notes" for task, channel, _ in (saved.pending_writes if saved else ()))
 
     async def life(self, start: tuple[Any, dict[str, Any]] | None = None) -> Life:
         """Run the thread until done (or an outcome unknown), resuming after each stop; ``start``: the first run's
