@@ -108,7 +108,7 @@ def maybe_raise(node: str, visit: int, after: int) -> None:
     fault = Armed.fault
     if fault.kind in ("raise", "node_kill") and not Armed.fired and (fault.node, fault.visit, fault.after) == (node, visit, after):
         Armed.fired = True
-        ledger.CURRENT.add("fault", what=f"{fault.kind} in {node} visit {visit} after effect {after}")
+        ledger.current().add("fault", what=f"{fault.kind} in {node} visit {visit} after effect {after}")
         if fault.kind == "node_kill":
             os.kill(os.getpid(), signal.SIGKILL)
         raise Boom(f"{node} fails once, visit {visit} after effect {after}")
@@ -128,7 +128,7 @@ def execute(node: str, item: Any, visit: int, idx: int, name: str, once: bool = 
     """A real execution of an effect, noted on the ledger with the idempotency key it ran under (``plain``: a plain
     ``@task``'s, which has none)."""
     slot = {"node": node, "item": item, "visit": visit, "idx": idx, "name": name, "once": once}
-    token = ledger.CURRENT.executed(slot, "@task" if plain else current_effect().idempotency_key)
+    token = ledger.current().executed(slot, "@task" if plain else current_effect().idempotency_key)
     return f"{name}|v{visit}|t{token}"
 
 
@@ -284,7 +284,7 @@ def visit_of(state: State, label: str) -> int:
 def got(label: str, node: str, item: Any, visit: int, idx: int, value: Any) -> str:
     slot, load_ok = values.CURRENT.unwrap(value)
     loaded = {} if load_ok is None else {"load_ok": load_ok}
-    ledger.CURRENT.add("got", node=node, item=item, visit=visit, idx=idx, value=slot, **loaded)
+    ledger.current().add("got", node=node, item=item, visit=visit, idx=idx, value=slot, **loaded)
     return f"{label}@{visit}#{idx}={slot}"
 
 
@@ -493,7 +493,7 @@ def ask_after_first(count: int) -> Callable[[int, int], None]:
 
 def failing_first_attempt(label: str) -> Callable[[int, int], None]:
     def before(idx: int, visit: int) -> None:
-        key = (ledger.CURRENT.life, label, visit)
+        key = (ledger.current().life, label, visit)
         if idx == 2 and key not in Armed.retried:
             Armed.retried.add(key)
             raise Flaky(f"{label} visit {visit}: the first attempt fails after effect 1")

@@ -4,6 +4,7 @@ appended and fsynced, so it survives the SIGKILL that may follow at once)."""
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import threading
@@ -56,9 +57,18 @@ class Ledger:
 
 #: The ledger the effects of this process record on (the history running now sets it).
 CURRENT = Ledger()
+#: The same, as the context the history's runs started in saw it: an effect a history's run left running in a thread,
+#: which ends only once the next history has started, is noted on its own history's ledger, not on the next one's.
+_BOUND: contextvars.ContextVar[Ledger | None] = contextvars.ContextVar("ledger", default=None)
 
 
 def use(ledger: Ledger) -> Ledger:
     global CURRENT
     CURRENT = ledger
+    _BOUND.set(ledger)
     return ledger
+
+
+def current() -> Ledger:
+    """The ledger of the history whose run calls this (``CURRENT`` outside any)."""
+    return _BOUND.get() or CURRENT

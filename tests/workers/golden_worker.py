@@ -52,7 +52,7 @@ def kill_after(slot: tuple[str, int | None, int, int] | None) -> None:
     def executing(node: str, item: Any, visit: int, idx: int, name: str, once: bool = False, plain: bool = False) -> str:
         value = execute(node, item, visit, idx, name, once, plain)
         if (node, item, visit, idx) == slot:
-            ledger.CURRENT.add("fault", what=f"SIGKILL right after {name} (item {item}) called its provider")
+            ledger.current().add("fault", what=f"SIGKILL right after {name} (item {item}) called its provider")
             os.kill(os.getpid(), signal.SIGKILL)
         return value
 
