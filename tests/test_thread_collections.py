@@ -258,7 +258,9 @@ async def test_a_declared_collection_that_exists_without_the_key_indexes_is_stil
     """The same journal, its indexes dropped but its entries kept: it may be this library's, so it is refused as
     before (a thread deleted without it would hand a reused thread id the old thread's recorded effects)."""
     calls: list[str] = []
-    await run_probe(platform_on(store), "old", calls, is_async)
+    probed = platform_on(store)
+    await run_probe(probed, "old", calls, is_async)
+    probed.run_locks.wait_releases(10)  # the run's lock is released in the background: released before the snapshot
     for index in set(store.db.effects.index_information()) - {"_id_"}:  # one by one: mongo-java-server's "*" fails
         store.db.effects.drop_index(index)
     before = store.snapshot()
