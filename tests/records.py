@@ -1,9 +1,12 @@
 """The journal's records watched and slowed down, for the tests of records that trail their effects: a record held
-back (``slow_records``), the entries completed in the database (``completed``), and what the journal held when each
-``put_writes`` sent its writes (``watch_writes``)."""
+back (``slow_records``), the entries completed in the database (``completed``), what the journal held when each
+``put_writes`` sent its writes (``watch_writes``), and a task's writes stored after the next checkpoint's save
+failed (``writes_after_a_failed_save``)."""
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -48,3 +51,28 @@ def watch_writes(platform: Any, thread: str, monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(saver._store, "put_writes_plan", watched)  # noqa: SLF001
     return seen
+
+
+def writes_after_a_failed_save(platform: Any, monkeypatch: pytest.MonkeyPatch, timeout: float = 5.0) -> threading.Event:
+    """LangGraph stores a task's writes and the next checkpoint in the background side by side: this forces the
+    order in which the checkpoint's save meets a failed record first. Each ``put_writes`` waits (up to ``timeout``)
+    until a ``put`` has raised; the event returned says whether one did."""
+    store, failed = platform.checkpointer._store, threading.Event()  # noqa: SLF001 - the plans both faces run
+    put, put_writes = store.put_plan, store.put_writes_plan
+
+    def put_watched(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return (yield from put(*args, **kwargs))
+        except Exception:
+            failed.set()
+            raise
+
+    def put_writes_later(*args: Any, **kwargs: Any) -> Any:
+        deadline = time.monotonic() + timeout
+        while not failed.is_set() and time.monotonic() < deadline:
+            yield Sleep(0.01)
+        return (yield from put_writes(*args, **kwargs))
+
+    monkeypatch.setattr(store, "put_plan", put_watched)
+    monkeypatch.setattr(store, "put_writes_plan", put_writes_later)
+    return failed

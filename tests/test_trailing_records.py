@@ -23,6 +23,7 @@ import uuid
 from typing import Annotated, Any, TypedDict
 
 import pytest
+from pymongo.errors import AutoReconnect
 from langgraph.graph import START, StateGraph
 from langgraph.types import RetryPolicy
 
@@ -31,7 +32,8 @@ from langgraph_durable_mongodb.journal import current_effect, effect
 from langgraph_durable_mongodb.journal.documents import EffectCall
 
 from .journal_helpers import Counter
-from .records import SLOW, completed, slow_records, watch_writes
+from .command_faults import CommandFault, injected, nth_of
+from .records import SLOW, completed, slow_records, watch_writes, writes_after_a_failed_save
 
 MODES = ["sync", "async"]
 
@@ -406,6 +408,45 @@ def test_a_sync_run_stopped_with_a_record_lost_holds_nothing_against_the_next(pl
     assert compiled.invoke(None, config)["notes"] == ["theirs"]
     assert executed.n == 1
 
+
+
+async def call(graph: Any, inputs: Any, config: dict[str, Any], caller: str) -> Any:
+    """``graph`` run by ``caller``: ``ainvoke``, ``invoke`` from a coroutine (a web handler, a notebook), or
+    ``invoke`` from plain code (a thread running no event loop)."""
+    if caller == "async":
+        return await graph.ainvoke(inputs, config)
+    if caller == "coroutine":
+        return graph.invoke(inputs, config)
+    return await asyncio.to_thread(graph.invoke, inputs, config)
+
+
+@pytest.mark.parametrize("caller", ["plain", "coroutine", "async"])
+async def test_a_failed_record_keeps_its_task_s_writes_out_after_the_next_checkpoint_raised_it(
+    platform: Any, caller: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The charge's record fails, and LangGraph's background save of the next checkpoint meets it first (it stores the
+    task's writes beside that save): the save raises, and the task's writes, still waiting for the record, are not
+    stored. Stored, they made ``pay`` done with its charge in the state and no record of it (the 3.13 tier of CI,
+    a sync graph called from a coroutine). The resume charges again under the same key and records it."""
+    platform.setup()
+    thread, keys, mode = f"t-{uuid.uuid4().hex[:8]}", [], "async" if caller == "async" else "sync"
+    charge = effect_of("charge", mode, lambda: keys.append(current_effect().idempotency_key) or f"charged {len(keys)}")
+    graph = StateGraph(State)
+    graph.add_node("pay", node_of(mode, lambda: [charge]))
+    graph.add_edge(START, "pay")
+    compiled, config = platform.compile(graph), {"configurable": {"thread_id": thread}}
+    save_failed = writes_after_a_failed_save(platform, monkeypatch)
+    with injected(CommandFault(nth_of("find_one_and_update activity_journal", 1))) as fault, pytest.raises(AutoReconnect):
+        await call(compiled, {"notes": []}, config, caller)
+    assert fault.failed and save_failed.is_set()  # the record failed, and a checkpoint's save raised it first
+    db = platform.checkpointer.client[platform.checkpointer.db_name]
+    assert [w["task_path"] for w in db.checkpoint_writes.find({"thread_id": thread, "channel": "notes"})] == ["~__pregel_pull, __start__"]
+    assert compiled.get_state(config).next == ("pay",)  # LangGraph too takes pay for not done
+    monkeypatch.undo()
+
+    assert (await call(compiled, None, config, caller))["notes"] == ["charged 2"]
+    assert len(keys) == 2 and keys[0] == keys[1]
+    assert completed(platform.journal, thread) == ["charge"]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -93,7 +93,7 @@ def test_a_refusal_names_the_threads_and_how_to_drain_and_a_drained_database_upg
     drained dump: the old code resumed it to its interrupt, running the killed effect again under its key), and
     today's code upgrades it and resumes it to the end, replaying every effect the old code ran."""
     loaded(store, golden, "in_flight")
-    platform = history.Store(store.client, store.async_client, store.db_name).platform(golden.form)
+    platform = history.Store(store.client, store.async_client, store.db_name).platform(golden.plan())
     with pytest.raises(RunsInFlightError) as refused:
         platform.checkpointer.get_tuple({"configurable": {"thread_id": "another", "checkpoint_ns": ""}})
     assert refused.value.thread_ids == (goldens.THREAD,)
@@ -145,7 +145,7 @@ def test_a_refusal_lifts_once_the_runs_are_released_and_the_same_process_upgrade
     call (no restart), and the effect in flight runs again under a new key, as the message warned."""
     golden = goldens.BY_NAME["format3 platform.compile effect"]
     dump = loaded(store, golden, "in_flight")
-    platform = history.Store(store.client, store.async_client, store.db_name).platform(golden.form)
+    platform = history.Store(store.client, store.async_client, store.db_name).platform(golden.plan())
     with pytest.raises(RunsInFlightError):
         platform.checkpointer.get_tuple({"configurable": {"thread_id": "another", "checkpoint_ns": ""}})
     store.db.thread_runs.update_many({"owner": {"$ne": None}}, {"$set": {"owner": None}})
@@ -162,7 +162,7 @@ def test_a_refusal_names_twenty_threads_and_how_to_find_the_rest(store: Store) -
     golden = goldens.BY_NAME["format2 platform.compile interrupt"]
     loaded(store, golden, "in_flight")
     store.db.thread_runs.insert_many([{"thread_id": f"t{i:02}", "owner": "gone", "fence": 1} for i in range(25)])
-    platform = history.Store(store.client, store.async_client, store.db_name).platform(golden.form)
+    platform = history.Store(store.client, store.async_client, store.db_name).platform(golden.plan())
     with pytest.raises(RunsInFlightError) as refused:
         platform.checkpointer.get_tuple({"configurable": {"thread_id": "another", "checkpoint_ns": ""}})
     assert refused.value.thread_ids == tuple(f"t{i:02}" for i in range(IN_FLIGHT_SHOWN))
@@ -176,7 +176,7 @@ def test_an_unstamped_database_with_a_run_in_flight_is_refused_before_it_is_stam
     dump = storage_history.dumped(golden, "in_flight")
     dump["db"]["durable_metadata"] = [d for d in dump["db"]["durable_metadata"] if d["_id"] != "storage_format"]
     storage_history.load(store.db, dump["db"])
-    platform = history.Store(store.client, store.async_client, store.db_name).platform(golden.form)
+    platform = history.Store(store.client, store.async_client, store.db_name).platform(golden.plan())
     with pytest.raises(RunsInFlightError, match="format version 1"):
         platform.checkpointer.get_tuple({"configurable": {"thread_id": "another", "checkpoint_ns": ""}})
     assert storage_history.changes(store.db, dump["db"]) == []

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -251,12 +251,13 @@ THREADS_HELD = 10_000
 
 @dataclass
 class _TaskHold:
-    """What one task's writes wait for: the namespace of its loop, the checkpoint it was prepared from, and the
-    futures held for it."""
+    """What one task's writes wait for: the namespace of its loop, the checkpoint it was prepared from, the futures
+    held for it, and those of them that failed and whose error a checkpoint's save raised (``TaskHolds.drop``)."""
 
     checkpoint_ns: str
     prepared_from: str
     futures: list[Any]
+    raised: list[Any] = field(default_factory=list)
 
 
 class TaskHolds:
@@ -264,8 +265,9 @@ class TaskHolds:
     while the node goes on. ``put_writes`` of a task first waits for what is held for it, and ``put`` of a
     checkpoint for what is held for the tasks of its namespace prepared from an older checkpoint, whose writes
     it holds (as LangGraph's own saves wait for the delta-channel writes they fold in). A future leaves when it
-    succeeds; a failed one stays until a checkpoint's save raised its error (``drop``), or a new run of the
-    thread starts (``drop_failed``): every write of the run fails until then."""
+    succeeds. A failed one stays until a new run of the thread starts (``drop_failed``): every write of the run
+    fails until then. Once a checkpoint's save raised its error (``drop``) it holds no later checkpoint, but still
+    its task's own writes: LangGraph stores them in the background beside that save, so they may come after it."""
 
     def __init__(self) -> None:
         #: thread -> task id -> its hold: a ``put`` reads its own thread's tasks only
@@ -291,16 +293,16 @@ class TaskHolds:
 
     def _forget_if_empty(self, thread_id: str, task_id: str) -> None:
         tasks = self._threads[thread_id]
-        if not tasks[task_id].futures:
+        if not tasks[task_id].futures and not tasks[task_id].raised:
             del tasks[task_id]
             if not tasks:
                 del self._threads[thread_id]
 
     def of_task(self, thread_id: str, task_id: str) -> tuple[Any, ...]:
-        """What is held for the task."""
+        """What is held for the task: its failed records whose error a checkpoint's save raised too."""
         with self._lock:
             hold = self._threads.get(thread_id, {}).get(task_id)
-            return tuple(hold.futures) if hold is not None else ()
+            return (*hold.futures, *hold.raised) if hold is not None else ()
 
     def before(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[Any, ...]:
         """What is held for the tasks of the namespace prepared from checkpoints older than ``checkpoint_id``."""
@@ -319,14 +321,19 @@ class TaskHolds:
 
     def drop_failed(self, thread_id: str) -> None:
         """No longer hold the thread's failed work: a new run of the thread starts from what is stored."""
-        held = self.of_thread(thread_id)
-        self.drop(tuple(f for f in held if f.done() and (f.cancelled() or f.exception() is not None)))
+        with self._lock:
+            tasks = self._threads.get(thread_id, {})
+            for task_id, hold in list(tasks.items()):
+                hold.raised.clear()
+                hold.futures[:] = [f for f in hold.futures if not (f.done() and (f.cancelled() or f.exception() is not None))]
+                self._forget_if_empty(thread_id, task_id)
 
     def drop(self, futures: tuple[Any, ...]) -> None:
-        """No longer hold ``futures`` (their failure was raised: the run that made them stops there)."""
+        """Hold no later checkpoint for ``futures``: a checkpoint's save raised their failure, and the run that made
+        them stops there. Their tasks' own writes still wait for them (and raise their error)."""
         gone = set(map(id, futures))
         with self._lock:
-            for thread_id, tasks in list(self._threads.items()):
-                for task_id, hold in list(tasks.items()):
+            for tasks in self._threads.values():
+                for hold in tasks.values():
+                    hold.raised += [f for f in hold.futures if id(f) in gone]
                     hold.futures[:] = [f for f in hold.futures if id(f) not in gone]
-                    self._forget_if_empty(thread_id, task_id)

@@ -6,7 +6,8 @@ its thread id deleted and run again.
 first one's memory. SIGKILLs need child processes: kills.py. A history that starts from a golden database of an
 older storage format: storage_history.py; one copied (``copy_thread``) after its first run: copies.py.
 
-Who calls the graph is the plan's ``caller``; records trailing their effects are written ``slow`` seconds late; a
+Who calls the graph is the plan's ``caller``; records trailing their effects are written ``slow`` seconds late, and a
+task's writes after the checkpoint saved beside them (``writes``: ``late_task_writes``); a
 ``fork`` sends, once a life is done, a ``Command`` with a new ``salt`` (every effect's input changes) to the checkpoint
 of the life's first interrupt, and runs the fork to its end as a life of its own (a new ledger life: its slots are
 new, so an outcome of the thread before the fork is never its own).
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -46,6 +48,8 @@ RECURSION_LIMIT = 200
 STORE_WAIT_SECONDS = 3.0
 #: How long a run waits for the thread's run lock (the library's default is 30 s): a lock left held is noted, fast.
 RUN_WAIT_SECONDS = 2.0
+#: How long a task's writes wait at most for a checkpoint save started after them (``Plan.writes``).
+LATE_WRITES_SECONDS = 0.05
 
 
 @dataclass
@@ -61,15 +65,18 @@ class Store:
             self.client = mongomock.MongoClient()
             self.async_client = AsyncMongoMockClient(mock_mongo_client=self.client)
 
-    def platform(self, form: str, slow: float = 0.0) -> Any:
+    def platform(self, plan: Plan) -> Any:
+        """A platform on this database, compiling in the plan's form, with its timing (``slow``, ``writes``)."""
         made = DurablePlatform(
             self.client, async_client=self.async_client, db_name=self.db_name,
             journal_options={"lease_seconds": 0.5, "wait_seconds": 5.0}, run_wait_seconds=RUN_WAIT_SECONDS,
         )
         shorten_store_waits(made.checkpointer)
-        if slow:
-            slow_trailing_records(made.journal, slow)
-        return made if form == "platform.compile" else PlainCompile(made)
+        if plan.slow:
+            slow_trailing_records(made.journal, plan.slow)
+        if plan.writes == "late":
+            late_task_writes(made.checkpointer)
+        return made if plan.form == "platform.compile" else PlainCompile(made)
 
     def drop(self) -> None:
         self.client.drop_database(self.db_name)
@@ -95,6 +102,29 @@ def slow_trailing_records(journal: Any, seconds: float) -> None:
         return (yield from record(*args, trailing=trailing, **kwargs))
 
     journal._record = late  # noqa: SLF001
+
+
+def late_task_writes(saver: Any) -> None:
+    """Each task's writes are stored once a checkpoint save started after them has ended (``LATE_WRITES_SECONDS`` at
+    most): LangGraph stores a task's writes in the background beside the next checkpoint's save, in either order."""
+    store = saver._store  # noqa: SLF001 - the plans both faces run
+    put, put_writes = store.put_plan, store.put_writes_plan
+    saves = {"started": 0, "ended": -1}  # the number of the saves started, the highest number of one that ended
+
+    def put_counted(*args: Any, **kwargs: Any) -> Any:
+        number, saves["started"] = saves["started"], saves["started"] + 1
+        try:
+            return (yield from put(*args, **kwargs))
+        finally:
+            saves["ended"] = max(saves["ended"], number)
+
+    def put_writes_late(*args: Any, **kwargs: Any) -> Any:
+        after, deadline = saves["started"], time.monotonic() + LATE_WRITES_SECONDS
+        while saves["ended"] < after and time.monotonic() < deadline:
+            yield Sleep(0.005)
+        return (yield from put_writes(*args, **kwargs))
+
+    store.put_plan, store.put_writes_plan = put_counted, put_writes_late
 
 
 @dataclass
@@ -137,7 +167,7 @@ class TaskStore:
     def __init__(self) -> None:
         self.checkpointer = InMemorySaver()
 
-    def platform(self, form: str, slow: float = 0.0) -> TaskStore:
+    def platform(self, plan: Plan) -> TaskStore:
         return self
 
     def compile(self, builder: Any) -> Any:
@@ -150,7 +180,7 @@ class Driver:
     def __init__(self, plan: Plan, store: Store | TaskStore, stop_on_error: bool = False, thread: str = THREAD) -> None:
         self.plan, self.store, self.stop_on_error = plan, store, stop_on_error
         self.plain = isinstance(store, TaskStore)
-        self.platform = store.platform(plan.form, plan.slow)
+        self.platform = store.platform(plan)
         self.graph = self.platform.compile(graphs.build(plan, self.plain))
         self.config = {"configurable": {"thread_id": thread}}
         self.edited: set[str] = set()
@@ -162,7 +192,7 @@ class Driver:
 
     def reopen(self) -> None:
         """Another process takes over: a new platform on the same database."""
-        self.platform = self.store.platform(self.plan.form, self.plan.slow)
+        self.platform = self.store.platform(self.plan)
         self.graph = self.platform.compile(graphs.build(self.plan, self.plain))
 
     async def call(self, name: str, *args: Any, **kwargs: Any) -> Any:

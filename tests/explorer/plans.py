@@ -70,7 +70,9 @@ class Fault:
 class Plan:
     """A whole history: the graph, how it runs (``mode`` of its nodes and effects, ``MODES``; ``caller``,
     ``CALLERS``; ``form`` of compile; ``durability``), the fault, how late each record trailing its effect is
-    written (``slow``, seconds: a busy server), whether the thread id is deleted and reused after it (``reuse``),
+    written (``slow``, seconds: a busy server), whether each task's writes are stored after the checkpoint LangGraph
+    saves beside them (``writes="late"``: its background executor's other order), whether the thread id is deleted
+    and reused after it (``reuse``),
     whether it is copied (``copy_thread``) once its first run stopped and both threads resumed (``copy``), whether,
     once done, the thread is forked (``fork``: ``"changed"`` sends ``Command(update=..., resume=...)`` to the
     checkpoint of its first interrupt, which the thread has moved past, changing every effect's input), the golden
@@ -86,6 +88,7 @@ class Plan:
     reuse: bool = False
     caller: str = "coroutine"
     slow: float = 0.0
+    writes: str = ""
     fork: str = ""
     copy: bool = False
     golden: str = ""
@@ -177,6 +180,7 @@ def plans(
         reuse=draw(st.booleans()),
         caller=draw(st.sampled_from(CALLERS)),
         slow=draw(st.sampled_from([0.0, 0.0, 0.005, 0.03])),
+        writes=draw(st.sampled_from(["", "late"])),
         fork=draw(st.sampled_from(["", "changed"])) if interrupts else "",
         copy="kill" not in fault_kinds and draw(st.booleans()),
         values=draw(values()) if hostile and draw(st.integers(0, 2)) == 2 else None,  # shrinks to none

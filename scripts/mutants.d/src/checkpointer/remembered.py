@@ -21,6 +21,12 @@ MUTANTS = (
         "hold.prepared_from > checkpoint_id",
         ("tests/test_trailing_records.py", "-m", "not server", "-k", "another_worker_beat"),
     ),
+    (
+        "a failed record a checkpoint's save raised no longer holds its task's own writes",
+        "            return (*hold.futures, *hold.raised) if hold is not None else ()",
+        "            return tuple(hold.futures) if hold is not None else ()",
+        ("tests/test_trailing_records.py", "-m", "not server", "-k", "keeps_its_task_s_writes_out"),
+    ),
     # -- issue 44: forks --
     (
         "a checkpoint read again forgets it was superseded",
