@@ -231,6 +231,8 @@ class Driver:
             return
         stage = self.plan.stages[int(found[1])]
         how, config, interrupted = stage.edit, self.config, node
+        if not how:
+            return
         if stage.kind == "child_interrupt" and not found[2]:
             snapshot = await self.call("get_state", self.config, subgraphs=True)
             child = next(t.state for t in snapshot.tasks if t.name == node)
