@@ -171,6 +171,27 @@ def test_an_edit_inside_a_child_whose_stores_failed_keeps_every_guarantee(edit: 
     judge(dataclasses.replace(CHILD_STORES_LOST, stages=(first, dataclasses.replace(child, edit=edit))))
 
 
+#: Seed 4712026 (issue 44), found at history 1,164: a lost claim reply inside a compiled child under
+#: ``durability="async"`` stops the run with the child's latest stored checkpoint two steps before its interrupt; the
+#: edit through the child's config is made there, and LangGraph runs those steps again. Only the edit's own tasks
+#: were shifted back to the steps they had: the interrupting node, a step later, ran its first effect under a new
+#: key. (The explorer had made the edit though the plan named none: its harness then broke ``edit=""``.)
+EDIT_BEFORE_THE_INTERRUPT = Plan(
+    (Stage("parallel", ("once", "effect", "effect")), Stage("child_interrupt", ("effect", "effect", "effect"), edit="plain"),
+     Stage("entrypoint", ("tool",))),
+    mode="async", durability="async", fault=Fault("command", at=0.292, lost_reply=True, resume="new"), reuse=True,
+    caller="plain", slow=0.005, fork="changed",
+    values=Values(
+        input=Hostile("deep_json_text", 2999, '\u200b"[\u0301\u0301'), outcome=Hostile("huge_text", 19704, "{$.[{[\n.\t"),
+        state=Hostile("deep_object_text", 1340, "\U0001d11e."),
+    ),
+)
+
+
+def test_an_edit_inside_a_child_made_before_its_interrupt_s_step_keeps_every_guarantee() -> None:
+    judge(EDIT_BEFORE_THE_INTERRUPT)
+
+
 #: CI's flaky ``labels`` (the 200 histories beside a CPU hog; the 3.13 tier's ``test_copied_keys``), found at its cause
 #: by the ``writes`` dimension (issue 44): a charge's record fails, and LangGraph's background save of the next
 #: checkpoint meets the failure before the task's writes, stored beside it, do. The save raised it and stopped holding

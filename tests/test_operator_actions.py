@@ -16,6 +16,7 @@ import warnings
 from typing import Annotated, Any, TypedDict
 
 import pytest
+from langgraph.checkpoint.base.id import uuid6
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.func import task
 from langgraph.graph import START, StateGraph
@@ -24,6 +25,7 @@ from langgraph.types import Command, interrupt
 from langgraph_durable_mongodb import InputChangedWarning, TopologyError
 from langgraph_durable_mongodb.journal import current_effect, effect
 
+from .clients import PlainCompile
 from .command_faults import CommandFault, injected, stores_child_checkpoint
 from .journal_helpers import Counter
 
@@ -36,8 +38,9 @@ class State(TypedDict, total=False):
     notes: Annotated[list, operator.add]
 
 
-def paying_graph(charge: Any, *, mode: str = "sync") -> StateGraph:
-    """``pay`` charges ``amount``, then asks for an approval (``interrupt``); ``after`` follows."""
+def paying_graph(charge: Any, *, mode: str = "sync", prepared: bool = False) -> StateGraph:
+    """``pay`` charges ``amount``, then asks for an approval (``interrupt``); ``after`` follows; with ``prepared``,
+    ``prepare`` comes first."""
 
     def pay(state: State) -> State:
         done = charge(state["amount"])
@@ -50,7 +53,12 @@ def paying_graph(charge: Any, *, mode: str = "sync") -> StateGraph:
     graph = StateGraph(State)
     graph.add_node("pay", pay if mode == "sync" else apay)
     graph.add_node("after", lambda state: {"notes": ["after"]})
-    graph.add_edge(START, "pay")
+    if prepared:
+        graph.add_node("prepare", lambda state: {"notes": ["prepared"]})
+        graph.add_edge(START, "prepare")
+        graph.add_edge("prepare", "pay")
+    else:
+        graph.add_edge(START, "pay")
     graph.add_edge("pay", "after")
     return graph
 
@@ -162,10 +170,11 @@ def test_two_forks_with_other_inputs_each_charge_their_own(platform: Any) -> Non
 # -- an edit inside a compiled child (break 5) ----------------------------------------------------------------------
 
 
-def child_graph(charge: Any, mode: str = "sync") -> StateGraph:
-    """The root runs ``case``, a compiled child whose ``pay`` charges, then interrupts."""
+def child_graph(charge: Any, mode: str = "sync", prepared: bool = False) -> StateGraph:
+    """The root runs ``case``, a compiled child whose ``pay`` charges, then interrupts (``prepared``: after
+    ``prepare``)."""
     root = StateGraph(State)
-    root.add_node("case", paying_graph(charge, mode=mode).compile())
+    root.add_node("case", paying_graph(charge, mode=mode, prepared=prepared).compile())
     root.add_edge(START, "case")
     return root
 
@@ -239,6 +248,54 @@ def test_an_edit_inside_a_child_whose_later_checkpoints_were_lost_replays_the_ch
     assert executed.n == 1 and len(set(keys)) == 1
 
 
+def edited_before_the_interrupt(platform: Any, mode: str) -> tuple[Caller, dict[str, Any], Counter, list[str]]:
+    """A thread of ``child_graph(prepared=True)`` stopped at ``pay``'s interrupt, the store of the child's checkpoint
+    after ``prepare`` failed (``durability="async"``), and edited through the child's config, at the child's latest
+    stored checkpoint: the one before ``prepare``."""
+    executed, keys = Counter(), []
+    platform.setup()
+    caller = Caller(platform.compile(child_graph(journaled_charge(executed, keys, mode), mode, prepared=True)), mode)
+    config = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+    with injected(CommandFault(stores_child_checkpoint(1))) as fault:
+        caller.invoke({"amount": 100}, config, durability="async")
+    assert fault.failed == ["upsert checkpoints"] and executed.n == 1
+    child = caller.get_state(config, subgraphs=True).tasks[0].state
+    assert child.metadata["step"] == 0  # two steps before pay's interrupt
+    caller.update_state(child.config, {"memo": "checked by a person"})
+    return caller, config, executed, keys
+
+
+@pytest.mark.parametrize("durability", ["sync", "async"])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_an_edit_inside_a_child_made_before_its_interrupt_s_step_replays_the_charge(
+    platform: Any, mode: str, durability: str
+) -> None:
+    """The store of the child's checkpoint after ``prepare`` fails under ``durability="async"``: the thread stops at
+    ``pay``'s interrupt with the child's latest stored checkpoint the one before ``prepare``. The edit through the
+    child's config is made there, and LangGraph runs ``prepare`` again, then ``pay``, each a step later than they
+    ran: ``pay`` is the visit that charged (every later checkpoint of the edited run takes the edit's shift on),
+    one charge, one key. Before, only the tasks of the edit's own checkpoint were shifted: ``pay`` charged again
+    under a new key (seed 4712026 of the explorer). The resume's ``durability="sync"`` stores each checkpoint before
+    its tasks run (its shift is read back); ``"async"`` may run ``pay`` while its checkpoint's store is under way."""
+    caller, config, executed, keys = edited_before_the_interrupt(platform, mode)
+    out = caller.invoke(Command(resume="yes"), config, durability=durability)
+    assert out["notes"] == ["prepared", "charged 100", "yes", "checked by a person", "after"]
+    assert executed.n == 1 and len(set(keys)) == 1
+
+
+def test_a_child_s_checkpoint_whose_store_is_under_way_continues_the_edit_before_it(platform: Any) -> None:
+    """``continuations`` of a task prepared from a child's checkpoint not stored yet (its store under way under
+    ``durability="async"``): the shift of the edited run, from the latest checkpoint of the run stored before it."""
+    caller, config, _, _ = edited_before_the_interrupt(platform, "sync")
+    edit = caller.get_state(config, subgraphs=True).tasks[0].state.config["configurable"]
+    ns, edited = edit["checkpoint_ns"], edit["checkpoint_id"]
+    later = str(uuid6(clock_seq=1))  # a newer checkpoint id of the same run, not stored
+    assert later > edited
+    saver, thread = platform.checkpointer, config["configurable"]["thread_id"]
+    assert {at: stored.shift for at, stored in saver.continuations(thread, {ns: later}).items()} == {ns: 1}
+    assert {at: stored.shift for at, stored in saver.continuations(thread, {ns: edited}).items()} == {ns: 1}
+
+
 # -- a run started from a child's checkpoint (break 6) --------------------------------------------------------------
 
 
@@ -258,10 +315,20 @@ def test_a_run_started_from_a_child_s_checkpoint_is_refused_before_anything_runs
     assert executed.n == 1
 
 
-def test_a_node_an_edit_inside_a_child_completed_is_a_new_visit_when_the_child_runs_it_again(platform: Any) -> None:
-    """``as_node`` at ``pay``'s interrupt stands for that visit; the child loops back to ``pay``, whose next visit is
-    new: it charges again, under a new key (not the visit the edit completed)."""
-    platform.setup()
+@pytest.mark.parametrize("stored_by", ["this version", pytest.param("0.4.0", id="stored by 0.4.0")])
+def test_every_visit_after_an_edit_inside_a_child_completed_its_node_is_new(
+    make_platform: Any, compile_form: str, stored_by: str
+) -> None:
+    """``as_node`` at ``pay``'s interrupt completes it, and the child loops back to ``pay`` twice: each visit after the
+    edit is new, three charges under three keys. The edit stands for the checkpoint after ``pay``, so the run's later
+    steps keep their numbers. 0.4.0 stored such an edit as a shift of one with ``pay`` completed (kept for ``pay``'s
+    next visit only); the run's later checkpoints take no shift from it, so a visit never meets the one before's."""
+    def platform() -> Any:
+        made = make_platform()
+        return made if compile_form == "platform.compile" else PlainCompile(made)
+
+    first = platform()
+    first.setup()
     executed, keys = Counter(), []
     charge = journaled_charge(executed, keys)
 
@@ -272,18 +339,25 @@ def test_a_node_an_edit_inside_a_child_completed_is_a_new_visit_when_the_child_r
     child = StateGraph(State)
     child.add_node("pay", pay)
     child.add_edge(START, "pay")
-    child.add_conditional_edges("pay", lambda state: "pay" if len(state["notes"]) < 3 else "__end__", ["pay", "__end__"])
+    child.add_conditional_edges("pay", lambda state: "pay" if len(state["notes"]) < 5 else "__end__", ["pay", "__end__"])
     root = StateGraph(State)
     root.add_node("case", child.compile())
     root.add_edge(START, "case")
-    caller = Caller(platform.compile(root), "sync")
     config = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+    caller = Caller(first.compile(root), "sync")
     caller.invoke({"amount": 100}, config)
-    caller.update_state(caller.get_state(config, subgraphs=True).tasks[0].state.config, {"notes": ["settled by hand"]}, as_node="pay")
+    edit = caller.update_state(caller.get_state(config, subgraphs=True).tasks[0].state.config, {"notes": ["settled by hand"]}, as_node="pay")
+    db = first.checkpointer.client[first.checkpointer.db_name]
+    stored = db.checkpoints.find_one({k: edit["configurable"][k] for k in ("thread_id", "checkpoint_ns", "checkpoint_id")})
+    assert stored.get("shift") is None and stored.get("completed") is None  # it stands for the checkpoint after pay
+    if stored_by == "0.4.0":
+        db.checkpoints.update_one({"_id": stored["_id"]}, {"$set": {"shift": 1, "completed": ["pay"]}})
+        caller = Caller(platform().compile(root), "sync")  # another process on the same database: nothing remembered
     caller.invoke(None, config)
+    caller.invoke(Command(resume="yes"), config)
     out = caller.invoke(Command(resume="yes"), config)
-    assert out["notes"] == ["settled by hand", "charged 100", "yes"]
-    assert executed.n == 2 and len(set(keys)) == 2
+    assert out["notes"] == ["settled by hand", "charged 100", "yes", "charged 100", "yes"]
+    assert executed.n == 3 and len(set(keys)) == 3
 
 
 def test_a_checkpoint_known_superseded_stays_so_when_read_again() -> None:

@@ -63,8 +63,9 @@ class Stored:
     origin: str
     completed: frozenset[str]
     written: bool = False
-    #: Inside a compiled child's run: how many steps the edit that wrote it moved the child's run on from its origin
-    #: (``update_state`` on the child's latest checkpoint at an ``interrupt()``), 0 for any other checkpoint.
+    #: Inside a compiled child's run: how many steps later than without its edits (``update_state`` on the child's
+    #: latest checkpoint at an ``interrupt()``) the run prepares the tasks of this checkpoint, which the edit wrote
+    #: or the run wrote after it; 0 for any other checkpoint.
     shift: int = 0
     #: A run started from it after the thread had moved past it (a ``Command`` sent to an older checkpoint): its
     #: tasks are a fork of the ones the thread ran from it.

@@ -20,7 +20,7 @@ from ..storage.plans.requests import Find, Join, Plan, WaitNotice
 from ..errors import CheckpointNotStoredError, RunLockLostError
 from ..storage.schema import CollectionNames
 from .documents import checkpoint_key
-from .remembered import STORED_REMEMBERED, StoredCheckpoints, TaskHolds
+from .remembered import STORED_REMEMBERED, Stored, StoredCheckpoints, TaskHolds
 
 #: ``wait_stored`` asks only the registry for this long first: a checkpoint this process stores in the background
 #: (``durability="async"``: the tasks prepared from it already run) is noted there when its write returns, so
@@ -69,17 +69,26 @@ def _step(doc: Mapping[str, Any]) -> int | None:
     return step if type(step) is int else None
 
 
-def _shift(parent: Mapping[str, Any], step: Any) -> int:
-    """How many steps an edit written at ``step`` moves a child's run on from its origin: the parent's own shift,
-    and the steps between them (one, as LangGraph's ``update_state`` writes). An edit of the run's input checkpoint
-    (the latest stored when the stores after it failed under ``durability="async"``) is written as its ``__start__``
-    and stands for the input step: the tasks after it keep the steps they had."""
+def _shift(parent: Mapping[str, Any], step: Any, completed: bool) -> int:
+    """How many steps later than without its edits a child's run runs the tasks prepared from an edit written at
+    ``step`` of ``parent``: the parent's own shift, plus the steps between them (one, as LangGraph's
+    ``update_state`` writes) when the edit runs the parent's tasks again. An edit made as the interrupted node
+    (``completed``) stands for the checkpoint after the parent's tasks instead, and an edit of the run's input
+    checkpoint (the latest stored when the stores after it failed under ``durability="async"``), written as its
+    ``__start__``, for the input step: the tasks after either keep the steps they had."""
     parent_step, parent_shift = _step(parent), parent.get("shift") or 0
     if type(step) is not int or parent_step is None or not isinstance(parent_shift, int):
         return 0
-    if (parent.get("metadata") or {}).get("source") == "input":
+    if completed or (parent.get("metadata") or {}).get("source") == "input":
         return parent_shift
     return parent_shift + max(step - parent_step, 0)
+
+
+def _inherited(parent: Stored) -> int:
+    """The shift a child's checkpoint takes from ``parent``: the tasks of every later step of an edited run run as
+    late as those of the edit. (An edit stored before the ``completed`` nodes were folded into its shift kept its
+    completed node's next visit at the shift less one: so do the steps after it.)"""
+    return max(parent.shift - 1, 0) if parent.completed else parent.shift
 
 
 class RootCheckpoints:
@@ -192,12 +201,16 @@ class RootCheckpoints:
 
         An edit (``update_state``, source ``update``) of the namespace's latest checkpoint continues that
         checkpoint's origin, except for the nodes whose interrupted task the edit completed (``as_node`` was that
-        node): their next visit is new. Inside a child's run, whose tasks are keyed by their step, the edit also
-        records how many steps it moved the run on (``shift``). Anything else, an edit of an older checkpoint
-        (time travel: a fork) included, continues nothing.
+        node): their next visit is new. Inside a child's run, whose tasks are keyed by their step, the edit instead
+        records how many steps later than without it the run goes on (``shift``), and every later checkpoint of
+        the run takes that shift on (``_inherited``): an edit made at a checkpoint older than the interrupt (the
+        stores after it failed under ``durability="async"``) runs again the steps the run had made past it. Anything
+        else, an edit of an older checkpoint (time travel: a fork) included, continues nothing.
         """
-        if metadata.get("source") != "update" or not parent_id:
+        if not parent_id:
             return NOT_CONTINUED
+        if metadata.get("source") != "update":
+            return (yield from self._inherited_shift(thread_id, checkpoint_ns, parent_id)) if checkpoint_ns else NOT_CONTINUED
         newest = yield Find(
             self.collections.checkpoints,
             {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": {"$gte": parent_id}},
@@ -208,8 +221,21 @@ class RootCheckpoints:
         if len(newest) != 1 or newest[0]["checkpoint_id"] != parent_id:
             return NOT_CONTINUED  # the parent is not the latest checkpoint, or is gone
         edited = yield Find(self.collections.writes, checkpoint_key(thread_id, checkpoint_ns, parent_id), _EDITED_WRITE_FIELDS)
-        shift = _shift(newest[0], metadata.get("step")) if checkpoint_ns else 0
-        return Continued(newest[0].get("origin") or parent_id, _langgraph.nodes_completed_by_edit(edited), shift)
+        completed = _langgraph.nodes_completed_by_edit(edited)
+        if not checkpoint_ns:
+            return Continued(newest[0].get("origin") or parent_id, completed)
+        return Continued(newest[0].get("origin") or parent_id, [], _shift(newest[0], metadata.get("step"), bool(completed)))
+
+    def _inherited_shift(self, thread_id: str, checkpoint_ns: str, parent_id: str) -> Plan:
+        """A child's checkpoint written by its run: the shift of its parent (``_inherited``). The registry, else one
+        query by the parent's key."""
+        parent = self.stored.checkpoint(thread_id, checkpoint_ns, parent_id)
+        if parent is None:
+            found = yield Find(self.collections.checkpoints, checkpoint_key(thread_id, checkpoint_ns, parent_id), ORIGIN_FIELDS, limit=1)
+            self.note_read(thread_id, checkpoint_ns, found)
+            parent = self.stored.checkpoint(thread_id, checkpoint_ns, parent_id)
+        shift = _inherited(parent) if parent is not None else 0
+        return Continued(None, [], shift) if shift else NOT_CONTINUED
 
     def superseded_plan(self, thread_id: str, checkpoint_id: str) -> Plan:
         """A run starts from the root checkpoint ``checkpoint_id`` (time travel): note it as superseded when the
@@ -231,12 +257,27 @@ class RootCheckpoints:
                 continue
             known = self.stored.checkpoint(thread_id, checkpoint_ns, checkpoint_id)
             if known is None:
-                docs = yield Find(self.collections.checkpoints, checkpoint_key(thread_id, checkpoint_ns, checkpoint_id), ORIGIN_FIELDS, limit=1)
-                self.note_read(thread_id, checkpoint_ns, docs)
-                known = self.stored.checkpoint(thread_id, checkpoint_ns, checkpoint_id)
+                known = yield from self._stored_or_inherited(thread_id, checkpoint_ns, checkpoint_id)
             if known is not None and known.shift:
                 found[checkpoint_ns] = known
         return found
+
+    def _stored_or_inherited(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Plan:
+        """A child's checkpoint as stored, or, while its store is under way (``durability="async"``: its tasks start
+        before it is stored), with the shift it inherits from the latest checkpoint of the run stored before it
+        (those between, written by the run, inherit it too). None when the run has none stored."""
+        docs = yield Find(
+            self.collections.checkpoints,
+            {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": {"$lte": checkpoint_id}},
+            ORIGIN_FIELDS,
+            [("checkpoint_id", -1)],
+            1,
+        )
+        self.note_read(thread_id, checkpoint_ns, docs)
+        latest = self.stored.checkpoint(thread_id, checkpoint_ns, docs[0]["checkpoint_id"]) if docs else None
+        if latest is None or docs[0]["checkpoint_id"] == checkpoint_id:
+            return latest
+        return Stored(checkpoint_id, frozenset(), shift=_inherited(latest))
 
     def wait_stored_plan(self, thread_id: str, checkpoint_id: str, timeout: float) -> Plan:
         """Return once the root checkpoint is in the database; see ``MongoDBCheckpointer.wait_stored``.

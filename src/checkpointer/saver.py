@@ -797,9 +797,10 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
 
     def continuations(self, thread_id: str, checkpoint_map: Mapping[str, Any]) -> dict[str, Stored]:
         """The checkpoints of compiled children's runs, among those a task was prepared from, that an edit wrote
-        (``update_state`` at a child's ``interrupt()``): their ``Stored.shift`` and ``completed`` say how the tasks
-        prepared from them continue the visits the edit interrupted. The registry, else one query per checkpoint it
-        lacks.
+        (``update_state`` at a child's ``interrupt()``) or that the run wrote after one: their ``Stored.shift`` (and
+        ``completed``, of an edit 0.4.0 stored) say how the tasks prepared from them continue the visits the edit
+        interrupted. A checkpoint whose store is still under way (``durability="async"``) takes the shift of the
+        latest checkpoint of its run stored before it. The registry, else one query per checkpoint it lacks.
 
         Args:
             thread_id: the thread.

@@ -134,15 +134,18 @@ def resolve_levels(
 
 @dataclass(frozen=True)
 class StepEdit:
-    """An edit of a compiled child's run (``update_state`` at its ``interrupt()``): the steps it moved the run on,
-    and the nodes whose interrupted task it completed (``as_node``), whose next visit is new."""
+    """An edit of a compiled child's run (``update_state`` at its ``interrupt()``), or a checkpoint of the run after
+    one: how many steps later than without it the run goes on, and, for an edit 0.4.0 stored as the interrupted
+    node (``as_node``), the nodes whose task it completed, whose next visit is new (this version folds them into
+    the shift)."""
 
     shift: int
     completed: frozenset[str] = frozenset()
 
 
 def _edit_of(level: Level, edits: Mapping[str, StepEdit]) -> int:
-    """The steps the edit of the run ``level``'s task belongs to moved it on (0: none, or the edit completed it)."""
+    """The steps the edits of the run ``level``'s task belongs to moved it on (0: none, or an edit stored by 0.4.0
+    completed it)."""
     edit = edits.get(level.segment.parent_ns) if level.segment.parent_ns else None
     return edit.shift if edit is not None and level.segment.name not in edit.completed else 0
 

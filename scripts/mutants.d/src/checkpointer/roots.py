@@ -3,8 +3,8 @@
 MUTANTS = (
     (
         "an edit at an interrupt continues nothing",
-        '        if metadata.get("source") != "update" or not parent_id:',
-        "        if True:",
+        '        if metadata.get("source") != "update":\n',
+        "        if True:\n",
         ("tests/test_platform_replay.py", "-m", "not server", "-k", "edit"),
     ),
     (
@@ -73,15 +73,39 @@ MUTANTS = (
     ),
     (
         "an edit inside a child's run records no shift of its steps",
-        "        shift = _shift(newest[0], metadata.get(\"step\")) if checkpoint_ns else 0",
-        "        shift = 0",
+        '[], _shift(newest[0], metadata.get("step"), bool(completed)))',
+        "[], 0)",
         ("tests/test_operator_actions.py", "-m", "not server", "-k", "leaves_the_charge_alone"),
     ),
     (
         "an edit of a child's input checkpoint (its later stores lost) shifts its run's steps",
-        '    if (parent.get("metadata") or {}).get("source") == "input":',
-        "    if False:",
+        '    if completed or (parent.get("metadata") or {}).get("source") == "input":',
+        "    if completed:",
         ("tests/test_operator_actions.py", "-m", "not server", "-k", "later_checkpoints_were_lost"),
+    ),
+    (
+        "an edit inside a child that completed its node shifts the run's later steps",
+        '    if completed or (parent.get("metadata") or {}).get("source") == "input":',
+        '    if (parent.get("metadata") or {}).get("source") == "input":',
+        ("tests/test_operator_actions.py", "-m", "not server", "-k", "every_visit_after"),
+    ),
+    (
+        "a child's checkpoint written by its run after an edit takes none of the edit's shift",
+        "            return (yield from self._inherited_shift(thread_id, checkpoint_ns, parent_id)) if checkpoint_ns else NOT_CONTINUED",
+        "            return NOT_CONTINUED",
+        ("tests/test_operator_actions.py", "-m", "not server", "-k", "before_its_interrupt_s_step"),
+    ),
+    (
+        "a child's checkpoint whose store is under way is taken for one no edit shifted",
+        '"checkpoint_id": {"$lte": checkpoint_id}},\n            ORIGIN_FIELDS,\n            [("checkpoint_id", -1)],',
+        '"checkpoint_id": checkpoint_id},\n            ORIGIN_FIELDS,\n            [("checkpoint_id", -1)],',
+        ("tests/test_operator_actions.py", "-m", "not server", "-k", "under_way_continues"),
+    ),
+    (
+        "a child's checkpoint after an edit 0.4.0 stored completing a node takes the edit's whole shift",
+        "    return max(parent.shift - 1, 0) if parent.completed else parent.shift",
+        "    return parent.shift",
+        ("tests/test_operator_actions.py", "-m", "not server", "-k", "every_visit_after"),
     ),
     (
         "a new run does not wait for the records the runs before left in flight",

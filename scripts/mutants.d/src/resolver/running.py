@@ -18,6 +18,6 @@ MUTANTS = (
         "a node an edit inside a child completed continues the visit it completed",
         "    return edit.shift if edit is not None and level.segment.name not in edit.completed else 0",
         "    return edit.shift if edit is not None else 0",
-        ("tests/test_operator_actions.py", "-m", "not server", "-k", "completed_is_a_new"),
+        ("tests/test_operator_actions.py", "-m", "not server", "-k", "every_visit_after and stored"),
     ),
 )
