@@ -156,7 +156,7 @@ def test_a_resume_finds_the_records_of_siblings_cancelled_while_they_waited(name
 #: checkpoint after its input; LangGraph stores none after it and the child's interrupt hides the error. The edit at
 #: the interrupt, through the child's config, is made at the child's input checkpoint and was counted as moving the
 #: run a step on: the child's first node ran its effects again under new keys. With ``as_node`` the fault finds no
-#: child checkpoint at all, where LangGraph refuses the edit (``Life.edit_refused``). The fault picks a request by its
+#: child checkpoint at all, where LangGraph refuses the edit (``Life.edit_astray``). The fault picks a request by its
 #: place in the run, so ``test_operator_actions.py::*later_checkpoints_were_lost*`` holds the guarantee too, whatever
 #: the number of requests.
 CHILD_STORES_LOST = Plan(
@@ -205,6 +205,20 @@ LATE_WRITES = Plan((Stage("node", ("effect",)),), durability="async", writes="la
 )
 def test_a_failed_record_whose_save_raised_first_keeps_its_task_s_writes_out(variant: dict[str, Any]) -> None:
     judge(dataclasses.replace(LATE_WRITES, **variant))
+
+
+#: CI's 200 histories on the oldest dependencies (LangGraph 1.2.0): an ``as_node`` edit inside a child whose checkpoint
+#: store failed after LangGraph stored its writes at the interrupted task. 1.2.24 takes the task for done; 1.2.0 runs it
+#: again (it stays in ``next``), so the edit is not made and the explorer makes it again (``Driver.edit_made``).
+EDIT_HALF_MADE = Plan(
+    (Stage("child_interrupt", ("effect", "effect"), edit="as_node"), Stage("child_interrupt", ("effect", "effect"), edit="plain"),
+     Stage("function", ("effect", "effect"))),
+    durability="async", fault=Fault("command", at=0.256), caller="plain", slow=0.03, fork="changed", copy=True,
+)
+
+
+def test_an_as_node_edit_whose_store_failed_is_made_again_where_langgraph_runs_the_task_again() -> None:
+    judge(EDIT_HALF_MADE)
 
 
 def test_the_oracle_sees_a_later_visit_given_an_earlier_visit_s_outcome() -> None:

@@ -135,10 +135,11 @@ class Life:
     unknown: list[EffectOutcomeUnknownError] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # "<type>: <message>" of every run that raised
     forked: bool = False
-    #: The plan's edit at a child's interrupt could not be made: the fault lost every stored checkpoint of the child's
-    #: run (failed stores under ``durability="async"``), and LangGraph refuses an edit there on any saver. The life
-    #: then ends elsewhere than the fault-free run, by LangGraph's own loss.
-    edit_refused: bool = False
+    #: The plan's edit at a child's interrupt was not made there, by LangGraph's own loss of the child's stored
+    #: checkpoints (failed stores under ``durability="async"``): with none stored LangGraph refuses the edit on any
+    #: saver; with the latest stored older than the interrupt, an ``as_node`` edit is made there and completes the
+    #: interrupted node without the steps between. The life then ends elsewhere than the fault-free run.
+    edit_astray: bool = False
 
 
 @dataclass
@@ -236,11 +237,13 @@ class Driver:
         if stage.kind == "child_interrupt" and not found[2]:
             snapshot = await self.call("get_state", self.config, subgraphs=True)
             child = next(t.state for t in snapshot.tasks if t.name == node)
-            if child.metadata is None and self.plan.durability == "async":  # see Life.edit_refused
-                self.edited.add(node)
-                self.current.edit_refused = True
-                return
             config, interrupted = child.config, f"{node}q"
+            if child.metadata is None and self.plan.durability == "async":  # see Life.edit_astray
+                self.edited.add(node)
+                self.current.edit_astray = True
+                return
+            if how == "as_node" and interrupted not in child.next:
+                self.current.edit_astray = True  # made at a checkpoint older than the interrupt
         elif stage.kind != "interrupt" or not found[2]:
             return
         as_node = {"as_node": interrupted} if how == "as_node" else {}
@@ -254,9 +257,12 @@ class Driver:
     async def edit_made(self, config: dict[str, Any], interrupted: str) -> bool:
         """Whether an edit whose call the fault failed was made all the same. LangGraph stores an edit's writes at
         the checkpoint edited, under the task of the node it is made as, before the edit's own checkpoint: made as
-        the interrupted node (``as_node``), they complete its task though that store failed. (The interrupted node
-        writes no notes of its own before its interrupt.)"""
+        the interrupted node (``as_node``), they complete its task though that store failed, where LangGraph then
+        takes the task for done: not in the snapshot's ``next`` (LangGraph 1.2.0 runs it again all the same, and the
+        edit is not made). (The interrupted node writes no notes of its own before its interrupt.)"""
         snapshot = await self.call("get_state", config)
+        if interrupted in snapshot.next:
+            return False
         tasks = {task.id for task in snapshot.tasks if task.name == interrupted}
         saved = await asyncio.to_thread(self.platform.checkpointer.get_tuple, snapshot.config)
         return any(task in tasks and channel == "notes" for task, channel, _ in (saved.pending_writes if saved else ()))
@@ -336,7 +342,7 @@ def run_lives(driver: Driver, history_ledger: ledger.Ledger) -> list[Life]:
         fork = Command(update={"salt": 1}, resume=graphs.ANSWER)
         lives.append(asyncio.run(driver.life((fork, driver.interrupted_at))))
         lives[-1].forked = True
-        lives[-1].edit_refused |= lives[0].edit_refused  # the fork meets the child's run the edit was refused in
+        lives[-1].edit_astray |= lives[0].edit_astray  # the fork meets the child's run the edit went astray in
     return lives
 
 

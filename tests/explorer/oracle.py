@@ -79,7 +79,7 @@ def problems(
     final = []
     for life in outcome.lives if outcome.finished else ():
         expected = fork_notes if life.forked else reference_notes
-        if expected is not None and not life.edit_refused and normalized(life.values.get("notes", [])) != expected:
+        if expected is not None and not life.edit_astray and normalized(life.values.get("notes", [])) != expected:
             final.append(f"final notes {normalized(life.values.get('notes', []))} != fault-free {expected}")
     if outcome.finished and plan.values is not None:
         final.extend(states(plan, outcome))
