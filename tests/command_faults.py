@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import threading
 import time
@@ -26,6 +27,11 @@ from typing import Any
 from pymongo.errors import AutoReconnect
 
 from langgraph_durable_mongodb.storage.plans import interpreters
+
+
+def op(request: Any) -> str:
+    """A storage request's name, the snake case of its type (``FindOneAndUpdate`` -> ``find_one_and_update``)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(request).__name__).lower()
 
 
 def checkpoint_step(request: Any, child: bool = False) -> int | None:
@@ -40,17 +46,17 @@ def checkpoint_step(request: Any, child: bool = False) -> int | None:
 
 def stores_root_checkpoint(step: int) -> Callable[[Any, int], bool]:
     """``hits`` for the store of the root checkpoint of ``step``."""
-    return lambda request, index: request.op == "upsert" and checkpoint_step(request) == step
+    return lambda request, index: op(request) == "upsert" and checkpoint_step(request) == step
 
 
 def stores_child_checkpoint(step: int) -> Callable[[Any, int], bool]:
     """``hits`` for the store of a compiled child's checkpoint of ``step`` (the first such store)."""
-    return lambda request, index: request.op == "upsert" and checkpoint_step(request, child=True) == step
+    return lambda request, index: op(request) == "upsert" and checkpoint_step(request, child=True) == step
 
 
 def label(request: Any) -> str:
     """``<op> <collection>``: what a storage request does, where."""
-    return f"{request.op} {request.collection}"
+    return f"{op(request)} {request.collection}"
 
 
 def nth_of(what: str, n: int) -> Callable[[Any, int], bool]:

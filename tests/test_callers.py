@@ -487,6 +487,7 @@ def test_a_sync_at_most_once_effect_in_an_async_node_runs_once_its_checkpoint_s_
     cannot wait for the loop it blocks, sends that write itself (``MongoDBCheckpointer.stored_now``), then runs:
     once, not refused."""
     from langgraph_durable_mongodb.storage.plans.interpreters import AsyncInterpreter
+    from langgraph_durable_mongodb.storage.plans.requests import Upsert
 
     upsert = AsyncInterpreter._upsert  # noqa: SLF001 - the async face's writes
 
@@ -495,7 +496,7 @@ def test_a_sync_at_most_once_effect_in_an_async_node_runs_once_its_checkpoint_s_
             await asyncio.sleep(0.3)
         return await upsert(self, request)
 
-    monkeypatch.setattr(AsyncInterpreter, "_upsert", late)
+    monkeypatch.setitem(AsyncInterpreter._HANDLERS, Upsert, late)
     platform.setup()
     executed = Counter()
 

@@ -21,6 +21,7 @@ from pymongo.errors import AutoReconnect
 
 from langgraph_durable_mongodb import CheckpointNotStoredError, RunLockLostError
 from langgraph_durable_mongodb.storage.plans import interpreters
+from langgraph_durable_mongodb.storage.plans.requests import Upsert
 from langgraph_durable_mongodb.journal import effect
 
 from .graphs import Notes, config
@@ -70,8 +71,8 @@ def fault(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Fa
             fault.fail(upsert)
         return await async_upsert(self, upsert)
 
-    monkeypatch.setattr(interpreters.SyncInterpreter, "_upsert", sync_faulty)
-    monkeypatch.setattr(interpreters.AsyncInterpreter, "_upsert", async_faulty)
+    monkeypatch.setitem(interpreters.SyncInterpreter._HANDLERS, Upsert, sync_faulty)
+    monkeypatch.setitem(interpreters.AsyncInterpreter._HANDLERS, Upsert, async_faulty)
     return fault
 
 

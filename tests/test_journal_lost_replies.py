@@ -16,6 +16,7 @@ from langgraph.graph import START, StateGraph
 from pymongo.errors import AutoReconnect
 
 from langgraph_durable_mongodb.storage.plans import interpreters
+from langgraph_durable_mongodb.storage.plans.requests import FindOneAndUpdate
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.platform import DurablePlatform
 
@@ -49,8 +50,8 @@ def lose_the_first_claim_reply(monkeypatch: pytest.MonkeyPatch, journal_collecti
             raise AutoReconnect("connection closed (the reply was lost)")
         return answer
 
-    monkeypatch.setattr(interpreters.SyncInterpreter, "_find_one_and_update", sync_lossy)
-    monkeypatch.setattr(interpreters.AsyncInterpreter, "_find_one_and_update", async_lossy)
+    monkeypatch.setitem(interpreters.SyncInterpreter._HANDLERS, FindOneAndUpdate, sync_lossy)
+    monkeypatch.setitem(interpreters.AsyncInterpreter._HANDLERS, FindOneAndUpdate, async_lossy)
     return lost
 
 

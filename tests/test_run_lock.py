@@ -27,6 +27,7 @@ from pymongo.errors import AutoReconnect
 
 from langgraph_durable_mongodb import ThreadBusyError
 from langgraph_durable_mongodb.storage.plans import interpreters
+from langgraph_durable_mongodb.storage.plans.requests import FencedUpdate
 from langgraph_durable_mongodb.journal import effect
 from langgraph_durable_mongodb.storage.liveness import identity
 from langgraph_durable_mongodb.platform import DurablePlatform
@@ -481,8 +482,8 @@ async def test_a_release_lost_to_the_network_does_not_hold_the_thread_from_this_
             raise AutoReconnect("connection closed (the server went away)")
         return await async_update(self, request)
 
-    monkeypatch.setattr(interpreters.SyncInterpreter, "_fenced_update", sync_faulty)
-    monkeypatch.setattr(interpreters.AsyncInterpreter, "_fenced_update", async_faulty)
+    monkeypatch.setitem(interpreters.SyncInterpreter._HANDLERS, FencedUpdate, sync_faulty)
+    monkeypatch.setitem(interpreters.AsyncInterpreter._HANDLERS, FencedUpdate, async_faulty)
     graph = platform.compile(note_graph())
     if face == "sync":
         graph.invoke({"notes": []}, config("lost"))

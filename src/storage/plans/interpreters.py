@@ -1,7 +1,7 @@
 """The two interpreters of plans: one on a synchronous database, one natively on an asynchronous one.
 
-Each executes a request with the method its ``op`` names (``Find`` -> ``_find``),
-so the two read alike line by line; they differ only where one awaits. Where
+Each executes a request with the method its table gives the request's type
+(``Find`` -> ``_find``), so the two read alike line by line; they differ only where one awaits. Where
 servers differ, they ask the database's ``ServerQuirks`` (``quirks.py``).
 
 Example::
@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from pymongo import ReplaceOne, ReturnDocument, UpdateOne, WriteConcern
 from pymongo.errors import BulkWriteError, DuplicateKeyError, OperationFailure
@@ -52,6 +52,7 @@ from .requests import (
     Next,
     Plan,
     Raised,
+    Request,
     Returned,
     Sleep,
     Try,
@@ -61,6 +62,8 @@ from .requests import (
 )
 
 logger = logging.getLogger("langgraph_durable_mongodb")
+
+T = TypeVar("T")
 
 DUPLICATE_KEY = 11000
 
@@ -202,8 +205,14 @@ class SyncInterpreter(_Collections):
             return _plan_raise(plan, error)
         return _plan_step(plan, result)
 
-    def execute(self, request: Any) -> Any:
-        return getattr(self, "_" + request.op)(request)
+    def execute(self, request: Request[T]) -> T:
+        """Execute one request: its answer, or what it raised."""
+        try:
+            handler = self._HANDLERS[type(request)]
+        except KeyError:
+            raise TypeError(f"{type(request).__name__} is not a request this interpreter executes") from None
+        answer: T = handler(self, request)
+        return answer
 
     # -- MongoDB operations --
 
@@ -345,6 +354,32 @@ class SyncInterpreter(_Collections):
             except BaseException as exc:  # noqa: BLE001
                 return Raised(exc)
 
+    #: The method that executes each type of request.
+    _HANDLERS: ClassVar[dict[type[Request[Any]], Callable[..., Any]]] = {
+        Find: _find,
+        Aggregate: _aggregate,
+        Upsert: _upsert,
+        InsertMany: _insert_many,
+        InsertOne: _insert_one,
+        UpdateMany: _update_many,
+        FencedUpdate: _fenced_update,
+        FindOneAndUpdate: _find_one_and_update,
+        DeleteMany: _delete_many,
+        CreateIndexes: _create_indexes,
+        Command: _command,
+        ListCollections: _list_collections,
+        ListIndexes: _list_indexes,
+        Gather: _gather,
+        Sleep: _sleep,
+        WaitNotice: _wait_notice,
+        Defer: _defer,
+        Join: _join,
+        Heartbeat: _heartbeat,
+        Invoke: _invoke,
+        Try: _try,
+        Next: _next,
+    }
+
 
 _pool_lock = threading.Lock()
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
@@ -455,8 +490,14 @@ class AsyncInterpreter(_Collections):
             return _plan_raise(plan, error)
         return _plan_step(plan, result)
 
-    async def execute(self, request: Any) -> Any:
-        return await getattr(self, "_" + request.op)(request)
+    async def execute(self, request: Request[T]) -> T:
+        """``SyncInterpreter.execute``, awaited."""
+        try:
+            handler = self._HANDLERS[type(request)]
+        except KeyError:
+            raise TypeError(f"{type(request).__name__} is not a request this interpreter executes") from None
+        answer: T = await handler(self, request)
+        return answer
 
     # -- MongoDB operations --
 
@@ -644,3 +685,31 @@ class AsyncInterpreter(_Collections):
                 return END
             except BaseException as exc:  # noqa: BLE001
                 return Raised(exc)
+
+    #: The method that executes each type of request.
+    _HANDLERS: ClassVar[dict[type[Request[Any]], Callable[..., Any]]] = {
+        Find: _find,
+        Aggregate: _aggregate,
+        Upsert: _upsert,
+        InsertMany: _insert_many,
+        InsertOne: _insert_one,
+        UpdateMany: _update_many,
+        FencedUpdate: _fenced_update,
+        FindOneAndUpdate: _find_one_and_update,
+        DeleteMany: _delete_many,
+        CreateIndexes: _create_indexes,
+        Command: _command,
+        ListCollections: _list_collections,
+        ListIndexes: _list_indexes,
+        Gather: _gather,
+        Sleep: _sleep,
+        WaitNotice: _wait_notice,
+        Defer: _defer,
+        Join: _join,
+        Heartbeat: _heartbeat,
+        Invoke: _invoke,
+        Try: _try,
+        Next: _next,
+        Detach: _detach,
+        Await: _await,
+    }

@@ -1,9 +1,11 @@
 """Every request a plan can yield, and the values some of them answer with.
 
 A *plan* is a generator that yields these requests and receives each one's
-result (``Plan``). Storage logic is written once as plans; the sync and the
-async interpreter (``interpreters.py``) execute the requests, each with one
-method named by the request's ``op``. Most requests are MongoDB operations on a
+result (``Plan[T]``, ``T`` what the plan returns). A request is a ``Request[R]``,
+``R`` what the interpreter answers it with; ``yield from ask(request)`` hands the
+plan that answer typed. Storage logic is written once as plans; the sync and the
+async interpreter (``interpreters.py``) execute the requests, each with the
+method their table gives the request's type. Most requests are MongoDB operations on a
 collection of the interpreter's database; the rest are not I/O: ``Gather``
 (independent requests), ``Emit`` (an item for the caller of an iterating plan),
 ``Sleep``, ``WaitNotice`` (sleep until something in memory calls back),
@@ -14,31 +16,51 @@ caller names).
 
 Example::
 
-    def count_threads(thread_id):
-        docs = yield Find("checkpoints", {"thread_id": thread_id}, limit=1)
+    def count_threads(thread_id: str) -> Plan[int]:
+        docs = yield from ask(Find("checkpoints", {"thread_id": thread_id}, limit=1))
         return len(docs)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+import asyncio
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from concurrent.futures import Future
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, Generic, TypeAlias, TypeVar
 
 from pymongo import IndexModel, ReplaceOne, UpdateOne
 
-Plan = Generator[Any, Any, Any]
+from ..heartbeats import Beat
+
+T = TypeVar("T")
+R = TypeVar("R", covariant=True)
+
+
+class Request(Generic[R]):
+    """What a plan yields to its interpreter, which answers with an ``R``."""
+
+    __slots__ = ()
+
+
+#: A plan returning ``T``: it yields requests and is sent each one's answer.
+Plan: TypeAlias = Generator[Request[Any], Any, T]
+
+
+def ask(request: Request[T]) -> Generator[Request[T], Any, T]:
+    """``answer = yield from ask(request)``: the interpreter's answer to ``request``, typed as the request says."""
+    answer: T = yield request
+    return answer
 
 
 # -- MongoDB operations ----------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class Find:
+class Find(Request[list[dict[str, Any]]]):
     """``find`` materialised into a list."""
 
-    op: ClassVar[str] = "find"
     collection: str
     filter: dict[str, Any]
     projection: dict[str, Any] | None = None
@@ -49,14 +71,13 @@ class Find:
 
 
 @dataclass(frozen=True)
-class Aggregate:
-    op: ClassVar[str] = "aggregate"
+class Aggregate(Request[list[dict[str, Any]]]):
     collection: str
     pipeline: list[dict[str, Any]]
 
 
 @dataclass(frozen=True)
-class Upsert:
+class Upsert(Request[None]):
     """One unordered bulk of ``UpdateOne``/``ReplaceOne`` upserts (one command on a server).
 
     Duplicate-key errors from concurrent upserts of the same key are ignored:
@@ -64,41 +85,37 @@ class Upsert:
     documents.
     """
 
-    op: ClassVar[str] = "upsert"
     collection: str
     operations: list[UpdateOne | ReplaceOne]
 
 
 @dataclass(frozen=True)
-class InsertMany:
+class InsertMany(Request[None]):
     """Unordered insert of many documents; keys already present are left as they are."""
 
-    op: ClassVar[str] = "insert_many"
     collection: str
     documents: list[dict[str, Any]]
 
 
 @dataclass(frozen=True)
-class InsertOne:
+class InsertOne(Request[bool]):
     """Insert one document; returns False instead of raising on a duplicate key."""
 
-    op: ClassVar[str] = "insert_one"
     collection: str
     document: dict[str, Any]
 
 
 @dataclass(frozen=True)
-class UpdateMany:
+class UpdateMany(Request[int]):
     """Returns how many documents matched ``filter``."""
 
-    op: ClassVar[str] = "update_many"
     collection: str
     filter: dict[str, Any]
     update: dict[str, Any]
 
 
 @dataclass(frozen=True)
-class FencedUpdate:
+class FencedUpdate(Request[bool]):
     """Update the one document ``filter`` names, if it still matches; returns whether it did.
 
     ``filter`` carries the fence (a claim's token, the state a decision was
@@ -106,14 +123,13 @@ class FencedUpdate:
     ``nModified``, which some servers omit (pymongo then reports None).
     """
 
-    op: ClassVar[str] = "fenced_update"
     collection: str
     filter: dict[str, Any]
     update: dict[str, Any]
 
 
 @dataclass(frozen=True)
-class FindOneAndUpdate:
+class FindOneAndUpdate(Request[dict[str, Any] | None]):
     """Returns the document after the update (before it, with ``before``), or None when nothing matched.
 
     An upsert that loses the race to insert a new key is tried once more (the
@@ -121,7 +137,6 @@ class FindOneAndUpdate:
     then matches the winner's document.
     """
 
-    op: ClassVar[str] = "find_one_and_update"
     collection: str
     filter: dict[str, Any]
     update: dict[str, Any]
@@ -131,48 +146,43 @@ class FindOneAndUpdate:
 
 
 @dataclass(frozen=True)
-class DeleteMany:
+class DeleteMany(Request[int]):
     """Returns how many documents were deleted."""
 
-    op: ClassVar[str] = "delete_many"
     collection: str
     filter: dict[str, Any]
 
 
 @dataclass(frozen=True)
-class CreateIndexes:
+class CreateIndexes(Request[bool]):
     """Create indexes (one command, or one per index where the server needs that).
 
     ``optional`` ones (a TTL index, say) only log a warning when the server
     does not implement them, and the request returns False.
     """
 
-    op: ClassVar[str] = "create_indexes"
     collection: str
     indexes: list[IndexModel]
     optional: bool = False
 
 
 @dataclass(frozen=True)
-class Command:
+class Command(Request[dict[str, Any]]):
     """A database command (``buildInfo``, ``ping``, ...)."""
 
-    op: ClassVar[str] = "command"
     command: dict[str, Any]
 
 
 @dataclass(frozen=True)
-class ListCollections:
+class ListCollections(Request[list[str]]):
     """Returns the names of the database's collections."""
 
-    op: ClassVar[str] = "list_collections"
 
 
 @dataclass(frozen=True)
-class ListIndexes:
+class ListIndexes(Request[list[str]]):
     """Returns the names of the collection's indexes (none for a collection that does not exist)."""
 
-    op: ClassVar[str] = "list_indexes"
     collection: str
 
 
@@ -180,48 +190,44 @@ class ListIndexes:
 
 
 @dataclass(frozen=True)
-class Gather:
+class Gather(Request[list[Any]]):
     """Independent requests: the async face sends them concurrently, the sync face one after another.
 
     Returns their results in order. The command count is the same; an async
     caller waits for one round trip instead of several.
     """
 
-    op: ClassVar[str] = "gather"
-    requests: tuple[Any, ...]
+    requests: tuple[Request[Any], ...]
 
 
 @dataclass(frozen=True)
-class Emit:
+class Emit(Request[None]):
     """Hands one item to the caller of an iterating plan (``iterate``); answered with None."""
 
-    op: ClassVar[str] = "emit"
     value: Any
 
 
 @dataclass(frozen=True)
-class Sleep:
+class Sleep(Request[None]):
     """Pause the plan (``time.sleep`` on the sync face, ``asyncio.sleep`` on the async face)."""
 
-    op: ClassVar[str] = "sleep"
     seconds: float
 
 
 @dataclass(frozen=True)
-class WaitNotice:
+class WaitNotice(Request[None]):
     """Pause the plan until the callback handed to ``subscribe`` is called, or for ``seconds`` at most.
 
     ``subscribe(wake)`` registers ``wake`` (called once, from any thread) and returns a function that
     unregisters it; it may call ``wake`` at once. The plan checks what it waited for afterwards.
     """
 
-    op: ClassVar[str] = "wait_notice"
     seconds: float
     subscribe: Callable[[Callable[[], None]], Callable[[], None]]
 
 
 @dataclass(frozen=True)
-class Heartbeat:
+class Heartbeat(Request[Beat]):
     """Renew a lease every ``every`` seconds by running the plan ``renew()``; answered with a running ``Beat``.
 
     ``renew()`` returns whether the lease is still held: False ends the
@@ -230,8 +236,7 @@ class Heartbeat:
     is logged and tried again at the next interval. ``every <= 0`` renews nothing.
     """
 
-    op: ClassVar[str] = "heartbeat"
-    renew: Callable[[], Plan]
+    renew: Callable[[], Plan[bool]]
     every: float
 
 
@@ -240,23 +245,21 @@ def _no_context() -> AbstractContextManager[Any]:
 
 
 @dataclass(frozen=True)
-class Invoke:
+class Invoke(Request["Returned | Raised"]):
     """Call ``fn()`` inside ``context()`` (awaited on the async face if it returns an awaitable).
 
     Answered with ``Returned(value)`` or ``Raised(error)``, never by raising.
     """
 
-    op: ClassVar[str] = "invoke"
     fn: Callable[[], Any]
     context: Callable[[], AbstractContextManager[Any]] = field(default=_no_context)
 
 
 @dataclass(frozen=True)
-class Next:
+class Next(Request["Returned | Raised | End"]):
     """Pull the next item of an (async) iterator inside ``context()``: ``Returned``, ``Raised`` or ``END``."""
 
-    op: ClassVar[str] = "next"
-    iterator: Any
+    iterator: Iterator[Any] | AsyncIterator[Any]
     context: Callable[[], AbstractContextManager[Any]] = field(default=_no_context)
 
 
@@ -274,58 +277,58 @@ class Raised:
     """
 
     error: BaseException
-    pending: Any = None
+    pending: asyncio.Future[Any] | None = None
 
 
 @dataclass(frozen=True)
-class Await:
+class Await(Request["Returned | Raised"]):
     """Wait for the ``pending`` work of a cancelled ``Invoke`` to end (async face only): its ``Returned`` or
     ``Raised``, or ``Raised(CancelledError, pending=work)`` again when the waiting is cancelled too."""
 
-    op: ClassVar[str] = "await"
-    work: Any
+    work: asyncio.Future[Any]
 
 
 @dataclass(frozen=True)
-class Try:
+class Try(Request["Returned | Raised"]):
     """Execute ``request``: ``Returned(its answer)``, or ``Raised(error)`` for the ``Exception`` it raised, so
     the plan can judge a failure (a reply lost to the network) instead of the interpreter raising it."""
 
-    op: ClassVar[str] = "try"
-    request: Any
+    request: Request[Any]
 
 
 @dataclass(frozen=True)
-class Detach:
+class Detach(Request["Returned | Raised"]):
     """Run ``plan`` to its end in a task of its own, which the caller's cancellations do not reach, and wait for
     it through them (async face only): ``Returned`` or ``Raised``. What a cancelled effect does to keep its
     position until its work ends."""
 
-    op: ClassVar[str] = "detach"
-    plan: Any
+    plan: Plan[Any]
 
 
 @dataclass(frozen=True)
-class Defer:
+class Defer(Request["Future[Any]"]):
     """Run ``plan`` in the background and answer at once with a ``concurrent.futures.Future`` of its return value,
     which ``Join`` waits for: in a pool thread (sync face), in a task of the running loop (async face, whose future
     is a ``LoopFuture`` naming that loop). What a journal record trailing its effect runs in."""
 
-    op: ClassVar[str] = "defer"
-    plan: Any
+    plan: Plan[Any]
 
 
 @dataclass(frozen=True)
-class Join:
+class Join(Request[None]):
     """Wait until every future (``concurrent.futures.Future``, from ``Defer``) is done; raise the first one's
     error, in the order given. The sync face waits wherever it runs, on an event loop's thread too (a sync graph
     called from a coroutine), except for a future that loop's own tasks settle, which it could never see done."""
 
-    op: ClassVar[str] = "join"
-    futures: tuple[Any, ...]
+    futures: tuple[Future[Any], ...]
     #: Only wait until each is done, raising none of their errors.
     settle: bool = False
 
 
-#: ``Next``'s answer once the iterator is exhausted.
-END = object()
+class End:
+    """The type of ``END``, ``Next``'s answer once the iterator is exhausted."""
+
+    __slots__ = ()
+
+
+END = End()
