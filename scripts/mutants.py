@@ -12,7 +12,9 @@ instead of testing nothing), and runs the tests named for it against the copy.
 A mutant is *killed* when those tests fail; it *survives* when they pass.
 Before the mutants, the same test selections run on the unmutated copy and
 must pass, or every mutant would look killed. ``--jobs`` mutants (one per core
-by default) run at once, each in a copy of the tree of its own.
+by default) run at once, each in a copy of the tree of its own; each job's tests
+run in forks of a process that imported pytest and the heavy libraries once
+(``pytest_forks.py``).
 
     scripts/mutants                  # all mutants; exit 1 if one survives or cannot be applied
     scripts/mutants -k renewal       # those whose name contains "renewal"
@@ -40,6 +42,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pytest_forks import Forks
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -80,18 +84,27 @@ def _table(table: Path) -> tuple:
 MUTANTS = load()
 
 
-def _in_a_copy(copies: queue.Queue, run: Any, what: Any) -> Any:
-    """``run(copy, alias, what)`` in a copy no other job is using."""
-    copy, alias = copies.get()
+@dataclass
+class Tree:
+    """A copy of the repository one job applies its mutants to, and the pytest fork server running in it."""
+
+    copy: Path
+    alias: Path
+    forks: Forks
+
+
+def _in_a_copy(copies: queue.Queue[Tree], run: Any, what: Any) -> Any:
+    """``run(tree, what)`` in a copy no other job is using."""
+    tree = copies.get()
     try:
-        return run(copy, alias, what)
+        return run(tree, what)
     finally:
-        copies.put((copy, alias))
+        copies.put(tree)
 
 
-def _mutant(copy: Path, alias: Path, m: Mutant) -> tuple[str, bool]:
+def _mutant(tree: Tree, m: Mutant) -> tuple[str, bool]:
     """Apply ``m`` to the copy, run its tests, restore the file: the verdict line and whether a test killed it."""
-    target = copy / m.path
+    target = tree.copy / m.path
     original = target.read_text()
     found = original.count(m.old)
     if found != 1:
@@ -99,7 +112,7 @@ def _mutant(copy: Path, alias: Path, m: Mutant) -> tuple[str, bool]:
     _write(target, original.replace(m.old, m.new))
     started = time.monotonic()
     try:
-        code, last = _pytest(copy, alias, m.tests)
+        code, last = _pytest(tree, m.tests)
     finally:
         _write(target, original)
     seconds = time.monotonic() - started
@@ -136,23 +149,20 @@ def _copy_tree(target: Path) -> Path:
 
 
 #: Hypothesis's pytest plugin costs 0.7 s of CPU at every start (measured), and ``@given`` tests run without it.
-PYTEST = ("-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+PYTEST = ("-q", "-x", "-p", "no:cacheprovider", "-p", "no:hypothesispytest")
 
 
-def _pytest(copy: Path, alias: Path, tests: tuple[str, ...]) -> tuple[int, str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(alias), os.environ.get("PYTHONPATH")]))}
-    # The copy is thrown away, so its bytecode may be cached even where PYTHONDONTWRITEBYTECODE is set: compiling
-    # src/ and rewriting the tests' asserts afresh cost each mutant about 3 s of CPU (``_write`` keeps it honest).
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    done = subprocess.run(
-        [sys.executable, *PYTEST, *tests],
-        cwd=copy,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    lines = (done.stdout + done.stderr).strip().splitlines()
-    return done.returncode, lines[-1] if lines else ""
+def _pythonpath(alias: Path) -> str:
+    return os.pathsep.join(filter(None, [str(alias), os.environ.get("PYTHONPATH")]))
+
+
+def _pytest(tree: Tree, tests: tuple[str, ...]) -> tuple[int, str]:
+    """Run the tests in a fork of the tree's server (``pytest_forks``): the exit code and the output's last line.
+    The copy is thrown away, so the fork writes bytecode even where PYTHONDONTWRITEBYTECODE is set: compiling src/
+    and rewriting the tests' asserts afresh cost each mutant about 3 s of CPU (``_write`` keeps it honest)."""
+    code, output = tree.forks.run([*PYTEST, *tests])
+    lines = output.strip().splitlines()
+    return code, lines[-1] if lines else ""
 
 
 def _imports_the_copy(copy: Path, alias: Path) -> bool:
@@ -189,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
 
     jobs = max(1, min(args.jobs, len(chosen)))
     with contextlib.ExitStack() as stack:
-        copies: queue.Queue[tuple[Path, Path]] = queue.Queue()
+        copies: queue.Queue[Tree] = queue.Queue()
         for _ in range(jobs):  # one copy per job: a mutant is applied to its copy alone
             copy = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mutants-"))) / "tree"
             copy.mkdir()
@@ -197,7 +207,9 @@ def main(argv: list[str] | None = None) -> int:
             if not _imports_the_copy(copy, alias):
                 print("the copy does not import its own src/ first; nothing can be proven", file=sys.stderr)
                 return 2
-            copies.put((copy, alias))
+            forks = Forks(copy, _pythonpath(alias))
+            stack.callback(forks.close)
+            copies.put(Tree(copy, alias, forks))
         with ThreadPoolExecutor(jobs) as pool:
             baselines = [] if args.no_baseline else sorted({m.tests for m in chosen})
             for tests, (code, last) in pool.map(lambda t: (t, _in_a_copy(copies, _pytest, t)), baselines):

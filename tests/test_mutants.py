@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _runner():
+    sys.path.insert(0, str(ROOT / "scripts"))  # where the runner imports its pytest_forks from
     spec = importlib.util.spec_from_file_location("mutants_script", ROOT / "scripts" / "mutants.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # the dataclass looks its module up
