@@ -69,7 +69,7 @@ def _module(frame: FrameType) -> str | None:
 
 
 def _caller_module(frame: FrameType) -> str | None:
-    """The package's module of the nearest frame below ``frame`` that runs in the package (None: called from outside)."""
+    """The package's module of the nearest frame below ``frame`` that runs in the package (None: none does)."""
     below = frame.f_back
     while below is not None:
         module = _module(below)
@@ -163,7 +163,6 @@ def measure() -> dict[str, dict[str, int]]:
     """Run the graph once on the embedded platform; the figures of both paths."""
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
-
     from langgraph_durable_mongodb import DurablePlatform, SecureLLM
 
     platform = DurablePlatform.embedded(db_name=f"path_{uuid.uuid4().hex[:8]}")

@@ -181,7 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-k", default="", help="run only mutants whose name contains this text")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="mutants run at once, each in a copy of its own")
+    parser.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="mutants run at once, each in a copy of its own"
+    )
     parser.add_argument(
         "--no-baseline",
         action="store_true",

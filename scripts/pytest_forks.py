@@ -14,6 +14,7 @@ POSIX only (``os.fork``). The server process runs no thread, so forking it is sa
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -77,10 +78,8 @@ def serve() -> None:
     """The server: import ``PRELOADED``, then fork once per request line and answer with the fork's exit code."""
     sys.path[0] = os.getcwd()  # as ``python -m pytest`` run here: the tree first, not this script's directory
     for name in PRELOADED:
-        try:
+        with contextlib.suppress(ImportError):
             importlib.import_module(name)
-        except ImportError:
-            pass
     leaked = sorted(m for m in sys.modules if m.split(".")[0] in OWN)
     if leaked:
         sys.exit(f"a preloaded library imported {leaked[0]}: a fork would not test the tree's own")
