@@ -110,14 +110,14 @@ class State(TypedDict, total=False):
     answer: str
 
 
-def _graph(llm: Any) -> Any:
-    """root -> outer -> inner -> ask (``llm.invoke`` traced, the first time only)."""
+def _graph(llm: Any, effect: Trace) -> Any:
+    """root -> outer -> inner -> ask (``llm.invoke`` traced into ``effect``, the first time only)."""
     from langgraph.graph import START, StateGraph
 
     def ask(state: State) -> State:
-        if EFFECT.calls:
+        if effect.calls:
             return {"answer": str(llm.invoke("again").content)}
-        with traced(EFFECT):
+        with traced(effect):
             reply = llm.invoke("the question")
         return {"answer": str(reply.content)}
 
@@ -135,12 +135,9 @@ def _graph(llm: Any) -> Any:
     return root
 
 
-EFFECT = Trace()
-PUT = Trace()
-
-
-def _trace_second_root_put(checkpointer: Any) -> Callable[[], None]:
-    """Trace the second root ``put`` of the run (in whichever thread LangGraph makes it); returns the undo."""
+def _trace_second_root_put(checkpointer: Any, into: Trace) -> Callable[[], None]:
+    """Trace the second root ``put`` of the run into ``into`` (in whichever thread LangGraph makes it); returns the
+    undo."""
     put = checkpointer.put
     seen = [0]
     lock = threading.Lock()
@@ -152,36 +149,39 @@ def _trace_second_root_put(checkpointer: Any) -> Callable[[], None]:
             mine = root and seen[0] == 2
         if not mine:
             return put(config, *args, **kwargs)
-        with traced(PUT):
+        with traced(into):
             return put(config, *args, **kwargs)
 
     checkpointer.put = traced_put
     return lambda: delattr(checkpointer, "put")
 
 
-def measure() -> dict[str, dict[str, int]]:
-    """Run the graph once on the embedded platform; the figures of both paths."""
+def measure() -> dict[str, Trace]:
+    """Run the graph once on the embedded platform; the traces of both paths, by name."""
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
     from langgraph_durable_mongodb import DurablePlatform, SecureLLM
 
     platform = DurablePlatform.embedded(db_name=f"path_{uuid.uuid4().hex[:8]}")
     llm = SecureLLM(GenericFakeChatModel(messages=iter([AIMessage("first"), AIMessage("second")])))
-    graph = platform.compile(_graph(llm))
-    undo = _trace_second_root_put(platform.checkpointer)
+    effect, put = Trace(), Trace()
+    graph = platform.compile(_graph(llm, effect))
+    undo = _trace_second_root_put(platform.checkpointer, put)
     try:
         graph.invoke({"answer": ""}, {"configurable": {"thread_id": "path"}}, durability="sync")
     finally:
         undo()
-    if not (EFFECT.calls and PUT.calls):
+    if not (effect.calls and put.calls):
         raise SystemExit("a path was not traced: the graph did not run as this script expects")
-    return {"effect": EFFECT.figures(), "put": PUT.figures()}
+    return {"effect": effect, "put": put}
 
 
-def _table(figures: dict[str, dict[str, int]]) -> str:
+def table(traces: dict[str, Trace]) -> str:
+    """The figures as the Markdown table ARCHITECTURE.md shows."""
     names = ("calls", "functions", "modules", "hops", "entries")
     lines = ["| path | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
-    for path, values in figures.items():
+    for path, trace in traces.items():
+        values = trace.figures()
         lines.append(f"| {path} | " + " | ".join(str(values[n]) for n in names) + " |")
     return "\n".join(lines)
 
@@ -191,14 +191,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--modules", action="store_true", help="also list the modules each path enters, with counts")
     args = parser.parse_args(argv)
-    figures = measure()
+    traces = measure()
     if args.json:
-        print(json.dumps(figures, indent=2))
+        print(json.dumps({name: trace.figures() for name, trace in traces.items()}, indent=2))
         return 0
-    print(_table(figures))
+    print(table(traces))
     if args.modules:
-        for name, path in (("effect", EFFECT), ("put", PUT)):
-            print(f"\n{name}: " + ", ".join(f"{m} {n}" for m, n in path.modules.most_common()))
+        for name, trace in traces.items():
+            print(f"\n{name}: " + ", ".join(f"{m} {n}" for m, n in trace.modules.most_common()))
     return 0
 
 
