@@ -21,7 +21,9 @@ The durable scope (the resolver and task trace of a graph call, ``resolver/scope
 own: LangChain's configure hook reads a ContextVar that holds a callback handler.
 
 The fields are typed ``Any`` here because their types belong to the layers above (``journal``, ``runs.run_lock``),
-which this module lies beneath; each reads its own field through one accessor.
+which this module lies beneath, for the type checker too (an ``if TYPE_CHECKING:`` import up would close an import
+cycle, which ``tests/test_architecture.py`` refuses); each layer reads its own field through one accessor, which
+names its type.
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ class RunContext(NamedTuple):
     locks: Mapping[tuple[int, str], Any] = MappingProxyType({})
 
 
-_RUN: ContextVar[RunContext] = ContextVar("langgraph_durable_mongodb_run", default=RunContext())
+_RUN: ContextVar[RunContext] = ContextVar(
+    "langgraph_durable_mongodb_run", default=RunContext()  # noqa: B039 - immutable: a NamedTuple
+)
 _FIELDS = {name: index for index, name in enumerate(RunContext._fields)}
 
 

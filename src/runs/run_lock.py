@@ -106,28 +106,42 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar, cast
 
+from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
 from pymongo.errors import ConnectionFailure
 
-from .._lru import LRU
 from .._bson import require_db_name, require_seconds, require_str, require_thread_id
+from .._lru import LRU
+from ..errors import RunLockLostError, ThreadBusyError
+from ..storage.format import StorageFormat
+from ..storage.heartbeats import Beat
+from ..storage.liveness import identity, owner_gone
 from ..storage.plans import lease
 from ..storage.plans.faces import TwoFaces, split_clients
 from ..storage.plans.interpreters import background_pool
 from ..storage.plans.requests import (
-    CreateIndexes, FencedUpdate, Find, FindOneAndUpdate, Heartbeat, InsertOne, Plan, Returned, Sleep, Try,
+    CreateIndexes,
+    FencedUpdate,
+    Find,
+    FindOneAndUpdate,
+    Heartbeat,
+    InsertOne,
+    Plan,
+    Request,
+    Returned,
+    Sleep,
+    Try,
+    ask,
 )
-from ..errors import RunLockLostError, ThreadBusyError
-from ..storage.heartbeats import Beat
-from .context import current_run, entered
-from ..storage.liveness import identity, owner_gone
 from ..storage.schema import INDEXES, CollectionNames
-from ..storage.format import StorageFormat
 from ..telemetry.watches import UNWATCHED, lock_lost, lock_take_watch
+from .context import current_run, entered
 
 logger = logging.getLogger("langgraph_durable_mongodb.runs.run_lock")
+
+T = TypeVar("T")
 
 #: First and longest pause between two attempts while another run holds the thread.
 POLL_FIRST, POLL_MAX = 0.05, 1.0
@@ -159,7 +173,7 @@ def held_locks() -> Mapping[tuple[int, str], HeldLock]:
     return locks
 
 
-def _explicit(config: Mapping[str, Any]) -> dict[str, Any]:
+def _explicit(config: Mapping[str, Any]) -> RunnableConfig:
     """``config`` with a ``configurable`` of its own, so ``merge_configs`` reads only what the caller gave.
 
     Without one, langchain_core's ``ensure_config`` would fill it from the node this call runs in (the
@@ -167,7 +181,8 @@ def _explicit(config: Mapping[str, Any]) -> dict[str, Any]:
     call naming no thread at all runs inside that node's run, on its checkpointer: no lock of its own.)
     Top-level keys (``{"thread_id": t}``) stay: ``merge_configs`` moves them into ``configurable``.
     """
-    return {**config, "configurable": dict(config.get("configurable") or {})}
+    # a RunnableConfig: the call's or the graph's own, as given
+    return cast(RunnableConfig, {**config, "configurable": dict(config.get("configurable") or {})})
 
 
 def thread_id_of(config: Any, bound: Any = None) -> str | None:
@@ -371,7 +386,7 @@ class CallLocks:
             holding.beat.stop()
         return pending
 
-    def _settling(self) -> list[Any]:
+    def _settling(self) -> list[Plan[object]]:
         """The plans that wait, still holding the locks (renewed), for what each held thread's run left in flight in
         this process (``RunLocks.settle``: its effects' records): the next run, here or in another process, must
         find them written."""
@@ -427,7 +442,9 @@ class RunLocks(TwoFaces):
     """
 
     _needs_sync = "give DurablePlatform a sync client (client=MongoClient(uri)) to run invoke/stream/batch"
-    _needs_async = "give DurablePlatform an async client (async_client=AsyncMongoClient(uri)) to run ainvoke/astream/abatch"
+    _needs_async = (
+        "give DurablePlatform an async client (async_client=AsyncMongoClient(uri)) to run ainvoke/astream/abatch"
+    )
 
     def __init__(
         self,
@@ -440,7 +457,7 @@ class RunLocks(TwoFaces):
         wait_seconds: float = 30.0,
         auto_setup: bool = True,
         storage_format: StorageFormat | None = None,
-        settle: Callable[[str], Plan] | None = None,
+        settle: Callable[[str], Plan[object]] | None = None,
     ) -> None:
         lease_seconds = require_seconds("run_lease_seconds", lease_seconds, positive=True)
         wait_seconds = require_seconds("run_wait_seconds", wait_seconds)
@@ -461,19 +478,21 @@ class RunLocks(TwoFaces):
         #: Threads whose lock this process has taken before: their next take tries the released lock first.
         self._taken_before: LRU[str, None] = LRU(TAKEN_REMEMBERED)
         self._taken_lock = threading.Lock()
-        #: Releases sent in the background (``CallLocks.release``), by thread: the thread's next take waits for its own.
+        #: Releases sent in the background (``CallLocks.release``), by thread: the thread's next take waits for
+        #: its own.
         self._releasing: dict[str, concurrent.futures.Future[None]] = {}
 
     # ---- plans (the storage logic, once) ----
 
-    def _setup_plan(self) -> Plan:
+    def _setup_plan(self) -> Plan[None]:
         yield CreateIndexes(self.collection, list(INDEXES["runs"]))
 
     def _holder(self, owner: str, now: datetime) -> dict[str, Any]:
         """The fields a new holder sets, its fence aside."""
-        return {"owner": owner, **identity(), "lease_until": now + timedelta(seconds=self.lease_seconds), "started_at": now}
+        lease_until = now + timedelta(seconds=self.lease_seconds)
+        return {"owner": owner, **identity(), "lease_until": lease_until, "started_at": now}
 
-    def _acquire_plan(self, thread_id: str, watch: Any = UNWATCHED) -> Plan:
+    def _acquire_plan(self, thread_id: str, watch: Any = UNWATCHED) -> Plan[HeldLock]:
         """Take the thread's lock (see the module docstring); returns the renewing ``HeldLock``.
 
         Raises ``ThreadBusyError`` when a live run holds it past ``wait_seconds``. ``watch`` hears of its waits and
@@ -487,7 +506,7 @@ class RunLocks(TwoFaces):
         taken = (yield from self._take_released_plan(thread_id, owner, now)) if self._was_taken(thread_id) else None
         taken_over = False
         while taken is None:
-            found = yield Find(self.collection, {"thread_id": thread_id}, limit=1)
+            found = yield from ask(Find(self.collection, {"thread_id": thread_id}, limit=1))
             now, since = lease.utcnow(), time.monotonic()
             if found and not _takeable(found[0], now) and not self._ended_here(found[0].get("owner")):
                 if since >= deadline:
@@ -501,7 +520,7 @@ class RunLocks(TwoFaces):
         watch.taken(taken, taken_over)
         holding = HeldLock(thread_id, owner, taken, self.lease_seconds, since, started_at=now)
         every = self.lease_seconds / lease.RENEWALS_PER_LEASE
-        holding.beat = yield Heartbeat(lambda: self._renew_plan(holding), every)
+        holding.beat = yield from ask(Heartbeat(lambda: self._renew_plan(holding), every))
         return holding
 
     def _taken_over(self, holder: dict[str, Any] | None) -> bool:
@@ -510,7 +529,7 @@ class RunLocks(TwoFaces):
         owner = holder.get("owner") if holder is not None else None
         return owner is not None and not self._ended_here(owner)
 
-    def _take_released_plan(self, thread_id: str, owner: str, now: datetime) -> Plan:
+    def _take_released_plan(self, thread_id: str, owner: str, now: datetime) -> Plan[int | None]:
         """Take the thread's lock if its last holder released it (no owner), by one conditional update.
 
         Returns the new fence, or None when the lock is held, expired, or not there yet: then it is read first.
@@ -525,18 +544,21 @@ class RunLocks(TwoFaces):
             return released.fence
         return None if released is None else (released.get("fence") or 0) + 1
 
-    def _take_sent(self, thread_id: str, owner: str, request: Any) -> Plan:
+    def _take_sent(self, thread_id: str, owner: str, request: Request[T]) -> Plan[T | _Applied]:
         """Send a take; its answer, or ``_Applied`` when its reply was lost to a connection failure and the lock, read
         again, is ours: the server applied it (a standalone server's replies are not retried by the driver). Without
         this, the run would fail holding the lock, and every later run of the thread wait out its lease."""
-        answer = yield Try(request)
+        answer = yield from ask(Try(request))
         if isinstance(answer, Returned):
-            return answer.value
+            value: T = answer.value
+            return value
         if not isinstance(answer.error, ConnectionFailure):
             raise answer.error
-        found = yield Find(self.collection, {"thread_id": thread_id}, limit=1)
+        found = yield from ask(Find(self.collection, {"thread_id": thread_id}, limit=1))
         if found and found[0].get("owner") == owner:
-            logger.warning("the run lock of thread %r was taken, its reply lost (%s): holding it", thread_id, answer.error)
+            logger.warning(
+                "the run lock of thread %r was taken, its reply lost (%s): holding it", thread_id, answer.error
+            )
             return _Applied(found[0].get("fence") or 0)
         raise answer.error
 
@@ -548,15 +570,16 @@ class RunLocks(TwoFaces):
         with self._taken_lock:
             self._taken_before.put(thread_id, None)
 
-    def _take_plan(self, thread_id: str, holder: dict[str, Any] | None, owner: str, now: datetime) -> Plan:
+    def _take_plan(
+        self, thread_id: str, holder: dict[str, Any] | None, owner: str, now: datetime
+    ) -> Plan[int | None]:
         """Insert the thread's first lock, or take ``holder``'s by one update conditional on the state read.
 
         Returns the new fence, or None when another run changed the lock first.
         """
         if holder is None:
-            inserted = yield from self._take_sent(
-                thread_id, owner, InsertOne(self.collection, {"thread_id": thread_id, "fence": 1, **self._holder(owner, now)})
-            )
+            first = {"thread_id": thread_id, "fence": 1, **self._holder(owner, now)}
+            inserted = yield from self._take_sent(thread_id, owner, InsertOne(self.collection, first))
             return 1 if inserted else None
         update = {"$set": {**self._holder(owner, now), **_ended_record(holder, now)}, "$inc": {"fence": 1}}
         if not (yield from self._take_sent(thread_id, owner, FencedUpdate(self.collection, _as_read(holder), update))):
@@ -565,33 +588,34 @@ class RunLocks(TwoFaces):
             logger.info("took over the run lock of thread %r from %s", thread_id, _describe(holder))
         return (holder.get("fence") or 0) + 1
 
-    def _renew_plan(self, holding: HeldLock) -> Plan:
+    def _renew_plan(self, holding: HeldLock) -> Plan[bool]:
         """Extend the lease while the lock is still this holding's and unexpired; returns whether it was."""
         now, sent = lease.utcnow(), time.monotonic()
-        renewed = yield FencedUpdate(
+        renewed = yield from ask(FencedUpdate(
             self.collection,
             {"thread_id": holding.thread_id, "fence": holding.fence, "lease_until": {"$gt": now}},
             {"$set": {"lease_until": now + timedelta(seconds=self.lease_seconds), "renewed_at": now}},
-        )
+        ))
         if renewed:
             holding.renewed(sent)
         elif not holding.released:
             holding.lose()
         return renewed
 
-    def _release_plan(self, holding: HeldLock, cleanly: bool) -> Plan:
+    def _release_plan(self, holding: HeldLock, cleanly: bool) -> Plan[None]:
         """Free the lock if it is still this holding's, saying whether the run ended cleanly; else record it as
         lost. Until the release is known to have gone through, this process's next run of the thread takes the
         lock at once (``_ended_here``)."""
         self._note_ended(holding.owner, ended=True)
-        released = yield FencedUpdate(
+        record = run_record(
+            holding.fence, {**identity(), "started_at": holding.started_at}, lease.utcnow(),
+            "finished" if cleanly else "failed",
+        )
+        released = yield from ask(FencedUpdate(
             self.collection,
             {"thread_id": holding.thread_id, "fence": holding.fence},
-            {"$set": {
-                "owner": None, "lease_until": RELEASED, "ended_cleanly": cleanly,
-                **run_record(holding.fence, {**identity(), "started_at": holding.started_at}, lease.utcnow(), "finished" if cleanly else "failed"),
-            }},
-        )
+            {"$set": {"owner": None, "lease_until": RELEASED, "ended_cleanly": cleanly, **record}},
+        ))
         self._note_ended(holding.owner, ended=False)
         if not released:
             holding.lose()
@@ -624,7 +648,7 @@ class RunLocks(TwoFaces):
     def _release_logged(self, holding: HeldLock, cleanly: bool) -> None:
         try:
             self._run(self._release_plan(holding, cleanly))
-        except Exception as error:  # noqa: BLE001 - nobody waits for it: say so, the lease frees the lock
+        except Exception as error:  # nobody waits for it: say so, the lease frees the lock
             _release_failed([holding.thread_id], error)
 
     def _released(self, thread_id: str, future: concurrent.futures.Future[None]) -> None:
@@ -758,7 +782,8 @@ def _ended_record(holder: dict[str, Any], now: datetime) -> dict[str, Any]:
     if owner is None or not isinstance(fence, int) or RunLocks._ended_here(owner):
         return {}
     gone = owner_gone(holder)  # it ended before: last seen when it last renewed (the views add its last work)
-    return run_record(fence, holder, holder.get("renewed_at") or holder.get("started_at"), "crashed" if gone else "lock lost")
+    last_seen = holder.get("renewed_at") or holder.get("started_at")
+    return run_record(fence, holder, last_seen, "crashed" if gone else "lock lost")
 
 
 def _as_read(holder: dict[str, Any]) -> dict[str, Any]:
@@ -865,7 +890,7 @@ class LockedAsyncIterator(AsyncIterator[Any]):
         except BaseException as ended:
             try:
                 await self._finish(cleanly=isinstance(ended, StopAsyncIteration))
-            except Exception as error:  # noqa: BLE001 - the run's own outcome is what the caller gets
+            except Exception as error:  # the run's own outcome is what the caller gets
                 _release_failed(self._thread_ids, error)
             raise
 

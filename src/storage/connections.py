@@ -13,13 +13,14 @@ with the sync ``MongoClient``, and ``ConnectionScope`` is what
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import threading
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from importlib.metadata import version
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from pymongo import AsyncMongoClient, MongoClient, uri_parser
 from pymongo.driver_info import DriverInfo
@@ -98,13 +99,13 @@ COMMAND_SERVER_SELECTION_MS = 5000
 APP_SERVER_SELECTION_MS = 10_000
 
 
-def selection_timeout(uri: str, default_ms: int) -> dict[str, int]:
+def selection_timeout(uri: str, default_ms: int) -> dict[str, Any]:
     """How long a client opened for ``uri`` looks for a server before it fails: ``default_ms``, unless the URI sets
-    ``serverSelectionTimeoutMS`` itself."""
+    ``serverSelectionTimeoutMS`` itself. A client's keyword options (pymongo's ``**kwargs``), empty or that one."""
     return {} if "serverselectiontimeoutms" in uri.lower() else {"serverSelectionTimeoutMS": default_ms}
 
 
-def command_client(uri: str) -> MongoClient:
+def command_client(uri: str) -> MongoClient[dict[str, Any]]:
     """The sync client one command-line run opens for ``uri``, carrying ``DRIVER_INFO``.
 
     It gives up on finding a server after ``COMMAND_SERVER_SELECTION_MS`` unless the URI sets
@@ -140,7 +141,7 @@ def announce(client: Any) -> None:
             client.append_metadata(DRIVER_INFO)
 
 
-async def _until_loop_ends(client: AsyncMongoClient) -> AsyncIterator[None]:
+async def _until_loop_ends(client: AsyncMongoClient[dict[str, Any]]) -> AsyncGenerator[None, None]:
     # Suspended at its yield while its loop runs; the loop closes it when it shuts down (asyncio.run's
     # shutdown_asyncgens), and so the client, while the loop can still run the client's close().
     try:
@@ -153,14 +154,13 @@ class _LoopClient:
     """A loop's client, the database and collection objects made from it, and its closer (held here: the
     loop itself holds its async generators weakly). Holds no reference to its loop."""
 
-    def __init__(self, client: AsyncMongoClient) -> None:
+    def __init__(self, client: AsyncMongoClient[dict[str, Any]]) -> None:
         self.client = client
-        self.objects: dict[tuple[str, ...], Any] = {}
+        self.objects: dict[tuple[str, ...], Any] = {}  # async databases and collections
         self.closer = _until_loop_ends(client)
-        try:  # run the closer to its yield now, inside the running loop, which registers it
+        # run the closer to its yield now, inside the running loop, which registers it
+        with contextlib.suppress(StopIteration):
             self.closer.asend(None).send(None)
-        except StopIteration:
-            pass
 
     def resolve(self, path: tuple[str, ...], options: Mapping[str, Any] | None = None) -> Any:
         """The object at ``path``; a collection with ``options`` (``write_concern=``...) made by ``get_collection``."""
@@ -188,7 +188,7 @@ class LoopClients:
         factory: makes one ``AsyncMongoClient``; called inside the loop that will use it.
     """
 
-    def __init__(self, factory: Callable[[], AsyncMongoClient]) -> None:
+    def __init__(self, factory: Callable[[], AsyncMongoClient[dict[str, Any]]]) -> None:
         self._factory = factory
         self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopClient] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
@@ -205,7 +205,7 @@ class LoopClients:
                 entry = self._by_loop[loop] = _LoopClient(self._factory())
             return entry
 
-    def current(self) -> AsyncMongoClient:
+    def current(self) -> AsyncMongoClient[dict[str, Any]]:
         """The running loop's client (made now if this loop has none).
 
         Raises:
@@ -255,7 +255,9 @@ class LoopClients:
             else:
                 self._close_from(here, loop, entry)
 
-    def _close_from(self, here: asyncio.AbstractEventLoop | None, loop: asyncio.AbstractEventLoop, entry: _LoopClient) -> None:
+    def _close_from(
+        self, here: asyncio.AbstractEventLoop | None, loop: asyncio.AbstractEventLoop, entry: _LoopClient
+    ) -> None:
         if loop is here:
             self._closing_at_loop_end.append(entry)
         elif loop.is_running():
@@ -314,7 +316,7 @@ class OpenedClients:
 
     def __init__(self, uri: str) -> None:
         timeout = selection_timeout(uri, APP_SERVER_SELECTION_MS)
-        self.client: MongoClient = MongoClient(uri, **timeout)
+        self.client: MongoClient[dict[str, Any]] = MongoClient(uri, **timeout)
         self.async_client = LoopClients(lambda: AsyncMongoClient(uri, driver=DRIVER_INFO, **timeout))
 
     def close(self) -> None:
@@ -358,8 +360,17 @@ async def aclose_opened(opened: OpenedClients | None) -> None:
         await opened.aclose()
 
 
-#: What ``ConnectionScope`` builds: an object with an ``_opened_clients`` attribute it closes (``close_opened``).
-T = TypeVar("T")
+class ClosesClients(Protocol):
+    """What ``ConnectionScope`` builds: an object with an ``_opened_clients`` attribute it closes (``close_opened``)."""
+
+    _opened_clients: OpenedClients | None
+
+    def close(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+T = TypeVar("T", bound=ClosesClients)
 
 
 class ConnectionScope(Generic[T]):

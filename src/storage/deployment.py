@@ -14,17 +14,17 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 from pymongo import WriteConcern
 from pymongo.errors import OperationFailure
 from pymongo.read_concern import ReadConcern
 
+from .format import FORMAT_VERSION, StoredFormat, read_format_plan
 from .plans import quirks as server_quirks
 from .plans.interpreters import SyncInterpreter
-from .plans.requests import Command, CreateIndexes, ListCollections, ListIndexes, Plan, Raised, Try
+from .plans.requests import Command, CreateIndexes, ListCollections, ListIndexes, Plan, Raised, Returned, Try, ask
 from .schema import MAJORITY_WRITTEN, CollectionNames, indexes_by_collection
-from .format import FORMAT_VERSION, StoredFormat, read_format_plan
 from .summary_drift import drift_plan
 
 #: How long ``doctor`` compares thread summaries with their root checkpoints (a sample of a large database);
@@ -35,7 +35,11 @@ DRIFT_SECONDS = 5.0
 COMMAND_NOT_FOUND = 59
 
 
-def _refusal(result: Any) -> OperationFailure | None:
+@overload
+def _refusal(result: Returned) -> None: ...
+@overload
+def _refusal(result: Raised) -> OperationFailure: ...
+def _refusal(result: Returned | Raised) -> OperationFailure | None:
     """The server's refusal of a command run in a ``Try``, or None when it answered; any other error is raised."""
     if not isinstance(result, Raised):
         return None
@@ -44,7 +48,7 @@ def _refusal(result: Any) -> OperationFailure | None:
     return result.error
 
 
-def server_identity_plan() -> Plan:
+def server_identity_plan() -> Plan[tuple[dict[str, Any], server_quirks.ServerQuirks]]:
     """The MongoDB version the server reports and, when it is a stand-in, which one (``quirks.identify_plan``, the
     interpreters' identification). Run it on the ``admin`` database.
 
@@ -61,22 +65,22 @@ def server_identity_plan() -> Plan:
     return identity, quirks
 
 
-def handshake_plan(quirks: server_quirks.ServerQuirks) -> Plan:
+def handshake_plan(quirks: server_quirks.ServerQuirks) -> Plan[tuple[str, dict[str, Any]]]:
     """``("hello", reply)``, or ``("isMaster", reply)`` from a server without ``hello`` (mongo-java-server,
     MongoDB before 4.4.2): they answer the legacy command with the same fields."""
     if quirks.hello:
-        hello = yield Try(Command({"hello": 1}))
-        refused = _refusal(hello)
-        if refused is None:
+        hello = yield from ask(Try(Command({"hello": 1})))
+        if isinstance(hello, Returned):
             return "hello", hello.value
+        refused = _refusal(hello)
         if refused.code != COMMAND_NOT_FOUND:
             raise refused
-    return "isMaster", (yield Command({"isMaster": 1}))
+    return "isMaster", (yield from ask(Command({"isMaster": 1})))
 
 
-def server_plan() -> Plan:
-    """``{"server": {identity..., "handshake"}, "features": {"replica_set", "transactions", "ttl_indexes", "atomic_updates"}}``,
-    on the ``admin`` database."""
+def server_plan() -> Plan[dict[str, Any]]:
+    """``{"server": {identity..., "handshake"}, "features": {"replica_set", "transactions", "ttl_indexes",
+    "atomic_updates"}}``, on the ``admin`` database."""
     identity, quirks = yield from server_identity_plan()
     command, hello = yield from handshake_plan(quirks)
     replica_set = bool(hello.get("setName"))
@@ -87,11 +91,12 @@ def server_plan() -> Plan:
     }
 
 
-def default_concerns_plan() -> Plan:
+def default_concerns_plan() -> Plan[dict[str, Any] | None]:
     """``{"write", "read"}``: the cluster-wide default concerns MongoDB 4.4 and later report
     (``getDefaultRWConcern``, on the ``admin`` database); None from a server that refuses the command."""
-    defaults = yield Try(Command({"getDefaultRWConcern": 1}))
-    if _refusal(defaults):
+    defaults = yield from ask(Try(Command({"getDefaultRWConcern": 1})))
+    if isinstance(defaults, Raised):
+        _refusal(defaults)  # raises what is not the server's refusal
         return None
     return {"write": defaults.value.get("defaultWriteConcern"), "read": defaults.value.get("defaultReadConcern")}
 
@@ -130,7 +135,9 @@ def server_identity(client: Any) -> tuple[dict[str, Any], server_quirks.ServerQu
     return SyncInterpreter(client.admin).run(server_identity_plan())
 
 
-def check_deployment(client: Any, db_name: str, names: CollectionNames, fix: bool, repair: bool = False) -> dict[str, Any]:
+def check_deployment(
+    client: Any, db_name: str, names: CollectionNames, fix: bool, repair: bool = False
+) -> dict[str, Any]:
     """The server, its features, the concerns in force, the stored format, each declared index and the thread
     summaries; with ``fix``, missing indexes created; with ``repair``, drifted summaries rebuilt.
 
@@ -154,10 +161,15 @@ def check_deployment(client: Any, db_name: str, names: CollectionNames, fix: boo
         pymongo.errors.PyMongoError: the server failed a command (``server_errors.typed_server_errors`` types it).
     """
     report = SyncInterpreter(client.admin).run(server_plan())
-    report["concerns"] = {**concerns(client, names), "server_default": SyncInterpreter(client.admin).run(default_concerns_plan())}
+    server_default = SyncInterpreter(client.admin).run(default_concerns_plan())
+    report["concerns"] = {**concerns(client, names), "server_default": server_default}
     db = SyncInterpreter(client[db_name])
     stored = db.run(read_format_plan(names))
-    ours = stored.foreign is None and stored.problem is None and (stored.version is None or stored.version <= FORMAT_VERSION)
+    ours = (
+        stored.foreign is None
+        and stored.problem is None
+        and (stored.version is None or stored.version <= FORMAT_VERSION)
+    )
     report["indexes"] = db.run(index_rows_plan(names, fix and ours))
     report["format"] = stored.describe()
     report["summaries"] = db.run(_summaries_plan(names, stored, repair))
@@ -168,10 +180,12 @@ def check_deployment(client: Any, db_name: str, names: CollectionNames, fix: boo
 
 def drifted(summaries: dict[str, Any] | None) -> bool:
     """Whether a report's ``summaries`` (``Drift.as_dict()``) found a summary missing or short it did not rebuild."""
-    return summaries is not None and (summaries["missing"] + summaries["short"] > summaries["repaired"] or bool(summaries["unsettled"]))
+    return summaries is not None and (
+        summaries["missing"] + summaries["short"] > summaries["repaired"] or bool(summaries["unsettled"])
+    )
 
 
-def _summaries_plan(names: CollectionNames, stored: StoredFormat, repair: bool) -> Plan:
+def _summaries_plan(names: CollectionNames, stored: StoredFormat, repair: bool) -> Plan[dict[str, Any] | None]:
     """The ``Drift`` of a database of ours that has summaries (a well-formed stamp of version 2 on, not newer), as a
     dict; None for any other (nothing is repaired there)."""
     if stored.version is None or not 2 <= stored.version <= FORMAT_VERSION:
@@ -180,24 +194,25 @@ def _summaries_plan(names: CollectionNames, stored: StoredFormat, repair: bool) 
     return drift.as_dict()
 
 
-def index_rows_plan(names: CollectionNames, fix: bool) -> Plan:
+def index_rows_plan(names: CollectionNames, fix: bool) -> Plan[list[dict[str, Any]]]:
     """One row per declared index: present, or missing (then created with ``fix``, or unused).
 
     Returns:
         ``[{"collection", "index", "present", and "created", "unused" or "error"}]``.
     """
     # Checkpoints and no run lock ever taken: a deployment with exclusive_runs=False (the Agent Server factory's).
-    collections = set((yield ListCollections()))
+    collections = set((yield from ask(ListCollections())))
     no_run_locks = names.checkpoints in collections and names.runs not in collections
-    rows = []
+    rows: list[dict[str, Any]] = []
     for coll, indexes in indexes_by_collection(names).items():
-        present = set((yield ListIndexes(coll)))
+        present = set((yield from ask(ListIndexes(coll))))
         for index in indexes:
-            row = {"collection": coll, "index": index.document["name"], "present": index.document["name"] in present}
+            name = index.document["name"]
+            row: dict[str, Any] = {"collection": coll, "index": name, "present": name in present}
             if not row["present"] and coll == names.runs and no_run_locks:
                 row["unused"] = True
             elif not row["present"] and fix:
-                created = yield Try(CreateIndexes(coll, [index]))
+                created = yield from ask(Try(CreateIndexes(coll, [index])))
                 refused = _refusal(created)
                 row.update({"error": str(refused)} if refused is not None else {"created": True})
             rows.append(row)

@@ -35,20 +35,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import summary_drift, thread_summaries, visit_keys
-from .plans.requests import Find, InsertOne, ListIndexes, Plan, UpdateMany
 from ..errors import IncompatibleStorageError, RunsInFlightError
+from . import summary_drift, thread_summaries, visit_keys
+from .plans.requests import Find, InsertOne, ListIndexes, Plan, UpdateMany, ask
 from .schema import KEY_INDEX_ROLES, THREAD_KEY_INDEXES, CollectionNames
 from .thread_collections import ThreadCollections, declared_problem
 
 
-def _serde_metadata(names: CollectionNames) -> Plan:
+def _serde_metadata(names: CollectionNames) -> Plan[None]:
     """Version 3 stores the metadata values BSON would change (an aware ``datetime``, a ``set``, a message)
     through the serde (``checkpointer.documents.stored_metadata``). Every document of version 2 reads as it
     is: nothing to rewrite. The version itself is the point: a process of version 2, which would hand such a
     value back undecoded, refuses the database instead."""
-    return
-    yield
+    yield from ()
 
 
 #: The steps that upgrade a database, in order: ``MIGRATIONS[i]`` upgrades version ``i + 1`` to ``i + 2``, as a
@@ -67,7 +66,7 @@ def _serde_metadata(names: CollectionNames) -> Plan:
 #:    documents of this library's collections (``CollectionNames``), never a name read from the database.
 #: 5. *Tested.* ``tests/test_storage_migrations.py`` holds the template every step runs through: add the
 #:    step's ``as_version`` (the database as the version before it left it) and its ``holds`` check there.
-MIGRATIONS: list[Callable[[CollectionNames], Plan]] = [
+MIGRATIONS: list[Callable[[CollectionNames], Plan[object]]] = [
     summary_drift.build_plan,  # 1 -> 2: the thread summaries
     _serde_metadata,  # 2 -> 3: metadata values BSON would change stored through the serde
     visit_keys.upgrade_plan,  # 3 -> 4: journal entries keyed by visits, no longer by ordinals
@@ -89,7 +88,12 @@ MONGODBSAVER = "MongoDBSaver"
 def format_document(thread_collections: Sequence[str] = (), version: int = FORMAT_VERSION) -> dict[str, Any]:
     """The metadata document that stamps a database with this package's format (or an older ``version``, which
     ``MIGRATIONS`` then upgrade), declaring ``thread_collections``."""
-    return {"_id": FORMAT_DOCUMENT_ID, "format": FORMAT_NAME, "version": version, THREAD_COLLECTIONS: list(thread_collections)}
+    return {
+        "_id": FORMAT_DOCUMENT_ID,
+        "format": FORMAT_NAME,
+        "version": version,
+        THREAD_COLLECTIONS: list(thread_collections),
+    }
 
 
 @dataclass(frozen=True)
@@ -123,9 +127,9 @@ def _shape_of(checkpoint: dict[str, Any]) -> str | None:
     return None if "ts" in checkpoint else "unknown documents"
 
 
-def read_format_plan(names: CollectionNames) -> Plan:
+def read_format_plan(names: CollectionNames) -> Plan[StoredFormat]:
     """Read what the database holds (``StoredFormat``); one ``find``, two when it is not stamped. Writes nothing."""
-    found = yield Find(names.metadata, {"_id": FORMAT_DOCUMENT_ID}, limit=1)
+    found = yield from ask(Find(names.metadata, {"_id": FORMAT_DOCUMENT_ID}, limit=1))
     if found:
         stamp = found[0]
         if stamp.get("format") != FORMAT_NAME:
@@ -134,7 +138,8 @@ def read_format_plan(names: CollectionNames) -> Plan:
         if problem is not None:
             return StoredFormat(has_data=True, problem=problem)
         return StoredFormat(version=stamp["version"], has_data=True, thread_collections=_declared(stamp))
-    sample = yield Find(names.checkpoints, {"checkpoint_ns": thread_summaries.NOT_SUMMARY}, {"_id": 0, "type": 1, "ts": 1}, limit=1)
+    shape = {"_id": 0, "type": 1, "ts": 1}
+    sample = yield from ask(Find(names.checkpoints, {"checkpoint_ns": thread_summaries.NOT_SUMMARY}, shape, limit=1))
     if not sample:
         return StoredFormat()
     return StoredFormat(foreign=_shape_of(sample[0]), has_data=True, thread_collections=None)
@@ -171,7 +176,7 @@ class StorageFormat:
         self.thread_collections = ThreadCollections(self.collections)
         self._checked = False
 
-    def check_plan(self) -> Plan:
+    def check_plan(self) -> Plan[None]:
         """Stamp an empty or 0.1.0 database, upgrade an older one (``MIGRATIONS``); raise
         ``IncompatibleStorageError`` for a newer or foreign format.
 
@@ -188,7 +193,7 @@ class StorageFormat:
             yield from self._drained_plan(version)
         if stored.version is None:
             names = self.thread_collections.names
-            if (yield InsertOne(self.collections.metadata, format_document(names, version))):
+            if (yield from ask(InsertOne(self.collections.metadata, format_document(names, version)))):
                 self.thread_collections.stored(names)  # else another process stamped it first: declared below
         yield from self._migrate_plan(version)
         yield from self._declare_plan()
@@ -209,14 +214,18 @@ class StorageFormat:
                 found=stored.describe(),
             )
 
-    def _drained_plan(self, version: int) -> Plan:
+    def _drained_plan(self, version: int) -> Plan[None]:
         """Raise ``RunsInFlightError`` if a run of ``version`` (older than ``KEYED_BY_VISITS``) is in flight: before
         any write, so the version that started it can still resume it (docs/storage.md)."""
         held = yield from visit_keys.runs_in_flight_plan(self.collections, IN_FLIGHT_SHOWN)
         if not held:
             return
         threads = tuple(d.get("thread_id") for d in held[:IN_FLIGHT_SHOWN])
-        more = f" and more (db.{self.collections.runs}.find({{owner: {{$ne: null}}}}))" if len(held) > IN_FLIGHT_SHOWN else ""
+        more = (
+            f" and more (db.{self.collections.runs}.find({{owner: {{$ne: null}}}}))"
+            if len(held) > IN_FLIGHT_SHOWN
+            else ""
+        )
         listed = ", ".join(repr(t) for t in threads)
         raise RunsInFlightError(
             f"database {self.db_name!r} holds storage format version {version} and runs in flight: thread(s) "
@@ -231,17 +240,18 @@ class StorageFormat:
             f"{{$set: {{owner: null}}}})",
             db_name=self.db_name,
             found=f"version {version}, runs in flight",
-            thread_ids=threads,
+            thread_ids=tuple(t for t in threads if isinstance(t, str)),  # a lock damaged by hand may name none
         )
 
-    def _migrate_plan(self, version: int) -> Plan:
+    def _migrate_plan(self, version: int) -> Plan[None]:
         """Upgrade a database of ``version`` to ``FORMAT_VERSION``: each step of ``MIGRATIONS``, then the stamp's
         version. Two processes upgrading at once both run a step; each step writes the same twice."""
         for step in range(version, FORMAT_VERSION):
             yield from MIGRATIONS[step - 1](self.collections)
-            yield UpdateMany(self.collections.metadata, {"_id": FORMAT_DOCUMENT_ID, "version": step}, {"$set": {"version": step + 1}})
+            stamp = {"_id": FORMAT_DOCUMENT_ID, "version": step}
+            yield UpdateMany(self.collections.metadata, stamp, {"$set": {"version": step + 1}})
 
-    def _learn_plan(self, declared: Sequence[str] | None) -> Plan:
+    def _learn_plan(self, declared: Sequence[str] | None) -> Plan[None]:
         """Learn the per-thread collections a stamp declares (checked by ``read_format_plan`` or
         ``thread_collections_plan``), once each is trusted: a name this process does not know is looked up
         (one ``listIndexes``) and must hold a key index this library gives a per-thread collection.
@@ -256,7 +266,7 @@ class StorageFormat:
         """
         absent = []
         for name in self.thread_collections.untrusted(declared):
-            indexes = yield ListIndexes(name)
+            indexes = yield from ask(ListIndexes(name))
             held = sorted(THREAD_KEY_INDEXES & set(indexes))
             if not indexes:
                 absent.append(name)
@@ -296,7 +306,7 @@ class StorageFormat:
             found=StoredFormat(problem=problem).describe(),
         )
 
-    def thread_collections_plan(self) -> Plan:
+    def thread_collections_plan(self) -> Plan[tuple[str, ...]]:
         """Every per-thread collection of the database, read again: another process may have declared one
         since this one checked (one ``find``). For what deletes or copies a thread whole: each name checked
         and trusted (``_learn_plan``) before the caller's first write.
@@ -307,7 +317,8 @@ class StorageFormat:
         Raises:
             IncompatibleStorageError: the stamp declares what this library could not have made.
         """
-        found = yield Find(self.collections.metadata, {"_id": FORMAT_DOCUMENT_ID}, {"_id": 0, THREAD_COLLECTIONS: 1}, limit=1)
+        declared = {"_id": 0, THREAD_COLLECTIONS: 1}
+        found = yield from ask(Find(self.collections.metadata, {"_id": FORMAT_DOCUMENT_ID}, declared, limit=1))
         if found:
             problem = declared_problem(found[0].get(THREAD_COLLECTIONS))
             if problem is not None:
@@ -315,7 +326,7 @@ class StorageFormat:
             yield from self._learn_plan(_declared(found[0]))
         return self.thread_collections.names
 
-    def _declare_plan(self) -> Plan:
+    def _declare_plan(self) -> Plan[None]:
         """Add to the stamp the per-thread collections it does not list yet (one ``update``, when there are)."""
         missing = self.thread_collections.unstored()
         if missing:

@@ -97,7 +97,7 @@ class Renewer:
             beat, renew, every = self._next()
             try:
                 held = renew()  # outside the lock: other leases can start and stop meanwhile
-            except Exception as error:  # noqa: BLE001 - the thread must outlive a network error
+            except Exception as error:  # the thread must outlive a network error
                 held = renewal_failed(error)
             if held and not beat.stopped:
                 with self._wake:
@@ -106,4 +106,4 @@ class Renewer:
 
 RENEWER = Renewer()
 if hasattr(os, "register_at_fork"):  # a forked child starts afresh: its parent's leases are not its own
-    os.register_at_fork(after_in_child=RENEWER.__init__)
+    os.register_at_fork(after_in_child=lambda: Renewer.__init__(RENEWER))

@@ -9,9 +9,9 @@ Setup (each storage class creates the indexes of the collections it owns),
 | ``blobs`` | ``checkpoint_blobs`` | checkpointer | one channel value per version |
 | ``writes`` | ``checkpoint_writes`` | checkpointer | pending writes |
 | ``journal`` | ``activity_journal`` | journal | one entry per effect position |
-| ``ordinals`` | ``operation_ordinals`` | none since format 4 | what formats 2 and 3 numbered occurrences with (the upgrade to 4 reads it) |
+| ``ordinals`` | ``operation_ordinals`` | none since format 4 | formats 2 and 3's ordinals (read by the upgrade to 4) |
 | ``runs`` | ``thread_runs`` | run locks | one run lock per thread |
-| ``metadata`` | ``durable_metadata`` | every class; journal | database-wide facts (the storage format, the input-digest key) |
+| ``metadata`` | ``durable_metadata`` | every class; journal | database-wide facts (storage format, input-digest key) |
 
 Every index but the TTL and expiry indexes starts with ``thread_id``, so every per-thread
 collection can be sharded on it, and every command names its thread by it: a filter naming one document by its
@@ -57,7 +57,7 @@ def key_filter(*key: Any) -> dict[str, Any]:
     >>> key_filter("t1", "", "1ef")
     {'_id': '["t1","","1ef"]', 'thread_id': 't1', 'checkpoint_ns': ''}
     """
-    return {"_id": key_id(*key), **dict(zip(KEY_PREFIX, key))}
+    return {"_id": key_id(*key), **dict(zip(KEY_PREFIX, key, strict=False))}
 
 
 def keys_filter(keys: Iterable[tuple[Any, ...]]) -> dict[str, Any]:
@@ -65,7 +65,10 @@ def keys_filter(keys: Iterable[tuple[Any, ...]]) -> dict[str, Any]:
     and their threads, one by equality, several by ``$in``."""
     keys = list(keys)
     threads = sorted({key[0] for key in keys})
-    return {"_id": {"$in": [key_id(*key) for key in keys]}, "thread_id": threads[0] if len(threads) == 1 else {"$in": threads}}
+    return {
+        "_id": {"$in": [key_id(*key) for key in keys]},
+        "thread_id": threads[0] if len(threads) == 1 else {"$in": threads},
+    }
 
 
 @dataclass(frozen=True)
@@ -105,8 +108,8 @@ class CollectionNames:
 PER_THREAD_ROLES = ("checkpoints", "blobs", "writes", "journal")
 #: The storage classes (by the role of the collection they own) whose every write waits for a majority of a replica
 #: set, whatever the client's write concern: the journal (an effect's claim, its record, the input-digest key) and
-#: the run locks (``storage.plans.faces.TwoFaces``). A write a primary alone acknowledged can be rolled back by a failover:
-#: the next run would then run a completed effect again, or beside a run that still holds the thread.
+#: the run locks (``storage.plans.faces.TwoFaces``). A write a primary alone acknowledged can be rolled back by a
+#: failover: the next run would then run a completed effect again, or beside a run that still holds the thread.
 MAJORITY_WRITTEN = ("journal", "runs")
 
 

@@ -55,8 +55,9 @@ def load_stored(serde: SerializerProtocol, typed: tuple[str, bytes], at: StoredA
             raise _in_clear(at, type_)
         try:
             data = serde.cipher.decrypt(cipher, typed[1])
-        except Exception as error:  # noqa: BLE001 - whatever the cipher raises for a key that does not open it
-            raise _another_key(at, f"it cannot be decrypted with this serde's key ({type(error).__name__}: {error})") from error
+        except Exception as error:  # whatever the cipher raises for a key that does not open it
+            why = f"it cannot be decrypted with this serde's key ({type(error).__name__}: {error})"
+            raise _another_key(at, why) from error
         return serde.serde.loads_typed((inner, data))
     try:
         return serde.loads_typed(typed)

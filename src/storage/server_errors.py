@@ -14,8 +14,8 @@ from contextlib import contextmanager
 
 from pymongo.errors import ConnectionFailure, OperationFailure, PyMongoError
 
-from .connections import masked_uri
 from ..errors import AccessDeniedError, ServerRefusedError, ServerUnreachableError
+from .connections import masked_uri
 
 #: MongoDB's codes for a refused login or right (UserNotFound, Unauthorized, AuthenticationFailed), and what to fix.
 AUTH_CODES = {

@@ -9,8 +9,8 @@ drifts where no such ``put`` kept it:
 - a ``put`` racing the upgrade creates a summary counting only itself, when the upgrade has not reached its
   thread yet.
 
-``drift_plan`` reads the root checkpoints in index order, in pages of ``thread_summaries.BUILD_PAGE``, folds each thread's into
-what its summary should say, and compares with what is stored: one ``find`` of the page's summaries by
+``drift_plan`` reads the root checkpoints in index order, in pages of ``thread_summaries.BUILD_PAGE``, folds each
+thread's into what its summary should say, and compares with what is stored: one ``find`` of the page's summaries by
 ``_id``. With ``repair`` it rewrites the missing and short ones, conditionally, beside running writers: a
 rewrite never lowers a count nor moves ``latest`` back, whatever was ``put`` between its read and its write
 (the filter ``latest <= what was read``, and ``$max``); a summary already past what was read, whose count a
@@ -32,9 +32,9 @@ from typing import Any
 
 from pymongo import UpdateOne
 
-from .plans.requests import FencedUpdate, Find, Gather, InsertOne, Plan, Upsert
-from .schema import CHECKPOINT_INDEX_ORDER, CollectionNames, keys_filter
 from . import thread_summaries
+from .plans.requests import FencedUpdate, Find, Gather, InsertOne, Plan, Upsert, ask
+from .schema import CHECKPOINT_INDEX_ORDER, CollectionNames, keys_filter
 from .thread_summaries import COUNT, LATEST, SUMMARY_NS, summary_filter, summary_id
 
 #: Thread ids a ``Drift`` names per kind of drift (it counts them all).
@@ -79,7 +79,7 @@ class Drift:
         }
 
 
-def build_plan(names: CollectionNames) -> Plan:
+def build_plan(names: CollectionNames) -> Plan[int]:
     """The migration from storage format 1, which had no summaries: ``drift_plan`` with ``repair``, whole.
 
     Returns:
@@ -89,7 +89,7 @@ def build_plan(names: CollectionNames) -> Plan:
     return drift.repaired
 
 
-def drift_plan(names: CollectionNames, *, repair: bool, seconds: float | None = None) -> Plan:
+def drift_plan(names: CollectionNames, *, repair: bool, seconds: float | None = None) -> Plan[Drift]:
     """Compare every thread's summary with its root checkpoints, page by page in index order; with ``repair``,
     rewrite the missing and short ones (see the module docstring).
 
@@ -105,7 +105,8 @@ def drift_plan(names: CollectionNames, *, repair: bool, seconds: float | None = 
     started = time.monotonic()
     while True:
         page = thread_summaries.BUILD_PAGE
-        docs = yield Find(names.checkpoints, _after({"checkpoint_ns": ""}, after), _ROOT_FIELDS, list(CHECKPOINT_INDEX_ORDER), page)
+        query = _after({"checkpoint_ns": ""}, after)
+        docs = yield from ask(Find(names.checkpoints, query, _ROOT_FIELDS, list(CHECKPOINT_INDEX_ORDER), page))
         folded, pending = _fold(docs, pending)
         last = len(docs) < page
         if last and pending:
@@ -124,10 +125,13 @@ def _after(query: dict[str, Any], after: tuple[str, str] | None) -> dict[str, An
     if after is None:
         return query
     thread_id, checkpoint_id = after
-    return {**query, "$or": [{"thread_id": {"$gt": thread_id}}, {"thread_id": thread_id, "checkpoint_id": {"$lt": checkpoint_id}}]}
+    later = [{"thread_id": {"$gt": thread_id}}, {"thread_id": thread_id, "checkpoint_id": {"$lt": checkpoint_id}}]
+    return {**query, "$or": later}
 
 
-def _fold(docs: list[dict[str, Any]], pending: dict[str, Any] | None) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+def _fold(
+    docs: list[dict[str, Any]], pending: dict[str, Any] | None
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """The summaries ``docs`` (root checkpoints in index order) complete, and that of their last thread, which
     the next page may continue."""
     done: list[dict[str, Any]] = []
@@ -145,9 +149,10 @@ def _fold(docs: list[dict[str, Any]], pending: dict[str, Any] | None) -> tuple[l
     return done, pending
 
 
-def _stored_plan(names: CollectionNames, thread_ids: list[str]) -> Plan:
+def _stored_plan(names: CollectionNames, thread_ids: list[str]) -> Plan[dict[str, dict[str, Any]]]:
     """The stored summaries of ``thread_ids``, by thread id (one ``find`` by ``_id``)."""
-    found = yield Find(names.checkpoints, keys_filter((t, SUMMARY_NS, None) for t in thread_ids), _STORED_FIELDS)
+    query = keys_filter((t, SUMMARY_NS, None) for t in thread_ids)
+    found = yield from ask(Find(names.checkpoints, query, _STORED_FIELDS))
     return {d["thread_id"]: d for d in found}
 
 
@@ -164,7 +169,7 @@ def _verdict(stored: Mapping[str, Any] | None, folded: Mapping[str, Any]) -> str
     return "short" if count < folded[COUNT] else "held"
 
 
-def _compare_plan(names: CollectionNames, folded: list[dict[str, Any]], drift: Drift, repair: bool) -> Plan:
+def _compare_plan(names: CollectionNames, folded: list[dict[str, Any]], drift: Drift, repair: bool) -> Plan[None]:
     """Compare the ``folded`` summaries of one page with the stored ones; note and (``repair``) rewrite drift."""
     if not folded:
         return
@@ -209,7 +214,7 @@ def _raised_to(summary: Mapping[str, Any]) -> UpdateOne:
     return UpdateOne(*_raise_to(summary), upsert=True)
 
 
-def _recount_plan(names: CollectionNames, thread_id: str) -> Plan:
+def _recount_plan(names: CollectionNames, thread_id: str) -> Plan[bool]:
     """Count the thread's root checkpoints and set its summary to the count, on the condition that no later one
     was counted since: else count again, ``RECOUNTS`` times at most. A ``put`` counts only checkpoints past the
     summary's ``latest``, so once this write holds, every ``put`` after it adds to a count that includes all
@@ -219,18 +224,21 @@ def _recount_plan(names: CollectionNames, thread_id: str) -> Plan:
         Whether the summary now holds a count (False: it names a later ``latest`` every time, left as it is).
     """
     for _ in range(RECOUNTS):
-        docs = yield Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": ""}, _ROOT_FIELDS)
+        docs = yield from ask(Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": ""}, _ROOT_FIELDS))
         _, summary = _fold(docs, None)
         if summary is None:
             return True  # deleted meanwhile: nothing to count
-        if (yield FencedUpdate(names.checkpoints, *_raise_to(summary))):
+        if (yield from ask(FencedUpdate(names.checkpoints, *_raise_to(summary)))):
             return True
-        if (yield InsertOne(names.checkpoints, {"_id": summary_id(thread_id), **summary, "checkpoint_ns": SUMMARY_NS})):
+        created = {"_id": summary_id(thread_id), **summary, "checkpoint_ns": SUMMARY_NS}
+        if (yield from ask(InsertOne(names.checkpoints, created))):
             return True  # there was none: a put racing it would have made one, so this one holds every checkpoint
     return False
 
 
-def unsummarized_plan(names: CollectionNames, id_range: Mapping[str, Any], summarized: list[Any], limit: int) -> Plan:
+def unsummarized_plan(
+    names: CollectionNames, id_range: Mapping[str, Any], summarized: list[Any], limit: int
+) -> Plan[list[dict[str, Any]]]:
     """The threads whose id is within ``id_range`` (a ``thread_id`` condition) that have root checkpoints but no
     summary (none among ``summarized``, the ids of the summaries the range holds, and none under their summary's
     ``_id``: a summary damaged by hand is the lists' to report), in id order, at most ``limit``, each as the
@@ -243,15 +251,16 @@ def unsummarized_plan(names: CollectionNames, id_range: Mapping[str, Any], summa
     condition = dict(id_range)
     while len(found) < limit:
         query = {"checkpoint_ns": "", "thread_id": {**condition, "$nin": summarized}}
-        hit = yield Find(names.checkpoints, query, {"_id": 0, "thread_id": 1}, sort=[("thread_id", 1)], limit=1)
+        first = Find(names.checkpoints, query, {"_id": 0, "thread_id": 1}, sort=[("thread_id", 1)], limit=1)
+        hit = yield from ask(first)
         if not hit:
             break
         thread_id = hit[0]["thread_id"]
-        docs, damaged = yield Gather((
+        docs, damaged = yield from ask(Gather((
             Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": ""}, {"_id": 0, "checkpoint_id": 1}),
             # by _id alone: a summary whose thread_id was damaged by hand still counts (the lists report it)
             Find(names.checkpoints, {"_id": summary_id(thread_id)}, {"_id": 1}, limit=1),
-        ))
+        )))
         if docs and not damaged:
             found.append({"thread_id": thread_id, LATEST: max(d["checkpoint_id"] for d in docs), COUNT: len(docs)})
         condition.pop("$gte", None)

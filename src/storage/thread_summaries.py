@@ -60,9 +60,12 @@ def require_checkpoint_ns(value: Any) -> str:
     Raises:
         InvalidInputError: it is not a string, or it is ``SUMMARY_NS``.
     """
-    if require_str("checkpoint_ns", value) == SUMMARY_NS:
-        raise InvalidInputError(f"checkpoint_ns {SUMMARY_NS!r} is reserved for the thread summaries; use another namespace")
-    return value
+    checkpoint_ns = require_str("checkpoint_ns", value)
+    if checkpoint_ns == SUMMARY_NS:
+        raise InvalidInputError(
+            f"checkpoint_ns {SUMMARY_NS!r} is reserved for the thread summaries; use another namespace"
+        )
+    return checkpoint_ns
 
 
 def summary_update(thread_id: str, checkpoint_id: str, expiry: Mapping[str, Any]) -> UpdateOne:
@@ -73,7 +76,10 @@ def summary_update(thread_id: str, checkpoint_id: str, expiry: Mapping[str, Any]
     """
     return UpdateOne(
         {**summary_filter(thread_id), LATEST: {"$lt": checkpoint_id}},
-        {"$set": {"thread_id": thread_id, "checkpoint_ns": SUMMARY_NS, LATEST: checkpoint_id, **expiry}, "$inc": {COUNT: 1}},
+        {
+            "$set": {"thread_id": thread_id, "checkpoint_ns": SUMMARY_NS, LATEST: checkpoint_id, **expiry},
+            "$inc": {COUNT: 1},
+        },
         upsert=True,
     )
 

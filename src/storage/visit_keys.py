@@ -23,11 +23,11 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, MutableMapping
-from typing import Any
+from typing import Any, cast
 
 from pymongo import UpdateOne
 
-from .plans.requests import DeleteMany, Find, Plan, Upsert
+from .plans.requests import DeleteMany, Find, Plan, Upsert, ask
 from .schema import POSITION_FIELDS, CollectionNames
 
 __all__ = [
@@ -98,12 +98,12 @@ def rekeyed_entry(doc: MutableMapping[str, Any]) -> None:
         return
     position = tuple(doc.get(f) for f in POSITION_FIELDS)
     if all(isinstance(part, str) for part in position):
-        doc["idempotency_key"] = idempotency_key(position)
+        doc["idempotency_key"] = idempotency_key(cast(tuple[str, ...], position))  # all strings, checked above
     else:
         del doc["idempotency_key"]
 
 
-def runs_in_flight_plan(names: CollectionNames, shown: int) -> Plan:
+def runs_in_flight_plan(names: CollectionNames, shown: int) -> Plan[list[dict[str, Any]]]:
     """The run locks still held (``owner`` set; one ``find``, at most ``shown`` + 1): the runs in flight, of a
     process still running or of one that crashed. A run of formats 3 and older ran an at-least-once effect under its
     lock without a claim: the idempotency key its provider saw is stored nowhere, and the upgrade moves the effect's
@@ -113,10 +113,10 @@ def runs_in_flight_plan(names: CollectionNames, shown: int) -> Plan:
         The held locks' ``thread_id``, ``owner_host``, ``owner_pid`` and ``lease_until``.
     """
     fields = {"_id": 0, "thread_id": 1, "owner_host": 1, "owner_pid": 1, "lease_until": 1}
-    return (yield Find(names.runs, {"owner": {"$ne": None}}, fields, [("thread_id", 1)], shown + 1))
+    return (yield from ask(Find(names.runs, {"owner": {"$ne": None}}, fields, [("thread_id", 1)], shown + 1)))
 
 
-def upgrade_plan(names: CollectionNames) -> Plan:
+def upgrade_plan(names: CollectionNames) -> Plan[int]:
     """Storage format 3 to 4: rewrite every journal document keyed by ordinals (entries and their outcome chunks) to
     the keys the ordinals stood for, page by page in ``_id`` order, then empty the ordinals collection.
 
@@ -129,11 +129,18 @@ def upgrade_plan(names: CollectionNames) -> Plan:
     """
     rewritten, after = 0, None
     while True:
-        docs = yield Find(names.journal, {"_id": {"$gt": after}} if after is not None else {}, _UPGRADE_FIELDS,
-                          [("_id", 1)], UPGRADE_PAGE)
+        page: dict[str, Any] = {"_id": {"$gt": after}} if after is not None else {}
+        docs = yield from ask(Find(names.journal, page, _UPGRADE_FIELDS, [("_id", 1)], UPGRADE_PAGE))
         threads = sorted({d["thread_id"] for d in docs if isinstance(d.get("thread_id"), str)})
-        allocations = (yield Find(names.ordinals, {"thread_id": {"$in": threads}}, _ALLOCATION_FIELDS)) if threads else []
-        table = {(a.get("thread_id"), a.get("parent_path"), a.get("name"), a.get("ordinal")): a.get("task_key") for a in allocations}
+        allocations = (
+            (yield from ask(Find(names.ordinals, {"thread_id": {"$in": threads}}, _ALLOCATION_FIELDS)))
+            if threads
+            else []
+        )
+        table = {
+            (a.get("thread_id"), a.get("parent_path"), a.get("name"), a.get("ordinal")): a.get("task_key")
+            for a in allocations
+        }
         updates = [_rewrite(doc, keyed) for doc in docs if (keyed := _keyed(doc, table)) is not None]
         if updates:
             yield Upsert(names.journal, updates)
@@ -164,12 +171,12 @@ def levels(doc: Mapping[str, Any]) -> list[tuple[str, str]] | None:
     parts = path[len(ROOT_PATH) + 1:].split("/") if path != ROOT_PATH else []
     if len(parts) % 2:
         return None
-    return [*zip(parts[::2], parts[1::2]), (node, occurrence)]
+    return [*zip(parts[::2], parts[1::2], strict=True), (node, occurrence)]
 
 
 def _keyed(doc: Mapping[str, Any], table: Mapping[tuple[Any, ...], Any]) -> tuple[str, str] | None:
-    """``(path, occurrence)`` of a document keyed by the ordinals of format 3 and older, as format 4 keys it; None when it is not
-    keyed by ordinals, or its ordinals cannot be read back."""
+    """``(path, occurrence)`` of a document keyed by the ordinals of format 3 and older, as format 4 keys it; None
+    when it is not keyed by ordinals, or its ordinals cannot be read back."""
     parsed = levels(doc)
     if parsed is None:
         return None
@@ -184,18 +191,24 @@ def _keyed(doc: Mapping[str, Any], table: Mapping[tuple[Any, ...], Any]) -> tupl
             return None
         keys.append(key)
         parent = f"{parent}/{name}/{text}"
-    new_path = "/".join([ROOT_PATH, *(f"{name}/{key}" for (name, _), key in zip(parsed[:-1], keys[:-1]))])
+    new_path = "/".join([ROOT_PATH, *(f"{name}/{key}" for (name, _), key in zip(parsed[:-1], keys[:-1], strict=True))])
     return new_path, keys[-1]
 
 
 def _key(
-    doc: Mapping[str, Any], table: Mapping[tuple[Any, ...], Any], parent: str, name: str, ordinal: re.Match[str], depth: int
+    doc: Mapping[str, Any],
+    table: Mapping[tuple[Any, ...], Any],
+    parent: str,
+    name: str,
+    ordinal: re.Match[str],
+    depth: int,
 ) -> str | None:
     """One level's key: what its allocation (or, at the root, the entry's ``root_key``) says the ordinal stood for."""
     send = ordinal["index"] is not None
     stood_for = doc.get("root_key") if depth == 0 else None  # a root-level key: the entry names it
     if not stood_for:
-        stood_for = table.get((doc.get("thread_id"), parent, name + _SEND_SEQUENCE if send else name, int(ordinal["ordinal"])))
+        allocated = name + _SEND_SEQUENCE if send else name
+        stood_for = table.get((doc.get("thread_id"), parent, allocated, int(ordinal["ordinal"])))
     if not isinstance(stood_for, str) or not stood_for:
         return None
     if send:

@@ -13,15 +13,17 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from pymongo.errors import ServerSelectionTimeoutError
 
-from ..connections import LoopBound, LoopClients, announce
 from ...errors import ClientConfigurationError, InvalidInputError, ServerUnreachableError
+from ..connections import LoopBound, LoopClients, announce
 from ..schema import MAJORITY_WRITTEN
 from .interpreters import AsyncInterpreter, SyncInterpreter
-from .requests import Plan
+from .requests import Plan, Request
+
+T = TypeVar("T")
 
 
 def is_async_client(client: Any) -> bool:
@@ -32,7 +34,9 @@ def is_async_client(client: Any) -> bool:
     )
 
 
-def split_clients(client: Any, async_client: Any, owner: str, alternative: str = "or use from_conn_string(uri)") -> tuple[Any, Any]:
+def split_clients(
+    client: Any, async_client: Any, owner: str, alternative: str = "or use from_conn_string(uri)"
+) -> tuple[Any, Any]:
     """Sort the clients a storage class was given into (sync, async); either may be None, not both.
 
     A lone async client passed as ``client`` is accepted as the async one. A pymongo client gets
@@ -76,7 +80,7 @@ def unreachable(error: ServerSelectionTimeoutError) -> ServerUnreachableError:
     )
 
 
-def started(plan: Plan) -> Plan:
+def started(plan: Plan[T]) -> Plan[T]:
     """Run ``plan`` up to its first request now, and return a plan that goes on from there.
 
     A plan checks its input before its first request: started before a face is set up, a bad input raises
@@ -89,26 +93,27 @@ def started(plan: Plan) -> Plan:
     return _going_on(plan, request)
 
 
-def _returning(value: Any) -> Plan:
+def _returning(value: T) -> Plan[T]:
+    yield from ()  # a generator that returns at once
     return value
-    yield  # noqa: RET503 - a generator that returns at once
 
 
-def _going_on(plan: Plan, request: Any) -> Plan:
+def _going_on(plan: Plan[T], request: Request[Any]) -> Plan[T]:
     """``plan`` from its first ``request`` on: each answer sent to it, and each request's failure raised in it at the
     ``yield`` that asked (``interpreters._plan_raise``), so its ``except``, ``with`` and ``finally`` blocks run then,
     not when the suspended plan is collected."""
     while True:
         try:
             result = yield request
-        except BaseException as error:  # noqa: BLE001 - raised in the plan, which re-raises what it does not handle
+        except BaseException as error:  # raised in the plan, which re-raises what it does not handle
             step = functools.partial(plan.throw, error)
         else:
             step = functools.partial(plan.send, result)
         try:
             request = step()
         except StopIteration as stop:
-            return stop.value
+            returned: T = stop.value
+            return returned
 
 
 class TwoFaces:
@@ -123,7 +128,9 @@ class TwoFaces:
     _sync_io: SyncInterpreter | None
     _async_io: AsyncInterpreter | None
 
-    def _init_faces(self, sync_db: Any, async_db: Any, auto_setup: bool, guard: Callable[[], Plan], role: str = "") -> None:
+    def _init_faces(
+        self, sync_db: Any, async_db: Any, auto_setup: bool, guard: Callable[[], Plan[object]], role: str = ""
+    ) -> None:
         """Interpreters for the given databases (None: that face is missing). Before each face's first plan,
         ``guard()`` runs (the storage format check: it must see the database before any write, whatever
         ``auto_setup`` says), then ``_setup_plan()`` when ``auto_setup``. A storage class whose ``role``
@@ -134,9 +141,9 @@ class TwoFaces:
         self._guard, self._auto_setup = guard, auto_setup
         self._ready = {"sync": False, "async": False}
 
-    _setup_plan: Callable[[], Plan]
+    _setup_plan: Callable[[], Plan[object]]
 
-    def _first_plan(self) -> Plan:
+    def _first_plan(self) -> Plan[None]:
         yield from self._guard()
         if self._auto_setup:
             yield from self._setup_plan()
@@ -157,7 +164,7 @@ class TwoFaces:
             self._ready["async"] = True
         return self._async_io
 
-    def _run(self, plan: Plan) -> Any:
+    def _run(self, plan: Plan[T]) -> T:
         going = plan if self._ready["sync"] else started(plan)  # once set up, a plan runs as it is: no wrapper
         try:
             try:
@@ -169,7 +176,7 @@ class TwoFaces:
         except ServerSelectionTimeoutError as error:
             raise unreachable(error) from None
 
-    async def _arun(self, plan: Plan) -> Any:
+    async def _arun(self, plan: Plan[T]) -> T:
         going = plan if self._ready["async"] else started(plan)
         try:
             try:

@@ -19,10 +19,12 @@ import inspect
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, ClassVar, TypeVar
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
 
-from pymongo import ReplaceOne, ReturnDocument, UpdateOne, WriteConcern
+from pymongo import IndexModel, ReplaceOne, ReturnDocument, UpdateOne, WriteConcern
+from pymongo.collection import Collection
+from pymongo.database import Database
 from pymongo.errors import BulkWriteError, DuplicateKeyError, OperationFailure
 
 from ..heartbeats import RENEWER, Beat, TaskBeat, renewal_failed
@@ -35,9 +37,10 @@ from .requests import (
     Command,
     CreateIndexes,
     Defer,
-    Detach,
     DeleteMany,
+    Detach,
     Emit,
+    End,
     FencedUpdate,
     Find,
     FindOneAndUpdate,
@@ -56,14 +59,18 @@ from .requests import (
     Returned,
     Sleep,
     Try,
-    WaitNotice,
     UpdateMany,
     Upsert,
+    WaitNotice,
 )
 
 logger = logging.getLogger("langgraph_durable_mongodb")
 
 T = TypeVar("T")
+#: The collection objects of an interpreter's database.
+C = TypeVar("C")
+#: An operation of an ``Upsert``.
+WriteOp: TypeAlias = UpdateOne | ReplaceOne[dict[str, Any]]
 
 DUPLICATE_KEY = 11000
 
@@ -78,19 +85,22 @@ def _optional_index_failed(request: CreateIndexes, error: OperationFailure) -> b
     if not request.optional:
         raise error
     names = ", ".join(str(i.document.get("name")) for i in request.indexes)
-    logger.warning("the server refused optional index %s on %s (%s); carrying on without it", names, request.collection, error)
+    logger.warning(
+        "the server refused optional index %s on %s (%s); carrying on without it", names, request.collection, error
+    )
     return False
 
 
-def _single_op(collection: Any, op: UpdateOne | ReplaceOne) -> Any:
-    doc = op._doc  # noqa: SLF001 - the public operation objects expose no getters
-    upsert = bool(op._upsert)  # noqa: SLF001 - None when not given, which bulk_write takes and update_one refuses
+def _single_op(collection: Any, op: WriteOp) -> Any:
+    # ``collection``: sync or async (the caller awaits what it answers)
+    doc = op._doc  # the public operation objects expose no getters
+    upsert = bool(op._upsert)  # None when not given, which bulk_write takes and update_one refuses
     if isinstance(op, ReplaceOne):
-        return collection.replace_one(op._filter, doc, upsert=upsert)  # noqa: SLF001
-    return collection.update_one(op._filter, doc, upsert=upsert)  # noqa: SLF001
+        return collection.replace_one(op._filter, doc, upsert=upsert)
+    return collection.update_one(op._filter, doc, upsert=upsert)
 
 
-def _index_batches(request: CreateIndexes, quirks: server_quirks.ServerQuirks) -> list[list[Any]]:
+def _index_batches(request: CreateIndexes, quirks: server_quirks.ServerQuirks) -> list[list[IndexModel]]:
     return [[index] for index in request.indexes] if quirks.one_index_per_command else [request.indexes]
 
 
@@ -99,7 +109,7 @@ def _names_key(query: Any) -> bool:
     return isinstance(query, dict) and "_id" in query and KEY_PREFIX[0] in query
 
 
-def _by_id(query: dict[str, Any], quirks: server_quirks.ServerQuirks) -> dict[str, Any]:
+def _by_id(query: Mapping[str, Any], quirks: server_quirks.ServerQuirks) -> Mapping[str, Any]:
     """``query`` as the server finds it from its ``_id`` index: when it names documents by key (``_names_key``) on a
     server that needs ``_id`` alone (``ServerQuirks.id_alone``), without the key fields the ``_id`` encodes (the same
     documents match)."""
@@ -108,15 +118,21 @@ def _by_id(query: dict[str, Any], quirks: server_quirks.ServerQuirks) -> dict[st
     return {k: v for k, v in query.items() if k not in KEY_PREFIX}
 
 
-def _ops_by_id(ops: list[UpdateOne | ReplaceOne], quirks: Callable[[], server_quirks.ServerQuirks]) -> list[UpdateOne | ReplaceOne]:
+def _ops_by_id(ops: Sequence[WriteOp], quirks: Callable[[], server_quirks.ServerQuirks]) -> Sequence[WriteOp]:
     """``ops``, those whose filter names its document by key with the filter ``_by_id`` gives; ``quirks()`` is asked
     only when one does (a sync interpreter may not know its server yet)."""
-    if not any(_names_key(op._filter) for op in ops) or not quirks().id_alone:  # noqa: SLF001 - no public getters
+    if not any(_names_key(op._filter) for op in ops) or not quirks().id_alone:  # no public getters
         return ops
-    return [type(op)(_by_id(op._filter, quirks()), op._doc, upsert=op._upsert) for op in ops]  # noqa: SLF001
+    return [
+        ReplaceOne(_by_id(op._filter, quirks()), op._doc, upsert=op._upsert)
+        if isinstance(op, ReplaceOne)
+        else UpdateOne(_by_id(op._filter, quirks()), op._doc, upsert=op._upsert)
+        for op in ops
+    ]
 
 
-def _cursor(coll: Any, request: Find, query: dict[str, Any]) -> Any:
+def _cursor(coll: Any, request: Find, query: Mapping[str, Any]) -> Any:
+    # ``coll``: sync or async (pymongo, motor, mongomock), and so is the cursor
     cursor = coll.find(query, request.projection).batch_size(request.batch_size)
     if request.sort:
         cursor = cursor.sort(request.sort)
@@ -125,7 +141,7 @@ def _cursor(coll: Any, request: Find, query: dict[str, Any]) -> Any:
     return cursor
 
 
-def _plan_step(plan: Plan, result: Any) -> tuple[bool, Any]:
+def _plan_step(plan: Plan[Any], result: Any) -> tuple[bool, Any]:
     """Send ``result``; ``(True, request)`` for the next request, ``(False, value)`` when the plan returned."""
     try:
         return True, plan.send(result)
@@ -133,7 +149,7 @@ def _plan_step(plan: Plan, result: Any) -> tuple[bool, Any]:
         return False, stop.value
 
 
-def _plan_raise(plan: Plan, error: BaseException) -> tuple[bool, Any]:
+def _plan_raise(plan: Plan[Any], error: BaseException) -> tuple[bool, Any]:
     """Raise ``error`` (a request's failure) in the plan, at the ``yield`` that asked for it: the plan's ``except``
     and ``with`` blocks see it there and then, not when the suspended plan is collected. As ``_plan_step``."""
     try:
@@ -142,35 +158,40 @@ def _plan_raise(plan: Plan, error: BaseException) -> tuple[bool, Any]:
         return False, stop.value
 
 
-class _Collections:
+class _Collections(Generic[C]):
     """The collection objects of one database, made once: a driver's ``db[name]`` builds a new one per call,
     and building them took a measurable share of the client CPU of a LangGraph step when profiled.
 
     With ``majority`` each is given ``w: "majority"`` (``schema.majority_concern``), whatever the database's
     write concern: the interpreters of the storage classes ``schema.MAJORITY_WRITTEN`` names."""
 
-    db: Any
-    _collections: dict[str, Any]
+    db: Any  # pymongo's, motor's or mongomock's, sync or async as the interpreter is: its collections are ``C``
+    _collections: dict[str, C]
     _majority: bool
 
-    def _coll(self, name: str) -> Any:
+    def _coll(self, name: str) -> C:
         found = self._collections.get(name)
         if found is None:
             found = self._collections[name] = self._made(name)
         return found
 
-    def _made(self, name: str) -> Any:
+    def _made(self, name: str) -> C:
         if not self._majority:
-            return self.db[name]
+            made: C = self.db[name]
+            return made
         given = getattr(self.db, "write_concern", None)  # mongomock's databases have none (they answer a collection)
-        return self.db.get_collection(name, write_concern=majority_concern(given if isinstance(given, WriteConcern) else WriteConcern()))
+        concern = majority_concern(given if isinstance(given, WriteConcern) else WriteConcern())
+        made = self.db.get_collection(name, write_concern=concern)
+        return made
 
 
-class SyncInterpreter(_Collections):
+class SyncInterpreter(_Collections[Collection[dict[str, Any]]]):
     """Runs plans on a synchronous database (pymongo ``MongoClient``, mongomock); with ``majority``, every write waits
     for a majority of a replica set (``_Collections``)."""
 
-    def __init__(self, db: Any, majority: bool = False) -> None:
+    db: Database[dict[str, Any]]  # or mongomock's, which behaves as one
+
+    def __init__(self, db: Database[dict[str, Any]], majority: bool = False) -> None:
         self.db, self._collections, self._majority = db, {}, majority
         self._quirks = server_quirks.of_client(db)
 
@@ -180,14 +201,15 @@ class SyncInterpreter(_Collections):
             self._quirks = self.run(server_quirks.identify_plan())[0]
         return self._quirks
 
-    def run(self, plan: Plan) -> Any:
+    def run(self, plan: Plan[T]) -> T:
         """Drive a plan to its return value."""
         going, value = _plan_step(plan, None)
         while going:
             going, value = self._answer(plan, value)
-        return value
+        returned: T = value
+        return returned
 
-    def iterate(self, plan: Plan) -> Iterator[Any]:
+    def iterate(self, plan: Plan[Any]) -> Iterator[Any]:
         """Drive a plan, yielding what it ``Emit``s."""
         going, request = _plan_step(plan, None)
         while going:
@@ -197,11 +219,11 @@ class SyncInterpreter(_Collections):
             else:
                 going, request = self._answer(plan, request)
 
-    def _answer(self, plan: Plan, request: Any) -> tuple[bool, Any]:
+    def _answer(self, plan: Plan[Any], request: Any) -> tuple[bool, Any]:
         """Execute ``request`` and send its result to the plan, or raise its failure there (``_plan_raise``)."""
         try:
             result = self.execute(request)
-        except BaseException as error:  # noqa: BLE001 - raised in the plan, which re-raises what it does not handle
+        except BaseException as error:  # raised in the plan, which re-raises what it does not handle
             return _plan_raise(plan, error)
         return _plan_step(plan, result)
 
@@ -219,7 +241,7 @@ class SyncInterpreter(_Collections):
     def _find(self, request: Find) -> list[dict[str, Any]]:
         return list(_cursor(self._coll(request.collection), request, self._answerable(request.filter)))
 
-    def _answerable(self, query: dict[str, Any]) -> dict[str, Any]:
+    def _answerable(self, query: Mapping[str, Any]) -> Mapping[str, Any]:
         """``query`` as this server finds it from its ``_id`` index (``_by_id``); the server is identified only for
         a query that names documents by key."""
         return _by_id(query, self.quirks) if _names_key(query) else query
@@ -241,10 +263,9 @@ class SyncInterpreter(_Collections):
                 if not self.quirks.lost_upsert_race_lacks_nmodified:
                     raise
         for op in operations:  # one command each (a single operation is lighter this way too)
-            try:
+            # a concurrent writer upserted the same key: these writes are idempotent
+            with contextlib.suppress(DuplicateKeyError):
                 _single_op(coll, op)
-            except DuplicateKeyError:
-                pass  # a concurrent writer upserted the same key: these writes are idempotent
 
     def _insert_many(self, request: InsertMany) -> None:
         if request.documents:
@@ -264,14 +285,18 @@ class SyncInterpreter(_Collections):
         return self._coll(request.collection).update_many(request.filter, request.update).matched_count
 
     def _fenced_update(self, request: FencedUpdate) -> bool:
-        return self._coll(request.collection).update_one(self._answerable(request.filter), request.update).matched_count == 1
+        query = self._answerable(request.filter)
+        return self._coll(request.collection).update_one(query, request.update).matched_count == 1
 
-    def _find_one_and_update(self, request: FindOneAndUpdate) -> Any:
+    def _find_one_and_update(self, request: FindOneAndUpdate) -> dict[str, Any] | None:
         coll = self._coll(request.collection)
-        call = lambda: coll.find_one_and_update(  # noqa: E731
-            request.filter, request.update, projection=request.projection, upsert=request.upsert,
-            return_document=ReturnDocument.BEFORE if request.before else ReturnDocument.AFTER,
-        )
+
+        def call() -> dict[str, Any] | None:
+            return coll.find_one_and_update(
+                request.filter, request.update, projection=request.projection, upsert=request.upsert,
+                return_document=ReturnDocument.BEFORE if request.before else ReturnDocument.AFTER,
+            )
+
         try:
             return call()
         except DuplicateKeyError:
@@ -290,7 +315,7 @@ class SyncInterpreter(_Collections):
             return _optional_index_failed(request, error)
         return True
 
-    def _command(self, request: Command) -> Any:
+    def _command(self, request: Command) -> dict[str, Any]:
         return self.db.command(request.command)
 
     def _list_collections(self, request: ListCollections) -> list[str]:
@@ -336,22 +361,25 @@ class SyncInterpreter(_Collections):
         with request.context():
             try:
                 return Returned(request.fn())
-            except BaseException as exc:  # noqa: BLE001 - handed to the plan, which re-raises it
+            except BaseException as exc:  # handed to the plan, which re-raises it
                 return Raised(exc)
 
     def _try(self, request: Try) -> Returned | Raised:
         try:
             return Returned(self.execute(request.request))
-        except Exception as exc:  # noqa: BLE001 - handed to the plan, which judges it
+        except Exception as exc:  # handed to the plan, which judges it
             return Raised(exc)
 
-    def _next(self, request: Next) -> Any:
+    def _next(self, request: Next) -> Returned | Raised | End:
+        iterator = request.iterator
         with request.context():
             try:
-                return Returned(next(request.iterator))
+                if not isinstance(iterator, Iterator):  # an async iterator: only the async face pulls one
+                    raise TypeError(f"'{type(iterator).__name__}' object is not an iterator")
+                return Returned(next(iterator))
             except StopIteration:
                 return END
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException as exc:
                 return Raised(exc)
 
     #: The method that executes each type of request.
@@ -449,12 +477,14 @@ def _settle_future(done: concurrent.futures.Future[Any], task: asyncio.Task[Any]
 async def _to_list(cursor_or_coro: Any) -> list[Any]:
     # pymongo's async aggregate is a coroutine returning a cursor; motor's and mongomock_motor's a cursor.
     cursor = await cursor_or_coro if inspect.isawaitable(cursor_or_coro) else cursor_or_coro
-    return await cursor.to_list(None)
+    found: list[Any] = await cursor.to_list(None)
+    return found
 
 
-class AsyncInterpreter(_Collections):
+class AsyncInterpreter(_Collections[Any]):
     """Runs plans natively on an asynchronous database (pymongo ``AsyncMongoClient``, motor, mongomock_motor); with
-    ``majority``, as ``SyncInterpreter``."""
+    ``majority``, as ``SyncInterpreter``. Its database and collections are ``Any``: pymongo's are typed, motor's and
+    mongomock_motor's are not, and the interpreter calls them all alike."""
 
     def __init__(self, db: Any, majority: bool = False) -> None:
         self.db, self._collections, self._majority = db, {}, majority
@@ -465,14 +495,15 @@ class AsyncInterpreter(_Collections):
             self._quirks = (await self.run(server_quirks.identify_plan()))[0]
         return self._quirks
 
-    async def run(self, plan: Plan) -> Any:
+    async def run(self, plan: Plan[T]) -> T:
         """Drive a plan to its return value."""
         going, value = _plan_step(plan, None)
         while going:
             going, value = await self._answer(plan, value)
-        return value
+        returned: T = value
+        return returned
 
-    async def iterate(self, plan: Plan) -> AsyncIterator[Any]:
+    async def iterate(self, plan: Plan[Any]) -> AsyncIterator[Any]:
         """Drive a plan, yielding what it ``Emit``s."""
         going, request = _plan_step(plan, None)
         while going:
@@ -482,11 +513,11 @@ class AsyncInterpreter(_Collections):
             else:
                 going, request = await self._answer(plan, request)
 
-    async def _answer(self, plan: Plan, request: Any) -> tuple[bool, Any]:
+    async def _answer(self, plan: Plan[Any], request: Any) -> tuple[bool, Any]:
         """``SyncInterpreter._answer``, awaited; a cancellation is raised in the plan too."""
         try:
             result = await self.execute(request)
-        except BaseException as error:  # noqa: BLE001 - raised in the plan, which re-raises what it does not handle
+        except BaseException as error:  # raised in the plan, which re-raises what it does not handle
             return _plan_raise(plan, error)
         return _plan_step(plan, result)
 
@@ -502,9 +533,11 @@ class AsyncInterpreter(_Collections):
     # -- MongoDB operations --
 
     async def _find(self, request: Find) -> list[dict[str, Any]]:
-        return await _cursor(self._coll(request.collection), request, await self._answerable(request.filter)).to_list(None)
+        query = await self._answerable(request.filter)
+        found: list[dict[str, Any]] = await _cursor(self._coll(request.collection), request, query).to_list(None)
+        return found
 
-    async def _answerable(self, query: dict[str, Any]) -> dict[str, Any]:
+    async def _answerable(self, query: Mapping[str, Any]) -> Mapping[str, Any]:
         """``SyncInterpreter._answerable``, awaited."""
         return _by_id(query, await self.quirks()) if _names_key(query) else query
 
@@ -526,10 +559,8 @@ class AsyncInterpreter(_Collections):
                 if not quirks.lost_upsert_race_lacks_nmodified:
                     raise
         for op in operations:
-            try:
+            with contextlib.suppress(DuplicateKeyError):
                 await _single_op(coll, op)
-            except DuplicateKeyError:
-                pass
 
     async def _insert_many(self, request: InsertMany) -> None:
         if request.documents:
@@ -546,18 +577,24 @@ class AsyncInterpreter(_Collections):
         return True
 
     async def _update_many(self, request: UpdateMany) -> int:
-        return (await self._coll(request.collection).update_many(request.filter, request.update)).matched_count
+        matched: int = (await self._coll(request.collection).update_many(request.filter, request.update)).matched_count
+        return matched
 
     async def _fenced_update(self, request: FencedUpdate) -> bool:
         query = await self._answerable(request.filter)
-        return (await self._coll(request.collection).update_one(query, request.update)).matched_count == 1
+        matched: int = (await self._coll(request.collection).update_one(query, request.update)).matched_count
+        return matched == 1
 
-    async def _find_one_and_update(self, request: FindOneAndUpdate) -> Any:
+    async def _find_one_and_update(self, request: FindOneAndUpdate) -> dict[str, Any] | None:
         coll = self._coll(request.collection)
-        call = lambda: coll.find_one_and_update(  # noqa: E731
-            request.filter, request.update, projection=request.projection, upsert=request.upsert,
-            return_document=ReturnDocument.BEFORE if request.before else ReturnDocument.AFTER,
-        )
+
+        async def call() -> dict[str, Any] | None:
+            found: dict[str, Any] | None = await coll.find_one_and_update(
+                request.filter, request.update, projection=request.projection, upsert=request.upsert,
+                return_document=ReturnDocument.BEFORE if request.before else ReturnDocument.AFTER,
+            )
+            return found
+
         try:
             return await call()
         except DuplicateKeyError:
@@ -566,7 +603,8 @@ class AsyncInterpreter(_Collections):
             return await call()
 
     async def _delete_many(self, request: DeleteMany) -> int:
-        return (await self._coll(request.collection).delete_many(request.filter)).deleted_count
+        deleted: int = (await self._coll(request.collection).delete_many(request.filter)).deleted_count
+        return deleted
 
     async def _create_indexes(self, request: CreateIndexes) -> bool:
         try:
@@ -576,8 +614,9 @@ class AsyncInterpreter(_Collections):
             return _optional_index_failed(request, error)
         return True
 
-    async def _command(self, request: Command) -> Any:
-        return await self.db.command(request.command)
+    async def _command(self, request: Command) -> dict[str, Any]:
+        answer: dict[str, Any] = await self.db.command(request.command)
+        return answer
 
     async def _list_collections(self, request: ListCollections) -> list[str]:
         return list(await self.db.list_collection_names())
@@ -597,15 +636,18 @@ class AsyncInterpreter(_Collections):
         loop = asyncio.get_running_loop()
         woken = loop.create_future()
 
+        def settle() -> None:
+            if not woken.done():
+                woken.set_result(None)
+
         def wake() -> None:  # from any thread: the store may run on another loop's thread or in a pool
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
-                loop.call_soon_threadsafe(lambda: woken.done() or woken.set_result(None))
+                loop.call_soon_threadsafe(settle)
 
         unsubscribe = request.subscribe(wake)
         try:
-            await asyncio.wait_for(woken, request.seconds)
-        except asyncio.TimeoutError:
-            pass
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(woken, request.seconds)
         finally:
             unsubscribe()
 
@@ -636,7 +678,7 @@ class AsyncInterpreter(_Collections):
             await asyncio.sleep(request.every)
             try:
                 held = await self.run(request.renew())
-            except Exception as error:  # noqa: BLE001 - keep the lease alive through a network error
+            except Exception as error:  # keep the lease alive through a network error
                 held = renewal_failed(error)
 
     async def _invoke(self, request: Invoke) -> Returned | Raised:
@@ -646,14 +688,14 @@ class AsyncInterpreter(_Collections):
                 if not inspect.isawaitable(value):
                     return Returned(value)
                 work = asyncio.ensure_future(value)  # copies the context: the effect's, entered above
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException as exc:
                 return Raised(exc)
             return await self._await(Await(work))
 
     async def _try(self, request: Try) -> Returned | Raised:
         try:
             return Returned(await self.execute(request.request))
-        except Exception as exc:  # noqa: BLE001 - handed to the plan, which judges it
+        except Exception as exc:  # handed to the plan, which judges it
             return Raised(exc)
 
     async def _detach(self, request: Detach) -> Returned | Raised:
@@ -674,16 +716,19 @@ class AsyncInterpreter(_Collections):
             return Returned(await asyncio.shield(work))
         except asyncio.CancelledError as exc:
             return Raised(exc) if work.cancelled() else Raised(exc, pending=work)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             return Raised(exc)
 
-    async def _next(self, request: Next) -> Any:
+    async def _next(self, request: Next) -> Returned | Raised | End:
+        iterator = request.iterator
         with request.context():
             try:
-                return Returned(await request.iterator.__anext__())
+                if not isinstance(iterator, AsyncIterator):  # a sync iterator: only the sync face pulls one
+                    raise AttributeError(f"'{type(iterator).__name__}' object has no attribute '__anext__'")
+                return Returned(await iterator.__anext__())
             except StopAsyncIteration:
                 return END
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException as exc:
                 return Raised(exc)
 
     #: The method that executes each type of request.

@@ -20,7 +20,7 @@ Example::
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 #: A lease is renewed this many times per lease period.
@@ -29,7 +29,7 @@ RENEWALS_PER_LEASE = 3
 
 def utcnow() -> datetime:
     """Naive UTC now, truncated to milliseconds like a BSON date, so stored values compare equal."""
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    now = datetime.now(UTC).replace(tzinfo=None)
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
 
@@ -37,7 +37,7 @@ def naive(value: Any) -> datetime | None:
     """``value`` as naive UTC if it is a datetime (aware ones converted), else None."""
     if not isinstance(value, datetime):
         return None
-    return value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo else value
+    return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
 
 
 class Backoff:

@@ -33,7 +33,7 @@ from typing import Any
 
 from pymongo.errors import OperationFailure
 
-from .requests import Command, Plan, Raised, Try
+from .requests import Command, Plan, Raised, Try, ask
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def identify(build_info: Mapping[str, Any], process: str | None = None) -> Serve
     return MONGODB
 
 
-def identify_plan() -> Plan:
+def identify_plan() -> Plan[tuple[ServerQuirks, dict[str, Any]]]:
     """Which server answers: ``buildInfo`` names FerretDB; else ``serverStatus.process`` tells mongo-java-server
     (``"java"``) from mongod. A user not allowed ``serverStatus`` is taken to be on MongoDB.
 
@@ -102,10 +102,10 @@ def identify_plan() -> Plan:
     Raises:
         PyMongoError: ``buildInfo`` failed, or ``serverStatus`` failed otherwise than by the server's refusal.
     """
-    info = yield Command({"buildInfo": 1})
+    info = yield from ask(Command({"buildInfo": 1}))
     if info.get("ferretdbVersion"):
         return FERRETDB, info
-    status = yield Try(Command({"serverStatus": 1}))
+    status = yield from ask(Try(Command({"serverStatus": 1})))
     if isinstance(status, Raised):
         if not isinstance(status.error, OperationFailure):
             raise status.error

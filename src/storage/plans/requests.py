@@ -24,7 +24,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -86,7 +86,7 @@ class Upsert(Request[None]):
     """
 
     collection: str
-    operations: list[UpdateOne | ReplaceOne]
+    operations: Sequence[UpdateOne | ReplaceOne[dict[str, Any]]]
 
 
 @dataclass(frozen=True)

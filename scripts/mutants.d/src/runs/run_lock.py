@@ -39,8 +39,8 @@ MUTANTS = (
     ),
     (
         "run-lock key ignores a top-level thread_id",
-        'return {**config, "configurable": dict(config.get("configurable") or {})}',
-        'return {"configurable": dict(config.get("configurable") or {})}',
+        'return cast(RunnableConfig, {**config, "configurable": dict(config.get("configurable") or {})})',
+        'return cast(RunnableConfig, {"configurable": dict(config.get("configurable") or {})})',
         ("tests/test_run_lock_entry.py", "-m", "not server", "-k", "top_level"),
     ),
     (
@@ -70,7 +70,7 @@ MUTANTS = (
     ),
     (
         "a run lock that cannot be released replaces the run's own error",
-        "            try:\n                await self._finish(cleanly=isinstance(ended, StopAsyncIteration))\n            except Exception as error:  # noqa: BLE001 - the run's own outcome is what the caller gets\n                _release_failed(self._thread_ids, error)\n            raise",
+        "            try:\n                await self._finish(cleanly=isinstance(ended, StopAsyncIteration))\n            except Exception as error:  # the run's own outcome is what the caller gets\n                _release_failed(self._thread_ids, error)\n            raise",
         "            await self._finish(cleanly=isinstance(ended, StopAsyncIteration))\n            raise",
         ("tests/test_self_fencing.py", "-k", "real_proxy and async"),
     ),
@@ -174,14 +174,14 @@ MUTANTS = (
     ),
     (
         'a crashed holder is recorded as having lost its lock',
-        '    return run_record(fence, holder, holder.get("renewed_at") or holder.get("started_at"), "crashed" if gone else "lock lost")',
-        '    return run_record(fence, holder, holder.get("renewed_at") or holder.get("started_at"), "lock lost")',
+        '    return run_record(fence, holder, last_seen, "crashed" if gone else "lock lost")',
+        '    return run_record(fence, holder, last_seen, "lock lost")',
         ('tests/test_run_lock.py', '-m', 'not server', '-k', 'dead_holder'),
     ),
     (
         'a release keeps no record of its run',
-        '                **run_record(holding.fence, {**identity(), "started_at": holding.started_at}, lease.utcnow(), "finished" if cleanly else "failed"),\n',
-        '',
+        '"ended_cleanly": cleanly, **record}}',
+        '"ended_cleanly": cleanly}}',
         ('tests/test_run_lock.py', '-m', 'not server', '-k', 'each_release'),
     ),
     (

@@ -33,7 +33,7 @@ MUTANTS = (
     ),
     (
         "a loop's client is not closed when the loop ends",
-        "        self.closer = _until_loop_ends(client)\n        try:  # run the closer to its yield now, inside the running loop, which registers it\n            self.closer.asend(None).send(None)\n        except StopIteration:\n            pass\n",
+        "        self.closer = _until_loop_ends(client)\n        # run the closer to its yield now, inside the running loop, which registers it\n        with contextlib.suppress(StopIteration):\n            self.closer.asend(None).send(None)\n",
         "        self.closer = _until_loop_ends(client)\n",
         ("tests/test_platform_lifecycle.py", "-k", "two_asyncio_runs or inside_a_coroutine"),
     ),

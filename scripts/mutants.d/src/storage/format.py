@@ -21,14 +21,14 @@ MUTANTS = (
     ),
     (
         "a fresh database's stamp declares no per-thread collection",
-        "            if (yield InsertOne(self.collections.metadata, format_document(names, version))):",
-        "            if (yield InsertOne(self.collections.metadata, format_document((), version))):",
+        "            if (yield from ask(InsertOne(self.collections.metadata, format_document(names, version)))):",
+        "            if (yield from ask(InsertOne(self.collections.metadata, format_document((), version)))):",
         ("tests/test_thread_collections.py", "-m", "not server", "-k", "another_process_deletes or stored_once"),
     ),
     (
         "a stamp another process inserted first is taken to declare this one's collections",
-        "            if (yield InsertOne(self.collections.metadata, format_document(names, version))):",
-        "            if (yield InsertOne(self.collections.metadata, format_document(names, version))) or True:",
+        "            if (yield from ask(InsertOne(self.collections.metadata, format_document(names, version)))):",
+        "            if (yield from ask(InsertOne(self.collections.metadata, format_document(names, version)))) or True:",
         ("tests/test_thread_collections.py", "-m", "not server", "-k", "stamped_first"),
     ),
     (
@@ -105,10 +105,10 @@ MUTANTS = (
         "issue 44: an unstamped database with runs in flight is stamped before it is refused",
         "        if version < KEYED_BY_VISITS:\n            yield from self._drained_plan(version)\n"
         "        if stored.version is None:\n            names = self.thread_collections.names\n"
-        "            if (yield InsertOne(self.collections.metadata, format_document(names, version))):\n"
+        "            if (yield from ask(InsertOne(self.collections.metadata, format_document(names, version)))):\n"
         "                self.thread_collections.stored(names)  # else another process stamped it first: declared below\n",
         "        if stored.version is None:\n            names = self.thread_collections.names\n"
-        "            if (yield InsertOne(self.collections.metadata, format_document(names, version))):\n"
+        "            if (yield from ask(InsertOne(self.collections.metadata, format_document(names, version)))):\n"
         "                self.thread_collections.stored(names)  # else another process stamped it first: declared below\n"
         "        if version < KEYED_BY_VISITS:\n            yield from self._drained_plan(version)\n",
         ("tests/test_upgrade_in_flight.py", "-m", "not server", "-k", "unstamped"),

@@ -29,7 +29,7 @@ MUTANTS = (
     ),
     (
         "issue 34: a recount sets the count whatever was put since",
-        "        if (yield FencedUpdate(names.checkpoints, *_raise_to(summary))):\n            return True\n",
+        "        if (yield from ask(FencedUpdate(names.checkpoints, *_raise_to(summary)))):\n            return True\n",
         "        yield Upsert(names.checkpoints, [UpdateOne({\"_id\": summary_id(thread_id)}, _raise_to(summary)[1], upsert=True)])\n        return True\n",
         ("tests/test_thread_summaries.py", "-m", "not server", "-k", "recount_never_loses"),
     ),

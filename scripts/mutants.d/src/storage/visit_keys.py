@@ -22,8 +22,8 @@ MUTANTS = (
     ),
     (
         "issue 44: a released run lock holds the upgrade back",
-        '    return (yield Find(names.runs, {"owner": {"$ne": None}}, fields, [("thread_id", 1)], shown + 1))',
-        '    return (yield Find(names.runs, {}, fields, [("thread_id", 1)], shown + 1))',
+        '    return (yield from ask(Find(names.runs, {"owner": {"$ne": None}}, fields, [("thread_id", 1)], shown + 1)))',
+        '    return (yield from ask(Find(names.runs, {}, fields, [("thread_id", 1)], shown + 1)))',
         ("tests/test_upgrade_in_flight.py", "-m", "not server", "-k", "at_an_interrupt and format2"),
     ),
 )
