@@ -814,7 +814,9 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         """Async ``origin_of`` on the async client: same arguments, return and errors (``ClientConfigurationError``
         when a lookup is needed and this saver has only a sync client)."""
         known = self._roots.stored.origin(thread_id, checkpoint_id, node)
-        return known or await self._arun(self._roots.origin_plan(thread_id, checkpoint_id, node))
+        if known:
+            return known
+        return await self._arun(self._roots.origin_plan(thread_id, checkpoint_id, node))
 
     def continuations(self, thread_id: str, checkpoint_map: Mapping[str, Any]) -> dict[str, Stored]:
         """The checkpoints of compiled children's runs, among those a task was prepared from, that an edit wrote
