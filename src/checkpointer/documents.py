@@ -60,10 +60,10 @@ from __future__ import annotations
 
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bson.int64 import Int64
 
@@ -73,6 +73,9 @@ from .._langgraph import canonical_set
 from ..errors import CorruptDocumentError, InvalidInputError, MissingValueError
 from ..storage.schema import BLOB_KEY, key_filter
 from .remembered import LARGE, Location
+
+if TYPE_CHECKING:
+    from .roots import Continued  # roots imports this module
 
 #: The fields of an entry of a checkpoint's ``values`` (see the module docstring).
 CHANNEL = "c"
@@ -458,7 +461,7 @@ def blob_documents(
 
 
 def values_elsewhere(
-    docs: list[dict[str, Any]], channels: Any = None
+    docs: list[dict[str, Any]], channels: Collection[str] | None = None
 ) -> tuple[dict[tuple[str, str, str], list[tuple[Any, ...]]], set[tuple[Any, ...]]]:
     """The values ``docs`` reference but do not hold inline (of ``channels`` only, when given).
 
@@ -547,7 +550,7 @@ def checkpoint_document(
     values: list[dict[str, Any]],
     metadata: Mapping[str, Any],
     ts: Any,
-    continued: Any,
+    continued: Continued,
     extra: Mapping[str, Any],
 ) -> dict[str, Any]:
     """A checkpoint document as ``put`` sets it, its ``_id`` aside.

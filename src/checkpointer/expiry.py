@@ -86,7 +86,7 @@ class ThreadExpiry:
             yield UpdateMany(coll, {"thread_id": thread_id, **older}, {"$set": {"expire_at": value}})
         self.spread_to(thread_id, value)
 
-    def spread_to(self, thread_id: str, expire_at: Any) -> None:
+    def spread_to(self, thread_id: str, expire_at: datetime) -> None:
         """Note that every document of the thread now carries ``expire_at`` (spread, or set on each copy)."""
         self.known.raise_to(thread_id, expire_at, spread=True)
 

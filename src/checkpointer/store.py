@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -270,7 +270,7 @@ class CheckpointStore:
         ]
 
     def _values_with(
-        self, first: Find | None, docs: list[dict[str, Any]], channels: Any = None
+        self, first: Find | None, docs: list[dict[str, Any]], channels: Collection[str] | None = None
     ) -> Plan[tuple[Any, dict[tuple[Any, ...], tuple[str, bytes]]]]:
         """Run ``first`` (None: nothing) beside the queries for the values ``docs`` reference but do not hold inline.
 
