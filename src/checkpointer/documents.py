@@ -63,7 +63,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bson.int64 import Int64
 
@@ -73,9 +73,6 @@ from .._langgraph import canonical_set
 from ..errors import CorruptDocumentError, InvalidInputError, MissingValueError
 from ..storage.schema import BLOB_KEY, key_filter
 from .remembered import LARGE, Location
-
-if TYPE_CHECKING:
-    from .roots import Continued  # roots imports this module
 
 #: The fields of an entry of a checkpoint's ``values`` (see the module docstring).
 CHANNEL = "c"
@@ -550,7 +547,7 @@ def checkpoint_document(
     values: list[dict[str, Any]],
     metadata: Mapping[str, Any],
     ts: Any,
-    continued: Continued,
+    continued: Any,
     extra: Mapping[str, Any],
 ) -> dict[str, Any]:
     """A checkpoint document as ``put`` sets it, its ``_id`` aside.
