@@ -60,14 +60,15 @@ from __future__ import annotations
 
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from bson.int64 import Int64
 
-from .._bson import OPTIONAL, assemble_values, escape_key, key_id, require_fields, unescape_key, value_documents
+from .._bson import OPTIONAL, assemble_values, escape_key, require_fields, unescape_key, value_documents
+from .._bson import key_id as key_id  # re-exported: views.plans imports it from here
 from .._langgraph import canonical_set
 from ..errors import CorruptDocumentError, InvalidInputError, MissingValueError
 from ..storage.schema import BLOB_KEY, key_filter
@@ -123,7 +124,9 @@ def entry_fields(doc: Mapping[str, Any]) -> dict[str, tuple[type, ...]]:
         at = f"values.{i}"
         fields.update({at: (dict,), f"{at}.{CHANNEL}": (str,), f"{at}.{VERSION}": (str, int, float)})
         if isinstance(entry, dict) and (VALUE_TYPE in entry or VALUE_DATA in entry):
-            fields.update({f"{at}.{VALUE_TYPE}": (str,), f"{at}.{VALUE_DATA}": (bytes,), f"{at}.{CHECKSUM}": (int, OPTIONAL)})
+            fields.update(
+                {f"{at}.{VALUE_TYPE}": (str,), f"{at}.{VALUE_DATA}": (bytes,), f"{at}.{CHECKSUM}": (int, OPTIONAL)}
+            )
         elif isinstance(entry, dict) and HOLDER in entry:
             fields[f"{at}.{HOLDER}"] = (str,)
     return fields
@@ -161,7 +164,10 @@ def check_checksum(collection: str, doc: Mapping[str, Any], field: str, data: by
 
 
 def check_assembled(
-    collection: str, docs: Iterable[Mapping[str, Any]], key_fields: tuple[str, ...], values: Mapping[tuple, tuple[str, bytes]]
+    collection: str,
+    docs: Iterable[Mapping[str, Any]],
+    key_fields: tuple[str, ...],
+    values: Mapping[tuple[Any, ...], tuple[str, bytes]],
 ) -> None:
     """``check_checksum`` for each value assembled from chunk documents (its checksum is on chunk 0).
 
@@ -226,7 +232,9 @@ def stored_metadata(metadata: Any, dumps: Callable[[Any], tuple[str, bytes]]) ->
             (named by its path).
     """
     if not isinstance(metadata, Mapping) or not all(isinstance(k, str) for k in metadata):
-        raise InvalidInputError(f"metadata must be a dict with string keys, got {type(metadata).__name__} ({metadata!r:.80})")
+        raise InvalidInputError(
+            f"metadata must be a dict with string keys, got {type(metadata).__name__} ({metadata!r:.80})"
+        )
     return {escape_key(k): stored_value(v, dumps, k) for k, v in metadata.items()}
 
 
@@ -246,7 +254,7 @@ def stored_value(value: Any, dumps: Callable[[Any], tuple[str, bytes]], path: st
         value = canonical_set(value)  # equal sets, equal bytes: a filter on one matches
     try:
         type_, data = dumps(value)
-    except Exception as error:  # noqa: BLE001 - any serde's refusal, named with where it is
+    except Exception as error:  # any serde's refusal, named with where it is
         raise InvalidInputError(
             f"metadata[{path!r}] is a {type(value).__name__} the serde cannot write ({error}); nothing was written. "
             "Store a value it can (a str, a number, a dict of them), or give the saver a serde that can"
@@ -279,15 +287,21 @@ def check_checkpoint(checkpoint: Any, metadata: Any, new_versions: Any) -> None:
         fields.update({f"checkpoint[{f!r}]": checkpoint.get(f, {}) for f in ("channel_values", "channel_versions")})
     for name, value in fields.items():
         if not isinstance(value, Mapping):
-            raise InvalidInputError(f"{name} must be a dict, got {type(value).__name__} ({value!r:.80}); nothing was written")
+            raise InvalidInputError(
+                f"{name} must be a dict, got {type(value).__name__} ({value!r:.80}); nothing was written"
+            )
         if name not in ("checkpoint", "metadata") and not all(isinstance(k, str) for k in value):
-            raise InvalidInputError(f"{name} must be keyed by channel name (str), got {sorted(map(repr, value))[:5]}; nothing was written")
+            raise InvalidInputError(
+                f"{name} must be keyed by channel name (str), got {sorted(map(repr, value))[:5]}; nothing was written"
+            )
     versions = checkpoint.get("channel_versions", {})
-    unversioned = [c for c in checkpoint.get("channel_values", {}) if not isinstance(versions.get(c), (str, int, float))]
+    unversioned = [
+        c for c in checkpoint.get("channel_values", {}) if not isinstance(versions.get(c), (str, int, float))
+    ]
     if unversioned:
         raise InvalidInputError(
-            f"checkpoint['channel_versions'] holds no version of channel {unversioned[0]!r}, which channel_values holds; "
-            "nothing was written"
+            f"checkpoint['channel_versions'] holds no version of channel {unversioned[0]!r}, which channel_values "
+            "holds; nothing was written"
         )
 
 
@@ -314,7 +328,7 @@ def stored_channels(doc: Mapping[str, Any], *, holding: bool = False) -> set[str
 # is the ``(type, bytes)`` of the saver's serde, whose ``dumps``/``loads`` the codec is handed.
 
 
-def value_key(doc: Mapping[str, Any], entry: Mapping[str, Any]) -> tuple:
+def value_key(doc: Mapping[str, Any], entry: Mapping[str, Any]) -> tuple[Any, ...]:
     """The key of the value an entry of checkpoint document ``doc``'s ``values`` stands for."""
     return (doc["thread_id"], doc["checkpoint_ns"], entry[CHANNEL], entry[VERSION])
 
@@ -326,7 +340,9 @@ def is_inline(entry: Mapping[str, Any]) -> bool:
 
 def inline_entry(channel: str, version: Any, typed: tuple[str, bytes]) -> dict[str, Any]:
     """The entry that holds a serialized value inline, with its checksum."""
-    return {CHANNEL: channel, VERSION: version, VALUE_TYPE: typed[0], VALUE_DATA: typed[1], CHECKSUM: checksum(typed[1])}
+    return {
+        CHANNEL: channel, VERSION: version, VALUE_TYPE: typed[0], VALUE_DATA: typed[1], CHECKSUM: checksum(typed[1])
+    }
 
 
 def referenced_entry(channel: str, version: Any, holder: str | None) -> dict[str, Any]:
@@ -384,7 +400,7 @@ class LaidOut:
 
     entries: list[dict[str, Any]] = field(default_factory=list)  #: the checkpoint document's ``values``
     located: dict[str, Location] = field(default_factory=dict)  #: where each value is, for ``ValueLocations``
-    blobs: list[tuple[tuple, tuple[str, bytes]]] = field(default_factory=list)  #: (value key, serialized) to write
+    blobs: list[tuple[tuple[Any, ...], tuple[str, bytes]]] = field(default_factory=list)  #: (value key, serialized)
 
 
 def lay_out_values(
@@ -431,16 +447,19 @@ def lay_out_values(
     return laid_out
 
 
-def blob_documents(ref: tuple, typed: tuple[str, bytes], chunk_bytes: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def blob_documents(
+    ref: tuple[Any, ...], typed: tuple[str, bytes], chunk_bytes: int
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """The chunk documents that store one value in blobs under value key ``ref``, each with the filter naming it
     (``schema.key_filter``)."""
-    key = dict(zip(BLOB_KEY, ref))
-    return [(key_filter(*ref, doc["chunk"]), doc) for doc in with_checksum(value_documents(key, typed, chunk_bytes), typed[1])]
+    key = dict(zip(BLOB_KEY, ref, strict=True))
+    docs = with_checksum(value_documents(key, typed, chunk_bytes), typed[1])
+    return [(key_filter(*ref, doc["chunk"]), doc) for doc in docs]
 
 
 def values_elsewhere(
-    docs: list[dict[str, Any]], channels: Any = None
-) -> tuple[dict[str, list[tuple]], set[tuple]]:
+    docs: list[dict[str, Any]], channels: Collection[str] | None = None
+) -> tuple[dict[tuple[str, str, str], list[tuple[Any, ...]]], set[tuple[Any, ...]]]:
     """The values ``docs`` reference but do not hold inline (of ``channels`` only, when given).
 
     Returns:
@@ -448,8 +467,8 @@ def values_elsewhere(
         checkpoint's key (thread, namespace, id); the keys of the values in blobs.
     """
     among = {(d["thread_id"], d["checkpoint_ns"], d["checkpoint_id"]) for d in docs}
-    held: dict[tuple, list[tuple]] = defaultdict(list)
-    in_blobs: set[tuple] = set()
+    held: dict[tuple[str, str, str], list[tuple[Any, ...]]] = defaultdict(list)
+    in_blobs: set[tuple[Any, ...]] = set()
     for d in docs:
         for e in d.get("values", ()):
             if is_inline(e) or (channels is not None and e[CHANNEL] not in channels):
@@ -461,13 +480,13 @@ def values_elsewhere(
     return held, in_blobs
 
 
-def inline_values(collection: str, docs: Iterable[Mapping[str, Any]]) -> dict[tuple, tuple[str, bytes]]:
+def inline_values(collection: str, docs: Iterable[Mapping[str, Any]]) -> dict[tuple[Any, ...], tuple[str, bytes]]:
     """The values held inline by checkpoint documents, by value key, each checked against its checksum.
 
     Raises:
         CorruptDocumentError: a value's bytes do not match their checksum.
     """
-    out = {}
+    out: dict[tuple[Any, ...], tuple[str, bytes]] = {}
     for d in docs:
         for i, e in enumerate(d.get("values", ())):
             if is_inline(e):
@@ -476,7 +495,7 @@ def inline_values(collection: str, docs: Iterable[Mapping[str, Any]]) -> dict[tu
     return out
 
 
-def blob_values(collection: str, docs: list[dict[str, Any]]) -> dict[tuple, tuple[str, bytes]]:
+def blob_values(collection: str, docs: list[dict[str, Any]]) -> dict[tuple[Any, ...], tuple[str, bytes]]:
     """The values assembled from blob chunk documents, by value key, each checked against its checksum.
 
     Raises:
@@ -489,7 +508,9 @@ def blob_values(collection: str, docs: list[dict[str, Any]]) -> dict[tuple, tupl
 
 
 def load_channel_values(
-    doc: Mapping[str, Any], values: Mapping[tuple, tuple[str, bytes]], loads: Callable[[tuple[str, bytes], str], Any]
+    doc: Mapping[str, Any],
+    values: Mapping[tuple[Any, ...], tuple[str, bytes]],
+    loads: Callable[[tuple[str, bytes], str], Any],
 ) -> dict[str, Any]:
     """A checkpoint document's channel values, loaded from ``values`` (by value key) with ``loads``, which is given
     each value's type and bytes and the field of ``doc`` holding it (``values.<i>.d``), or referencing it

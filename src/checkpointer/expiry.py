@@ -52,7 +52,8 @@ class ThreadExpiry:
         """``{"expire_at": ...}`` for the checkpointer's write to the thread now (empty without ttl)."""
         if self.seconds is None:
             return {}
-        bucket, ttl = max(1, round(self.seconds * 100)), round(self.seconds * 1000)  # milliseconds: BSON dates hold no less
+        # milliseconds: BSON dates hold no less
+        bucket, ttl = max(1, round(self.seconds * 100)), round(self.seconds * 1000)
         now = (lease.utcnow() - _EPOCH) // _MILLISECOND
         computed = _EPOCH + _MILLISECOND * ((now // bucket + 1) * bucket + ttl)
         return {"expire_at": self.known.raise_to(thread_id, computed)}
@@ -63,7 +64,7 @@ class ThreadExpiry:
             if doc.get("expire_at") is not None:
                 self.known.raise_to(doc["thread_id"], doc["expire_at"])
 
-    def spread(self, thread_id: str, expiry: Mapping[str, Any]) -> Plan:
+    def spread(self, thread_id: str, expiry: Mapping[str, Any]) -> Plan[None]:
         """Move every document of the thread without an expiry or with a lower one to ``expiry``.
 
         Sent once per expiry value per thread (the value changes about once per ttl/10): one
@@ -85,7 +86,7 @@ class ThreadExpiry:
             yield UpdateMany(coll, {"thread_id": thread_id, **older}, {"$set": {"expire_at": value}})
         self.spread_to(thread_id, value)
 
-    def spread_to(self, thread_id: str, expire_at: Any) -> None:
+    def spread_to(self, thread_id: str, expire_at: datetime) -> None:
         """Note that every document of the thread now carries ``expire_at`` (spread, or set on each copy)."""
         self.known.raise_to(thread_id, expire_at, spread=True)
 
@@ -104,7 +105,7 @@ class ThreadExpiry:
         expire_at = doc.get("expire_at")
         return expire_at is not None and expire_at <= lease.utcnow()
 
-    def refresh_on_read(self, docs: list[dict[str, Any]]) -> Plan:
+    def refresh_on_read(self, docs: list[dict[str, Any]]) -> Plan[None]:
         """Under ``refresh_on_read``, push the expiry of every thread read forward as a write would.
 
         Costs what a write's refresh costs: one ``updateMany`` per per-thread collection, once per

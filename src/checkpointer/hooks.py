@@ -28,7 +28,7 @@ class SaverHooks:
     #: Called with the graph a root run starts (``MongoDBCheckpointer.observe_root_runs``); raises to refuse it.
     root_runs: list[Callable[[Any], None]] = field(default_factory=list)
     #: Each returns a plan dropping what a pruned thread's finished tasks left (``observe_sweep_prunes``).
-    sweep_prunes: list[Callable[[str, list[str]], Plan]] = field(default_factory=list)
+    sweep_prunes: list[Callable[[str, list[str]], Plan[None]]] = field(default_factory=list)
     #: Refuses a write of a thread whose run may have lost its lock, without I/O (the constructor's ``run_fence``).
     run_fence: Callable[[str], object] | None = None
     #: The effect scope of a node whose run saves with a given saver (this one, or a clone sharing these hooks).

@@ -9,11 +9,11 @@ from typing import Any
 from pymongo import UpdateOne
 
 from .._bson import require_str, require_str_list, unescape_key
-from ..storage.plans import lease
-from ..storage.plans.requests import Aggregate, DeleteMany, Find, Gather, InsertMany, Plan, UpdateMany, Upsert
 from ..errors import DeltaChainError, InvalidInputError, ThreadExistsError
-from ..storage.schema import BLOB_KEY, WRITE_KEY, CollectionNames, key_filter, keys_filter
 from ..storage.format import StorageFormat
+from ..storage.plans import lease
+from ..storage.plans.requests import Aggregate, DeleteMany, Find, Gather, InsertMany, Plan, UpdateMany, Upsert, ask
+from ..storage.schema import BLOB_KEY, WRITE_KEY, CollectionNames, key_filter, keys_filter
 from ..storage.thread_summaries import NOT_SUMMARY, pruned_update
 from .documents import (
     CHANNEL,
@@ -62,8 +62,6 @@ def _delta_dependencies(docs_by_id: Mapping[str, Mapping[str, Any]], checkpoint_
     return needed
 
 
-
-
 def _finished_root_checkpoints(root: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The root checkpoints whose tasks finished: all but the latest and the one it continues (``origin``).
 
@@ -76,8 +74,9 @@ def _finished_root_checkpoints(root: Mapping[str, Mapping[str, Any]]) -> list[st
     return sorted(set(root) - {latest["checkpoint_id"], latest.get("origin")})
 
 
-
-def _pruned_summaries(by_ns: Mapping[tuple[str, str], Mapping[str, Any]], keep: Mapping[tuple[str, str], set[str]]) -> list[UpdateOne]:
+def _pruned_summaries(
+    by_ns: Mapping[tuple[str, str], Mapping[str, Any]], keep: Mapping[tuple[str, str], set[str]]
+) -> list[UpdateOne]:
     """The summary updates of the threads whose root checkpoints ``by_ns`` loses to the checkpoints not in ``keep``."""
     updates = []
     for (thread_id, ns), docs in by_ns.items():
@@ -112,7 +111,7 @@ class ThreadMaintenance:
         expiry: ThreadExpiry,
         locations: ValueLocations,
         hooks: SaverHooks,
-        settled: Callable[[str], Plan],
+        settled: Callable[[str], Plan[None]],
     ) -> None:
         self.collections = collections
         self.storage_format = storage_format
@@ -123,7 +122,7 @@ class ThreadMaintenance:
         self.hooks = hooks
         self.settled = settled
 
-    def delete_thread_plan(self, thread_id: str) -> Plan:
+    def delete_thread_plan(self, thread_id: str) -> Plan[None]:
         """See ``MongoDBCheckpointer.delete_thread``: the per-thread collections read, then one ``deleteMany`` each."""
         require_str("thread_id", thread_id)
         yield from self._delete_threads_plan([thread_id])
@@ -135,7 +134,7 @@ class ThreadMaintenance:
         own = (self.collections.writes, self.collections.blobs, self.collections.checkpoints)
         return [n for n in names if n not in own] + [n for n in own if n in names]
 
-    def _delete_threads_plan(self, thread_ids: list[str]) -> Plan:
+    def _delete_threads_plan(self, thread_ids: list[str]) -> Plan[None]:
         names = self._checkpoints_last((yield from self.storage_format.thread_collections_plan()))
         for thread_id in thread_ids:
             for coll in names:
@@ -143,8 +142,9 @@ class ThreadMaintenance:
             self.expiry.forget(thread_id)
             self.locations.forget_thread(thread_id)
 
-    def sweep_expired_plan(self) -> Plan:
-        """Apply the TTL strategy to at most ``sweep_limit`` expired threads (by thread id; a swept thread no longer matches).
+    def sweep_expired_plan(self) -> Plan[list[str]]:
+        """Apply the TTL strategy to at most ``sweep_limit`` expired threads (by thread id; a swept thread no longer
+        matches).
 
         ``delete`` deletes each whole. ``keep_latest`` prunes each as ``prune(strategy="keep_latest")``
         does (each namespace's latest checkpoint and what its DeltaChannels replay stay, with their writes),
@@ -159,7 +159,9 @@ class ThreadMaintenance:
             {"$group": {"_id": "$thread_id"}},  # no accumulator: FerretDB implements few
             {"$sort": {"_id": 1}},
         ]
-        expired = yield Aggregate(self.collections.checkpoints, pipeline + ([{"$limit": limit}] if limit else []))
+        expired = yield from ask(
+            Aggregate(self.collections.checkpoints, pipeline + ([{"$limit": limit}] if limit else []))
+        )
         threads = sorted(d["_id"] for d in expired)
         if config.strategy == "delete":
             if threads:
@@ -177,7 +179,7 @@ class ThreadMaintenance:
                 self.expiry.forget(thread_id)
         return threads
 
-    def copy_thread_plan(self, source_thread_id: str, target_thread_id: str) -> Plan:
+    def copy_thread_plan(self, source_thread_id: str, target_thread_id: str) -> Plan[None]:
         """Copy every document of the source thread, in every per-thread collection, to an empty target.
 
         What this process's runs of the source left in flight (an effect still running in a thread its node no
@@ -196,10 +198,12 @@ class ThreadMaintenance:
             raise InvalidInputError("copy_thread needs two different thread ids")
         yield from self.settled(source_thread_id)
         names = self._checkpoints_last((yield from self.storage_format.thread_collections_plan()))
-        found = yield Gather(tuple(Find(c, {"thread_id": target_thread_id}, {"_id": 1}, limit=1) for c in names))
-        holding = tuple(c for c, docs in zip(names, found) if docs)
+        found = yield from ask(
+            Gather(tuple(Find(c, {"thread_id": target_thread_id}, {"_id": 1}, limit=1) for c in names))
+        )
+        holding = tuple(c for c, docs in zip(names, found, strict=True) if docs)
         note = {"_id": key_id("copy_thread", target_thread_id), "source": source_thread_id}
-        if holding and not (yield Find(self.collections.metadata, note, {"_id": 1}, limit=1)):
+        if holding and not (yield from ask(Find(self.collections.metadata, note, {"_id": 1}, limit=1))):
             raise ThreadExistsError(
                 f"copy_thread: thread {target_thread_id!r} already has documents (in {', '.join(holding)}), and a "
                 f"copy onto it would mix two threads' histories; nothing was written. Delete it first with "
@@ -211,7 +215,9 @@ class ThreadMaintenance:
         yield from self._copy_documents_plan(names, source_thread_id, target_thread_id, resumed=bool(holding))
         yield DeleteMany(self.collections.metadata, {"_id": note["_id"]})
 
-    def _copy_documents_plan(self, names: list[str], source_thread_id: str, target_thread_id: str, resumed: bool) -> Plan:
+    def _copy_documents_plan(
+        self, names: list[str], source_thread_id: str, target_thread_id: str, resumed: bool
+    ) -> Plan[None]:
         """Insert a copy of each document of the source thread in ``names``, in order; a document copied before
         (the same key: the copy was ``resumed``) is left as it is, and the expiry then spread over it."""
         expiry = self.expiry.of_write(target_thread_id)
@@ -222,7 +228,7 @@ class ThreadMaintenance:
         }
         threads = self.storage_format.thread_collections
         for coll in names:
-            docs = yield Find(coll, {"thread_id": source_thread_id}, {"_id": 0})
+            docs = yield from ask(Find(coll, {"thread_id": source_thread_id}, {"_id": 0}))
             copies = [threads.copy(coll, d, target_thread_id) for d in docs]  # a journal entry: the target's key
             for copy in copies:
                 copy.pop("expire_at", None)
@@ -235,15 +241,17 @@ class ThreadMaintenance:
         elif expiry:  # the target was empty: every document of it is a copy written just now
             self.expiry.spread_to(target_thread_id, expiry["expire_at"])
 
-    def _chain_docs(self, thread_ids: list[str]) -> Plan:
+    def _chain_docs(self, thread_ids: list[str]) -> Plan[dict[tuple[str, str], dict[str, dict[str, Any]]]]:
         query = {"thread_id": {"$in": thread_ids}, "checkpoint_ns": NOT_SUMMARY}
-        docs = yield Find(self.collections.checkpoints, query, CHAIN_FIELDS)
+        docs = yield from ask(Find(self.collections.checkpoints, query, CHAIN_FIELDS))
         by_ns: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
         for d in docs:
             by_ns[(d["thread_id"], d["checkpoint_ns"])][d["checkpoint_id"]] = d
         return by_ns
 
-    def _delete_checkpoints(self, by_ns: Mapping[tuple[str, str], Mapping[str, Any]], keep: Mapping[tuple[str, str], set[str]]) -> Plan:
+    def _delete_checkpoints(
+        self, by_ns: Mapping[tuple[str, str], Mapping[str, Any]], keep: Mapping[tuple[str, str], set[str]]
+    ) -> Plan[None]:
         """Delete every checkpoint of ``by_ns`` not in ``keep``, with its writes and the blobs only it referenced
         (a value it holds that a kept checkpoint references moves to blobs first), and count the root ones out
         of their thread's summary."""
@@ -269,7 +277,7 @@ class ThreadMaintenance:
 
     def _rehome_held_values(
         self, thread_id: str, ns: str, docs: Mapping[str, Any], kept: set[str], doomed: set[str]
-    ) -> Plan:
+    ) -> Plan[None]:
         """Before checkpoints go: write to blobs the values they hold inline that a kept checkpoint references
         (``HOLDER``), then drop those references, so the kept checkpoints say the values are in blobs.
 
@@ -282,11 +290,13 @@ class ThreadMaintenance:
         entries = [e for held in references.values() for e in held]
         holders = {e[HOLDER] for e in entries}
         keys = [(thread_id, ns, cid) for cid in sorted(holders) + list(references)]
-        found = yield Find(self.collections.checkpoints, keys_filter(keys), HOLDER_FIELDS)
+        found = yield from ask(Find(self.collections.checkpoints, keys_filter(keys), HOLDER_FIELDS))
         yield from self._move_to_blobs(thread_id, [d for d in found if d["checkpoint_id"] in holders], entries)
         unlinked = [
             UpdateOne(
-                key_filter(thread_id, ns, d["checkpoint_id"]), {"$set": {"values": unlinked_values(d, doomed)}}, upsert=False
+                key_filter(thread_id, ns, d["checkpoint_id"]),
+                {"$set": {"values": unlinked_values(d, doomed)}},
+                upsert=False,
             )
             for d in found
             if d["checkpoint_id"] not in holders
@@ -294,7 +304,9 @@ class ThreadMaintenance:
         yield Upsert(self.collections.checkpoints, unlinked)
         self.locations.forget_thread(thread_id)
 
-    def _move_to_blobs(self, thread_id: str, holders: list[dict[str, Any]], references: list[dict[str, Any]]) -> Plan:
+    def _move_to_blobs(
+        self, thread_id: str, holders: list[dict[str, Any]], references: list[dict[str, Any]]
+    ) -> Plan[None]:
         """Write to blobs the values the ``holders`` documents hold inline that ``references`` (entries) reference."""
         wanted = {(e[CHANNEL], e[VERSION]) for e in references}
         expiry = self.expiry.of_write(thread_id)
@@ -306,7 +318,7 @@ class ThreadMaintenance:
             yield Upsert(self.collections.blobs, ops)
             yield from self.expiry.spread(thread_id, expiry)
 
-    def prune_plan(self, thread_ids: Sequence[str], strategy: str) -> Plan:
+    def prune_plan(self, thread_ids: Sequence[str], strategy: str) -> Plan[None]:
         """See ``MongoDBCheckpointer.prune``."""
         ids = require_str_list("thread_ids", thread_ids)
         if strategy == "delete":
@@ -318,10 +330,10 @@ class ThreadMaintenance:
         if ids:
             yield from self._keep_latest_plan(ids)
 
-    def _keep_latest_plan(self, ids: list[str]) -> Plan:
+    def _keep_latest_plan(self, ids: list[str]) -> Plan[dict[tuple[str, str], dict[str, dict[str, Any]]]]:
         """Prune the threads to each namespace's latest checkpoint; returns their checkpoints as they were."""
         by_ns = yield from self._chain_docs(ids)
-        keep = {}
+        keep: dict[tuple[str, str], set[str]] = {}
         for key, docs in by_ns.items():
             latest = max(docs)
             # Keep the ancestors a DeltaChannel of the latest checkpoint still replays.
@@ -329,12 +341,14 @@ class ThreadMaintenance:
         yield from self._delete_checkpoints(by_ns, keep)
         return by_ns
 
-    def delete_for_runs_plan(self, run_ids: Sequence[str]) -> Plan:
+    def delete_for_runs_plan(self, run_ids: Sequence[str]) -> Plan[None]:
         """See ``MongoDBCheckpointer.delete_for_runs``: refuses (``DeltaChainError``) before deleting anything."""
         runs = require_str_list("run_ids", run_ids)
         if not runs:
             return
-        hits = yield Find(self.collections.checkpoints, {"metadata.run_id": {"$in": runs}}, {"_id": 0, "thread_id": 1})
+        hits = yield from ask(
+            Find(self.collections.checkpoints, {"metadata.run_id": {"$in": runs}}, {"_id": 0, "thread_id": 1})
+        )
         threads = sorted({d["thread_id"] for d in hits})
         if not threads:
             return

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from .._lru import LRU
+from ..storage.plans.requests import Upsert
 
 #: Threads whose expiry a saver remembers.
 EXPIRIES_REMEMBERED = 10_000
@@ -86,7 +88,7 @@ class StoredCheckpoints:
         #: the error it failed with.
         self._failed: LRU[str, tuple[str, BaseException]] = LRU(STORED_REMEMBERED)
         #: Root stores under way: (thread, checkpoint) -> the request that stores it and what it registers (``pend``).
-        self._pending: dict[tuple[str, str], tuple[Any, Mapping[str, Any]]] = {}
+        self._pending: dict[tuple[str, str], tuple[Upsert, Mapping[str, Any]]] = {}
         self._lock = threading.Lock()
 
     def note(
@@ -123,14 +125,14 @@ class StoredCheckpoints:
         with self._lock:
             return self._origins.get((thread_id, checkpoint_ns, checkpoint_id))
 
-    def pend(self, thread_id: str, checkpoint_id: str, request: Any, registered: Mapping[str, Any]) -> None:
+    def pend(self, thread_id: str, checkpoint_id: str, request: Upsert, registered: Mapping[str, Any]) -> None:
         """The store of the root checkpoint is under way: ``request`` (idempotent) stores it, and ``registered`` is what
         ``note`` then remembers of it. Until it is noted or fails, another caller may send ``request`` itself
         (``pending``)."""
         with self._lock:
             self._pending[(thread_id, checkpoint_id)] = (request, registered)
 
-    def pending(self, thread_id: str, checkpoint_id: str) -> tuple[Any, Mapping[str, Any]] | None:
+    def pending(self, thread_id: str, checkpoint_id: str) -> tuple[Upsert, Mapping[str, Any]] | None:
         """The store under way of the root checkpoint, as ``pend`` gave it, or None."""
         with self._lock:
             return self._pending.get((thread_id, checkpoint_id))
@@ -257,8 +259,8 @@ class _TaskHold:
 
     checkpoint_ns: str
     prepared_from: str
-    futures: list[Any]
-    raised: list[Any] = field(default_factory=list)
+    futures: list[Future[Any]]
+    raised: list[Future[Any]] = field(default_factory=list)
 
 
 class TaskHolds:
@@ -275,7 +277,7 @@ class TaskHolds:
         self._threads: LRU[str, dict[str, _TaskHold]] = LRU(THREADS_HELD)
         self._lock = threading.Lock()
 
-    def hold(self, thread_id: str, task_id: str, checkpoint_ns: str, prepared_from: str, future: Any) -> None:
+    def hold(self, thread_id: str, task_id: str, checkpoint_ns: str, prepared_from: str, future: Future[Any]) -> None:
         with self._lock:
             tasks = self._threads.use(thread_id)
             if tasks is None:
@@ -283,7 +285,7 @@ class TaskHolds:
             tasks.setdefault(task_id, _TaskHold(checkpoint_ns, prepared_from, [])).futures.append(future)
         future.add_done_callback(lambda done: self._release(thread_id, task_id, done))
 
-    def _release(self, thread_id: str, task_id: str, future: Any) -> None:
+    def _release(self, thread_id: str, task_id: str, future: Future[Any]) -> None:
         if future.cancelled() or future.exception() is not None:
             return
         with self._lock:
@@ -299,13 +301,13 @@ class TaskHolds:
             if not tasks:
                 del self._threads[thread_id]
 
-    def of_task(self, thread_id: str, task_id: str) -> tuple[Any, ...]:
+    def of_task(self, thread_id: str, task_id: str) -> tuple[Future[Any], ...]:
         """What is held for the task: its failed records whose error a checkpoint's save raised too."""
         with self._lock:
             hold = self._threads.get(thread_id, {}).get(task_id)
             return (*hold.futures, *hold.raised) if hold is not None else ()
 
-    def before(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[Any, ...]:
+    def before(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> tuple[Future[Any], ...]:
         """What is held for the tasks of the namespace prepared from checkpoints older than ``checkpoint_id``."""
         with self._lock:
             return tuple(
@@ -315,7 +317,7 @@ class TaskHolds:
                 for f in hold.futures
             )
 
-    def of_thread(self, thread_id: str) -> tuple[Any, ...]:
+    def of_thread(self, thread_id: str) -> tuple[Future[Any], ...]:
         """Everything held for the thread's tasks."""
         with self._lock:
             return tuple(f for hold in self._threads.get(thread_id, {}).values() for f in hold.futures)
@@ -326,10 +328,12 @@ class TaskHolds:
             tasks = self._threads.get(thread_id, {})
             for task_id, hold in list(tasks.items()):
                 hold.raised.clear()
-                hold.futures[:] = [f for f in hold.futures if not (f.done() and (f.cancelled() or f.exception() is not None))]
+                hold.futures[:] = [
+                    f for f in hold.futures if not (f.done() and (f.cancelled() or f.exception() is not None))
+                ]
                 self._forget_if_empty(thread_id, task_id)
 
-    def drop(self, futures: tuple[Any, ...]) -> None:
+    def drop(self, futures: tuple[Future[Any], ...]) -> None:
         """Hold no later checkpoint for ``futures``: a checkpoint's save raised their failure, and the run that made
         them stops there. Their tasks' own writes still wait for them (and raise their error)."""
         gone = set(map(id, futures))

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from .._lru import LRU
 from .. import _langgraph
-from ..storage.plans.interpreters import UnderWay
-from ..storage.plans.requests import Find, Join, Plan, WaitNotice
+from .._lru import LRU
 from ..errors import CheckpointNotStoredError, RunLockLostError
+from ..storage.plans.interpreters import UnderWay
+from ..storage.plans.requests import Find, Join, Plan, WaitNotice, ask
 from ..storage.schema import CollectionNames
 from .documents import checkpoint_key
 from .remembered import STORED_REMEMBERED, Stored, StoredCheckpoints, TaskHolds
@@ -32,7 +32,9 @@ STORED_RECHECK_SECONDS = 1.0
 #: What the stored-checkpoint registry reads of a checkpoint: its id, the checkpoint it continues, the nodes whose
 #: interrupted task the edit that wrote it completed, and the steps that edit moved a child's run on (its step and
 #: source read too, for the next edit to count from).
-ORIGIN_FIELDS = {"_id": 0, "checkpoint_id": 1, "origin": 1, "completed": 1, "shift": 1, "metadata.step": 1, "metadata.source": 1}
+ORIGIN_FIELDS = {
+    "_id": 0, "checkpoint_id": 1, "origin": 1, "completed": 1, "shift": 1, "metadata.step": 1, "metadata.source": 1
+}
 #: What an edit reads of the pending writes of the checkpoint it continues: which task wrote what, as what.
 _EDITED_WRITE_FIELDS = {"_id": 0, "task_id": 1, "channel": 1, "task_path": 1}
 
@@ -148,28 +150,31 @@ class RootCheckpoints:
         with self._lock:
             return self._on_loop.get(thread_id, True)
 
-    def origin_plan(self, thread_id: str, checkpoint_id: str, node: str | None) -> Plan:
+    def origin_plan(self, thread_id: str, checkpoint_id: str, node: str | None) -> Plan[str]:
         """See ``MongoDBCheckpointer.origin_of``: the registry, else one query by the checkpoint's key."""
         known = self.stored.origin(thread_id, checkpoint_id, node)
         if known is not None:
             return known
-        found = yield Find(self.collections.checkpoints, checkpoint_key(thread_id, "", checkpoint_id), ORIGIN_FIELDS, limit=1)
+        key = checkpoint_key(thread_id, "", checkpoint_id)
+        found = yield from ask(Find(self.collections.checkpoints, key, ORIGIN_FIELDS, limit=1))
         if not found:
             return checkpoint_id  # not stored (durability="exit"): it continues nothing
         self.note_read(thread_id, "", found)
         return self.stored.origin(thread_id, checkpoint_id, node) or checkpoint_id
 
-    def root_plan(self, thread_id: str, checkpoint_id: str) -> Plan:
+    def root_plan(self, thread_id: str, checkpoint_id: str) -> Plan[Stored | None]:
         """See ``MongoDBCheckpointer.stored_root``: the registry, else one query by the checkpoint's key."""
         known = self.stored.root(thread_id, checkpoint_id)
         if known is None:
-            found = yield Find(self.collections.checkpoints, checkpoint_key(thread_id, "", checkpoint_id), ORIGIN_FIELDS, limit=1)
+            key = checkpoint_key(thread_id, "", checkpoint_id)
+            found = yield from ask(Find(self.collections.checkpoints, key, ORIGIN_FIELDS, limit=1))
             self.note_read(thread_id, "", found)
             known = self.stored.root(thread_id, checkpoint_id)
         return known
 
-    def stored_now_plan(self, thread_id: str, checkpoint_id: str) -> Plan:
-        """See ``MongoDBCheckpointer.stored_now``: the registry; else the store under way, sent here; else one query."""
+    def stored_now_plan(self, thread_id: str, checkpoint_id: str) -> Plan[bool]:
+        """See ``MongoDBCheckpointer.stored_now``: the registry; else the store under way, sent here; else one
+        query."""
         if self.stored.known(thread_id, checkpoint_id):
             return True
         if (pending := self.stored.pending(thread_id, checkpoint_id)) is not None:
@@ -177,7 +182,8 @@ class RootCheckpoints:
             yield request
             self.stored.note(thread_id, "", [registered], written=True)
             return True
-        found = yield Find(self.collections.checkpoints, checkpoint_key(thread_id, "", checkpoint_id), ORIGIN_FIELDS, limit=1)
+        key = checkpoint_key(thread_id, "", checkpoint_id)
+        found = yield from ask(Find(self.collections.checkpoints, key, ORIGIN_FIELDS, limit=1))
         self.note_read(thread_id, "", found)
         return bool(found)
 
@@ -195,7 +201,9 @@ class RootCheckpoints:
         the runs before no longer stop its waits."""
         self.stored.forget_failures(thread_id)
 
-    def continued_origin(self, thread_id: str, checkpoint_ns: str, parent_id: str | None, metadata: Mapping[str, Any]) -> Plan:
+    def continued_origin(
+        self, thread_id: str, checkpoint_ns: str, parent_id: str | None, metadata: Mapping[str, Any]
+    ) -> Plan[Continued]:
         """``Continued(origin, completed, shift)`` a new checkpoint records, of the root namespace or a compiled
         child's.
 
@@ -210,8 +218,10 @@ class RootCheckpoints:
         if not parent_id:
             return NOT_CONTINUED
         if metadata.get("source") != "update":
-            return (yield from self._inherited_shift(thread_id, checkpoint_ns, parent_id)) if checkpoint_ns else NOT_CONTINUED
-        newest = yield Find(
+            if checkpoint_ns:
+                return (yield from self._inherited_shift(thread_id, checkpoint_ns, parent_id))
+            return NOT_CONTINUED
+        newest: list[dict[str, Any]] = yield Find(
             self.collections.checkpoints,
             {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": {"$gte": parent_id}},
             ORIGIN_FIELDS,
@@ -220,27 +230,36 @@ class RootCheckpoints:
         )
         if len(newest) != 1 or newest[0]["checkpoint_id"] != parent_id:
             return NOT_CONTINUED  # the parent is not the latest checkpoint, or is gone
-        edited = yield Find(self.collections.writes, checkpoint_key(thread_id, checkpoint_ns, parent_id), _EDITED_WRITE_FIELDS)
+        edited: list[dict[str, Any]] = yield Find(
+            self.collections.writes, checkpoint_key(thread_id, checkpoint_ns, parent_id), _EDITED_WRITE_FIELDS
+        )
         completed = _langgraph.nodes_completed_by_edit(edited)
         if not checkpoint_ns:
             return Continued(newest[0].get("origin") or parent_id, completed)
-        return Continued(newest[0].get("origin") or parent_id, [], _shift(newest[0], metadata.get("step"), bool(completed)))
+        return Continued(
+            newest[0].get("origin") or parent_id, [], _shift(newest[0], metadata.get("step"), bool(completed))
+        )
 
-    def _inherited_shift(self, thread_id: str, checkpoint_ns: str, parent_id: str) -> Plan:
+    def _inherited_shift(self, thread_id: str, checkpoint_ns: str, parent_id: str) -> Plan[Continued]:
         """A child's checkpoint written by its run: the shift of its parent (``_inherited``). The registry, else one
         query by the parent's key."""
         parent = self.stored.checkpoint(thread_id, checkpoint_ns, parent_id)
         if parent is None:
-            found = yield Find(self.collections.checkpoints, checkpoint_key(thread_id, checkpoint_ns, parent_id), ORIGIN_FIELDS, limit=1)
+            found: list[dict[str, Any]] = yield Find(
+                self.collections.checkpoints,
+                checkpoint_key(thread_id, checkpoint_ns, parent_id),
+                ORIGIN_FIELDS,
+                limit=1,
+            )
             self.note_read(thread_id, checkpoint_ns, found)
             parent = self.stored.checkpoint(thread_id, checkpoint_ns, parent_id)
         shift = _inherited(parent) if parent is not None else 0
         return Continued(None, [], shift) if shift else NOT_CONTINUED
 
-    def superseded_plan(self, thread_id: str, checkpoint_id: str) -> Plan:
+    def superseded_plan(self, thread_id: str, checkpoint_id: str) -> Plan[None]:
         """A run starts from the root checkpoint ``checkpoint_id`` (time travel): note it as superseded when the
         thread has a newer root checkpoint (``Stored.superseded``). One query, on such starts only."""
-        newer = yield Find(
+        newer: list[dict[str, Any]] = yield Find(
             self.collections.checkpoints,
             {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": {"$gt": checkpoint_id}},
             {"_id": 0, "checkpoint_id": 1},
@@ -249,9 +268,9 @@ class RootCheckpoints:
         if newer:
             self.stored.supersede(thread_id, checkpoint_id)
 
-    def continuations_plan(self, thread_id: str, checkpoint_map: Mapping[str, Any]) -> Plan:
+    def continuations_plan(self, thread_id: str, checkpoint_map: Mapping[str, Any]) -> Plan[dict[str, Stored]]:
         """See ``MongoDBCheckpointer.continuations``: the registry, else one query per child checkpoint it lacks."""
-        found: dict[str, Any] = {}
+        found: dict[str, Stored] = {}
         for checkpoint_ns, checkpoint_id in checkpoint_map.items():
             if not checkpoint_ns or not isinstance(checkpoint_id, str):
                 continue
@@ -262,24 +281,24 @@ class RootCheckpoints:
                 found[checkpoint_ns] = known
         return found
 
-    def _stored_or_inherited(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Plan:
+    def _stored_or_inherited(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Plan[Stored | None]:
         """A child's checkpoint as stored, or, while its store is under way (``durability="async"``: its tasks start
         before it is stored), with the shift it inherits from the latest checkpoint of the run stored before it
         (those between, written by the run, inherit it too). None when the run has none stored."""
-        docs = yield Find(
+        docs = yield from ask(Find(
             self.collections.checkpoints,
             {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": {"$lte": checkpoint_id}},
             ORIGIN_FIELDS,
             [("checkpoint_id", -1)],
             1,
-        )
+        ))
         self.note_read(thread_id, checkpoint_ns, docs)
         latest = self.stored.checkpoint(thread_id, checkpoint_ns, docs[0]["checkpoint_id"]) if docs else None
         if latest is None or docs[0]["checkpoint_id"] == checkpoint_id:
             return latest
         return Stored(checkpoint_id, frozenset(), shift=_inherited(latest))
 
-    def wait_stored_plan(self, thread_id: str, checkpoint_id: str, timeout: float) -> Plan:
+    def wait_stored_plan(self, thread_id: str, checkpoint_id: str, timeout: float) -> Plan[None]:
         """Return once the root checkpoint is in the database; see ``MongoDBCheckpointer.wait_stored``.
 
         For a checkpoint the registry does not hold (not stored yet, or forgotten): woken by the registry as soon as
@@ -298,10 +317,13 @@ class RootCheckpoints:
             if (error := self.stored.failed(thread_id, checkpoint_id)) is not None:
                 if isinstance(error, RunLockLostError):
                     raise error  # the run lost its thread: it stops, as its other calls do, with the same error
-                why = f"its store, or the store of an older checkpoint of the run, failed ({type(error).__name__}: {error})"
+                why = (
+                    "its store, or the store of an older checkpoint of the run, failed "
+                    f"({type(error).__name__}: {error})"
+                )
                 raise _not_stored(thread_id, checkpoint_id, why) from error
             if time.monotonic() >= recheck_at:
-                if found := (yield Find(self.collections.checkpoints, key, ORIGIN_FIELDS, limit=1)):
+                if found := (yield from ask(Find(self.collections.checkpoints, key, ORIGIN_FIELDS, limit=1))):
                     self.note_read(thread_id, "", found)
                     return
                 recheck_at = time.monotonic() + STORED_RECHECK_SECONDS
@@ -313,7 +335,7 @@ class RootCheckpoints:
             if self.stored.known(thread_id, checkpoint_id):
                 return
 
-    def after_held(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Plan:
+    def after_held(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Plan[None]:
         """Before a checkpoint, which holds the writes of the tasks before it: wait for what is held for them
         (``TaskHolds.before``: journal records written while their nodes went on); raise the error of one that
         failed, which is then no longer held (LangGraph saves no later checkpoint of the run)."""
@@ -324,7 +346,7 @@ class RootCheckpoints:
                 self.holds.drop(held)
                 raise
 
-    def after_thread_held(self, thread_id: str, effects: bool = False) -> Plan:
+    def after_thread_held(self, thread_id: str, effects: bool = False) -> Plan[None]:
         """Before a new root run of the thread starts here: wait until the records the runs before it left in flight
         (a run that stopped, its task failed or cancelled, while its effects' records were still being written) are
         written or failed, so the new run reads what they hold; then hold no failed one against it. Their errors
@@ -333,7 +355,7 @@ class RootCheckpoints:
         yield from self.settled_plan(thread_id, effects)
         self.holds.drop_failed(thread_id)
 
-    def settled_plan(self, thread_id: str, effects: bool = True) -> Plan:
+    def settled_plan(self, thread_id: str, effects: bool = True) -> Plan[None]:
         """Wait until the records held for the thread's tasks here, and with ``effects`` the effects still running
         (``UnderWay``), are done; raise none of their errors. A new run waits for records only: an effect of a run
         still going on is that run's (its lock, or its claim's lease, keeps the new run from running it too)."""
@@ -345,7 +367,7 @@ class RootCheckpoints:
             waited.update(map(id, unfinished))  # each once: a sync wait on a loop skips what that loop settles
             yield Join(unfinished, settle=True)  # an effect that ended may have left its trailing record: that too
 
-    def after_task_held(self, thread_id: str, task_id: str) -> Plan:
+    def after_task_held(self, thread_id: str, task_id: str) -> Plan[None]:
         """Before a task's writes: wait for the journal records of its effects, written while the node went on."""
         if held := self.holds.of_task(thread_id, task_id):
             yield Join(held)

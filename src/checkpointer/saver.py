@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import concurrent.futures
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -14,17 +15,17 @@ from langgraph.checkpoint.base import (
     CheckpointMetadata,
     CheckpointTuple,
     DeltaChannelHistory,
-    SerializerProtocol,
 )
+from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from .. import _langgraph
 from .._bson import DEFAULT_CHUNK_BYTES, require_db_name
+from ..errors import InvalidInputError, TopologyError
+from ..storage.connections import ConnectionScope, OpenedClients, aclose_opened, close_opened, database_name
+from ..storage.format import StorageFormat
 from ..storage.plans.faces import TwoFaces, split_clients, started
 from ..storage.plans.requests import CreateIndexes, Plan
-from ..storage.connections import ConnectionScope, OpenedClients, aclose_opened, close_opened, database_name
-from ..errors import InvalidInputError, TopologyError
 from ..storage.schema import EXPIRY_INDEX, INDEXES, TTL_INDEX, CollectionNames
-from ..storage.format import StorageFormat
 from ..telemetry.watches import store_watch, wait_stored_watch
 from .documents import InlineLimits
 from .expiry import ThreadExpiry
@@ -149,7 +150,13 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         self._roots = RootCheckpoints(self.collections, StoredCheckpoints(), TaskHolds())
         self._store = CheckpointStore(self.collections, chunk_bytes, self._expiry, self._roots, locations, self.hooks)
         self._maintenance = ThreadMaintenance(
-            self.collections, self.storage_format, chunk_bytes, self._expiry, locations, self.hooks, self._roots.settled_plan
+            self.collections,
+            self.storage_format,
+            chunk_bytes,
+            self._expiry,
+            locations,
+            self.hooks,
+            self._roots.settled_plan,
         )
         # LangGraph's strict msgpack mode clones a saver with copy.copy (``with_allowlist``): this stays the original.
         self._base_saver = self
@@ -228,7 +235,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         """
         self.hooks.root_runs.append(observer)
 
-    def observe_sweep_prunes(self, forget: Callable[[str, list[str]], Any]) -> None:
+    def observe_sweep_prunes(self, forget: Callable[[str, list[str]], Plan[None]]) -> None:
         """Let ``forget(thread_id, finished)`` drop what a thread's finished tasks left, in a ``keep_latest`` sweep.
 
         ``forget`` returns a storage plan (a generator of ``storage.plans.requests``), run by the sweep's face right
@@ -242,7 +249,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         """
         self.hooks.sweep_prunes.append(forget)
 
-    def _notice_run_start(self, config: Any, *, on_loop: bool) -> None:
+    def _notice_run_start(self, config: RunnableConfig, *, on_loop: bool) -> None:
         """A checkpoint read that starts a run: a root run is noted as run on an event loop or not
         (``stores_on_event_loop``; its read then waits for the records the runs before left in flight and drops what
         it cannot inherit of them: ``RootCheckpoints.after_thread_held``), a child run goes to the observers
@@ -322,10 +329,19 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         """
         if not isinstance(conn_string, str) or not conn_string:
             raise InvalidInputError(f"conn_string must be a MongoDB URI string, got {conn_string!r}")
-        options = {"serde": serde, "ttl": ttl, "collections": collections, "chunk_bytes": chunk_bytes, "auto_setup": auto_setup}
         name = require_db_name(database_name(conn_string, db_name))
         return ConnectionScope(
-            conn_string, lambda client, async_client: cls(client, async_client=async_client, db_name=name, **options)
+            conn_string,
+            lambda client, async_client: cls(
+                client,
+                async_client=async_client,
+                db_name=name,
+                serde=serde,
+                ttl=ttl,
+                collections=collections,
+                chunk_bytes=chunk_bytes,
+                auto_setup=auto_setup,
+            ),
         )
 
     # -- the saver contract: sync ---------------------------------------------------
@@ -412,7 +428,9 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
             ClientConfigurationError: this saver has only an async client.
         """
         with store_watch(config, checkpoint):
-            return self._run(self._store.put_plan(config, checkpoint, metadata, new_versions, self.serde, self._inline_limits()))
+            return self._run(
+                self._store.put_plan(config, checkpoint, metadata, new_versions, self.serde, self._inline_limits())
+            )
 
     def put_writes(
         self,
@@ -506,7 +524,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         """
         self._run(self._maintenance.prune_plan(thread_ids, strategy))
 
-    def sweep_expired(self) -> list[str]:
+    def sweep_expired(self) -> builtins.list[str]:
         """Apply the TTL strategy to the threads past their TTL, at most ``sweep_limit`` of them.
 
         ``delete`` (and ``ttl=`` seconds) deletes each thread whole: MongoDB's TTL monitor does this by
@@ -581,7 +599,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
     def _inline_limits(self) -> InlineLimits:
         return InlineLimits(self.inline_value_bytes, self.inline_document_bytes, self.copy_value_bytes)
 
-    def _setup_plan(self) -> Plan:
+    def _setup_plan(self) -> Plan[None]:
         for role in ("checkpoints", "blobs", "writes"):
             yield CreateIndexes(getattr(self.collections, role), list(INDEXES[role]))
         if self.ttl_config is not None and self.ttl_config.strategy == "keep_latest":
@@ -656,7 +674,9 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         """Async ``put`` on the async client: same arguments, return and errors (``ClientConfigurationError``
         when this saver has only a sync client)."""
         with store_watch(config, checkpoint):
-            return await self._arun(self._store.put_plan(config, checkpoint, metadata, new_versions, self.serde, self._inline_limits()))
+            return await self._arun(
+                self._store.put_plan(config, checkpoint, metadata, new_versions, self.serde, self._inline_limits())
+            )
 
     async def aput_writes(
         self,
@@ -687,7 +707,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         """Async ``prune`` on the async client: same arguments and errors."""
         await self._arun(self._maintenance.prune_plan(thread_ids, strategy))
 
-    async def asweep_expired(self) -> list[str]:
+    async def asweep_expired(self) -> builtins.list[str]:
         """Async ``sweep_expired`` on the async client: same return and errors."""
         return await self._arun(self._maintenance.sweep_expired_plan())
 
@@ -724,7 +744,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
             with wait_stored_watch(thread_id, checkpoint_id):
                 self._run(self._roots.wait_stored_plan(thread_id, checkpoint_id, timeout))
 
-    def settle_records_plan(self, thread_id: str) -> Plan:
+    def settle_records_plan(self, thread_id: str) -> Plan[None]:
         """A plan that returns once the effects and journal records this process holds the thread's writes for are
         done (``hold_task_writes``): what a run that stopped left in flight, an effect still running in a thread its
         node no longer waited for included. The platform's run lock is released only after it, so the next run, here
@@ -787,13 +807,16 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         Raises:
             ClientConfigurationError: a lookup was needed and this saver has no sync client.
         """
-        return self._roots.stored.origin(thread_id, checkpoint_id, node) or self._run(self._roots.origin_plan(thread_id, checkpoint_id, node))
+        known = self._roots.stored.origin(thread_id, checkpoint_id, node)
+        return known or self._run(self._roots.origin_plan(thread_id, checkpoint_id, node))
 
     async def aorigin_of(self, thread_id: str, checkpoint_id: str, node: str | None = None) -> str:
         """Async ``origin_of`` on the async client: same arguments, return and errors (``ClientConfigurationError``
         when a lookup is needed and this saver has only a sync client)."""
         known = self._roots.stored.origin(thread_id, checkpoint_id, node)
-        return known or await self._arun(self._roots.origin_plan(thread_id, checkpoint_id, node))
+        if known:
+            return known
+        return await self._arun(self._roots.origin_plan(thread_id, checkpoint_id, node))
 
     def continuations(self, thread_id: str, checkpoint_map: Mapping[str, Any]) -> dict[str, Stored]:
         """The checkpoints of compiled children's runs, among those a task was prepared from, that an edit wrote
@@ -849,12 +872,14 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         Raises:
             ClientConfigurationError: a lookup was needed and this saver has no sync client.
         """
-        return self._roots.stored.root(thread_id, checkpoint_id) or self._run(self._roots.root_plan(thread_id, checkpoint_id))
+        known = self._roots.stored.root(thread_id, checkpoint_id)
+        return known or self._run(self._roots.root_plan(thread_id, checkpoint_id))
 
     async def astored_root(self, thread_id: str, checkpoint_id: str) -> Stored | None:
         """Async ``stored_root`` on the async client: same arguments, return and errors (``ClientConfigurationError``
         when a lookup is needed and this saver has only a sync client)."""
-        return self._roots.stored.root(thread_id, checkpoint_id) or await self._arun(self._roots.root_plan(thread_id, checkpoint_id))
+        known = self._roots.stored.root(thread_id, checkpoint_id)
+        return known or await self._arun(self._roots.root_plan(thread_id, checkpoint_id))
 
     async def await_stored(self, thread_id: str, checkpoint_id: str, timeout: float = 30.0) -> None:
         """Async ``wait_stored`` on the event loop: it waits without blocking the loop that may be running the store.

@@ -11,15 +11,23 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    WRITES_IDX_MAP, ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointTuple, DeltaChannelHistory,
-    SerializerProtocol, get_checkpoint_metadata, writes_sort_key,
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+    PendingWrite,
+    get_checkpoint_metadata,
+    writes_sort_key,
 )
+from langgraph.checkpoint.serde.base import SerializerProtocol
 from pymongo import ReplaceOne, UpdateOne
 
 from .. import _langgraph
@@ -33,8 +41,8 @@ from .._bson import (
     unescape_key,
     value_documents,
 )
-from ..storage.plans.requests import Emit, Find, Gather, Plan, Upsert
 from ..errors import InvalidInputError
+from ..storage.plans.requests import Emit, Find, Gather, Plan, Request, Upsert, ask
 from ..storage.schema import BLOB_KEY, WRITE_KEY, CollectionNames, key_filter, keys_filter
 from ..storage.serde import StoredAt, load_stored
 from ..storage.thread_summaries import NOT_SUMMARY, require_checkpoint_ns, summary_update
@@ -76,7 +84,8 @@ from .roots import RootCheckpoints
 FIRST_CHAIN_PAGE = 128
 
 
-#: Checkpoints fetched per page by ``list``: writes and values held elsewhere cost a query per page, never per checkpoint.
+#: Checkpoints fetched per page by ``list``: writes and values held elsewhere cost a query per page, never per
+#: checkpoint.
 LIST_PAGE = 100
 #: The order of ``list``: newest first, then by thread and namespace, so that pages neither skip nor repeat.
 _LIST_ORDER = [("checkpoint_id", -1), ("thread_id", -1), ("checkpoint_ns", -1)]
@@ -100,13 +109,17 @@ CHAIN_FIELDS = {
 
 #: What is read of a checkpoint that holds values another checkpoint references.
 HOLDER_FIELDS = {"_id": 0, "thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": 1, "values": 1}
-_VALUE_FIELDS = None  # every field: the _id names a document that cannot be read (mongo-java-server refuses {expire_at: 0})
+# every field: the _id names a document that cannot be read (mongo-java-server refuses {expire_at: 0})
+_VALUE_FIELDS = None
 
 
 def _configurable(config: Any) -> Mapping[str, Any]:
-    if not isinstance(config, Mapping) or not isinstance(config.get("configurable"), Mapping):
-        raise InvalidInputError('config must be a dict with a "configurable" dict, e.g. {"configurable": {"thread_id": "t1"}}')
-    return config["configurable"]
+    configurable = config.get("configurable") if isinstance(config, Mapping) else None
+    if not isinstance(configurable, Mapping):
+        raise InvalidInputError(
+            'config must be a dict with a "configurable" dict, e.g. {"configurable": {"thread_id": "t1"}}'
+        )
+    return configurable
 
 
 def _thread_ns(config: Any) -> tuple[str, str, str | None]:
@@ -127,7 +140,11 @@ def _list_query(config: Any, filter: dict[str, Any] | None, before: Any, serde: 
     query = _config_query(config) if config is not None else {}
     query.setdefault("checkpoint_ns", NOT_SUMMARY)
     if filter:
-        query.update(containment_filter("metadata", filter, lambda value: stored_value(value, serde.dumps_typed, "a filter value")))
+        query.update(
+            containment_filter(
+                "metadata", filter, lambda value: stored_value(value, serde.dumps_typed, "a filter value")
+            )
+        )
     before_id = _configurable(before).get("checkpoint_id") if before is not None else None
     if before_id is not None:
         bound = {"$lt": require_str("checkpoint_id", before_id)}
@@ -176,26 +193,25 @@ def _parent_config(doc: Mapping[str, Any]) -> RunnableConfig | None:
     return {"configurable": checkpoint_key(doc["thread_id"], doc["checkpoint_ns"], parent)}
 
 
-
-
-def _side_by_side(*requests: Any) -> Plan:
+def _side_by_side(*requests: Request[Any] | None) -> Plan[list[Any]]:
     """Send the requests that are not None at once (a ``Gather`` when there are two or more); returns each one's
     result in its place, None for a None request."""
     sent = [r for r in requests if r is not None]
-    if len(sent) > 1:
-        results = iter((yield Gather(tuple(sent))))
-    else:
-        results = iter([(yield sent[0])] if sent else [])
+    results = iter((yield Gather(tuple(sent))) if len(sent) > 1 else [(yield sent[0])] if sent else [])
     return [next(results) if r is not None else None for r in requests]
 
 
-
-def blob_upserts(ref: tuple, typed: tuple[str, bytes], expiry: Mapping[str, Any], chunk_bytes: int) -> list[UpdateOne]:
+def blob_upserts(
+    ref: tuple[Any, ...], typed: tuple[str, bytes], expiry: Mapping[str, Any], chunk_bytes: int
+) -> list[UpdateOne]:
     """The upserts that store one value in blobs, chunked (``chunk_bytes`` a document), under value key ``ref``.
 
     Written once: a value already stored under its version is left as it is.
     """
-    return [UpdateOne(named, {"$setOnInsert": {**doc, **expiry}}, upsert=True) for named, doc in blob_documents(ref, typed, chunk_bytes)]
+    return [
+        UpdateOne(named, {"$setOnInsert": {**doc, **expiry}}, upsert=True)
+        for named, doc in blob_documents(ref, typed, chunk_bytes)
+    ]
 
 
 class CheckpointStore:
@@ -227,7 +243,7 @@ class CheckpointStore:
 
     # -- reading ----------------------------------------------------------------
 
-    def _load_tuples(self, docs: list[dict[str, Any]], serde: SerializerProtocol) -> Plan:
+    def _load_tuples(self, docs: list[dict[str, Any]], serde: SerializerProtocol) -> Plan[list[CheckpointTuple]]:
         """Turn checkpoint documents into tuples: their writes, and the values they do not hold inline
         (held by another checkpoint, or in blobs), fetched side by side."""
         if not docs:
@@ -239,7 +255,9 @@ class CheckpointStore:
             {"thread_id": t, "checkpoint_ns": ns, "checkpoint_id": ids[0] if len(ids) == 1 else {"$in": ids}}
             for (t, ns), ids in groups.items()
         ]
-        writes_query = Find(self.collections.writes, branches[0] if len(branches) == 1 else {"$or": branches}, _VALUE_FIELDS)
+        writes_query = Find(
+            self.collections.writes, branches[0] if len(branches) == 1 else {"$or": branches}, _VALUE_FIELDS
+        )
         found_writes, values = yield from self._values_with(writes_query, docs)
         check_values(self.collections.writes, found_writes, WRITE_FIELDS)
         writes = self._group_writes(found_writes, serde)
@@ -251,11 +269,14 @@ class CheckpointStore:
             for d in docs
         ]
 
-    def _values_with(self, first: Any, docs: list[dict[str, Any]], channels: Any = None) -> Plan:
+    def _values_with(
+        self, first: Find | None, docs: list[dict[str, Any]], channels: Collection[str] | None = None
+    ) -> Plan[tuple[Any, dict[tuple[Any, ...], tuple[str, bytes]]]]:
         """Run ``first`` (None: nothing) beside the queries for the values ``docs`` reference but do not hold inline.
 
-        Returns ``(first's result, {value key: (type, bytes)})``. A referenced holder that is gone (``prune``
-        moved its values to blobs) costs one more query, for blobs.
+        Returns ``(first's result, {value key: (type, bytes)})`` (``first``'s result is None for None: typed ``Any``,
+        as each caller knows which it sent). A referenced holder that is gone (``prune`` moved its values to blobs)
+        costs one more query, for blobs.
         """
         held, in_blobs = values_elsewhere(docs, channels)
         holders = Find(self.collections.checkpoints, keys_filter(sorted(held)), HOLDER_FIELDS) if held else None
@@ -265,21 +286,26 @@ class CheckpointStore:
         values.update(blob_values(self.collections.blobs, blob_docs or []))
         missing = {ref for refs in held.values() for ref in refs if ref not in values}
         if missing:
-            values.update(blob_values(self.collections.blobs, (yield self._blobs_query(missing))))
+            found: list[dict[str, Any]] = yield cast(Find, self._blobs_query(missing))  # missing is not empty
+            values.update(blob_values(self.collections.blobs, found))
         return first_result, values
 
-    def _blobs_query(self, refs: set[tuple]) -> Find | None:
+    def _blobs_query(self, refs: set[tuple[Any, ...]]) -> Find | None:
         """The query for the blobs of these value keys (None for none)."""
         if not refs:
             return None
-        return Find(self.collections.blobs, {"$or": [dict(zip(BLOB_KEY, ref)) for ref in sorted(refs, key=repr)]}, _VALUE_FIELDS)
+        keys = [dict(zip(BLOB_KEY, ref, strict=True)) for ref in sorted(refs, key=repr)]
+        return Find(self.collections.blobs, {"$or": keys}, _VALUE_FIELDS)
 
-    def _group_writes(self, docs: list[dict[str, Any]], serde: SerializerProtocol) -> dict[tuple, list[tuple[str, str, Any]]]:
+    def _group_writes(
+        self, docs: list[dict[str, Any]], serde: SerializerProtocol
+    ) -> dict[tuple[Any, ...], list[PendingWrite]]:
         """Pending writes per checkpoint, in ``writes_sort_key`` order."""
         heads = {tuple(d[f] for f in WRITE_KEY): d for d in docs if d.get("chunk", 0) == 0}
         values = assemble_values(docs, WRITE_KEY)
         check_assembled(self.collections.writes, docs, WRITE_KEY, values)
-        out: dict[tuple, list[tuple[str, str, int, str, tuple[str, bytes], StoredAt]]] = defaultdict(list)
+        # (task_path, task_id, idx, channel, serialized value, where it is stored)
+        out: dict[tuple[Any, ...], list[tuple[str, str, int, str, tuple[str, bytes], StoredAt]]] = defaultdict(list)
         for key, typed in values.items():
             head = heads[key]
             at = StoredAt(head["thread_id"], self.collections.writes, head.get("_id"), "data")
@@ -287,16 +313,24 @@ class CheckpointStore:
         return {
             key: [
                 (task_id, channel, load_stored(serde, typed, at))
-                for path, task_id, idx, channel, typed, at in sorted(rows, key=lambda r: writes_sort_key(r[0], r[1], r[2]))
+                for path, task_id, idx, channel, typed, at in sorted(
+                    rows, key=lambda r: writes_sort_key(r[0], r[1], r[2])
+                )
             ]
             for key, rows in out.items()
         }
 
     def _tuple(
-        self, doc: dict[str, Any], values: Mapping[tuple, tuple[str, bytes]], pending: list, serde: SerializerProtocol
+        self,
+        doc: dict[str, Any],
+        values: Mapping[tuple[Any, ...], tuple[str, bytes]],
+        pending: list[PendingWrite],
+        serde: SerializerProtocol,
     ) -> CheckpointTuple:
         def loads(typed: tuple[str, bytes], field: str) -> Any:
-            return load_stored(serde, typed, StoredAt(doc["thread_id"], self.collections.checkpoints, doc.get("_id"), field))
+            return load_stored(
+                serde, typed, StoredAt(doc["thread_id"], self.collections.checkpoints, doc.get("_id"), field)
+            )
 
         checkpoint: Checkpoint = loads((doc["checkpoint"]["type"], bytes(doc["checkpoint"]["data"])), "checkpoint.data")
         channel_values = load_channel_values(doc, values, loads)
@@ -308,7 +342,7 @@ class CheckpointStore:
             pending_writes=pending,
         )
 
-    def get_tuple_plan(self, config: RunnableConfig, serde: SerializerProtocol) -> Plan:
+    def get_tuple_plan(self, config: RunnableConfig, serde: SerializerProtocol) -> Plan[CheckpointTuple | None]:
         """See ``MongoDBCheckpointer.get_tuple``."""
         thread_id, checkpoint_ns, checkpoint_id = _thread_ns(config)
         run_start = _langgraph.root_run_start(config)
@@ -317,7 +351,7 @@ class CheckpointStore:
         query: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
         if checkpoint_id:
             query["checkpoint_id"] = checkpoint_id
-        docs = yield Find(self.collections.checkpoints, query, None, [("checkpoint_id", -1)], 1)
+        docs: list[dict[str, Any]] = yield Find(self.collections.checkpoints, query, None, [("checkpoint_id", -1)], 1)
         check_checkpoints(self.collections.checkpoints, docs)
         docs = [d for d in docs if not self.expiry.expired(d)]
         if not checkpoint_ns and not checkpoint_id:
@@ -339,7 +373,7 @@ class CheckpointStore:
         before: RunnableConfig | None,
         limit: int | None,
         serde: SerializerProtocol,
-    ) -> Plan:
+    ) -> Plan[None]:
         """See ``MongoDBCheckpointer.list``."""
         query = _list_query(config, filter, before, serde)
         _require_limit(limit)
@@ -356,14 +390,15 @@ class CheckpointStore:
                 remaining -= len(docs)
             after = _listed_after(docs[-1])
 
-    def _list_page(self, query: dict[str, Any], page_size: int, probe: bool) -> Plan:
+    def _list_page(self, query: dict[str, Any], page_size: int, probe: bool) -> Plan[tuple[list[dict[str, Any]], bool]]:
         """Up to ``page_size`` checkpoint documents in ``list`` order, and whether more follow (known only when
         ``probe`` asks for one document more)."""
-        docs = yield Find(self.collections.checkpoints, query, None, _LIST_ORDER, page_size + 1 if probe else page_size)
+        size = page_size + 1 if probe else page_size
+        docs = yield from ask(Find(self.collections.checkpoints, query, None, _LIST_ORDER, size))
         check_checkpoints(self.collections.checkpoints, docs)
         return docs[:page_size], len(docs) > page_size
 
-    def _emit_tuples(self, docs: list[dict[str, Any]], serde: SerializerProtocol) -> Plan:
+    def _emit_tuples(self, docs: list[dict[str, Any]], serde: SerializerProtocol) -> Plan[None]:
         """Emit the tuples of the checkpoint documents whose thread has not expired."""
         live = [d for d in docs if not self.expiry.expired(d)]
         tuples = yield from self._load_tuples(live, serde)
@@ -381,7 +416,7 @@ class CheckpointStore:
         new_versions: ChannelVersions,
         serde: SerializerProtocol,
         limits: InlineLimits,
-    ) -> Plan:
+    ) -> Plan[RunnableConfig]:
         """See ``MongoDBCheckpointer.put``: ``limits`` are the saver's ``*_bytes`` attributes.
 
         A root checkpoint whose store fails breaks the run's chain of stores: effects waiting for it, or for a
@@ -395,7 +430,9 @@ class CheckpointStore:
             yield from self.roots.after_held(thread_id, checkpoint_ns, checkpoint_id)
             key = checkpoint_key(thread_id, checkpoint_ns, checkpoint_id)
             expiry = self.expiry.of_write(thread_id)
-            laid_out = self._lay_out((thread_id, checkpoint_ns, checkpoint_id), parent_id, checkpoint, new_versions, serde, limits)
+            laid_out = self._lay_out(
+                (thread_id, checkpoint_ns, checkpoint_id), parent_id, checkpoint, new_versions, serde, limits
+            )
             continued = yield from self.roots.continued_origin(thread_id, checkpoint_ns, parent_id, full_metadata)
             skeleton = serde.dumps_typed({k: v for k, v in checkpoint.items() if k != "channel_values"})
             registered = {"checkpoint_id": checkpoint_id, "origin": continued.origin, "completed": continued.completed,
@@ -449,11 +486,16 @@ class CheckpointStore:
         if self.hooks.run_fence is not None:
             self.hooks.run_fence(thread_id)
 
-    def _write_blobs(self, thread_id: str, blobs: list[tuple[tuple, tuple[str, bytes]]], expiry: Mapping[str, Any]) -> Plan:
+    def _write_blobs(
+        self, thread_id: str, blobs: list[tuple[tuple[Any, ...], tuple[str, bytes]]], expiry: Mapping[str, Any]
+    ) -> Plan[None]:
         """Store the values a checkpoint being put keeps in blobs (``LaidOut.blobs``), in one command."""
         if blobs:
             self._fenced(thread_id)
-            yield Upsert(self.collections.blobs, [op for ref, typed in blobs for op in blob_upserts(ref, typed, expiry, self.chunk_bytes)])
+            yield Upsert(
+                self.collections.blobs,
+                [op for ref, typed in blobs for op in blob_upserts(ref, typed, expiry, self.chunk_bytes)],
+            )
 
     def put_writes_plan(
         self,
@@ -462,7 +504,7 @@ class CheckpointStore:
         task_id: str,
         task_path: str,
         serde: SerializerProtocol,
-    ) -> Plan:
+    ) -> Plan[None]:
         """See ``MongoDBCheckpointer.put_writes``."""
         thread_id, checkpoint_ns, checkpoint_id = _thread_ns(config)
         require_str("task_id", task_id)
@@ -471,11 +513,11 @@ class CheckpointStore:
             raise InvalidInputError('put_writes needs config["configurable"]["checkpoint_id"]')
         yield from self.roots.after_task_held(thread_id, task_id)
         expiry = self.expiry.of_write(thread_id)
-        ops: list[UpdateOne | ReplaceOne] = []
+        ops: list[UpdateOne | ReplaceOne[dict[str, Any]]] = []
         for idx, (channel, value) in enumerate(writes):
             require_str("write channel", channel)
             write_idx = WRITES_IDX_MAP.get(channel, idx)
-            key = dict(zip(WRITE_KEY, (thread_id, checkpoint_ns, checkpoint_id, task_id, write_idx)))
+            key = dict(zip(WRITE_KEY, (thread_id, checkpoint_ns, checkpoint_id, task_id, write_idx), strict=True))
             typed = serde.dumps_typed(value)
             for doc in with_checksum(value_documents(key, typed, self.chunk_bytes), typed[1]):
                 ident = key_filter(thread_id, checkpoint_ns, checkpoint_id, task_id, write_idx, doc["chunk"])
@@ -490,7 +532,9 @@ class CheckpointStore:
 
     # -- DeltaChannel -----------------------------------------------------------
 
-    def delta_history_plan(self, config: RunnableConfig, channels: Sequence[str], serde: SerializerProtocol) -> Plan:
+    def delta_history_plan(
+        self, config: RunnableConfig, channels: Sequence[str], serde: SerializerProtocol
+    ) -> Plan[dict[str, DeltaChannelHistory]]:
         """Writes and seed per channel with a bounded number of queries.
 
         1. the target checkpoint and its newest ancestors in one query (more
@@ -521,21 +565,25 @@ class CheckpointStore:
                 result[channel]["seed"] = load_stored(serde, typed, at)
         return result
 
-    def _target_page(self, scope: Mapping[str, str], checkpoint_id: str | None) -> Plan:
+    def _target_page(self, scope: Mapping[str, str], checkpoint_id: str | None) -> Plan[list[dict[str, Any]]]:
         """The first page of a chain walk: the target checkpoint (``checkpoint_id``, else the latest) and its newest
         ancestors; [] when the target does not exist."""
         # Checkpoint ids sort by creation time, so every ancestor's id is below the target's:
         # the target and its newest ancestors come in one query.
         bound = {"checkpoint_id": {"$lte": checkpoint_id}} if checkpoint_id else {}
-        first = yield self._chain_query(scope, bound, FIRST_CHAIN_PAGE)
+        first = yield from ask(self._chain_query(scope, bound, FIRST_CHAIN_PAGE))
         if first and checkpoint_id and first[0]["checkpoint_id"] != checkpoint_id:
             return []
         return first
 
     def _writes_and_seeds(
-        self, scope: Mapping[str, str], chain: list[str], seeds: Mapping[str, tuple[str, dict[str, Any]]], channels: list[str],
+        self,
+        scope: Mapping[str, str],
+        chain: list[str],
+        seeds: Mapping[str, tuple[str, dict[str, Any]]],
+        channels: list[str],
         serde: SerializerProtocol,
-    ) -> Plan:
+    ) -> Plan[tuple[dict[str, list[PendingWrite]], dict[str, tuple[str, bytes] | None]]]:
         """The pending writes to ``channels`` at the chain's checkpoints, by checkpoint id, and the serialized value
         of each seed, by channel (None when it cannot be found), read side by side."""
         writes_query = None
@@ -554,7 +602,9 @@ class CheckpointStore:
         """A page of a chain walk: the checkpoints of ``scope`` within ``bound``, newest first, their links only."""
         return Find(self.collections.checkpoints, {**scope, **bound}, CHAIN_FIELDS, [("checkpoint_id", -1)], size)
 
-    def _walk_to_seeds(self, scope: Mapping[str, str], first: list[dict[str, Any]], channels: list[str]) -> Plan:
+    def _walk_to_seeds(
+        self, scope: Mapping[str, str], first: list[dict[str, Any]], channels: list[str]
+    ) -> Plan[tuple[list[str], dict[str, tuple[str, dict[str, Any]]]]]:
         """Walk up from the target (``first[0]``, the newest of the first page) to each channel's seed, the nearest
         ancestor that stores its value, or to the end of the chain.
 
@@ -582,13 +632,15 @@ class CheckpointStore:
             cursor_id = doc.get("parent_checkpoint_id")
         return chain, seeds
 
-    def _ancestor(self, scope: Mapping[str, str], pages: _ChainPages, checkpoint_id: str) -> Plan:
+    def _ancestor(
+        self, scope: Mapping[str, str], pages: _ChainPages, checkpoint_id: str
+    ) -> Plan[dict[str, Any] | None]:
         """The chain document of ``checkpoint_id``, reading older pages until it is among them; None when no
         older checkpoint is left (the chain has a gap)."""
         while checkpoint_id not in pages.by_id:
             if pages.exhausted:
                 return None
-            older = yield self._chain_query(scope, {"checkpoint_id": {"$lt": pages.oldest}}, pages.size)
+            older = yield from ask(self._chain_query(scope, {"checkpoint_id": {"$lt": pages.oldest}}, pages.size))
             if not older:
                 return None
             pages.add(older)
@@ -620,7 +672,9 @@ def _next_chain_page(target: Mapping[str, Any], channels: list[str]) -> int:
     return max(FIRST_CHAIN_PAGE, 2 + max(since_snapshot, default=0))
 
 
-def _writes_since_seed(chain: list[str], seed_id: str | None, writes: Mapping[str, list], channel: str) -> list:
+def _writes_since_seed(
+    chain: list[str], seed_id: str | None, writes: Mapping[str, list[PendingWrite]], channel: str
+) -> list[PendingWrite]:
     """The pending writes to ``channel`` a DeltaChannel replays over its seed: those at the chain's checkpoints
     from the seed's (without a seed, the oldest walked) to the target's parent, oldest first.
 

@@ -71,7 +71,7 @@ class AsyncSweeper:
             try:
                 await asyncio.wait_for(self._stopped.wait(), self._interval)
                 return
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     async def astop(self) -> None:

@@ -65,8 +65,8 @@ MUTANTS = (
     ),
     (
         "issue 34: a checkpoint whose channel_values is no dict reaches the codec",
-        "        if not isinstance(value, Mapping):\n            raise InvalidInputError(f\"{name} must be a dict",
-        "        if False:\n            raise InvalidInputError(f\"{name} must be a dict",
+        "        if not isinstance(value, Mapping):\n            raise InvalidInputError(\n                f\"{name} must be a dict",
+        "        if False:\n            raise InvalidInputError(\n                f\"{name} must be a dict",
         ("tests/test_checkpointer_metadata.py", "-m", "not server", "-k", "malformed"),
     ),
     (

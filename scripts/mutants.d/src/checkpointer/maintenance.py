@@ -3,7 +3,7 @@
 MUTANTS = (
     (
         "copy_thread copies onto a thread that has documents",
-        "        if holding and not (yield Find(self.collections.metadata, note, {\"_id\": 1}, limit=1)):",
+        "        if holding and not (yield from ask(Find(self.collections.metadata, note, {\"_id\": 1}, limit=1))):",
         "        if False:",
         ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "copy_thread_refuses"),
     ),
@@ -70,8 +70,8 @@ MUTANTS = (
     ),
     (
         "ttl sweep ignores sweep_limit",
-        '        expired = yield Aggregate(self.collections.checkpoints, pipeline + ([{"$limit": limit}] if limit else []))',
-        "        expired = yield Aggregate(self.collections.checkpoints, pipeline)",
+        '            Aggregate(self.collections.checkpoints, pipeline + ([{"$limit": limit}] if limit else []))',
+        "            Aggregate(self.collections.checkpoints, pipeline)",
         ("tests/test_ttl_strategies.py", "-m", "not server", "-k", "sweep_limit"),
     ),
     # issue 23: the thread summary, kept by the root put's own command
@@ -102,7 +102,7 @@ MUTANTS = (
     ),
     (
         "issue 34: a copy cut short cannot be completed",
-        "        if holding and not (yield Find(self.collections.metadata, note, {\"_id\": 1}, limit=1)):",
+        "        if holding and not (yield from ask(Find(self.collections.metadata, note, {\"_id\": 1}, limit=1))):",
         "        if holding:",
         ("tests/test_thread_collections.py", "-m", "not server", "-k", "copy_thread_cut_short"),
     ),

@@ -15,7 +15,7 @@ MUTANTS = (
     ),
     (
         "wait_stored trusts its registry alone",
-        "if found := (yield Find(self.collections.checkpoints, key, ORIGIN_FIELDS, limit=1)):",
+        "if found := (yield from ask(Find(self.collections.checkpoints, key, ORIGIN_FIELDS, limit=1))):",
         "if found := []:",
         ("tests/test_checkpointer_contract.py", "-m", "not server", "-k", "wait_stored"),
     ),
@@ -73,8 +73,8 @@ MUTANTS = (
     ),
     (
         "an edit inside a child's run records no shift of its steps",
-        '[], _shift(newest[0], metadata.get("step"), bool(completed)))',
-        "[], 0)",
+        '[], _shift(newest[0], metadata.get("step"), bool(completed))',
+        "[], 0",
         ("tests/test_operator_actions.py", "-m", "not server", "-k", "leaves_the_charge_alone"),
     ),
     (
@@ -91,8 +91,8 @@ MUTANTS = (
     ),
     (
         "a child's checkpoint written by its run after an edit takes none of the edit's shift",
-        "            return (yield from self._inherited_shift(thread_id, checkpoint_ns, parent_id)) if checkpoint_ns else NOT_CONTINUED",
-        "            return NOT_CONTINUED",
+        "                return (yield from self._inherited_shift(thread_id, checkpoint_ns, parent_id))",
+        "                return NOT_CONTINUED",
         ("tests/test_operator_actions.py", "-m", "not server", "-k", "before_its_interrupt_s_step"),
     ),
     (
