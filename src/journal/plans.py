@@ -50,7 +50,7 @@ import sys
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, NoReturn, TypeGuard, cast
@@ -403,7 +403,7 @@ class JournalPlans:
         where: EffectPosition | Slot,
         open_stream: Callable[[], Any],
         merge: Callable[[list[Any]], Any],
-        replay: Callable[[Any], Iterable[Any]],
+        replay: Callable[[Any], Iterable[Any] | Awaitable[Iterable[Any]]],  # awaited on the async face
         watch: Any = watches.UNWATCHED,
     ) -> Plan[None]:
         """Emit the streamed items as they come and record ``merge(items)``; a replay emits ``replay(outcome)``.
