@@ -25,10 +25,10 @@ from ..storage.plans.interpreters import UnderWay
 @dataclass(frozen=True)
 class CallSignature:
     """An effect call as matching compares it: its kind, name and input digest (of a call starting now, or of
-    one an entry recorded at the node)."""
+    one an entry recorded at the node: None for a field the entry lacks)."""
 
-    kind: str
-    name: str
+    kind: str | None
+    name: str | None
     digest: str | None
 
 
