@@ -163,9 +163,9 @@ class Attempt:
                 key = own
             elif (same := self._first_free(matching, wanted)) is not None:
                 key = same
-            elif own_free and not (self.node is not None and self.node.continued):
-                key = own
-            elif own not in recorded and own not in self._taken:
+            elif (own_free and not (self.node is not None and self.node.continued)) or (
+                own not in recorded and own not in self._taken
+            ):
                 key = own
             else:  # above every recorded and taken key
                 key = str(max(self._high, ordinal) + 1)
