@@ -20,6 +20,7 @@ from typing import Any
 
 from ..resolver.position import NodePosition
 from ..storage.plans.interpreters import UnderWay
+from .labels import ThreadLabels
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ class Attempt:
     #: The node's entry documents as read, by effect key (an exclusive run replays from them).
     entries: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     #: What this process knows of the thread's labels (``labels.ThreadLabels``), when its locator keeps them.
-    labels: Any = None
+    labels: ThreadLabels | None = None
     #: The visit's label, ``(path, occurrence)``, stored with its entries; None until read, or when not known.
     label: tuple[str, str] | None = None
     _taken: set[str] = field(default_factory=set)

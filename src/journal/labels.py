@@ -177,7 +177,7 @@ class ThreadLabels:
                 ranks.append(known[match["base"]])
             return _label(parsed, ranks)
 
-    def learn(self, doc: Mapping[str, Any], entries: list[Mapping[str, Any]]) -> None:
+    def learn(self, doc: Mapping[str, Any], entries: Iterable[Mapping[str, Any]]) -> None:
         """Take the ranks of ``entries``, every entry of the sequence of the visit ``doc`` is at
         (``sequence_filter``), read whole: their stored labels, or their ranks among them."""
         parsed = _levels(doc)

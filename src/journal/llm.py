@@ -421,7 +421,9 @@ class SecureLLM(BaseChatModel):
         return {"callbacks": child}
 
     @staticmethod
-    def _manager(method: Callable[..., Any], run_manager: Any) -> dict[str, Any]:
+    def _manager(
+        method: Callable[..., Any], run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None
+    ) -> dict[str, Any]:
         """``run_manager=`` for a model's ``_generate`` that takes it (as ``BaseChatModel`` decides)."""
         return {"run_manager": run_manager} if "run_manager" in inspect.signature(method).parameters else {}
 
@@ -466,7 +468,11 @@ class SecureLLM(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=turn.show(message))])
 
     def _chunks(
-        self, messages: list[BaseMessage], stop: list[str] | None, run_manager: Any, kwargs: dict[str, Any]
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
+        kwargs: dict[str, Any],
     ) -> Iterator[ChatGenerationChunk]:
         """A real call's chunks: the wrapped chat model's own ``_stream`` in our run, else its ``stream``."""
         direct = self._direct()
@@ -479,7 +485,11 @@ class SecureLLM(BaseChatModel):
         return (ChatGenerationChunk(message=chunk) for message in streamed for chunk in _as_chunks(message))
 
     def _achunks(
-        self, messages: list[BaseMessage], stop: list[str] | None, run_manager: Any, kwargs: dict[str, Any]
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        run_manager: AsyncCallbackManagerForLLMRun | None,
+        kwargs: dict[str, Any],
     ) -> AsyncIterator[ChatGenerationChunk]:
         """Async ``_chunks``."""
         direct = self._direct()

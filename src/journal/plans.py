@@ -533,17 +533,18 @@ class JournalPlans:
         """The node's entries (none for a visit no other run can have met), and the visit's label: from the ranks the
         thread's labels know, else from its sequence, read whole beside the node's entries (``labels.ThreadLabels``)."""
         visit = {"path": node.path, "node": node.node, "occurrence": node.occurrence, "root_key": node.root_key}
-        label = attempt.labels.label(visit) if attempt.labels is not None else None
-        sequence = sequence_filter(visit) if attempt.labels is not None and label is None else None
+        labels = attempt.labels
+        label = labels.label(visit) if labels is not None else None
+        sequence = sequence_filter(visit) if labels is not None and label is None else None
         reads = [] if node.new else [Find(self.collection, node_entries_filter(node), {"_id": 0})]
         if sequence is not None:
             reads.append(Find(self.collection, {"thread_id": node.thread_id, "chunk": 0, **sequence}, LABEL_FIELDS))
         found: list[list[dict[str, Any]]] = (
             [(yield from ask(reads[0]))] if len(reads) == 1 else (yield from ask(Gather(tuple(reads)))) if reads else []
         )
-        if sequence is not None:
-            attempt.labels.learn(visit, found[-1])
-            label = attempt.labels.label(visit)
+        if labels is not None and sequence is not None:
+            labels.learn(visit, found[-1])
+            label = labels.label(visit)
         attempt.label = (label["path"], label["occurrence"]) if label is not None else None
         return found[0] if not node.new else []
 
