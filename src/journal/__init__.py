@@ -16,6 +16,7 @@ Example::
 """
 
 from ..resolver.position import NodePosition
+from .canonical import digest
 from .context import EffectInfo, EffectScope, current_effect, current_effect_scope, effect_scope
 from .documents import EffectCall
 from .effect import effect
@@ -23,7 +24,6 @@ from .journal import ActivityJournal
 from .llm import SecureLLM
 from .locator import NodeLocator, ResolverLocator, langgraph_task
 from .position import EffectPosition
-from .canonical import digest
 from .redaction import preview, redact
 from .tool import SecureTool
 

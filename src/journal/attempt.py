@@ -20,15 +20,16 @@ from typing import Any
 
 from ..resolver.position import NodePosition
 from ..storage.plans.interpreters import UnderWay
+from .labels import ThreadLabels
 
 
 @dataclass(frozen=True)
 class CallSignature:
     """An effect call as matching compares it: its kind, name and input digest (of a call starting now, or of
-    one an entry recorded at the node)."""
+    one an entry recorded at the node: None for a field the entry lacks)."""
 
-    kind: str
-    name: str
+    kind: str | None
+    name: str | None
     digest: str | None
 
 
@@ -91,7 +92,7 @@ class Attempt:
     #: The node's entry documents as read, by effect key (an exclusive run replays from them).
     entries: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     #: What this process knows of the thread's labels (``labels.ThreadLabels``), when its locator keeps them.
-    labels: Any = None
+    labels: ThreadLabels | None = None
     #: The visit's label, ``(path, occurrence)``, stored with its entries; None until read, or when not known.
     label: tuple[str, str] | None = None
     _taken: set[str] = field(default_factory=set)
@@ -163,9 +164,9 @@ class Attempt:
                 key = own
             elif (same := self._first_free(matching, wanted)) is not None:
                 key = same
-            elif own_free and not (self.node is not None and self.node.continued):
-                key = own
-            elif own not in recorded and own not in self._taken:
+            elif (own_free and not (self.node is not None and self.node.continued)) or (
+                own not in recorded and own not in self._taken
+            ):
                 key = own
             else:  # above every recorded and taken key
                 key = str(max(self._high, ordinal) + 1)

@@ -112,7 +112,9 @@ class _Walk:
                 if dumped is not None and not self.ordered:
                     return dumped  # JSON types already, its keys sorted by the caller
                 stands_for.append(value)
-                value = dumped if dumped is not None else {name: getattr(value, name) for name in type(value).model_fields}
+                value = (
+                    dumped if dumped is not None else {name: getattr(value, name) for name in type(value).model_fields}
+                )
             elif is_dataclass_instance(value):
                 stands_for.append(value)
                 value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}

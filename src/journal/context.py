@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import inspect
 import itertools
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
@@ -34,9 +34,15 @@ from ..resolver.position import NodePosition
 from ..runs.context import Entered, current_run, entered
 from .attempt import Attempt, Trail, current_attempt
 from .documents import EffectCall
-from .locator import NodeLocator, check_node
+from .locator import NodeLocator, ResolverLocator, check_node
 from .position import EffectPosition
-from .unjournaled import UNJOURNALED, means_unjournaled, note_unjournaled_run, runs_without_checkpointer, unjournaled_position
+from .unjournaled import (
+    UNJOURNALED,
+    means_unjournaled,
+    note_unjournaled_run,
+    runs_without_checkpointer,
+    unjournaled_position,
+)
 
 
 class Journal(Protocol):
@@ -44,14 +50,24 @@ class Journal(Protocol):
 
     def run(self, call: EffectCall, fn: Callable[[], Any], *, replay: Callable[[Any], Any] | None = None) -> Any: ...
 
-    async def arun(self, call: EffectCall, fn: Callable[[], Any], *, replay: Callable[[Any], Any] | None = None) -> Any: ...
+    async def arun(
+        self, call: EffectCall, fn: Callable[[], Any], *, replay: Callable[[Any], Any] | None = None
+    ) -> Any: ...
 
     def run_stream(
-        self, call: EffectCall, open_stream: Callable[[], Any], merge: Callable[[list[Any]], Any], replay: Callable[[Any], Iterable[Any]]
+        self,
+        call: EffectCall,
+        open_stream: Callable[[], Any],
+        merge: Callable[[list[Any]], Any],
+        replay: Callable[[Any], Iterable[Any]],
     ) -> Iterator[Any]: ...
 
     def arun_stream(
-        self, call: EffectCall, open_stream: Callable[[], Any], merge: Callable[[list[Any]], Any], replay: Callable[[Any], Iterable[Any]]
+        self,
+        call: EffectCall,
+        open_stream: Callable[[], Any],
+        merge: Callable[[list[Any]], Any],
+        replay: Callable[[Any], Iterable[Any] | Awaitable[Iterable[Any]]],
     ) -> AsyncIterator[Any]: ...
 
 
@@ -66,7 +82,8 @@ class EffectScope:
     """
 
     journal: Journal
-    locator: NodeLocator
+    #: None only for the unjournaled scope, whose journal locates nothing.
+    locator: NodeLocator | None
     guard: Callable[[str], bool] | None = None
 
 
@@ -175,24 +192,34 @@ class Unjournaled:
         with running(EffectInfo(unjournaled_position(call), call.kind, call.name, 1, call.at_most_once)):
             return fn()
 
-    async def arun(self, call: EffectCall, fn: Callable[[], Any], *, replay: Callable[[Any], Any] | None = None) -> Any:
+    async def arun(
+        self, call: EffectCall, fn: Callable[[], Any], *, replay: Callable[[Any], Any] | None = None
+    ) -> Any:
         with running(EffectInfo(unjournaled_position(call), call.kind, call.name, 1, call.at_most_once)):
             result = fn()
             return await result if inspect.isawaitable(result) else result
 
     def run_stream(
-        self, call: EffectCall, open_stream: Callable[[], Any], merge: Callable[[list[Any]], Any], replay: Callable[[Any], Iterable[Any]]
+        self,
+        call: EffectCall,
+        open_stream: Callable[[], Any],
+        merge: Callable[[list[Any]], Any],
+        replay: Callable[[Any], Iterable[Any]],
     ) -> Iterator[Any]:
         return iter(open_stream())
 
     async def arun_stream(
-        self, call: EffectCall, open_stream: Callable[[], Any], merge: Callable[[list[Any]], Any], replay: Callable[[Any], Iterable[Any]]
+        self,
+        call: EffectCall,
+        open_stream: Callable[[], Any],
+        merge: Callable[[list[Any]], Any],
+        replay: Callable[[Any], Iterable[Any] | Awaitable[Iterable[Any]]],
     ) -> AsyncIterator[Any]:
         async for item in open_stream():
             yield item
 
 
-_UNJOURNALED = EffectScope(Unjournaled(), None)  # type: ignore[arg-type] - nothing to locate
+_UNJOURNALED = EffectScope(Unjournaled(), None)  # nothing to locate
 
 
 def current_effect() -> EffectInfo | None:
@@ -240,11 +267,13 @@ def locate(scope: EffectScope, key: str | None = None, at_most_once: bool = Fals
     ``at_most_once`` one is refused where it could run twice (``ResolverLocator.confirm``)."""
     if (nested := _nested(key)) is not None:
         return nested
-    attempt = current_attempt(*scope.locator.task())
+    locator = scope.locator
+    assert locator is not None  # only the unjournaled scope has none, and its journal locates nothing
+    attempt = current_attempt(*locator.task())
     ordinal = attempt.next_ordinal() if key is None else 0
-    node = attempt.node if attempt.node is not None else _bind_node(attempt, scope.locator, scope.locator.node())
+    node = attempt.node if attempt.node is not None else _bind_node(attempt, locator, locator.node())
     if at_most_once and node.unconfirmed:
-        scope.locator.confirm(node)  # type: ignore[attr-defined]  # only ResolverLocator makes unconfirmed visits
+        cast(ResolverLocator, locator).confirm(node)  # only ResolverLocator makes unconfirmed visits
     return _slot(scope, attempt, node, ordinal, key)
 
 
@@ -276,7 +305,9 @@ async def alocate(scope: EffectScope, key: str | None = None) -> EffectPosition 
     """``locate`` for async effects: the ordinal is taken before the (possibly I/O-bound) node lookup."""
     if (nested := _nested(key)) is not None:
         return nested
-    attempt = current_attempt(*scope.locator.task())
+    locator = scope.locator
+    assert locator is not None  # only the unjournaled scope has none, and its journal locates nothing
+    attempt = current_attempt(*locator.task())
     ordinal = attempt.next_ordinal() if key is None else 0
-    node = attempt.node if attempt.node is not None else _bind_node(attempt, scope.locator, await scope.locator.anode())
+    node = attempt.node if attempt.node is not None else _bind_node(attempt, locator, await locator.anode())
     return _slot(scope, attempt, node, ordinal, key)

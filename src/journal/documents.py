@@ -40,11 +40,11 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from .._bson import assemble_values, value_documents
-from ..storage.liveness import identity
 from ..resolver.position import NodePosition
+from ..storage.liveness import identity
 from ..storage.schema import POSITION_FIELDS
 from .attempt import CallSignature
 from .position import EffectPosition
@@ -97,7 +97,9 @@ def input_key_upsert(typed: tuple[str, bytes]) -> tuple[dict[str, Any], dict[str
 
 def node_entries_filter(node: NodePosition) -> dict[str, Any]:
     """Matches the entry documents of every effect journaled under one node occurrence."""
-    return {"thread_id": node.thread_id, "path": node.path, "node": node.node, "occurrence": node.occurrence, "chunk": 0}
+    return {
+        "thread_id": node.thread_id, "path": node.path, "node": node.node, "occurrence": node.occurrence, "chunk": 0
+    }
 
 
 def call_signatures(docs: Sequence[Mapping[str, Any]]) -> dict[str, CallSignature]:
@@ -177,7 +179,8 @@ def unknown_mark(pos: EffectPosition, entry: Mapping[str, Any], now: datetime) -
     """Filter and update that mark an at_most_once entry found with its outcome unknown (``unknown_since``): only
     an unmarked one, under the claim it was found under, so that exactly one of the runs that meet it counts it
     among the outcomes awaiting a person."""
-    marked = {**held_fence(pos, entry.get("fence")), "unknown_since": {"$exists": False}}  # type: ignore[arg-type]
+    fence = cast(int, entry.get("fence"))  # an entry found sound (entry_problem): its fence is an int
+    marked = {**held_fence(pos, fence), "unknown_since": {"$exists": False}}
     return marked, {"$set": {"unknown_since": now}}
 
 
@@ -226,7 +229,9 @@ def uncount_visit(update: Mapping[str, Any], *, alone: bool) -> dict[str, Any]:
 def takeover_update(claim: Mapping[str, Any], *, orphaned: bool) -> dict[str, Any]:
     """Claims the position again. ``orphaned``: the entry is ``started`` by an owner that died or let go
     before recording, so that owner's visit count is taken back here (it ran the effect)."""
-    unset = dict.fromkeys(("outcome", "error", "finished_at", "duration_ms", "heartbeat_at", "owner_process", "not_run"), "")
+    unset = dict.fromkeys(
+        ("outcome", "error", "finished_at", "duration_ms", "heartbeat_at", "owner_process", "not_run"), ""
+    )
     inc = {"attempts": 1, "fence": 1, "replays": -1} if orphaned else {"attempts": 1, "fence": 1}
     return {"$set": dict(claim), "$inc": inc, "$unset": {k: v for k, v in unset.items() if k not in claim}}
 
@@ -294,7 +299,9 @@ def error_record(exc: BaseException, *, terminal: bool, message: str, issued: in
 
 def failed_update(error: Mapping[str, Any], *, now: datetime, duration_ms: int) -> dict[str, Any]:
     return {
-        "$set": {"status": "failed", "error": dict(error), "finished_at": now, "updated_at": now, "duration_ms": duration_ms},
+        "$set": {
+            "status": "failed", "error": dict(error), "finished_at": now, "updated_at": now, "duration_ms": duration_ms
+        },
         "$unset": {"outcome": "", "lease_until": ""},
     }
 

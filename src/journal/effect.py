@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, cast, overload
 
 from .context import current_effect_scope
 from .documents import EffectCall
@@ -32,8 +32,8 @@ def effect(
 ) -> Any:
     """Make each call of ``fn`` journaled ("secure"): run once, its result replayed on every re-run of its node.
 
-    "Secure" means journaled, as for ``SecureLLM`` and ``SecureTool``. The call's arguments are its input (digest and redacted preview); its
-    return value is the recorded outcome. ``at_most_once=True`` refuses to run
+    "Secure" means journaled, as for ``SecureLLM`` and ``SecureTool``. The call's arguments are its input (digest
+    and redacted preview); its return value is the recorded outcome. ``at_most_once=True`` refuses to run
     again a call whose worker died mid-flight (``EffectOutcomeUnknownError``).
     ``journal`` defaults to the durable scope's.
 
@@ -74,14 +74,15 @@ def effect(
 
             @functools.wraps(fn)
             async def run_async(*args: Any, **kwargs: Any) -> Any:
-                return await (journal or current_effect_scope().journal).arun(call_of(args, kwargs), lambda: fn(*args, **kwargs))
+                on = journal or current_effect_scope().journal
+                return await on.arun(call_of(args, kwargs), lambda: fn(*args, **kwargs))
 
-            return run_async  # type: ignore[return-value]
+            return cast(F, run_async)  # fn's signature (functools.wraps)
 
         @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> Any:
             return (journal or current_effect_scope().journal).run(call_of(args, kwargs), lambda: fn(*args, **kwargs))
 
-        return run  # type: ignore[return-value]
+        return cast(F, run)  # fn's signature (functools.wraps)
 
     return wrap(fn) if fn is not None else wrap

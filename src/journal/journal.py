@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from langgraph.checkpoint.base import SerializerProtocol
+from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from .._bson import DEFAULT_CHUNK_BYTES, require_db_name, require_seconds, require_str
-from ..storage.plans.faces import TwoFaces, split_clients
 from ..errors import InvalidInputError
-from ..storage.schema import CollectionNames
 from ..storage.format import StorageFormat
+from ..storage.plans.faces import TwoFaces, split_clients
+from ..storage.schema import CollectionNames
 from ..telemetry.watches import effect_watch
 from .context import Slot, alocate, current_effect_scope, locate
 from .documents import EffectCall
@@ -147,7 +147,8 @@ class ActivityJournal(TwoFaces, JournalPlans):
         if storage_format is None:
             names = CollectionNames(journal=self.collection, metadata=self.metadata_collection)
             storage_format = StorageFormat(db_name, names)
-        storage_format.thread_collections.register(self.collection, "journal")  # deleted, copied and expired with its thread
+        # deleted, copied and expired with its thread
+        storage_format.thread_collections.register(self.collection, "journal")
         self._init_faces(
             client[db_name] if client is not None else None,
             async_client[db_name] if async_client is not None else None,
@@ -353,7 +354,7 @@ class ActivityJournal(TwoFaces, JournalPlans):
         call: EffectCall,
         open_stream: Callable[[], AsyncIterator[Any]],
         merge: Callable[[list[Any]], Any],
-        replay: Callable[[Any], Iterable[Any]],
+        replay: Callable[[Any], Iterable[Any] | Awaitable[Iterable[Any]]],
         *,
         position: EffectPosition | None = None,
     ) -> AsyncIterator[Any]:

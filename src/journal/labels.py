@@ -16,8 +16,8 @@ it up (its run found no checkpoint), when this process read it whole (every entr
 ``sequence_filter``), or below a key new to a sequence known whole. The journal reads a sequence whole beside the
 node's own entries when it cannot number a visit otherwise (``journal/plans.py``). ``labelled`` reads labels as
 stored, and numbers an entry stored without one (written before labels were stored) by its rank among the entries
-read: steps and task calls by number, checkpoint and task ids by when their visit's first entry was claimed. An entry whose key is
-not a visit's (a position given explicitly) keeps what is stored.
+read: steps and task calls by number, checkpoint and task ids by when their visit's first entry was claimed. An
+entry whose key is not a visit's (a position given explicitly) keeps what is stored.
 
 Example::
 
@@ -30,7 +30,7 @@ import re
 import threading
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from ..storage.visit_keys import CALL_PREFIX, KEY, ROOT_PATH, STEP_PREFIX, levels
 
@@ -47,7 +47,7 @@ def _levels(doc: Mapping[str, Any]) -> list[tuple[str, re.Match[str]]] | None:
     matches = [(name, KEY.match(text)) for name, text in pairs or []]
     if pairs is None or any(match is None for _, match in matches):
         return None
-    return matches  # type: ignore[return-value]
+    return cast("list[tuple[str, re.Match[str]]]", matches)  # none is None (checked above)
 
 
 def _order(match: re.Match[str], claimed: Any) -> tuple[int, datetime, str]:
@@ -72,9 +72,10 @@ def _text(rank: int, match: re.Match[str]) -> str:
 
 def _label(levels: list[tuple[str, re.Match[str]]], ranks: list[int]) -> dict[str, str]:
     """``{"path", "occurrence"}``: the levels' keys replaced by their ranks."""
-    texts = [_text(rank, match) for rank, (_, match) in zip(ranks, levels)]
+    texts = [_text(rank, match) for rank, (_, match) in zip(ranks, levels, strict=True)]
     names = [name for name, _ in levels]
-    return {"path": "/".join([ROOT_PATH, *(f"{n}/{t}" for n, t in zip(names[:-1], texts[:-1]))]), "occurrence": texts[-1]}
+    path = "/".join([ROOT_PATH, *(f"{n}/{t}" for n, t in zip(names[:-1], texts[:-1], strict=True))])
+    return {"path": path, "occurrence": texts[-1]}
 
 
 def stored_label(doc: Mapping[str, Any]) -> dict[str, str] | None:
@@ -109,19 +110,21 @@ def labelled(docs: Iterable[Mapping[str, Any]], *, number: bool = True) -> list[
     docs = list(docs)
     parsed = [_levels(doc) for doc in docs]
     first: dict[Sequence, dict[str, tuple[int, datetime, str]]] = {}
-    for doc, levels in zip(docs, parsed):
-        for sequence, match in _walk(levels or []):
+    for doc, doc_levels in zip(docs, parsed, strict=True):
+        for sequence, match in _walk(doc_levels or []):
             order = _order(match, doc.get("created_at"))
             known = first.setdefault(sequence, {})
             known[match["base"]] = min(known.get(match["base"], order), order)
-    ranks = {seq: {base: n for n, base in enumerate(sorted(keys, key=keys.__getitem__), 1)} for seq, keys in first.items()}
+    ranks = {
+        seq: {base: n for n, base in enumerate(sorted(keys, key=keys.__getitem__), 1)} for seq, keys in first.items()
+    }
     out = []
-    for doc, levels in zip(docs, parsed):
-        label = stored_label(doc) if levels is not None else None
-        if levels is None or (label is None and not number):
+    for doc, doc_levels in zip(docs, parsed, strict=True):
+        label = stored_label(doc) if doc_levels is not None else None
+        if doc_levels is None or (label is None and not number):
             out.append(dict(doc))
             continue
-        label = label or _label(levels, [ranks[sequence][match["base"]] for sequence, match in _walk(levels)])
+        label = label or _label(doc_levels, [ranks[sequence][match["base"]] for sequence, match in _walk(doc_levels)])
         out.append({**doc, **label, "visit": {"path": doc["path"], "occurrence": doc["occurrence"]}})
     return out
 
@@ -174,7 +177,7 @@ class ThreadLabels:
                 ranks.append(known[match["base"]])
             return _label(parsed, ranks)
 
-    def learn(self, doc: Mapping[str, Any], entries: list[Mapping[str, Any]]) -> None:
+    def learn(self, doc: Mapping[str, Any], entries: Iterable[Mapping[str, Any]]) -> None:
         """Take the ranks of ``entries``, every entry of the sequence of the visit ``doc`` is at
         (``sequence_filter``), read whole: their stored labels, or their ranks among them."""
         parsed = _levels(doc)
@@ -184,7 +187,7 @@ class ThreadLabels:
         for entry in labelled(entries):
             visit = _levels({**entry, **entry["visit"]}) if "visit" in entry else None
             ranks = _ranks({"path": entry["path"], "occurrence": entry["occurrence"]}) if visit is not None else None
-            for (sequence, match), rank in zip(_walk(visit or []), ranks or []):
+            for (sequence, match), rank in zip(_walk(visit or []), ranks or [], strict=False):
                 found.setdefault(sequence, {})[match["base"]] = rank
         with self._lock:
             for sequence, known in found.items():

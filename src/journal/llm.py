@@ -4,19 +4,27 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManager, CallbackManagerForLLMRun, Callbacks
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, message_chunk_to_message
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult, LLMResult
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    BaseMessageChunk,
+    ToolCallChunk,
+    message_chunk_to_message,
+)
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult, LLMResult, RunInfo
 from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from langgraph.constants import TAG_NOSTREAM
 
 from ..runs.context import current_run, entered
-from .context import current_effect_scope
+from .context import Journal, current_effect_scope
 from .documents import EffectCall
 from .journal import ActivityJournal
 from .observe import observed, observed_config
@@ -26,7 +34,7 @@ M = TypeVar("M", bound=BaseMessage)
 _TRACING_ONLY = ("ls_structured_output_format", "structured_output_format")
 
 
-def _merge(chunks: list[AIMessageChunk]) -> BaseMessage:
+def _merge(chunks: Sequence[BaseMessageChunk]) -> BaseMessage:
     """What a stream records: its chunks joined into one message (as ``invoke`` would return)."""
     if not chunks:
         return AIMessage(content="")
@@ -41,7 +49,9 @@ def _as_chunks(message: BaseMessage) -> list[AIMessageChunk]:
     return [message] if isinstance(message, AIMessageChunk) else _replay(message)
 
 
-async def _limited(model: BaseChatModel, chunks: AsyncIterator[ChatGenerationChunk]) -> AsyncIterator[ChatGenerationChunk]:
+async def _limited(
+    model: BaseChatModel, chunks: AsyncIterator[ChatGenerationChunk]
+) -> AsyncIterator[ChatGenerationChunk]:
     """``chunks``, pulled once ``model``'s rate limiter lets the call through."""
     if model.rate_limiter:
         await model.rate_limiter.aacquire(blocking=True)
@@ -53,7 +63,7 @@ def _replay(message: BaseMessage) -> list[AIMessageChunk]:
     """A recorded message as the one chunk a replayed stream yields."""
     if isinstance(message, AIMessageChunk):
         return [message]
-    tool_call_chunks = [
+    tool_call_chunks: list[ToolCallChunk] = [
         {"name": c["name"], "args": json.dumps(c["args"]), "id": c.get("id"), "index": i}
         for i, c in enumerate(getattr(message, "tool_calls", None) or [])
     ]
@@ -173,13 +183,14 @@ class SecureLLM(BaseChatModel):
 
     def __init__(
         self,
-        model: Runnable | BaseChatModel,
+        model: Runnable[LanguageModelInput, BaseMessage],
         *,
         journal: ActivityJournal | None = None,
         effect_name: str | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(model=model, journal=journal, effect_name=effect_name, **kwargs)
+        # pydantic's __init__ takes this model's fields; mypy knows only BaseChatModel's
+        super().__init__(model=model, journal=journal, effect_name=effect_name, **kwargs)  # type: ignore[call-arg]
 
     def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
         """The wrapped model's name (``ChatOpenAI``, ...), unless this one was named: callbacks, ``astream_events``
@@ -194,7 +205,8 @@ class SecureLLM(BaseChatModel):
             The name the model's runs carry.
         """
         if name is None and self.name is None and hasattr(self._chat_model, "get_name"):
-            return self._chat_model.get_name(suffix)
+            wrapped: str = self._chat_model.get_name(suffix)
+            return wrapped
         return super().get_name(suffix, name=name)
 
     @property
@@ -214,14 +226,13 @@ class SecureLLM(BaseChatModel):
                 return self.effect_name or value
         return self.effect_name or type(inner).__name__
 
-    def _journal(self) -> ActivityJournal:
+    def _journal(self) -> Journal:
         return self.journal or current_effect_scope().journal
 
     def _call(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]) -> EffectCall:
         args = {k: v for k, v in kwargs.items() if k not in _TRACING_ONLY}
-        return EffectCall(
-            "llm", self._name, input={"messages": messages, "stop": stop, **args}, preview=messages[-1] if messages else ""
-        )
+        preview = messages[-1] if messages else ""
+        return EffectCall("llm", self._name, input={"messages": messages, "stop": stop, **args}, preview=preview)
 
     # -- the entry points: read the journal, then open the callback run ---------------
 
@@ -234,10 +245,11 @@ class SecureLLM(BaseChatModel):
         tags: list[str] | None = None,
         metadata: dict[str, Any] | None = None,
         run_name: str | None = None,
-        run_id: Any = None,
+        run_id: uuid.UUID | None = None,
         **kwargs: Any,
     ) -> LLMResult:
-        """Journal each prompt's call, then show it to callbacks in a run of its own (``invoke`` and ``batch`` come here).
+        """Journal each prompt's call, then show it to callbacks in a run of its own (``invoke`` and ``batch`` come
+        here).
 
         Args:
             messages: the prompts, each journaled as one call, in order.
@@ -256,7 +268,9 @@ class SecureLLM(BaseChatModel):
             NoDurableScopeError: called outside a durable scope.
             Exception: the journal's errors (see ``ActivityJournal.run``) and what the model raises.
         """
-        parent, runs, outcomes = super(), [], []
+        parent = cast(BaseChatModel, super())  # the proxy mypy cannot type: BaseChatModel's methods
+        runs: list[RunInfo] = []
+        outcomes: list[BaseMessage] = []
         for i, prompt in enumerate(messages):
 
             def show(recorded: BaseMessage | None = None, prompt: list[BaseMessage] = prompt, i: int = i) -> Any:
@@ -280,12 +294,14 @@ class SecureLLM(BaseChatModel):
         tags: list[str] | None = None,
         metadata: dict[str, Any] | None = None,
         run_name: str | None = None,
-        run_id: Any = None,
+        run_id: uuid.UUID | None = None,
         **kwargs: Any,
     ) -> LLMResult:
         """Async ``generate`` (``ainvoke`` and ``abatch`` come here): same arguments, return and errors; the
         prompts are journaled one after the other."""
-        parent, runs, outcomes = super(), [], []
+        parent = cast(BaseChatModel, super())  # the proxy mypy cannot type: BaseChatModel's methods
+        runs: list[RunInfo] = []
+        outcomes: list[BaseMessage] = []
         for i, prompt in enumerate(messages):
 
             async def show(recorded: BaseMessage | None = None, prompt: list[BaseMessage] = prompt, i: int = i) -> Any:
@@ -302,14 +318,19 @@ class SecureLLM(BaseChatModel):
 
     @staticmethod
     def _run_options(
-        tags: list[str] | None, metadata: dict[str, Any] | None, run_name: str | None, run_id: Any, i: int
+        tags: list[str] | None, metadata: dict[str, Any] | None, run_name: str | None, run_id: uuid.UUID | None, i: int
     ) -> dict[str, Any]:
         """The callback run's options, for the effect running or replayed now."""
         tags, metadata = observed(tags, metadata)
         return {"tags": tags, "metadata": metadata, "run_name": run_name, "run_id": run_id if i == 0 else None}
 
     def stream(
-        self, input: LanguageModelInput, config: RunnableConfig | None = None, *, stop: list[str] | None = None, **kwargs: Any
+        self,
+        input: LanguageModelInput,
+        config: RunnableConfig | None = None,
+        *,
+        stop: list[str] | None = None,
+        **kwargs: Any,
     ) -> Iterator[AIMessageChunk]:
         """Journal the streamed call, then show it to callbacks in a run of its own; a replay yields one chunk.
 
@@ -329,7 +350,7 @@ class SecureLLM(BaseChatModel):
         if not self._should_stream(async_api=False, **{**kwargs, "stream": True}):
             yield from super().stream(input, config, stop=stop, **kwargs)  # it invokes: journaled by generate
             return
-        parent = super()
+        parent = cast(BaseChatModel, super())  # the proxy mypy cannot type: BaseChatModel's methods
 
         def show(recorded: BaseMessage | None = None) -> Iterator[AIMessageChunk]:
             return _Turn(recorded).restored(parent.stream(input, observed_config(config), stop=stop, **kwargs))
@@ -338,14 +359,20 @@ class SecureLLM(BaseChatModel):
         yield from self._journal().run_stream(call, show, _merge, lambda message: list(show(message)))
 
     async def astream(
-        self, input: LanguageModelInput, config: RunnableConfig | None = None, *, stop: list[str] | None = None, **kwargs: Any
+        self,
+        input: LanguageModelInput,
+        config: RunnableConfig | None = None,
+        *,
+        stop: list[str] | None = None,
+        **kwargs: Any,
     ) -> AsyncIterator[AIMessageChunk]:
         """Async ``stream``: same arguments, chunks and errors."""
         if not self._should_stream(async_api=True, **{**kwargs, "stream": True}):
-            async for chunk in super().astream(input, config, stop=stop, **kwargs):  # it invokes: journaled by agenerate
+            # it invokes: journaled by agenerate
+            async for chunk in super().astream(input, config, stop=stop, **kwargs):
                 yield chunk
             return
-        parent = super()
+        parent = cast(BaseChatModel, super())  # the proxy mypy cannot type: BaseChatModel's methods
 
         def show(recorded: BaseMessage | None = None) -> AsyncIterator[AIMessageChunk]:
             return _Turn(recorded).arestored(parent.astream(input, observed_config(config), stop=stop, **kwargs))
@@ -359,12 +386,13 @@ class SecureLLM(BaseChatModel):
 
     # -- the chat model contract: inside the run, the model's reply or the recorded one ---
 
-    def _direct(self) -> tuple[BaseChatModel, dict[str, Any]] | None:
+    def _direct(self) -> tuple[BaseChatModel, Mapping[str, Any]] | None:
         """The wrapped chat model and the call kwargs bound to it, when its ``_generate``/``_stream`` can run inside
         our callback run (so each call shows as one run); ``None`` for any other runnable."""
-        model, bound = self.model, {}
+        model = self.model
+        bound: Mapping[str, Any] = {}
         if type(model) is RunnableBinding and not model.config and not model.config_factories:
-            model, bound = model.bound, model.kwargs
+            bound, model = model.kwargs, model.bound
         return (model, bound) if isinstance(model, BaseChatModel) else None
 
     def _should_stream(self, *, async_api: bool, run_manager: Any = None, **kwargs: Any) -> bool:
@@ -393,7 +421,9 @@ class SecureLLM(BaseChatModel):
         return {"callbacks": child}
 
     @staticmethod
-    def _manager(method: Callable[..., Any], run_manager: Any) -> dict[str, Any]:
+    def _manager(
+        method: Callable[..., Any], run_manager: CallbackManagerForLLMRun | AsyncCallbackManagerForLLMRun | None
+    ) -> dict[str, Any]:
         """``run_manager=`` for a model's ``_generate`` that takes it (as ``BaseChatModel`` decides)."""
         return {"run_manager": run_manager} if "run_manager" in inspect.signature(method).parameters else {}
 
@@ -438,7 +468,11 @@ class SecureLLM(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=turn.show(message))])
 
     def _chunks(
-        self, messages: list[BaseMessage], stop: list[str] | None, run_manager: Any, kwargs: dict[str, Any]
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
+        kwargs: dict[str, Any],
     ) -> Iterator[ChatGenerationChunk]:
         """A real call's chunks: the wrapped chat model's own ``_stream`` in our run, else its ``stream``."""
         direct = self._direct()
@@ -451,7 +485,11 @@ class SecureLLM(BaseChatModel):
         return (ChatGenerationChunk(message=chunk) for message in streamed for chunk in _as_chunks(message))
 
     def _achunks(
-        self, messages: list[BaseMessage], stop: list[str] | None, run_manager: Any, kwargs: dict[str, Any]
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None,
+        run_manager: AsyncCallbackManagerForLLMRun | None,
+        kwargs: dict[str, Any],
     ) -> AsyncIterator[ChatGenerationChunk]:
         """Async ``_chunks``."""
         direct = self._direct()
@@ -472,7 +510,7 @@ class SecureLLM(BaseChatModel):
         if turn.recorded is not None:
             yield from (ChatGenerationChunk(message=turn.show(chunk)) for chunk in _replay(turn.recorded))
             return
-        streamed = []
+        streamed: list[BaseMessageChunk] = []
         for generation in self._chunks(messages, stop, run_manager, kwargs):
             streamed.append(generation.message)
             yield generation
@@ -490,7 +528,7 @@ class SecureLLM(BaseChatModel):
             for chunk in _replay(turn.recorded):
                 yield ChatGenerationChunk(message=turn.show(chunk))
             return
-        streamed = []
+        streamed: list[BaseMessageChunk] = []
         async for generation in self._achunks(messages, stop, run_manager, kwargs):
             streamed.append(generation.message)
             yield generation

@@ -18,23 +18,23 @@ Example::
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future
 from collections.abc import Mapping
+from concurrent.futures import Future
 from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 
 from .. import _langgraph
-from ..storage.plans.interpreters import on_event_loop
 from .._bson import require_str
+from .._lru import LRU
 from ..errors import NoDurableScopeError, SyncEffectOnEventLoopError
 from ..resolver import ResolvedNamespace, TaskTrace, current_durable_scope
 from ..resolver.namespace import root_task_name, running_tasks
 from ..resolver.position import NodePosition
 from ..resolver.running import StepEdit, resolve_task
 from ..resolver.visit import visit_position
-from .._lru import LRU
+from ..storage.plans.interpreters import on_event_loop
 from .attempt import Trail
 from .labels import ThreadLabels
 from .ports import RootCheckpoints
@@ -89,7 +89,9 @@ def langgraph_task(config: RunnableConfig) -> tuple[Any, int]:
     return task, _langgraph.node_attempt(configurable)
 
 
-def _new(config: RunnableConfig, resolved: ResolvedNamespace, root: str | None, origin: str | None, stored: Any) -> bool:
+def _new(
+    config: RunnableConfig, resolved: ResolvedNamespace, root: str | None, origin: str | None, stored: Any
+) -> bool:
     """Whether no run but this one can have met the visit: the root checkpoint its task was prepared from was
     written by this process (``stored``: the saver's ``Stored``) and not read since, the visit continues no edit, and
     neither its task nor a task enclosing it is past its first attempt."""
@@ -190,7 +192,9 @@ class ResolverLocator:
 
         return Trail(hold)
 
-    def _resolve(self, config: RunnableConfig, origin: str | None, edits: Mapping[str, StepEdit] | None = None) -> ResolvedNamespace:
+    def _resolve(
+        self, config: RunnableConfig, origin: str | None, edits: Mapping[str, StepEdit] | None = None
+    ) -> ResolvedNamespace:
         if self.trace is not None:
             return resolve_task(config, self.trace, origin, edits)
         return current_durable_scope().resolve_current(config, origin)
@@ -207,16 +211,19 @@ class ResolverLocator:
         """
         config, thread_id, root, unstored, root_task = self._task()
         origin, edits, unconfirmed = None, None, False
-        if root is not None:
-            if unstored and on_event_loop() and self.saver.stores_on_event_loop(thread_id):
-                unconfirmed = not self.saver.stored_now(thread_id, root)
+        saver = self.saver  # there is a root only with a saver (_task): checked for the types' sake
+        if saver is not None and root is not None:
+            if unstored and on_event_loop() and saver.stores_on_event_loop(thread_id):
+                unconfirmed = not saver.stored_now(thread_id, root)
             elif unstored:
-                self.saver.wait_stored(thread_id, root)
-            origin = self.saver.origin_of(thread_id, root, root_task)
+                saver.wait_stored(thread_id, root)
+            origin = saver.origin_of(thread_id, root, root_task)
             if (children := _in_children(config)) is not None:
-                edits = _edits(self.saver.continuations(thread_id, children))
+                edits = _edits(saver.continuations(thread_id, children))
         resolved = self._resolve(config, origin, edits)
-        stored = self.saver.stored_root(thread_id, root) if root is not None and origin == root else None
+        stored = None
+        if saver is not None and root is not None and origin == root:
+            stored = saver.stored_root(thread_id, root)
         return self._position(config, thread_id, resolved, root, origin, stored, unconfirmed)
 
     def confirm(self, node: NodePosition) -> None:
@@ -224,7 +231,10 @@ class ResolverLocator:
         checkpoint was stored (``NodePosition.unconfirmed``): go on once it is stored (the store under way sent from
         here, ``stored_now``), else refuse before anything runs. Run under a checkpoint a crash may lose, it would
         run again under another key: twice, which ``at_most_once`` never may."""
-        if node.unconfirmed and node.root_key is not None and not self.saver.stored_now(node.thread_id, node.root_key):
+        saver = self.saver  # an unconfirmed visit is located only with a saver (node)
+        if node.unconfirmed and node.root_key is not None and saver is not None and not saver.stored_now(
+            node.thread_id, node.root_key
+        ):
             thread_id, root = node.thread_id, node.root_key
             raise SyncEffectOnEventLoopError(
                 f"an at_most_once effect was called sync inside an async node of thread {thread_id!r} before "
@@ -237,14 +247,17 @@ class ResolverLocator:
     async def anode(self) -> NodePosition:
         config, thread_id, root, unstored, root_task = self._task()
         origin, edits = None, None
-        if root is not None:
+        saver = self.saver  # there is a root only with a saver (_task): checked for the types' sake
+        if saver is not None and root is not None:
             if unstored:
-                await self.saver.await_stored(thread_id, root)
-            origin = await self.saver.aorigin_of(thread_id, root, root_task)
+                await saver.await_stored(thread_id, root)
+            origin = await saver.aorigin_of(thread_id, root, root_task)
             if (children := _in_children(config)) is not None:
-                edits = _edits(await self.saver.acontinuations(thread_id, children))
+                edits = _edits(await saver.acontinuations(thread_id, children))
         resolved = self._resolve(config, origin, edits)
-        stored = await self.saver.astored_root(thread_id, root) if root is not None and origin == root else None
+        stored = None
+        if saver is not None and root is not None and origin == root:
+            stored = await saver.astored_root(thread_id, root)
         return self._position(config, thread_id, resolved, root, origin, stored)
 
     @staticmethod
@@ -264,4 +277,6 @@ class ResolverLocator:
         new = _new(config, resolved, root, origin, stored)
         forked = stored is not None and stored.superseded
         continued = origin not in (None, root) or resolved.continued or forked
-        return visit_position(thread_id, resolved, root_key=root_key, new=new, continued=continued, unconfirmed=unconfirmed)
+        return visit_position(
+            thread_id, resolved, root_key=root_key, new=new, continued=continued, unconfirmed=unconfirmed
+        )

@@ -50,23 +50,40 @@ import sys
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn, TypeGuard, cast
 
+from langgraph.checkpoint.serde.base import SerializerProtocol
 from pymongo.errors import ConnectionFailure
 
-from ..storage.plans import lease
+from ..errors import (
+    CorruptDocumentError,
+    CorruptJournalEntryError,
+    DurableMongoError,
+    EffectInProgressError,
+    EffectOutcomeUnknownError,
+    EffectRecordLostError,
+    EncryptionKeyError,
+    InputChangedError,
+    InputChangedWarning,
+    InvalidInputError,
+    NondeterminismError,
+    OutcomeNotSerializableError,
+    RecordedFailureError,
+)
+from ..resolver.position import NodePosition
 from ..storage.liveness import owner_gone
+from ..storage.plans import lease
 from ..storage.plans.requests import (
-    END,
     Await,
     CreateIndexes,
     Defer,
     DeleteMany,
     Detach,
     Emit,
+    End,
     FencedUpdate,
     Find,
     FindOneAndUpdate,
@@ -81,60 +98,45 @@ from ..storage.plans.requests import (
     Returned,
     Sleep,
     Try,
+    ask,
 )
 from ..storage.schema import INDEXES
 from ..storage.serde import StoredAt, load_stored
 from ..telemetry import watches
-from ..errors import (
-    InvalidInputError,
-    CorruptDocumentError,
-    CorruptJournalEntryError,
-    DurableMongoError,
-    EncryptionKeyError,
-    EffectInProgressError,
-    EffectOutcomeUnknownError,
-    EffectRecordLostError,
-    InputChangedError,
-    InputChangedWarning,
-    NondeterminismError,
-    OutcomeNotSerializableError,
-    RecordedFailureError,
-)
 from .attempt import Attempt
-from .labels import LABEL_FIELDS, labelled, sequence_filter
+from .canonical import digest
 from .context import EffectInfo, Slot, running
 from .documents import (
-    node_entries_filter,
-    call_signatures,
-    held_fence,
-    live_fence,
-    takeover_fence,
-    unknown_mark,
-    unknown_unmark,
     ONLY_VISIT,
     EffectCall,
+    call_signatures,
     chunk_key,
     claim_fields,
     completed_update,
     entry_filter,
-    first_record,
-    input_key_upsert,
     entry_problem,
     error_record,
     failed_update,
+    first_record,
+    held_fence,
+    input_key_upsert,
+    live_fence,
     new_entry,
+    node_entries_filter,
     outcome_digest,
     outcome_documents,
     outcome_typed,
     released_update,
     renewal_update,
+    takeover_fence,
     takeover_update,
     uncount_visit,
+    unknown_mark,
+    unknown_unmark,
     visit_update,
 )
-from ..resolver.position import NodePosition
+from .labels import LABEL_FIELDS, labelled, sequence_filter
 from .position import EffectPosition, at
-from .canonical import digest
 from .redaction import Redactor, credential_values, preview, scrub, storable
 
 logger = logging.getLogger("langgraph_durable_mongodb.journal")
@@ -205,7 +207,7 @@ def _resolve_type(module: str, qualname: str, declared: Iterable[type[BaseExcept
 def _rebuild(cls: type[BaseException], message: str, pos: EffectPosition, why: str) -> BaseException:
     try:
         exc = cls(message)
-    except Exception:  # noqa: BLE001 - a constructor with other arguments
+    except Exception:  # a constructor with other arguments
         exc = cls.__new__(cls)
         exc.args = (message,)
     exc.add_note(f"replayed from the activity journal ({pos}): {why}")
@@ -221,7 +223,9 @@ def _handled(entry: Mapping[str, Any], keys: Iterable[str]) -> bool:
     return any(key.isdigit() and int(key) > issued for key in keys)
 
 
-def unserializable_outcome(call: EffectCall, pos: EffectPosition, value: Any, exc: Exception) -> OutcomeNotSerializableError:
+def unserializable_outcome(
+    call: EffectCall, pos: EffectPosition, value: Any, exc: Exception
+) -> OutcomeNotSerializableError:
     kind = type(value)
     return OutcomeNotSerializableError(
         f"{call.kind} {call.name!r} at {pos} ran, but the journal cannot record what it returned: the serde cannot "
@@ -259,7 +263,7 @@ def _recorded_keys(node_attempt: Attempt | None) -> Iterable[str]:
     return (node_attempt.recorded or {}) if node_attempt is not None else {}
 
 
-def _held_by(entry: Any, owner: str) -> bool:
+def _held_by(entry: Any, owner: str) -> TypeGuard[Mapping[str, Any]]:
     """Whether ``entry``, as a claim's upsert returned it, is held under ``owner``: that claim won the position."""
     return isinstance(entry, Mapping) and entry.get("owner") == owner
 
@@ -280,7 +284,7 @@ class JournalPlans:
     """The journal's storage logic; mixed into ``ActivityJournal``."""
 
     collection: str
-    serde: Any
+    serde: SerializerProtocol
     chunk_bytes: int
     lease_seconds: float
     wait_seconds: float
@@ -300,10 +304,10 @@ class JournalPlans:
     def _expiry(self, thread_id: str) -> Mapping[str, Any]:
         return self.expiry(thread_id) if self.expiry is not None else {}
 
-    def _setup_plan(self) -> Plan:
+    def _setup_plan(self) -> Plan[None]:
         yield CreateIndexes(self.collection, list(INDEXES["journal"]))
 
-    def forget_entries_plan(self, thread_id: str, positions: Mapping[str, Any]) -> Plan:
+    def forget_entries_plan(self, thread_id: str, positions: Mapping[str, Any]) -> Plan[None]:
         """Delete the thread's entries (and outcome chunks) matching ``positions``, a filter on position fields.
 
         A plan (run by a storage face, e.g. inside ``MongoDBCheckpointer``'s TTL sweep, with the filter
@@ -315,14 +319,15 @@ class JournalPlans:
         """
         yield DeleteMany(self.collection, {"thread_id": thread_id, **positions})
 
-    def _input_key_plan(self, thread_id: str) -> Plan:
+    def _input_key_plan(self, thread_id: str) -> Plan[bytes | None]:
         """The key of input digests: ``digest_key``, or under an ``EncryptedSerializer`` a random key stored once
         per database, encrypted by the serde (so only holders of the encryption key can test guesses; one stored in
         clear, planted, is refused). ``thread_id``: the thread whose effect needs it, named by an error."""
         if self._input_key is not None or not self._keyed_inputs:
             return self._input_key
         fresh = self.serde.dumps_typed(os.urandom(32))
-        doc = yield FindOneAndUpdate(self.metadata_collection, *input_key_upsert(fresh), upsert=True)
+        doc = yield from ask(FindOneAndUpdate(self.metadata_collection, *input_key_upsert(fresh), upsert=True))
+        doc = cast("dict[str, Any]", doc)  # an upsert answers with the document after it, never None
         at = StoredAt(thread_id, self.metadata_collection, doc["_id"], "data")
         self._input_key = bytes(load_stored(self.serde, (doc["type"], bytes(doc["data"])), at))
         return self._input_key
@@ -336,7 +341,7 @@ class JournalPlans:
         fn: Callable[[], Any],
         replay: Callable[[Any], Any] | None = None,
         watch: Any = watches.UNWATCHED,
-    ) -> Plan:
+    ) -> Plan[Any]:  # what the effect returned
         """Run ``fn`` once and record its outcome; a recorded outcome is returned, through ``replay`` when given.
 
         In a task with a ``Trail``, a value an at-least-once ``fn`` returned is recorded while the node goes on
@@ -355,24 +360,32 @@ class JournalPlans:
             return (yield from self._run_and_record(call, where, pos, claimed, fn, watch))
 
     def _run_and_record(
-        self, call: EffectCall, where: EffectPosition | Slot, pos: EffectPosition, claimed: _Claimed, fn: Callable[[], Any], watch: Any
-    ) -> Plan:
-        """``_effect_plan``'s run of a claimed effect: run ``fn``, then record its outcome, trailing or before it returns."""
+        self,
+        call: EffectCall,
+        where: EffectPosition | Slot,
+        pos: EffectPosition,
+        claimed: _Claimed,
+        fn: Callable[[], Any],
+        watch: Any,
+    ) -> Plan[Any]:
+        """``_effect_plan``'s run of a claimed effect: run ``fn``, then record its outcome, trailing or before it
+        returns."""
         yield from self._fence(pos, claimed)
-        with (yield self._heartbeat(pos, claimed)):
-            result = yield Invoke(fn, self._running(call, pos, claimed))
+        with (yield from ask(self._heartbeat(pos, claimed))):
+            result = yield from ask(Invoke(fn, self._running(call, pos, claimed)))
         if isinstance(result, Raised) and result.pending is not None:
             yield from self._outlive(call, pos, claimed, result)
         trail = where.attempt.trail if isinstance(where, Slot) and not call.at_most_once else None
         if trail is not None and isinstance(result, Returned) and (typed := self._serialized(result.value)) is not None:
             ended = _Ended(lease.utcnow(), _duration_ms(claimed), typed)
-            record = yield Defer(watch.recording(self._record(call, pos, claimed, result, ended, trailing=True), result))
+            recording = watch.recording(self._record(call, pos, claimed, result, ended, trailing=True), result)
+            record = yield from ask(Defer(recording))
             trail.add(record)
             return result.value
         return (yield from watch.recording(self._record(call, pos, claimed, result), result))
 
     @staticmethod
-    def _after_trailing_records(where: EffectPosition | Slot) -> Plan:
+    def _after_trailing_records(where: EffectPosition | Slot) -> Plan[None]:
         """Wait until the records of the task's earlier effects are written; raise the error of one that failed."""
         if isinstance(where, Slot) and where.attempt.trail is not None and (pending := where.attempt.trail.pending()):
             yield Join(pending)
@@ -381,7 +394,7 @@ class JournalPlans:
         """The serde's form of an outcome, or None when it cannot write it (the record then says so)."""
         try:
             return self.serde.dumps_typed(value)
-        except Exception:  # noqa: BLE001 - whatever the serde raises for a type it cannot write
+        except Exception:  # whatever the serde raises for a type it cannot write
             return None
 
     def _stream_plan(
@@ -390,9 +403,9 @@ class JournalPlans:
         where: EffectPosition | Slot,
         open_stream: Callable[[], Any],
         merge: Callable[[list[Any]], Any],
-        replay: Callable[[Any], Iterable[Any]],
+        replay: Callable[[Any], Iterable[Any] | Awaitable[Iterable[Any]]],  # awaited on the async face
         watch: Any = watches.UNWATCHED,
-    ) -> Plan:
+    ) -> Plan[None]:
         """Emit the streamed items as they come and record ``merge(items)``; a replay emits ``replay(outcome)``.
 
         The lease is renewed until the stream ends, including while the caller handles an item.
@@ -407,18 +420,19 @@ class JournalPlans:
             return
         yield from self._fence(pos, claimed)
         context = watch.around(self._running(call, pos, claimed))
-        with (yield self._heartbeat(pos, claimed)):
-            result = yield Invoke(open_stream, context)
+        with (yield from ask(self._heartbeat(pos, claimed))):
+            result: Returned | Raised | End
+            result = yield from ask(Invoke(open_stream, context))
             if isinstance(result, Returned):
                 stream, items = result.value, []
-                while isinstance(result := (yield Next(stream, context)), Returned):  # until END or Raised
+                while isinstance(result := (yield from ask(Next(stream, context))), Returned):  # until END or Raised
                     items.append(result.value)
                     yield Emit(result.value)
-                if result is END:
+                if isinstance(result, End):
                     result = Returned(merge(items))
         yield from watch.recording(self._record(call, pos, claimed, result), result)
 
-    def _fence(self, pos: EffectPosition, claimed: _Claimed) -> Plan:
+    def _fence(self, pos: EffectPosition, claimed: _Claimed) -> Plan[None]:
         """Refuse to start the effect once the run's lock may be lost (``run_fence``, no I/O: see ``run_lock``),
         freeing its claim as one that never ran (``not_run``), so a take-over runs it even when at_most_once."""
         try:
@@ -426,10 +440,11 @@ class JournalPlans:
                 self.run_fence(pos.thread_id)
         except BaseException:
             if claimed.unclaimed is None:
-                yield FencedUpdate(self.collection, held_fence(pos, claimed.fence), released_update(lease.utcnow(), not_run=True))
+                released = released_update(lease.utcnow(), not_run=True)
+                yield FencedUpdate(self.collection, held_fence(pos, claimed.fence), released)
             raise
 
-    def _outlive(self, call: EffectCall, pos: EffectPosition, claimed: _Claimed, cancelled: Raised) -> Plan:
+    def _outlive(self, call: EffectCall, pos: EffectPosition, claimed: _Claimed, cancelled: Raised) -> Plan[NoReturn]:
         """The node was cancelled while the effect's work goes on (in a thread an ``await`` cannot stop: a sync
         tool LangChain runs in an executor, ``asyncio.to_thread``, ``run_in_executor``): hold the position until
         the work ends, record its outcome, then raise the cancellation. An exclusive run's unclaimed effect is
@@ -438,23 +453,24 @@ class JournalPlans:
         yield Detach(self._hold_plan(call, pos, claimed, cancelled.pending))
         raise cancelled.error
 
-    def _hold_plan(self, call: EffectCall, pos: EffectPosition, claimed: _Claimed, work: Any) -> Plan:
+    def _hold_plan(self, call: EffectCall, pos: EffectPosition, claimed: _Claimed, work: Any) -> Plan[None]:
         """``_outlive``'s part that no further cancellation of the node may cut short (run ``Detach``-ed)."""
         if claimed.unclaimed is not None:
             claimed = yield from self._claim_late(pos, claimed)
-        with (yield self._heartbeat(pos, claimed)):
-            outcome = yield Await(work)
+        with (yield from ask(self._heartbeat(pos, claimed))):
+            outcome = yield from ask(Await(work))
         if not (isinstance(outcome, Raised) and outcome.pending is not None):
             with contextlib.suppress(Exception):  # the effect's own error is recorded; the cancellation goes on
                 yield from self._record(call, pos, claimed, outcome)
 
-    def _claim_late(self, pos: EffectPosition, claimed: _Claimed) -> Plan:
+    def _claim_late(self, pos: EffectPosition, claimed: _Claimed) -> Plan[_Claimed]:
         """Claim an exclusive run's effect that has been running unclaimed (one upsert); unchanged if an entry
         is there already (its record then writes nothing over it)."""
         now = lease.utcnow()
-        claim = {**(claimed.unclaimed or {}), "lease_until": now + timedelta(seconds=self.lease_seconds), "updated_at": now}
+        lease_until = now + timedelta(seconds=self.lease_seconds)
+        claim = {**(claimed.unclaimed or {}), "lease_until": lease_until, "updated_at": now}
         visit = visit_update(pos, new_entry(pos, claim, self._expiry(pos.thread_id)), now=now)
-        entry = yield FindOneAndUpdate(self.collection, entry_filter(pos), visit, upsert=True)
+        entry = yield from ask(FindOneAndUpdate(self.collection, entry_filter(pos), visit, upsert=True))
         if _held_by(entry, claimed.owner):
             return replace(claimed, fence=entry["fence"], unclaimed=None)
         return claimed
@@ -462,15 +478,17 @@ class JournalPlans:
     @staticmethod
     def _running(call: EffectCall, pos: EffectPosition, claimed: _Claimed) -> Callable[[], Any]:
         """The context the effect runs in: it is ``current_effect()`` there."""
-        info = EffectInfo(pos, call.kind, call.name, claimed.attempt, call.at_most_once, recorded_key=claimed.recorded_key)
+        info = EffectInfo(
+            pos, call.kind, call.name, claimed.attempt, call.at_most_once, recorded_key=claimed.recorded_key
+        )
         return lambda: running(info)
 
     @staticmethod
-    def _replay(call: EffectCall, pos: EffectPosition, replay: Callable[[Any], Any], value: Any) -> Plan:
+    def _replay(call: EffectCall, pos: EffectPosition, replay: Callable[[Any], Any], value: Any) -> Plan[Any]:
         """``replay(value)``, called where ``current_effect()`` is the replayed effect (``replayed``), so a wrapper
         can show the replay to its callbacks; awaited on the async face if it returns an awaitable."""
         info = EffectInfo(pos, call.kind, call.name, 0, call.at_most_once, replayed=True)
-        result = yield Invoke(lambda: replay(value), lambda: running(info))
+        result = yield from ask(Invoke(lambda: replay(value), lambda: running(info)))
         if isinstance(result, Raised):
             raise result.error
         return result.value
@@ -481,24 +499,29 @@ class JournalPlans:
         every = 0.0 if claimed.unclaimed is not None else self.lease_seconds / lease.RENEWALS_PER_LEASE
         return Heartbeat(lambda: self._renew_plan(pos, claimed.fence), every)
 
-    def _renew_plan(self, pos: EffectPosition, fence: int) -> Plan:
+    def _renew_plan(self, pos: EffectPosition, fence: int) -> Plan[bool]:
         """Push a live lease forward; False once it expired or another worker took the position over."""
         now = lease.utcnow()
         update = renewal_update(now=now, lease_until=now + timedelta(seconds=self.lease_seconds))
-        return (yield FencedUpdate(self.collection, live_fence(pos, fence, now), update))
+        return (yield from ask(FencedUpdate(self.collection, live_fence(pos, fence, now), update)))
 
     # -- claim ----------------------------------------------------------------------
 
-    def _place(self, call: EffectCall, where: EffectPosition | Slot, input_digest: str) -> Plan:
-        """``(position, its entry as read, exclusive, node attempt)``: the position given, or the slot's, matched among the
-        node's entries (read once per attempt, in one query; none for a visit no other run can have met,
+    def _place(
+        self, call: EffectCall, where: EffectPosition | Slot, input_digest: str
+    ) -> Plan[tuple[EffectPosition, Mapping[str, Any] | None, bool, Attempt | None]]:
+        """``(position, its entry as read, exclusive, node attempt)``: the position given, or the slot's, matched among
+        the node's entries (read once per attempt, in one query; none for a visit no other run can have met,
         ``NodePosition.new``)."""
         if isinstance(where, EffectPosition):
             return where, None, False, None
         attempt, node = where.attempt, where.node
         if attempt.recorded is None:
             docs = yield from self._node_entries(attempt, node)
-            attempt.learn(call_signatures(docs), {d["effect_key"]: d for d in docs if isinstance(d.get("effect_key"), str)})
+            entries: dict[str, Mapping[str, Any]] = {
+                d["effect_key"]: d for d in docs if isinstance(d.get("effect_key"), str)
+            }
+            attempt.learn(call_signatures(docs), entries)
         if where.key is not None:
             attempt.reserve(where.key)
             key = where.key
@@ -506,26 +529,29 @@ class JournalPlans:
             key = attempt.take(where.ordinal, call.kind, call.name, input_digest)
         return at(node, key, attempt.label), attempt.entries.get(key), where.exclusive, attempt
 
-    def _node_entries(self, attempt: Attempt, node: NodePosition) -> Plan:
+    def _node_entries(self, attempt: Attempt, node: NodePosition) -> Plan[list[dict[str, Any]]]:
         """The node's entries (none for a visit no other run can have met), and the visit's label: from the ranks the
         thread's labels know, else from its sequence, read whole beside the node's entries (``labels.ThreadLabels``)."""
         visit = {"path": node.path, "node": node.node, "occurrence": node.occurrence, "root_key": node.root_key}
-        label = attempt.labels.label(visit) if attempt.labels is not None else None
-        sequence = sequence_filter(visit) if attempt.labels is not None and label is None else None
+        labels = attempt.labels
+        label = labels.label(visit) if labels is not None else None
+        sequence = sequence_filter(visit) if labels is not None and label is None else None
         reads = [] if node.new else [Find(self.collection, node_entries_filter(node), {"_id": 0})]
         if sequence is not None:
             reads.append(Find(self.collection, {"thread_id": node.thread_id, "chunk": 0, **sequence}, LABEL_FIELDS))
-        found = [(yield reads[0])] if len(reads) == 1 else (yield Gather(tuple(reads))) if reads else []
-        if sequence is not None:
-            attempt.labels.learn(visit, found[-1])
-            label = attempt.labels.label(visit)
+        found: list[list[dict[str, Any]]] = (
+            [(yield from ask(reads[0]))] if len(reads) == 1 else (yield from ask(Gather(tuple(reads)))) if reads else []
+        )
+        if labels is not None and sequence is not None:
+            labels.learn(visit, found[-1])
+            label = labels.label(visit)
         attempt.label = (label["path"], label["occurrence"]) if label is not None else None
         return found[0] if not node.new else []
 
     def _unclaimed(
         self, call: EffectCall, pos: EffectPosition, known: Mapping[str, Any] | None, fingerprint: Mapping[str, str],
         owner: str, secrets: frozenset[str], node_attempt: Attempt | None,
-    ) -> Plan:
+    ) -> Plan[_Claimed | _RecordedOutcome | None]:
         """An exclusive run's at-least-once effect, without a claim: ``_Claimed`` (run it, then write its entry:
         one command) for a position with no entry, ``_RecordedOutcome`` (no command) for a completed entry of this
         effect, or None: anything else goes through a claim."""
@@ -541,7 +567,9 @@ class JournalPlans:
         _log_replay(call, pos, known)
         return _RecordedOutcome((yield from self._load_outcome(known, pos)), known.get("idempotency_key"))
 
-    def _claim(self, call: EffectCall, where: EffectPosition | Slot) -> Plan:
+    def _claim(
+        self, call: EffectCall, where: EffectPosition | Slot
+    ) -> Plan[tuple[EffectPosition, _Claimed | _RecordedOutcome]]:
         """Returns ``(position, _Claimed)`` (run the effect) or ``(position, _RecordedOutcome)`` (its outcome); raises
         a recorded terminal error.
 
@@ -550,7 +578,8 @@ class JournalPlans:
         """
         owner = uuid.uuid4().hex
         secrets = credential_values([call.input, call.preview_source])
-        key = yield from self._input_key_plan(where.thread_id if isinstance(where, EffectPosition) else where.node.thread_id)
+        thread_id = where.thread_id if isinstance(where, EffectPosition) else where.node.thread_id
+        key = yield from self._input_key_plan(thread_id)
         fingerprint = {"digest": digest(call.input, key), "preview": self._preview(call.preview_source, secrets)}
         pos, known, exclusive, node_attempt = yield from self._place(call, where, fingerprint["digest"])
         if exclusive and not call.at_most_once and not self.claim_always:
@@ -560,9 +589,14 @@ class JournalPlans:
         return pos, (yield from self._contend(call, pos, fingerprint, owner, secrets, node_attempt))
 
     def _contend(
-        self, call: EffectCall, pos: EffectPosition, fingerprint: Mapping[str, str], owner: str, secrets: frozenset[str],
+        self,
+        call: EffectCall,
+        pos: EffectPosition,
+        fingerprint: Mapping[str, str],
+        owner: str,
+        secrets: frozenset[str],
         node_attempt: Attempt | None,
-    ) -> Plan:
+    ) -> Plan[_Claimed | _RecordedOutcome]:
         """Visit the position and act on the entry found, until ``owner`` holds it (``_Claimed``) or its outcome is
         replayed (``_RecordedOutcome``); waits for a live lease, takes over a dead or failed claim."""
         keys = _recorded_keys(node_attempt)
@@ -571,9 +605,8 @@ class JournalPlans:
         entry = None
         while True:
             now = lease.utcnow()
-            claim = claim_fields(
-                call, pos, owner=owner, now=now, lease_until=now + timedelta(seconds=self.lease_seconds), input=fingerprint
-            )
+            lease_until = now + timedelta(seconds=self.lease_seconds)
+            claim = claim_fields(call, pos, owner=owner, now=now, lease_until=lease_until, input=fingerprint)
             if entry is None:  # the visit; again only if the entry was discarded meanwhile
                 visit = visit_update(pos, new_entry(pos, claim, self._expiry(pos.thread_id)), now=now)
                 entry = yield from self._visit(pos, visit)
@@ -594,23 +627,24 @@ class JournalPlans:
                 yield Sleep(self._pause(call, pos, entry, deadline, pause))
             else:
                 recorded_key = entry.get("idempotency_key") or pos.idempotency_key  # a re-execution keeps its key
-                update = takeover_update({**claim, "idempotency_key": recorded_key}, orphaned=entry["status"] == "started")
-                if (yield FencedUpdate(self.collection, takeover_fence(pos, entry), update)):
+                orphaned = entry["status"] == "started"
+                update = takeover_update({**claim, "idempotency_key": recorded_key}, orphaned=orphaned)
+                if (yield from ask(FencedUpdate(self.collection, takeover_fence(pos, entry), update))):
                     attempts = entry.get("attempts", 0) + 1
                     return _Claimed(
                         owner, entry["fence"] + 1, attempts, time.monotonic(), secrets, node_attempt=node_attempt,
                         recorded_key=recorded_key,
                     )
                 # another worker took it over first: judge its entry
-            found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
+            found = yield from ask(Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1))
             entry = found[0] if found else None
 
-    def _mark_unknown(self, call: EffectCall, pos: EffectPosition, entry: Mapping[str, Any]) -> Plan:
+    def _mark_unknown(self, call: EffectCall, pos: EffectPosition, entry: Mapping[str, Any]) -> Plan[None]:
         """Mark an entry whose outcome is unknown, once: the run that marks it counts it among the outcomes awaiting a
         person (``resolve``/``discard`` take the count off). A mark that fails to be written is given up: the next
         run that meets the entry marks it."""
         if entry.get("unknown_since") is None:
-            marked = yield Try(FencedUpdate(self.collection, *unknown_mark(pos, entry, lease.utcnow())))
+            marked = yield from ask(Try(FencedUpdate(self.collection, *unknown_mark(pos, entry, lease.utcnow()))))
             if isinstance(marked, Returned) and marked.value:
                 watches.outcome_unknown(call.kind)
 
@@ -630,19 +664,19 @@ class JournalPlans:
             )
         return pause.next(remaining)
 
-    def _visit(self, pos: EffectPosition, visit: dict[str, Any]) -> Plan:
+    def _visit(self, pos: EffectPosition, visit: dict[str, Any]) -> Plan[dict[str, Any]]:
         """The visit's upsert. A reply lost to a connection failure (the server may have applied it) is sent once
         more: the same visit, under the same owner, returns the entry, ours when our claim was applied, and the
         effect, which we know never started, runs now instead of raising ``EffectOutcomeUnknownError`` later.
         (A replica set's retryable writes do this in the driver; a standalone server's replies are not retried.)"""
         request = FindOneAndUpdate(self.collection, entry_filter(pos), visit, upsert=True)
-        answer = yield Try(request)
+        answer = yield from ask(Try(request))
         if isinstance(answer, Returned):
-            return answer.value
+            return cast("dict[str, Any]", answer.value)  # an upsert answers with the document after it, never None
         if not isinstance(answer.error, ConnectionFailure):
             raise answer.error
         logger.warning("the claim of %s got no reply (%s): sending it once more", pos, answer.error)
-        return (yield request)
+        return cast("dict[str, Any]", (yield from ask(request)))
 
     def _judge(
         self,
@@ -668,8 +702,9 @@ class JournalPlans:
         return self._judge_started(entry, call, pos, now)
 
     def _rerun_in_place(self, entry: Mapping[str, Any], call: EffectCall, pos: EffectPosition, terminal: bool) -> bool:
-        """Whether the entry records another effect than ``call`` that ``call`` replaces (``on_nondeterminism="rerun"``);
-        ``NondeterminismError`` under ``"raise"``. A failure that is run again anyway is not compared."""
+        """Whether the entry records another effect than ``call`` that ``call`` replaces
+        (``on_nondeterminism="rerun"``); ``NondeterminismError`` under ``"raise"``. A failure that is run again anyway
+        is not compared."""
         recorded = (entry.get("kind"), entry.get("name"))
         if recorded == (call.kind, call.name) or (entry.get("status") == "failed" and not terminal):
             return False
@@ -686,7 +721,7 @@ class JournalPlans:
     def _judge_started(self, entry: Mapping[str, Any], call: EffectCall, pos: EffectPosition, now: datetime) -> str:
         """``wait`` for a started entry under a live lease, else ``takeover`` (its worker died); an at_most_once
         effect that may have started raises ``EffectOutcomeUnknownError`` instead."""
-        expired = lease.naive(entry["lease_until"]) <= now
+        expired = cast(datetime, lease.naive(entry["lease_until"])) <= now  # a started entry's is a date (_check_entry)
         if not expired and not owner_gone(entry):
             return "wait"
         died = (
@@ -704,10 +739,10 @@ class JournalPlans:
                 f"{call.kind} {call.name!r} at {pos} is at_most_once and was started by a worker {died} before "
                 f"it recorded an outcome, so it may or may not have happened. Look up idempotency key "
                 f"{key} in the system it calls, then record what happened with "
-                "ActivityJournal.resolve(position, outcome), or let it run again with ActivityJournal.discard(position); "
-                f"from a shell (with --uri and --db of this database): langgraph-durable-mongodb resolve "
-                f"{shlex.quote(str(pos))} '<what it returned, as JSON>', or langgraph-durable-mongodb discard "
-                f"{shlex.quote(str(pos))}",
+                "ActivityJournal.resolve(position, outcome), or let it run again with "
+                "ActivityJournal.discard(position); from a shell (with --uri and --db of this database): "
+                f"langgraph-durable-mongodb resolve {shlex.quote(str(pos))} '<what it returned, as JSON>', or "
+                f"langgraph-durable-mongodb discard {shlex.quote(str(pos))}",
                 position=pos,
                 idempotency_key=key,
             )
@@ -749,7 +784,8 @@ class JournalPlans:
         error = entry.get("error") or {}
         if not error.get("terminal"):
             return None
-        terminal = (*self.terminal_errors, OutcomeNotSerializableError)  # the latter recorded terminal only when at_most_once
+        # OutcomeNotSerializableError is recorded terminal only when at_most_once
+        terminal = (*self.terminal_errors, OutcomeNotSerializableError)
         cls = _resolve_type(error.get("module", ""), error.get("type", ""), terminal)
         return cls if cls is not None and issubclass(cls, terminal) else None
 
@@ -770,10 +806,12 @@ class JournalPlans:
             )
         warnings.warn(message, InputChangedWarning, stacklevel=2)
 
-    def _load_outcome(self, entry: Mapping[str, Any], pos: EffectPosition) -> Plan:
+    def _load_outcome(self, entry: Mapping[str, Any], pos: EffectPosition) -> Plan[Any]:
         chunks: list[dict[str, Any]] = []
         if entry["outcome"].get("chunks", 1) > 1:
-            chunks = yield Find(self.collection, {**chunk_key(pos, entry["owner"]), "chunk": {"$gt": 0}}, {"_id": 0})
+            chunks = yield from ask(
+                Find(self.collection, {**chunk_key(pos, entry["owner"]), "chunk": {"$gt": 0}}, {"_id": 0})
+            )
         typed = outcome_typed(entry, chunks)
         if typed is None:
             raise _corrupt(pos, f"the recorded outcome at {pos} is missing some of its chunk documents")
@@ -786,12 +824,12 @@ class JournalPlans:
             raise
         except CorruptDocumentError as exc:  # in clear under an EncryptedSerializer: planted, or from before it
             problem = (
-                f"the recorded outcome at {pos} is stored in clear (serde type {typed[0]!r}) though the journal's serde "
-                "encrypts every outcome: it was written by someone who can write the database, or before encryption "
-                "was turned on"
+                f"the recorded outcome at {pos} is stored in clear (serde type {typed[0]!r}) though the journal's "
+                "serde encrypts every outcome: it was written by someone who can write the database, or before "
+                "encryption was turned on"
             )
             raise _corrupt(pos, problem, self.collection, "outcome.data") from exc
-        except Exception as exc:  # noqa: BLE001 - whatever the serde raises for bytes it cannot read
+        except Exception as exc:  # whatever the serde raises for bytes it cannot read
             problem = f"the recorded outcome at {pos} cannot be deserialized ({type(exc).__name__})"
             raise _corrupt(pos, problem, self.collection, "outcome.data") from exc
 
@@ -805,7 +843,7 @@ class JournalPlans:
         result: Returned | Raised,
         ended: _Ended | None = None,
         trailing: bool = False,
-    ) -> Plan:
+    ) -> Plan[Any]:  # the effect's value
         """Record the outcome under the fence and return the value (or raise the effect's error).
 
         ``ended``: when the effect ended, and its serialized value. ``trailing``: the node went on with the value
@@ -832,7 +870,7 @@ class JournalPlans:
             return result.value
         return (yield from self._fenced_out(call, pos, claimed, result.value, bool(chunks), trailing))
 
-    def _record_failure(self, pos: EffectPosition, claimed: _Claimed, exc: BaseException, ended: _Ended) -> Plan:
+    def _record_failure(self, pos: EffectPosition, claimed: _Claimed, exc: BaseException, ended: _Ended) -> Plan[None]:
         """Record the effect's error as its outcome (``failed``); a cancellation or an interrupt, whose outcome is
         unknown, frees the claimed position instead."""
         if isinstance(exc, Exception):
@@ -844,12 +882,12 @@ class JournalPlans:
 
     def _serialized_or_failed(
         self, call: EffectCall, pos: EffectPosition, claimed: _Claimed, value: Any, ended: _Ended
-    ) -> Plan:
+    ) -> Plan[tuple[str, bytes]]:
         """The serde's form of the value the effect returned; ``OutcomeNotSerializableError``, recorded, when the serde
         cannot write it."""
         try:
             return ended.typed or self.serde.dumps_typed(value)
-        except Exception as exc:  # noqa: BLE001 - whatever the serde raises for a type it cannot write
+        except Exception as exc:  # whatever the serde raises for a type it cannot write
             # The effect happened and its outcome cannot be kept: say so in the entry and to the caller. An
             # at_most_once effect replays this error (a person settles it); another one runs again next time.
             error = unserializable_outcome(call, pos, value, exc)
@@ -857,18 +895,19 @@ class JournalPlans:
             stored = error_record(
                 error, terminal=call.at_most_once, message=scrub(str(error), claimed.secrets), issued=_issued(claimed)
             )
-            yield from self._end_claim(pos, claimed, failed_update(stored, now=ended.now, duration_ms=ended.duration_ms))
+            failed = failed_update(stored, now=ended.now, duration_ms=ended.duration_ms)
+            yield from self._end_claim(pos, claimed, failed)
             raise error from exc
 
     def _fenced_out(
         self, call: EffectCall, pos: EffectPosition, claimed: _Claimed, value: Any, chunked: bool, trailing: bool
-    ) -> Plan:
+    ) -> Plan[Any]:
         """Our lease expired and another worker took the position over before our record: drop our chunks, and
         return the outcome that worker recorded, or ``value`` when it recorded none."""
         watches.record_lost(call.kind)
         if chunked:
             yield DeleteMany(self.collection, chunk_key(pos, claimed.owner))
-        found = yield Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1)
+        found = yield from ask(Find(self.collection, entry_filter(pos), {"_id": 0}, limit=1))
         if found and found[0].get("status") == "completed":
             self._check_entry(found[0], pos)
             if trailing:
@@ -878,9 +917,13 @@ class JournalPlans:
                     "again: the node replays the recorded outcome",
                     position=pos,
                 )
-            logger.warning("%s %r at %s: lease lost; returning the outcome the new owner recorded", call.kind, call.name, pos)
+            logger.warning(
+                "%s %r at %s: lease lost; returning the outcome the new owner recorded", call.kind, call.name, pos
+            )
             return (yield from self._load_outcome(found[0], pos))
-        logger.warning("%s %r at %s: lease lost before recording; the outcome was not recorded", call.kind, call.name, pos)
+        logger.warning(
+            "%s %r at %s: lease lost before recording; the outcome was not recorded", call.kind, call.name, pos
+        )
         return value
 
     def _preview(self, value: Any, secrets: frozenset[str]) -> str:
@@ -888,7 +931,7 @@ class JournalPlans:
         value whose ``str`` raises): a preview never stops a claim or a record."""
         try:
             return preview(value, limit=self.preview_chars, redactor=self.redactor, secrets=secrets)
-        except Exception as exc:  # noqa: BLE001 - whatever the redactor or the value raises
+        except Exception as exc:  # whatever the redactor or the value raises
             # Only the type: the message may quote the value, which the preview was to redact.
             logger.warning("a journal preview could not be made (%s): stored without one", type(exc).__name__)
             return ""
@@ -897,39 +940,41 @@ class JournalPlans:
         """The error message stored for people: none under ``store_messages=False``, else with secrets scrubbed."""
         return storable(scrub(str(exc), claimed.secrets)) if self.store_messages else ""
 
-    def _end_claim(self, pos: EffectPosition, claimed: _Claimed, update: dict[str, Any]) -> Plan:
+    def _end_claim(self, pos: EffectPosition, claimed: _Claimed, update: dict[str, Any]) -> Plan[bool]:
         """Write how the effect ended: under the claim's fence (``_settle``), or, for an exclusive run's
         unclaimed effect, as the entry itself, inserted if the position is still free (one command).
         False when another worker holds or recorded the position."""
         if claimed.unclaimed is None:
             return (yield from self._settle(held_fence(pos, claimed.fence), update))
         record = first_record(pos, claimed.unclaimed, self._expiry(pos.thread_id), update)
-        found = yield FindOneAndUpdate(self.collection, entry_filter(pos), record, upsert=True)
+        found = yield from ask(FindOneAndUpdate(self.collection, entry_filter(pos), record, upsert=True))
         return _held_by(found, claimed.owner)
 
-    def _settle(self, fence: dict[str, Any], update: dict[str, Any]) -> Plan:
+    def _settle(self, fence: dict[str, Any], update: dict[str, Any]) -> Plan[bool]:
         """Apply ``update``, which ends a claim, under ``fence``, taking back the count of the visit that ran
         the effect; False when fenced out. One command, two if other visits were counted meanwhile."""
-        if (yield FencedUpdate(self.collection, {**fence, **ONLY_VISIT}, uncount_visit(update, alone=True))):
+        if (yield from ask(FencedUpdate(self.collection, {**fence, **ONLY_VISIT}, uncount_visit(update, alone=True)))):
             return True
-        return bool((yield FencedUpdate(self.collection, fence, uncount_visit(update, alone=False))))
+        return bool((yield from ask(FencedUpdate(self.collection, fence, uncount_visit(update, alone=False)))))
 
     # -- for people -----------------------------------------------------------------
 
-    def _entries_plan(self, thread_id: str) -> Plan:
-        docs = yield Find(
-            self.collection,
-            {"thread_id": thread_id, "chunk": 0},
-            {"_id": 0, "outcome.data": 0},
-            [("created_at", 1), ("path", 1), ("node", 1), ("occurrence", 1), ("effect_key", 1)],
+    def _entries_plan(self, thread_id: str) -> Plan[list[dict[str, Any]]]:
+        docs = yield from ask(
+            Find(
+                self.collection,
+                {"thread_id": thread_id, "chunk": 0},
+                {"_id": 0, "outcome.data": 0},
+                [("created_at", 1), ("path", 1), ("node", 1), ("occurrence", 1), ("effect_key", 1)],
+            )
         )
         return labelled(docs)
 
-    def _resolve_plan(self, pos: EffectPosition, value: Any) -> Plan:
+    def _resolve_plan(self, pos: EffectPosition, value: Any) -> Plan[None]:
         """Record ``value`` as the outcome of the position's entry (a person's decision)."""
         _require_position(pos)
         yield from self._settled_unknown(pos, "resolved")
-        found = yield Find(self.collection, entry_filter(pos), {"_id": 0, "fence": 1, "status": 1}, limit=1)
+        found = yield from ask(Find(self.collection, entry_filter(pos), {"_id": 0, "fence": 1, "status": 1}, limit=1))
         if not found:
             raise DurableMongoError(f"no journal entry at {pos}")
         owner = uuid.uuid4().hex
@@ -951,20 +996,20 @@ class JournalPlans:
         if found[0].get("status") == "started":  # its owner never recorded: take back that visit's count
             settled = yield from self._settle(fence, update)
         else:
-            settled = yield FencedUpdate(self.collection, fence, update)
+            settled = yield from ask(FencedUpdate(self.collection, fence, update))
         if not settled:
             if chunks:
                 yield DeleteMany(self.collection, chunk_key(pos, owner))
             raise DurableMongoError(f"the journal entry at {pos} changed while it was being resolved; look at it again")
 
-    def _settled_unknown(self, pos: EffectPosition, decision: str) -> Plan:
+    def _settled_unknown(self, pos: EffectPosition, decision: str) -> Plan[None]:
         """A person settles the position: if its outcome was marked unknown, unmark it and take it off the outcomes
         awaiting a person, once (a decision that then fails leaves it unmarked: the next run that meets it marks
         it again)."""
-        if (yield FencedUpdate(self.collection, *unknown_unmark(pos))):
+        if (yield from ask(FencedUpdate(self.collection, *unknown_unmark(pos)))):
             watches.outcome_resolved(decision)
 
-    def _discard_plan(self, pos: EffectPosition) -> Plan:
+    def _discard_plan(self, pos: EffectPosition) -> Plan[None]:
         """Delete the position's entry and chunks, so the effect runs again."""
         _require_position(pos)
         yield from self._settled_unknown(pos, "discarded")

@@ -10,10 +10,10 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any, Protocol
 
-from langgraph.checkpoint.base import SerializerProtocol
+from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from ..storage.schema import CollectionNames
 from ..storage.format import StorageFormat
+from ..storage.schema import CollectionNames
 
 
 class RootCheckpoints(Protocol):

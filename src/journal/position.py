@@ -45,7 +45,10 @@ class EffectPosition:
         return idempotency_key((self.thread_id, self.path, self.node, self.occurrence, self.effect_key))
 
     def __str__(self) -> str:
-        return f"thread {self.thread_id!r} path {self.path!r} node {self.node!r}#{self.occurrence} effect {self.effect_key!r}"
+        return (
+            f"thread {self.thread_id!r} path {self.path!r} node {self.node!r}#{self.occurrence} "
+            f"effect {self.effect_key!r}"
+        )
 
 
 def at(node: NodePosition, key: str, label: tuple[str, str] | None = None) -> EffectPosition:

@@ -33,7 +33,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
-from .canonical import is_dataclass_instance, canonical, canonical_json
+from .canonical import canonical, canonical_json, is_dataclass_instance
 
 #: Replaces a credential's value in previews.
 REDACTED = "[REDACTED]"
@@ -131,7 +131,8 @@ def readable(message: BaseMessage) -> str:
     """A message as a person reads it: ``role: text``, then its tool calls (arguments redacted).
 
     >>> from langchain_core.messages import AIMessage
-    >>> readable(AIMessage("On it.", tool_calls=[{"name": "login", "args": {"user": "al", "password": "x"}, "id": "c1"}]))
+    >>> readable(AIMessage("On it.", tool_calls=[
+    ...     {"name": "login", "args": {"user": "al", "password": "x"}, "id": "c1"}]))
     'ai: On it. [login({"password": "[REDACTED]", "user": "al"})]'
     """
     return _Redaction().message(message, SHOWN_DEPTH)
@@ -181,7 +182,10 @@ class _Redaction:
 
     def message(self, message: BaseMessage, depth: int) -> str:
         content = message.content
-        text = self.text(content, depth) if isinstance(content, str) else canonical_json(canonical(self.value(content, depth)))
+        if isinstance(content, str):
+            text = self.text(content, depth)
+        else:
+            text = canonical_json(canonical(self.value(content, depth)))
         calls = "".join(
             f" [{c['name']}({canonical_json(canonical(self.value(c['args'], depth)))})]"
             for c in getattr(message, "tool_calls", None) or []
@@ -211,7 +215,9 @@ def credential_values(value: Any, *, under_credential: bool = False) -> frozense
     return frozenset(v for v in found if len(v) >= 4)
 
 
-def _credential_walk(value: Any, under_credential: bool, walked: dict[tuple[int, bool], Any]) -> list[tuple[Any, bool]] | None:
+def _credential_walk(
+    value: Any, under_credential: bool, walked: dict[tuple[int, bool], Any]
+) -> list[tuple[Any, bool]] | None:
     """The values ``credential_values`` looks into inside ``value``, each with whether it sits under a credential
     key; None for a value it looks at as it is (text that holds no JSON, a number, ...). ``walked``: the containers
     looked into already (held, so that no other object takes their ids): a container inside itself is looked into
@@ -288,13 +294,17 @@ class SecretForms:
         forms = {form for secret in secrets for form in (secret, json.dumps(secret)[1:-1], repr(secret)[1:-1]) if form}
         short = sorted((f for f in forms if len(f) < PREFIX), key=len, reverse=True)
         long = [f for f in forms if len(f) >= PREFIX]
-        self.one_by_one = tuple(sorted(long, key=len, reverse=True)) + tuple(short) if len(forms) <= FEW_FORMS else tuple(short)
+        few = len(forms) <= FEW_FORMS
+        self.one_by_one = tuple(sorted(long, key=len, reverse=True)) + tuple(short) if few else tuple(short)
         self.longest = max(map(len, forms), default=0)
         grouped: dict[str, dict[int, set[str]]] = {}
         for form in long if len(forms) > FEW_FORMS else ():
             grouped.setdefault(form[:PREFIX], {}).setdefault(len(form), set()).add(form)
         #: By first characters: the forms starting with them, by length, longest first.
-        self.by_prefix = {p: tuple(sorted(((n, frozenset(f)) for n, f in by_len.items()), reverse=True)) for p, by_len in grouped.items()}
+        self.by_prefix = {
+            p: tuple(sorted(((n, frozenset(f)) for n, f in by_len.items()), reverse=True))
+            for p, by_len in grouped.items()
+        }
 
     def replace(self, text: str) -> str:
         """``text`` with every form replaced by ``REDACTED``."""

@@ -8,16 +8,17 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
-from .context import current_effect_scope
+from .context import Journal, current_effect_scope
 from .documents import EffectCall
 from .journal import ActivityJournal
 from .observe import observed_config
 
 
 def _tool_call_id(input: Any) -> str | None:
-    if isinstance(input, dict) and input.get("type") == "tool_call" and isinstance(input.get("id"), str):
-        return input["id"]
-    return None
+    if not isinstance(input, dict) or input.get("type") != "tool_call":
+        return None
+    tool_call_id = input.get("id")
+    return tool_call_id if isinstance(tool_call_id, str) else None
 
 
 class _Replayed(BaseTool):
@@ -98,7 +99,7 @@ class SecureTool(BaseTool):
             return {k: v for k, v in args.items() if k in schema["properties"]}
         return args
 
-    def _journal(self) -> ActivityJournal:
+    def _journal(self) -> Journal:
         return self.journal or current_effect_scope().journal
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:

@@ -97,7 +97,9 @@ class DurableSubgraphResolver:
         self._cached_walk = functools.lru_cache(maxsize=4096)(self._walk_uncached)
 
     @classmethod
-    def from_graph(cls, compiled: Pregel, root_saver: BaseCheckpointSaver | None = None) -> DurableSubgraphResolver:
+    def from_graph(
+        cls, compiled: Pregel[Any, Any, Any, Any], root_saver: BaseCheckpointSaver[Any] | None = None
+    ) -> DurableSubgraphResolver:
         """Discover the topology of ``compiled`` (see ``topology.discover_topology``; ``root_saver`` is the saver
         the root runs on, its own by default)."""
         return cls(discover_topology(compiled, root_saver))

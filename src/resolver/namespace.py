@@ -118,7 +118,7 @@ def _is_counter(part: str) -> bool:
     return part.isascii() and part.isdigit() and str(int(part)) == part
 
 
-def parse_namespace(ns: str) -> tuple[NamespaceSegment, ...]:
+def parse_namespace(ns: object) -> tuple[NamespaceSegment, ...]:
     """Split a checkpoint namespace into segments; raise ``NamespaceError`` on any malformed part."""
     if not isinstance(ns, str) or not ns:
         raise NamespaceError(

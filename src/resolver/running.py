@@ -123,7 +123,9 @@ def resolve_levels(
     callers = _callers(levels, own, trace, thread_id)
     edits = edits or {}
     boundaries = tuple(
-        _task_boundary(level, callers[i], root, edits) if i in callers else _boundary(level, trace, thread_id, root, unseen, edits)
+        _task_boundary(level, callers[i], root, edits)
+        if i in callers
+        else _boundary(level, trace, thread_id, root, unseen, edits)
         for i, level in enumerate(levels[:-1])
     )
     retried = any((trace.run_attempt(thread_id, lv.segment.task_ns, lv.segment.counter) or 1) > 1 for lv in levels[:-1])
@@ -241,7 +243,9 @@ def _task_key(segment: NamespaceSegment, pull: bool, root: Any) -> str:
     return root if pull and not segment.parent_ns and isinstance(root, str) and root else segment.task_id
 
 
-def _send_origin(index: int | None, segment: NamespaceSegment, step: int | None, root: Any, path: str) -> SendOrigin | None:
+def _send_origin(
+    index: int | None, segment: NamespaceSegment, step: int | None, root: Any, path: str
+) -> SendOrigin | None:
     """The Send group is the step the task belongs to: ``step:N`` inside a child run, else the root checkpoint."""
     if index is None:
         return None

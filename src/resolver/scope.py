@@ -40,9 +40,8 @@ from contextvars import ContextVar
 from typing import Any, Generic, Protocol, TypeVar
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.tracers.context import register_configure_hook
-
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tracers.context import register_configure_hook
 from langgraph.config import get_config
 
 from ..errors import NamespaceError, NoDurableScopeError

@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from types import FunctionType, MappingProxyType, MethodType, ModuleType
-from typing import Any
+from typing import Any, TypeAlias
 
 from langchain_core.runnables import Runnable, RunnableParallel
 from langchain_core.runnables.base import RunnableBindingBase
@@ -50,8 +50,11 @@ __all__ = ["GraphTopology", "NodeKind", "NodeTopology", "Topology", "TopologyIss
 
 _INHERIT_FIX = "compile it with checkpointer=None so it inherits the root's saver"
 
+#: A compiled graph, whatever its state, context, input and output.
+_Compiled: TypeAlias = "Pregel[Any, Any, Any, Any]"
 
-class NodeKind(str, Enum):
+
+class NodeKind(str, Enum):  # noqa: UP042 - public API: as a StrEnum, its members would str() and format() otherwise
     """How a node relates to compiled child graphs."""
 
     ORDINARY = "ordinary"
@@ -104,7 +107,7 @@ class Topology:
     issues: tuple[TopologyIssue, ...]
 
 
-def discover_topology(compiled: Pregel, root_saver: BaseCheckpointSaver | None = None) -> Topology:
+def discover_topology(compiled: _Compiled, root_saver: BaseCheckpointSaver[Any] | None = None) -> Topology:
     """Walk ``compiled`` and every compiled graph it can run, each instance once.
 
     A child compiled with ``root_saver`` itself (the saver the root runs on; ``compiled``'s own by
@@ -125,14 +128,14 @@ def discover_topology(compiled: Pregel, root_saver: BaseCheckpointSaver | None =
 
 
 class _Discovery:
-    def __init__(self, root_saver: BaseCheckpointSaver | None) -> None:
+    def __init__(self, root_saver: BaseCheckpointSaver[Any] | None) -> None:
         self.root_saver = root_saver
         self.issues: list[TopologyIssue] = []
         self._done: dict[int, GraphTopology] = {}
         self._open: dict[int, tuple[GraphTopology, tuple[str, ...]]] = {}
-        self._keep: list[Pregel] = []  # keeps ids unique while discovering
+        self._keep: list[_Compiled] = []  # keeps ids unique while discovering
 
-    def graph(self, compiled: Pregel, path: tuple[str, ...]) -> GraphTopology:
+    def graph(self, compiled: _Compiled, path: tuple[str, ...]) -> GraphTopology:
         key = id(compiled)
         if key in self._done:
             return self._done[key]
@@ -153,7 +156,7 @@ class _Discovery:
         self._open[key] = (shell, path)
         shell.nodes = MappingProxyType(
             {
-                name: self._node(name, node.bound, node.subgraphs, path + (name,))
+                name: self._node(name, node.bound, node.subgraphs, (*path, name))
                 for name, node in compiled.nodes.items()
             }
         )
@@ -161,7 +164,7 @@ class _Discovery:
         self._done[key] = shell
         return shell
 
-    def _node(self, name: str, bound: Runnable, declared: Any, path: tuple[str, ...]) -> NodeTopology:
+    def _node(self, name: str, bound: Runnable[Any, Any], declared: Any, path: tuple[str, ...]) -> NodeTopology:
         direct = bound
         while isinstance(direct, RunnableBindingBase):
             direct = direct.bound
@@ -174,7 +177,7 @@ class _Discovery:
             self._check_checkpointer(graph, kind, path)
         return NodeTopology(name, kind, tuple(self.graph(graph, path) for graph in graphs))
 
-    def _check_checkpointer(self, graph: Pregel, kind: NodeKind, path: tuple[str, ...]) -> None:
+    def _check_checkpointer(self, graph: _Compiled, kind: NodeKind, path: tuple[str, ...]) -> None:
         where = (
             f"child '{_join(path)}'" if kind is NodeKind.CHILD else f"graph '{graph.name}' run by node '{_join(path)}'"
         )
@@ -200,7 +203,7 @@ def _join(path: tuple[str, ...]) -> str:
     return "/".join(path)
 
 
-def _unique(graphs: list[Pregel]) -> list[Pregel]:
+def _unique(graphs: list[_Compiled]) -> list[_Compiled]:
     return list({id(graph): graph for graph in graphs}.values())
 
 
@@ -215,9 +218,9 @@ def _is_application_code(func: Any) -> bool:
     return code is not None and not code.co_filename.startswith(_library_roots())
 
 
-def _reachable_graphs(start: Any) -> list[Pregel]:
+def _reachable_graphs(start: Any) -> list[_Compiled]:
     """Every compiled graph reachable from a node's runnable or code."""
-    found: list[Pregel] = []
+    found: list[_Compiled] = []
     seen: dict[int, Any] = {}  # holds what it saw, so no id is reused while walking
     pending = [start]
     while pending:

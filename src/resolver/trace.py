@@ -40,8 +40,8 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 
-from .._lru import LRU
 from .._langgraph import NS_SEP, PULL, PUSH, TaskCall, child_run_start, task_call
+from .._lru import LRU
 
 __all__ = ["TaskFacts", "TaskTrace", "is_pull", "send_index_of"]
 

@@ -72,5 +72,12 @@ def visit_position(
         path = f"{path}/{boundary.name}/{_key(boundary.task_key, boundary.step, boundary.send, boundary.subgraph_run)}"
     occurrence = _key(resolved.node_task_key, resolved.node_step, resolved.node_send)
     return NodePosition(
-        thread_id, path, resolved.node_name, occurrence, new=new, continued=continued, root_key=root_key, unconfirmed=unconfirmed
+        thread_id,
+        path,
+        resolved.node_name,
+        occurrence,
+        new=new,
+        continued=continued,
+        root_key=root_key,
+        unconfirmed=unconfirmed,
     )

@@ -49,8 +49,8 @@ MUTANTS = (
     # -- issue 46: outcomes awaiting a person, counted once --
     (
         "an outcome unknown is marked, and counted, by every run that read it unmarked",
-        'marked = {**held_fence(pos, entry.get("fence")), "unknown_since": {"$exists": False}}',
-        'marked = held_fence(pos, entry.get("fence"))',
+        'marked = {**held_fence(pos, fence), "unknown_since": {"$exists": False}}',
+        "marked = held_fence(pos, fence)",
         ("tests/test_telemetry.py", "-m", "not server", "-k", "read_the_entry_unmarked"),
     ),
     (

@@ -22,20 +22,20 @@ MUTANTS = (
     # issue 20: an edit made as the interrupted node completes it; its next visit is a new occurrence
     (
         "a sync effect on the event loop waits for the store that loop has to run",
-        "            if unstored and on_event_loop() and self.saver.stores_on_event_loop(thread_id):",
+        "            if unstored and on_event_loop() and saver.stores_on_event_loop(thread_id):",
         "            if False:",
         ("tests/test_platform_replay.py", "-k", "does_not_wait_on_the_loop and mongo_java_server"),
     ),
     # -- issue 32: positions named by LangGraph's identity of the work --
     (
         "a node's first effect runs before the root checkpoint its position derives from is stored",
-        "                self.saver.wait_stored(thread_id, root)",
+        "                saver.wait_stored(thread_id, root)",
         "                pass",
         ("tests/test_failed_root_store.py", "-m", "not server", "-k", "sync_face"),
     ),
     (
         "an async node's first effect runs before the root checkpoint its position derives from is stored",
-        "                await self.saver.await_stored(thread_id, root)",
+        "                await saver.await_stored(thread_id, root)",
         "                pass",
         ("tests/test_failed_root_store.py", "-m", "not server", "-k", "async_face"),
     ),
@@ -48,7 +48,7 @@ MUTANTS = (
     # -- issue 44: every caller --
     (
         "an at_most_once sync effect on the event loop runs before its root checkpoint is stored",
-        "        if node.unconfirmed and node.root_key is not None and not self.saver.stored_now(node.thread_id, node.root_key):",
+        "        if node.unconfirmed and node.root_key is not None and saver is not None and not saver.stored_now(\n            node.thread_id, node.root_key\n        ):",
         "        if False:",
         ("tests/test_callers.py", "-m", "not server", "-k", "refused_before"),
     ),

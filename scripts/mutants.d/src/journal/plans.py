@@ -46,8 +46,8 @@ MUTANTS = (
     ),
     (
         "a take-over another worker beat is taken for won",
-        "                if (yield FencedUpdate(self.collection, takeover_fence(pos, entry), update)):",
-        "                if (yield FencedUpdate(self.collection, takeover_fence(pos, entry), update)) or True:",
+        "                if (yield from ask(FencedUpdate(self.collection, takeover_fence(pos, entry), update))):",
+        "                if (yield from ask(FencedUpdate(self.collection, takeover_fence(pos, entry), update))) or True:",
         ("tests/test_journal_fences.py", "tests/test_journal_races.py", "-m", "not server"),
     ),
     (
@@ -58,7 +58,7 @@ MUTANTS = (
     ),
     (
         "an outcome the serde cannot write is not recorded",
-        "            yield from self._end_claim(pos, claimed, failed_update(stored, now=ended.now, duration_ms=ended.duration_ms))\n",
+        "            yield from self._end_claim(pos, claimed, failed)\n",
         "            yield Sleep(0)\n",
         ("tests/test_journal_store.py", "-m", "not server", "-k", "unserializable"),
     ),
@@ -76,8 +76,8 @@ MUTANTS = (
     ),
     (
         "an effect starts after its claim outlived the run's lease",
-        "        yield from self._fence(pos, claimed)\n        with (yield self._heartbeat(pos, claimed)):\n            result = yield Invoke(fn",
-        "        with (yield self._heartbeat(pos, claimed)):\n            result = yield Invoke(fn",
+        "        yield from self._fence(pos, claimed)\n        with (yield from ask(self._heartbeat(pos, claimed))):\n            result = yield from ask(Invoke(fn",
+        "        with (yield from ask(self._heartbeat(pos, claimed))):\n            result = yield from ask(Invoke(fn",
         ("tests/test_self_fencing.py", "-m", "not server", "-k", "outlived"),
     ),
     (
@@ -114,7 +114,7 @@ MUTANTS = (
     # -- issue 36: the first hour --
     (
         "an effect's lease lost before its record is not logged",
-        '        logger.warning("%s %r at %s: lease lost before recording; the outcome was not recorded", call.kind, call.name, pos)',
+        '        logger.warning(\n            "%s %r at %s: lease lost before recording; the outcome was not recorded", call.kind, call.name, pos\n        )',
         "        pass",
         ("tests/test_logging.py", "-m", "not server", "-k", "lost_effect_lease"),
     ),
@@ -190,7 +190,7 @@ MUTANTS = (
     # -- issue 45: every entry stores its label --
     (
         "a visit the thread's labels cannot number is stored without reading its sequence",
-        '        sequence = sequence_filter(visit) if attempt.labels is not None and label is None else None',
+        "        sequence = sequence_filter(visit) if labels is not None and label is None else None",
         '        sequence = None',
         ('tests/test_position_costs.py', '-m', 'not server', '-k', 'number_them'),
     ),

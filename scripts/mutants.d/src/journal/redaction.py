@@ -46,8 +46,8 @@ MUTANTS = (
     ),
     (
         "issue 25: a message's text not redacted in readable()",
-        "        text = self.text(content, depth) if isinstance",
-        "        text = content if isinstance",
+        "        if isinstance(content, str):\n            text = self.text(content, depth)",
+        "        if isinstance(content, str):\n            text = content",
         ("tests/test_journal_redaction.py",),
     ),
     (
@@ -96,7 +96,7 @@ MUTANTS = (
     # -- issue 45: the on-call view --
     (
         'many credentials are each replaced by a pass of their own',
-        '        self.one_by_one = tuple(sorted(long, key=len, reverse=True)) + tuple(short) if len(forms) <= FEW_FORMS else tuple(short)',
+        "        self.one_by_one = tuple(sorted(long, key=len, reverse=True)) + tuple(short) if few else tuple(short)",
         '        self.one_by_one = tuple(sorted(long, key=len, reverse=True)) + tuple(short)',
         ('tests/test_ui_hostile.py', '-k', 'scrubbing'),
     ),
