@@ -141,7 +141,9 @@ class TwoFaces:
         self._guard, self._auto_setup = guard, auto_setup
         self._ready = {"sync": False, "async": False}
 
-    _setup_plan: Callable[[], Plan[object]]
+    #: The plan that creates the store's collections and indexes: each storage class provides it (a class of its
+    #: own, or a method of a plans class beside this one among its bases). What it returns is not read.
+    _setup_plan: Callable[[], Plan[Any]]
 
     def _first_plan(self) -> Plan[None]:
         yield from self._guard()
