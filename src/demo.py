@@ -165,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"storage: {where}, database {args.db!r}")
     print("graph:   root -> case_investigation -> policy_analysis -> review_policy (topology validated)")
 
-    resuming = bool(platform.compile(build_graph("none")).get_state(config).next)  # type: ignore[attr-defined]  # Pregel's: DurableGraph's base at run time only
+    graph = platform.compile(build_graph("none"))
+    resuming = bool(graph.get_state(config).next)  # type: ignore[attr-defined]  # DurableGraph: a Pregel at run time
     if resuming:
         print(f"\nthread {args.thread} was interrupted by a crash: resuming it in a new process")
     else:
@@ -173,8 +174,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nrun 1: invoke (thread {args.thread})")
         print(f"  review_policy at {PATH}")
         graph = platform.compile(build_graph("kill" if args.crash else "raise", platform.journal))
+        inputs = {"case": "claim 7731", "findings": []}
         try:
-            graph.invoke({"case": "claim 7731", "findings": []}, config)  # type: ignore[attr-defined]  # Pregel's: DurableGraph's base at run time only
+            graph.invoke(inputs, config)  # type: ignore[attr-defined]  # DurableGraph: a Pregel at run time
         except SimulatedCrash as crash:
             print(f"  ✗ simulated crash: {crash}")
         print("  journal after the crash:")
@@ -182,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\nrun 2: resume with invoke(None, config)")
     print(f"  review_policy at {PATH} runs again; its effects come from the journal")
     before = dict(EXECUTED)
-    final = platform.compile(build_graph("none")).invoke(None, config)  # type: ignore[attr-defined]  # Pregel's: DurableGraph's base at run time only
+    graph = platform.compile(build_graph("none"))
+    final = graph.invoke(None, config)  # type: ignore[attr-defined]  # DurableGraph: a Pregel at run time
     print(f"  real calls during the resume: llm {EXECUTED['llm'] - before['llm']}, "
           f"tool {EXECUTED['tool'] - before['tool']}")
     print("  journal after the resume:")

@@ -469,7 +469,8 @@ class DurableGraph:
         Returns:
             The copy, a ``DurableGraph``.
         """
-        return _langgraph.keep_allowlist(self, super().copy(update))  # type: ignore[misc, arg-type]  # Pregel: a base at run time only
+        copied = super().copy(update)  # type: ignore[misc]  # Pregel: a base at run time only
+        return _langgraph.keep_allowlist(self, copied)  # type: ignore[arg-type]  # Pregel: a base at run time only
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
         """``Pregel.stream`` under the thread's run lock, held from the first item to the last.
@@ -487,7 +488,9 @@ class DurableGraph:
             ClientConfigurationError: the platform has no sync client.
             RunLockLostError: the run lost its thread's run lock mid-run (its next effect stops).
         """
-        iterator: Iterator[Any] = super().stream(input, config, **kwargs)  # type: ignore[misc]  # Pregel: a base at run time only
+        iterator: Iterator[Any] = super().stream(  # type: ignore[misc]  # Pregel: a base at run time only
+            input, config, **kwargs
+        )
         locks = self._platform.run_locks
         if locks is None:
             return iterator
@@ -496,7 +499,9 @@ class DurableGraph:
 
     def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
         """Async ``stream`` (``Pregel.astream``) under the run lock, on the async client: same errors."""
-        iterator: AsyncIterator[Any] = super().astream(input, config, **kwargs)  # type: ignore[misc]  # Pregel: a base at run time only
+        iterator: AsyncIterator[Any] = super().astream(  # type: ignore[misc]  # Pregel: a base at run time only
+            input, config, **kwargs
+        )
         locks = self._platform.run_locks
         if locks is None:
             return iterator

@@ -29,7 +29,8 @@ LABEL_CHARS = 48
 STYLE = (
     "text{font:11px sans-serif;fill:#222}.axis{fill:#666}.bar{stroke:#333;stroke-width:.5}"
     ".state-completed{fill:#4caf50}.state-failed{fill:#e53935}.state-in-flight{fill:#1e88e5}"
-    ".state-outcome-unknown{fill:#fb8c00}.state-abandoned{fill:#9e9e9e}.state-interrupted{fill:#fdd835}.replayed{stroke:#6a1b9a;stroke-width:2}"
+    ".state-outcome-unknown{fill:#fb8c00}.state-abandoned{fill:#9e9e9e}.state-interrupted{fill:#fdd835}"
+    ".replayed{stroke:#6a1b9a;stroke-width:2}"
     ".replay{fill:#6a1b9a}.checkpoint{fill:#455a64}.stop{stroke-width:2}.stop-failed{stroke:#e53935;fill:#e53935}"
     ".stop-interrupted{stroke:#fb8c00;fill:#fb8c00}.stop-crashed{stroke:#6d4c41;fill:#6d4c41}"
     ".stop-outcome-unknown{stroke:#fb8c00;fill:#fb8c00}.stop-waiting-for-a-lock{stroke:#8e24aa;fill:#8e24aa}"
