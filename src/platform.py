@@ -34,7 +34,7 @@ import difflib
 import inspect
 import logging
 import threading
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -75,7 +75,7 @@ def _options_of(cls: type[Any], given: Iterable[str]) -> frozenset[str]:
     return frozenset(inspect.signature(cls.__init__).parameters) - {"self", "checkpointer_options", *given}
 
 
-def check_options(entry: str, options: Mapping[str, Any], known: Iterable[str]) -> None:
+def check_options(entry: str, options: Mapping[str, Any], known: Collection[str]) -> None:
     """Refuse an option ``entry`` does not take, at the call the user made, suggesting the closest it does.
 
     Raises:
