@@ -15,7 +15,6 @@ from importlib.metadata import version as _version
 from .checkpointer import CollectionNames, MongoDBCheckpointer
 from .errors import (
     CheckpointNotStoredError,
-    SyncEffectOnEventLoopError,
     ClientConfigurationError,
     CorruptDocumentError,
     CorruptJournalEntryError,
@@ -37,6 +36,7 @@ from .errors import (
     RunLockLostError,
     RunsInFlightError,
     ServerUnreachableError,
+    SyncEffectOnEventLoopError,
     ThreadBusyError,
     ThreadExistsError,
     TopologyError,
@@ -57,11 +57,9 @@ STORAGE_FORMAT = FORMAT_VERSION
 logging.getLogger("langgraph_durable_mongodb").addHandler(logging.NullHandler())
 
 __all__ = [
-    "__version__",
     "STORAGE_FORMAT",
     "ActivityJournal",
     "CheckpointNotStoredError",
-    "SyncEffectOnEventLoopError",
     "ClientConfigurationError",
     "CollectionNames",
     "CorruptDocumentError",
@@ -90,9 +88,11 @@ __all__ = [
     "SecureLLM",
     "SecureTool",
     "ServerUnreachableError",
+    "SyncEffectOnEventLoopError",
     "ThreadBusyError",
     "ThreadExistsError",
     "TopologyError",
+    "__version__",
     "current_effect",
     "effect",
 ]

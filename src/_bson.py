@@ -51,15 +51,17 @@ def key_id(*parts: Any) -> str:
     return _KEY_ENCODER.encode(parts)
 
 
-def document_problem(collection: str, doc: Mapping[str, Any], fields: Mapping[str, tuple[type, ...]]) -> CorruptDocumentError | None:
+def document_problem(
+    collection: str, doc: Mapping[str, Any], fields: Mapping[str, tuple[type, ...]]
+) -> CorruptDocumentError | None:
     """The first of ``fields`` that ``doc`` lacks or holds with another type, as an error naming the collection,
     the document's ``_id`` and the field; None when every field is as written.
 
     Args:
         collection: the collection ``doc`` was read from.
         doc: the document, as read.
-        fields: field name (dotted to reach into a sub-document or an array item) -> the types it may have; ``OPTIONAL`` among
-            them lets it be absent or null. ``bool`` is never taken for ``int``.
+        fields: field name (dotted to reach into a sub-document or an array item) -> the types it may have;
+            ``OPTIONAL`` among them lets it be absent or null. ``bool`` is never taken for ``int``.
 
     Returns:
         A ``CorruptDocumentError`` to raise or report, or None.
@@ -104,7 +106,9 @@ def require_db_name(db_name: Any) -> str:
 def require_seconds(name: str, value: Any, *, positive: bool = False) -> float:
     """Return ``value`` as a float if it is a number of seconds (> 0 when ``positive``, else >= 0)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (positive and value == 0):
-        raise InvalidInputError(f"{name} must be a {'positive' if positive else 'non-negative'} number of seconds, got {value!r}")
+        raise InvalidInputError(
+            f"{name} must be a {'positive' if positive else 'non-negative'} number of seconds, got {value!r}"
+        )
     return float(value)
 
 
@@ -137,7 +141,8 @@ def require_thread_id(value: Any) -> str:
         return value
     raise InvalidInputError(
         f"thread_id must be a non-empty string, got {type(value).__name__} ({value!r:.80}); name the thread, e.g. "
-        '{"configurable": {"thread_id": "case-42"}} (a run also takes a non-zero int or a UUID, stored as str(thread_id))'
+        '{"configurable": {"thread_id": "case-42"}} (a run also takes a non-zero int or a UUID, stored as '
+        "str(thread_id))"
     )
 
 
@@ -192,7 +197,9 @@ def unescape_document(value: Any) -> Any:
     return value
 
 
-def containment_filter(prefix: str, query: Mapping[str, Any], stored: Callable[[Any], Any] = escape_document) -> dict[str, Any]:
+def containment_filter(
+    prefix: str, query: Mapping[str, Any], stored: Callable[[Any], Any] = escape_document
+) -> dict[str, Any]:
     """Translate a metadata query into equality on escaped paths under ``prefix``.
 
     Top-level keys match by equality; nested mappings match by containment
@@ -240,16 +247,18 @@ def value_documents(key: Mapping[str, Any], typed: tuple[str, bytes], chunk_byte
     return docs
 
 
-def assemble_values(docs: Iterable[Mapping[str, Any]], key_fields: tuple[str, ...]) -> dict[tuple, tuple[str, bytes]]:
+def assemble_values(
+    docs: Iterable[Mapping[str, Any]], key_fields: tuple[str, ...]
+) -> dict[tuple[Any, ...], tuple[str, bytes]]:
     """Group value documents by key and join their chunks: ``{key tuple: (type, bytes)}``.
 
     A value whose chunks are not all present (a write still in progress, or
     storage damaged by hand) is left out rather than returned truncated.
     """
-    groups: dict[tuple, dict[int, Mapping[str, Any]]] = {}
+    groups: dict[tuple[Any, ...], dict[int, Mapping[str, Any]]] = {}
     for doc in docs:
         groups.setdefault(tuple(doc[f] for f in key_fields), {})[doc.get("chunk", 0)] = doc
-    out: dict[tuple, tuple[str, bytes]] = {}
+    out: dict[tuple[Any, ...], tuple[str, bytes]] = {}
     for key, chunks in groups.items():
         head = chunks.get(0)
         if head is None:

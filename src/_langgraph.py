@@ -40,8 +40,8 @@ else needs reading.
   channel (``TASKS``), whose writes store the path ``task_path_str((PUSH, index, False))``, then one per node its
   edges made due (a ``branch:to:<node>`` channel holding a value), stored as ``task_path_str((PULL, node))``. A task
   whose writes hold anything but its error, its interrupt or a resume value has finished (``checkpoint_tasks``,
-  ``task_outcome``). ``ToolNode`` is sent one tool call per ``Send``, as ``{"tool_call": {...}, ...}`` (``create_react_agent``) or
-  ``[{...}]`` (``create_agent``) (``tool_call_of``).
+  ``task_outcome``). ``ToolNode`` is sent one tool call per ``Send``, as ``{"tool_call": {...}, ...}``
+  (``create_react_agent``) or ``[{...}]`` (``create_agent``) (``tool_call_of``).
 - ``interrupt()`` raises ``GraphInterrupt`` (``NodeInterrupt`` its older form), which an effect that asks records
   as a failure of that type: the question waits for its answer, the node runs again once it has one
   (``interrupt_error``).
@@ -57,25 +57,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 import ormsgpack
-from langgraph.checkpoint.serde import _msgpack as _lg_msgpack
-from langgraph.checkpoint.serde.jsonplus import (
-    EXT_CONSTRUCTOR_SINGLE_ARG,
-    EXT_METHOD_SINGLE_ARG,
-    EXT_PYDANTIC_V2,
-    JsonPlusSerializer,
-    _create_msgpack_ext_hook,
-)
-from langgraph.constants import START
-from langgraph.errors import GraphInterrupt, NodeInterrupt
-from langgraph.types import Send
-from langgraph.pregel import Pregel
-from langgraph.pregel._algo import Call
-
 from langgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINT_MAP,
     CONFIG_KEY_CHECKPOINTER,
@@ -91,46 +78,59 @@ from langgraph._internal._constants import (
     RESUME,
     TASKS,
 )
-from langgraph.pregel._algo import task_path_str
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde import _msgpack as _lg_msgpack
+from langgraph.checkpoint.serde.jsonplus import (
+    EXT_CONSTRUCTOR_SINGLE_ARG,
+    EXT_METHOD_SINGLE_ARG,
+    EXT_PYDANTIC_V2,
+    JsonPlusSerializer,
+    _create_msgpack_ext_hook,
+)
+from langgraph.constants import START
+from langgraph.errors import GraphInterrupt, NodeInterrupt
+from langgraph.pregel import Pregel
+from langgraph.pregel._algo import Call, task_path_str
+from langgraph.types import Durability, Send
 
 __all__ = [
-    "CONFIG_KEY_CHECKPOINT_MAP",
+    "AGENT_SERVER_MARK",
     "CONFIG_KEY_CHECKPOINTER",
+    "CONFIG_KEY_CHECKPOINT_MAP",
     "CONFIG_KEY_DURABILITY",
     "CONFIG_KEY_RUNTIME",
     "CONFIG_KEY_SEND",
-    "AGENT_SERVER_MARK",
     "DUE_PREFIX",
     "ERROR",
     "INTERRUPT",
-    "START",
-    "TaskCall",
     "NS_END",
     "NS_SEP",
     "PULL",
     "PUSH",
+    "START",
+    "TASKS",
+    "CheckpointTask",
     "ChildRunStart",
-    "agent_server_run",
     "RunningTask",
+    "TaskCall",
+    "ViewSerializer",
+    "agent_server_run",
     "checkpoint_map",
     "checkpoint_of",
+    "checkpoint_tasks",
     "child_run_start",
+    "interrupt_error",
     "node_attempt",
     "nodes_completed_by_edit",
     "run_checkpointer",
-    "running_graph",
     "run_start_in_child",
+    "running_graph",
     "runs_durably_async",
+    "sent_index",
     "task_call",
     "task_node",
-    "task_writer",
-    "CheckpointTask",
-    "TASKS",
-    "ViewSerializer",
-    "checkpoint_tasks",
-    "interrupt_error",
-    "sent_index",
     "task_outcome",
+    "task_writer",
     "tool_call_of",
 ]
 
@@ -145,7 +145,7 @@ def agent_server_run(config: Any) -> bool:
     return isinstance(config, dict) and bool((config.get("metadata") or {}).get(AGENT_SERVER_MARK))
 
 
-def task_writer(configurable: dict[str, Any]) -> Any:
+def task_writer(configurable: dict[str, Any]) -> Callable[[Sequence[tuple[str, Any]]], None] | None:
     """The running task's write callable: one object per prepared task, freed with it (None outside a task)."""
     return configurable.get(CONFIG_KEY_SEND)
 
@@ -156,15 +156,16 @@ def node_attempt(configurable: dict[str, Any]) -> int:
     return getattr(info, "node_attempt", 1) or 1
 
 
-def run_checkpointer(configurable: dict[str, Any]) -> Any:
+def run_checkpointer(configurable: dict[str, Any]) -> BaseCheckpointSaver[Any] | None:
     """The checkpointer the running graph saves with (LangGraph passes it down to every task).
 
     Agent Server (langgraph-api) lends a ``langgraph.json`` checkpointer wrapped in an adapter that keeps
     it as ``_inner`` (``langgraph_api/_checkpointer/_adapter.py``): the one wrapped is the one saving.
     """
-    saver = configurable.get(CONFIG_KEY_CHECKPOINTER)
+    saver: BaseCheckpointSaver[Any] | None = configurable.get(CONFIG_KEY_CHECKPOINTER)
     if type(saver).__name__ == "_CustomCheckpointerAdapter":
-        return saver._inner  # noqa: SLF001
+        inner: BaseCheckpointSaver[Any] = saver._inner  # type: ignore[union-attr]  # langgraph_api's, untyped
+        return inner
     return saver
 
 
@@ -200,7 +201,8 @@ def child_run_start(config: Any) -> ChildRunStart | None:
     if not isinstance(config, dict):
         return None
     configurable, metadata = config.get("configurable") or {}, config.get("metadata") or {}
-    ns, task_ns, step = configurable.get("checkpoint_ns"), metadata.get("langgraph_checkpoint_ns"), metadata.get("langgraph_step")
+    ns, task_ns = configurable.get("checkpoint_ns"), metadata.get("langgraph_checkpoint_ns")
+    step = metadata.get("langgraph_step")
     if not ns or not isinstance(ns, str) or not isinstance(task_ns, str) or not isinstance(step, int):
         return None
     if ns == task_ns:
@@ -253,7 +255,11 @@ def root_run_start(config: Any) -> bool:
     if not isinstance(config, dict):
         return False
     configurable, metadata = config.get("configurable") or {}, config.get("metadata") or {}
-    return CONFIG_KEY_RUNTIME in configurable and not configurable.get("checkpoint_ns") and not metadata.get("langgraph_checkpoint_ns")
+    return (
+        CONFIG_KEY_RUNTIME in configurable
+        and not configurable.get("checkpoint_ns")
+        and not metadata.get("langgraph_checkpoint_ns")
+    )
 
 
 #: The code of the methods a root run's first checkpoint read is made beneath (``running_graph``).
@@ -262,12 +268,12 @@ _RUN_CODE = (Pregel.stream.__code__, Pregel.astream.__code__)
 _RUN_DEPTH = 12
 
 
-def running_graph() -> Pregel | None:
+def running_graph() -> Pregel[Any, Any, Any, Any] | None:
     """The compiled graph whose run makes the checkpoint read in progress, from the call stack: LangGraph's loop
     reads a root run's latest checkpoint from ``PregelLoop.__enter__``/``__aenter__``, within ``Pregel.stream`` or
     ``astream`` of the graph being run (a subclass's override calls it), whose frame holds the graph as ``self``.
     None when no such frame is within ``_RUN_DEPTH`` frames (a read outside a run)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     for _ in range(_RUN_DEPTH):
         if frame is None:
             return None
@@ -291,10 +297,12 @@ def run_start_in_child(config: Any) -> str | None:
     return given if isinstance(given, str) and given else None
 
 
-def keep_allowlist(source: Pregel, copied: Pregel) -> Pregel:
+def keep_allowlist(
+    source: Pregel[Any, Any, Any, Any], copied: Pregel[Any, Any, Any, Any]
+) -> Pregel[Any, Any, Any, Any]:
     """``copied`` (a copy of ``source``) given back ``source``'s strict msgpack allowlist, which the copy lost:
     without it a run's saver reads the types of the graph's own schemas back as dicts."""
-    copied._serde_allowlist = getattr(source, "_serde_allowlist", None)  # noqa: SLF001
+    copied._serde_allowlist = getattr(source, "_serde_allowlist", None)
     return copied
 
 
@@ -341,7 +349,8 @@ def checkpoint_tasks(channels: Iterable[Any], sends: Sequence[Any] | None) -> li
         for index, packet in enumerate(sends or ()):
             node, arg = _packet(packet)
             tasks.append(CheckpointTask(node, task_path_str((PUSH, index, False)), index, arg))
-    pulled = sorted(c[len(DUE_PREFIX):] for c in names if c.startswith(DUE_PREFIX)) + ([START] if START in names else [])
+    pulled = sorted(c[len(DUE_PREFIX):] for c in names if c.startswith(DUE_PREFIX))
+    pulled += [START] if START in names else []
     return tasks + [CheckpointTask(node, task_path_str((PULL, node))) for node in pulled]
 
 
@@ -443,24 +452,25 @@ class RunningTask:
 def runs_durably_async(configurable: dict[str, Any]) -> bool:
     """Whether the run stores checkpoints in the background (``durability="async"``, LangGraph's default: a run
     given no durability names none in its config)."""
-    return configurable.get(CONFIG_KEY_DURABILITY, "async") == "async"
+    durability: Durability = configurable.get(CONFIG_KEY_DURABILITY, "async")
+    return durability == "async"
 
 
-def _in_canonical_order(items: Any) -> Any:
+def _in_canonical_order(items: Iterable[Any]) -> Iterator[Any]:
     return iter(sorted(items, key=lambda item: (type(item).__name__, repr(item))))
 
 
-class _CanonicalSet(set):  # type: ignore[type-arg]
+class _CanonicalSet(set[Any]):
     """A set whose iteration is in a canonical order; LangGraph's serde writes it as the ``builtins.set`` it names."""
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[Any]:
         return _in_canonical_order(set.__iter__(self))
 
 
-class _CanonicalFrozenSet(frozenset):  # type: ignore[type-arg]
+class _CanonicalFrozenSet(frozenset[Any]):
     """``_CanonicalSet``'s frozen twin."""
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[Any]:
         return _in_canonical_order(frozenset.__iter__(self))
 
 
@@ -502,7 +512,8 @@ def _shown_extension(code: int, data: bytes) -> Any:
     if head is None:
         return {"stored": f"msgpack extension {code}", "with": None}
     safe = (
-        (head[0], head[1], head[3]) in _lg_msgpack.SAFE_MSGPACK_METHODS if code == EXT_METHOD_SINGLE_ARG and len(head) > 3
+        (head[0], head[1], head[3]) in _lg_msgpack.SAFE_MSGPACK_METHODS
+        if code == EXT_METHOD_SINGLE_ARG and len(head) > 3
         else (head[0], head[1]) in _lg_msgpack.SAFE_MSGPACK_TYPES
     )
     if safe:

@@ -21,7 +21,7 @@ import os
 import signal
 import sys
 import time
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, TypedDict, cast
 
 from bson import json_util
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -30,9 +30,9 @@ from langchain_core.tools import tool
 from langgraph.config import get_config
 from langgraph.graph import START, StateGraph
 
-from .storage.connections import DRIVER_INFO, masked_uri
 from .journal import SecureLLM, SecureTool
 from .platform import DurablePlatform
+from .storage.connections import DRIVER_INFO, masked_uri
 
 PATH = "agent/1/case_investigation/1/policy_analysis/1"
 EXECUTED: dict[str, int] = {"llm": 0, "tool": 0}
@@ -66,10 +66,12 @@ def lookup_policy(policy_id: str) -> str:
     return f"policy {policy_id}: water damage covered up to 10,000 EUR"
 
 
-def build_graph(crash: str, journal: Any = None) -> StateGraph:
+def build_graph(crash: str, journal: Any = None) -> StateGraph[CaseState]:
     """root -> case_investigation -> policy_analysis -> review_policy (``crash``: none, raise or kill; a kill waits
     for ``journal`` to hold both outcomes first)."""
-    llm = SecureLLM(CaseModel(messages=iter([AIMessage("The claim concerns policy P-7; check its water damage cover.")])))
+    llm = SecureLLM(
+        CaseModel(messages=iter([AIMessage("The claim concerns policy P-7; check its water damage cover.")]))
+    )
     policy_tool = SecureTool(lookup_policy)
 
     def review_policy(state: CaseState) -> CaseState:
@@ -84,7 +86,7 @@ def build_graph(crash: str, journal: Any = None) -> StateGraph:
             print("  ✗ SIGKILL after the tool ran: the process dies now; run the demo again to resume")
             sys.stdout.flush()
             os.kill(os.getpid(), signal.SIGKILL)
-        return {"findings": [advice.content, policy]}
+        return {"findings": [cast(str, advice.content), policy]}  # CaseModel's one answer: text
 
     policy = StateGraph(CaseState)
     policy.add_node("review_policy", review_policy)
@@ -117,7 +119,7 @@ def open_platform(uri: str | None, db_name: str) -> tuple[Any, DurablePlatform, 
         return None, platform, "embedded mongomock (in memory; set MONGODB_URI for a real server)"
     from pymongo import AsyncMongoClient, MongoClient
 
-    client = MongoClient(uri, serverSelectionTimeoutMS=5000, driver=DRIVER_INFO)
+    client: MongoClient[dict[str, Any]] = MongoClient(uri, serverSelectionTimeoutMS=5000, driver=DRIVER_INFO)
     platform = DurablePlatform(client, async_client=AsyncMongoClient(uri, driver=DRIVER_INFO), db_name=db_name)
     return client, platform, masked_uri(uri)  # printed: never the password
 
@@ -134,9 +136,9 @@ COLUMNS = ("path", "node", "kind", "name", "status", "attempts", "idempotency_ke
 def show_table(docs: list[dict[str, Any]]) -> None:
     """The journal entries as a compact table, one row per entry."""
     rows = [[str(doc.get(field, "")) for field in COLUMNS[:-1]] + [_outcome(doc)] for doc in docs]
-    widths = [max(len(cell) for cell in column) for column in zip(COLUMNS, *rows)]
+    widths = [max(len(cell) for cell in column) for column in zip(COLUMNS, *rows, strict=True)]
     for cells in (COLUMNS, *rows):
-        print("    " + "  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip())
+        print("    " + "  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip())
 
 
 def _outcome(doc: dict[str, Any], width: int = 40) -> str:
@@ -149,7 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--thread", default="case-42", help="thread id (default: case-42)")
     parser.add_argument("--db", default="durable_demo", help="database name (default: durable_demo)")
-    parser.add_argument("--crash", action="store_true", help="SIGKILL the process after the tool ran (needs MONGODB_URI)")
+    parser.add_argument(
+        "--crash", action="store_true", help="SIGKILL the process after the tool ran (needs MONGODB_URI)"
+    )
     parser.add_argument("--raw", action="store_true", help="also print the journal's documents as stored")
     args = parser.parse_args(argv)
     uri = os.environ.get("MONGODB_URI")
@@ -161,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"storage: {where}, database {args.db!r}")
     print("graph:   root -> case_investigation -> policy_analysis -> review_policy (topology validated)")
 
-    resuming = bool(platform.compile(build_graph("none")).get_state(config).next)
+    graph = platform.compile(build_graph("none"))
+    resuming = bool(graph.get_state(config).next)  # type: ignore[attr-defined]  # DurableGraph: a Pregel at run time
     if resuming:
         print(f"\nthread {args.thread} was interrupted by a crash: resuming it in a new process")
     else:
@@ -169,8 +174,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nrun 1: invoke (thread {args.thread})")
         print(f"  review_policy at {PATH}")
         graph = platform.compile(build_graph("kill" if args.crash else "raise", platform.journal))
+        inputs = {"case": "claim 7731", "findings": []}
         try:
-            graph.invoke({"case": "claim 7731", "findings": []}, config)
+            graph.invoke(inputs, config)  # type: ignore[attr-defined]  # DurableGraph: a Pregel at run time
         except SimulatedCrash as crash:
             print(f"  ✗ simulated crash: {crash}")
         print("  journal after the crash:")
@@ -178,8 +184,10 @@ def main(argv: list[str] | None = None) -> int:
         print("\nrun 2: resume with invoke(None, config)")
     print(f"  review_policy at {PATH} runs again; its effects come from the journal")
     before = dict(EXECUTED)
-    final = platform.compile(build_graph("none")).invoke(None, config)
-    print(f"  real calls during the resume: llm {EXECUTED['llm'] - before['llm']}, tool {EXECUTED['tool'] - before['tool']}")
+    graph = platform.compile(build_graph("none"))
+    final = graph.invoke(None, config)  # type: ignore[attr-defined]  # DurableGraph: a Pregel at run time
+    print(f"  real calls during the resume: llm {EXECUTED['llm'] - before['llm']}, "
+          f"tool {EXECUTED['tool'] - before['tool']}")
     print("  journal after the resume:")
     show_journal(platform, args.thread)
     print(f"\nfinal state: {json.dumps(final)}")

@@ -190,7 +190,9 @@ class RunsInFlightError(IncompatibleStorageError):
     threads whose runs are in flight, the first 20).
     """
 
-    def __init__(self, message: str, *, db_name: str | None = None, found: str | None = None, thread_ids: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, message: str, *, db_name: str | None = None, found: str | None = None, thread_ids: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(message, db_name=db_name, found=found)
         self.thread_ids = thread_ids
 
@@ -251,7 +253,8 @@ class MissingValueError(DurableMongoError, RuntimeError):
         self, message: str, *, thread_id: str = "", checkpoint_ns: str = "", checkpoint_id: str = "", channel: str = ""
     ) -> None:
         super().__init__(message)
-        self.thread_id, self.checkpoint_ns, self.checkpoint_id, self.channel = thread_id, checkpoint_ns, checkpoint_id, channel
+        self.thread_id, self.checkpoint_ns = thread_id, checkpoint_ns
+        self.checkpoint_id, self.channel = checkpoint_id, channel
 
 
 class InvalidURIError(InvalidInputError):

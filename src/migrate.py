@@ -12,25 +12,27 @@ channel versions become our string versions (``with_string_versions``), so our s
 the thread.
 
 It then verifies every imported namespace: our saver's ``list`` must return the tuples the
-source gives (versions as converted), read by ``MongoDBSaver`` itself when it is installed (sync form), else by this
-module's own parse of the source documents; with ``graph=``, also ``get_state`` and
+source gives (versions as converted), read by ``MongoDBSaver`` itself when it is installed (sync form), else by
+this module's own parse of the source documents; with ``graph=``, also ``get_state`` and
 ``get_state_history``. The source is only read. The CLI's ``import-mongodbsaver`` runs it (``cli/importer.py``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import WRITES_IDX_MAP, BaseCheckpointSaver, CheckpointTuple, PendingWrite
+from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from ._bson import require_str, require_str_list
-from .storage.plans.interpreters import AsyncInterpreter, SyncInterpreter
-from .storage.plans.requests import END, Aggregate, Find, Invoke, Next, Plan, Raised
 from .checkpointer import MongoDBCheckpointer
 from .errors import DurableMongoError, InvalidInputError
+from .storage.plans.interpreters import AsyncInterpreter, SyncInterpreter
+from .storage.plans.requests import END, Aggregate, End, Find, Invoke, Next, Plan, Raised, Request, Returned, ask
 
 #: The unique index ``MongoDBSaver`` creates on its checkpoint collection (it creates it when missing,
 #: so it is used as the verifying reader only where the index is there already: the source stays untouched).
@@ -72,7 +74,7 @@ class ImportReport:
         return {**asdict(self), "ok": self.ok}
 
 
-def _loads_metadata(serde: Any, value: Any) -> Any:
+def _loads_metadata(serde: SerializerProtocol, value: Any) -> Any:
     """``MongoDBSaver``'s metadata: nested dicts whose leaves are serde ``[type, bytes]`` pairs."""
     if isinstance(value, dict):
         return {k: _loads_metadata(serde, v) for k, v in value.items()}
@@ -93,16 +95,19 @@ def with_string_versions(checkpoint: Any) -> Any:
         **checkpoint,
         "channel_versions": {c: _string_version(v) for c, v in checkpoint.get("channel_versions", {}).items()},
         "versions_seen": {
-            node: {c: _string_version(v) for c, v in seen.items()} for node, seen in checkpoint.get("versions_seen", {}).items()
+            node: {c: _string_version(v) for c, v in seen.items()}
+            for node, seen in checkpoint.get("versions_seen", {}).items()
         },
     }
 
 
-def _parent_config(doc: dict[str, Any]) -> dict[str, Any] | None:
+def _parent_config(doc: dict[str, Any]) -> RunnableConfig | None:
     parent = doc.get("parent_checkpoint_id")
     if not parent:
         return None
-    return {"configurable": {"thread_id": doc["thread_id"], "checkpoint_ns": doc["checkpoint_ns"], "checkpoint_id": parent}}
+    return {
+        "configurable": {"thread_id": doc["thread_id"], "checkpoint_ns": doc["checkpoint_ns"], "checkpoint_id": parent}
+    }
 
 
 def _write_groups(writes: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
@@ -114,7 +119,7 @@ def _write_groups(writes: list[dict[str, Any]]) -> dict[tuple[str, str], list[di
     return groups
 
 
-def _same_writes(expected: Sequence[tuple], actual: Sequence[tuple]) -> bool:
+def _same_writes(expected: Sequence[PendingWrite], actual: Sequence[PendingWrite]) -> bool:
     """Equal as multisets: ``MongoDBSaver`` returns writes in storage order, we in ``writes_sort_key`` order."""
     rest = list(actual)
     for write in expected:
@@ -133,19 +138,25 @@ def _differences(expected: CheckpointTuple, actual: CheckpointTuple) -> list[str
     return [f"{name} differs" for name in out]
 
 
-def _unwrap(result: Any) -> Any:
+def _unwrap(result: Returned | Raised | End) -> Any:
+    """What an ``Invoke``/``Next`` answered: the value returned, or ``END``; raises what the call raised."""
     if isinstance(result, Raised):
         raise result.error
-    return result if result is END else result.value
+    return result.value if isinstance(result, Returned) else result
+
+
+#: A plan that yields, between its requests, items for its puller (``_Pull``): here the source's tuples.
+_Items = Generator[Request[Any] | CheckpointTuple, Any, None]
 
 
 class _Pull:
     """Pulls items from a plan that yields requests and, between them, items (anything not a request)."""
 
-    def __init__(self, source: Plan) -> None:
-        self.source, self.answer = source, None
+    def __init__(self, source: _Items) -> None:
+        self.source = source
+        self.answer: Any = None  # the answer to the source's last request, sent to it at the next pull
 
-    def next(self) -> Plan:
+    def next(self) -> Plan[CheckpointTuple | End]:
         while True:
             try:
                 step = self.source.send(self.answer)
@@ -182,11 +193,14 @@ class _Import:
         self.report = ImportReport(source_db_name, READER_MONGODBSAVER if reader is not None else READER_OWN_PARSE)
         self.done = 0
 
-    def _call(self, name: str, *args: Any, **kwargs: Any) -> Plan:
+    def _call(self, name: str, *args: Any, **kwargs: Any) -> Plan[Any]:
+        """The saver's method ``name`` (``a``-prefixed on the async face) called: what it returns."""
         method = getattr(self.saver, ("a" if self.is_async else "") + name)
-        return _unwrap((yield Invoke(lambda: method(*args, **kwargs))))
+        return _unwrap((yield from ask(Invoke(lambda: method(*args, **kwargs)))))
 
-    def _iterate(self, owner: Any, config: dict[str, Any]) -> Any:
+    def _iterate(
+        self, owner: BaseCheckpointSaver[Any], config: RunnableConfig
+    ) -> Iterator[CheckpointTuple] | AsyncIterator[CheckpointTuple]:
         return owner.alist(config) if self.is_async else iter(owner.list(config))
 
     def _value(self, write: dict[str, Any]) -> Any:
@@ -202,31 +216,37 @@ class _Import:
             pending_writes=[(w["task_id"], w["channel"], self._value(w)) for w in writes],
         )
 
-    def _page(self, thread_id: str, ns: str, after: str | None, direction: int) -> Plan:
+    def _page(
+        self, thread_id: str, ns: str, after: str | None, direction: int
+    ) -> Plan[tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]]:
         """Up to ``batch_size`` source checkpoints of one namespace after ``after`` (ascending when
         ``direction`` is 1), with their writes by checkpoint id."""
         query: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ns}
         if after is not None:
             query["checkpoint_id"] = {"$gt" if direction == 1 else "$lt": after}
-        docs = yield Find(self.checkpoints, query, {"_id": 0}, [("checkpoint_id", direction)], self.batch_size)
+        docs = yield from ask(
+            Find(self.checkpoints, query, {"_id": 0}, [("checkpoint_id", direction)], self.batch_size)
+        )
         by_id: dict[str, list[dict[str, Any]]] = {d["checkpoint_id"]: [] for d in docs}
         if docs:
             of_page = {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": {"$in": list(by_id)}}
-            found = yield Find(self.writes, of_page, {"_id": 0})
+            found = yield from ask(Find(self.writes, of_page, {"_id": 0}))
             for w in found:
                 by_id[w["checkpoint_id"]].append(w)
         return docs, by_id
 
-    def run(self) -> Plan:
+    def run(self) -> Plan[ImportReport]:
         match = {"thread_id": {"$in": self.thread_ids}} if self.thread_ids is not None else {}
-        namespaces = yield Aggregate(
+        namespaces = yield from ask(Aggregate(
             self.checkpoints,
             [
                 {"$match": match},
-                {"$group": {"_id": {"thread_id": "$thread_id", "checkpoint_ns": "$checkpoint_ns"}, "checkpoints": {"$sum": 1}}},
+                {"$group": {
+                    "_id": {"thread_id": "$thread_id", "checkpoint_ns": "$checkpoint_ns"}, "checkpoints": {"$sum": 1},
+                }},
                 {"$sort": {"_id.thread_id": 1, "_id.checkpoint_ns": 1}},
             ],
-        )
+        ))
         total = sum(g["checkpoints"] for g in namespaces)
         pairs = [(g["_id"]["thread_id"], g["_id"]["checkpoint_ns"]) for g in namespaces]
         self.report.threads = len({thread_id for thread_id, _ in pairs})
@@ -242,11 +262,13 @@ class _Import:
                 yield from self._verify_states(thread_id)
         return self.report
 
-    def _import_namespace(self, thread_id: str, ns: str, total: int) -> Plan:
-        present: dict[str, Counter] = {}
+    def _import_namespace(self, thread_id: str, ns: str, total: int) -> Plan[None]:
+        present: dict[str, Counter[tuple[str, str]]] = {}
         stored = self._iterate(self.saver, {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}})
-        while (item := _unwrap((yield Next(stored)))) is not END:
-            present[item.config["configurable"]["checkpoint_id"]] = Counter((t, c) for t, c, _ in item.pending_writes or ())
+        while (item := _unwrap((yield from ask(Next(stored))))) is not END:
+            present[item.config["configurable"]["checkpoint_id"]] = Counter(
+                (t, c) for t, c, _ in item.pending_writes or ()
+            )
         after = None
         while True:
             docs, writes = yield from self._page(thread_id, ns, after, 1)
@@ -259,10 +281,14 @@ class _Import:
                 return
             after = docs[-1]["checkpoint_id"]
 
-    def _import_checkpoint(self, doc: dict[str, Any], writes: list[dict[str, Any]], present: dict[str, Counter]) -> Plan:
+    def _import_checkpoint(
+        self, doc: dict[str, Any], writes: list[dict[str, Any]], present: dict[str, Counter[tuple[str, str]]]
+    ) -> Plan[None]:
         tup = self._tuple(doc, [])
         checkpoint = with_string_versions(tup.checkpoint)
-        config = tup.parent_config or {"configurable": {"thread_id": doc["thread_id"], "checkpoint_ns": doc["checkpoint_ns"]}}
+        config = tup.parent_config or {
+            "configurable": {"thread_id": doc["thread_id"], "checkpoint_ns": doc["checkpoint_ns"]}
+        }
         have = present.get(doc["checkpoint_id"])
         if have is None:
             # Every value is written as new: the stored document then depends on nothing this process remembers.
@@ -280,13 +306,13 @@ class _Import:
             yield from self._call("put_writes", tup.config, values, task_id, task_path)
             self.report.writes_imported += len(group)
 
-    def _expected(self, thread_id: str, ns: str) -> Any:
+    def _expected(self, thread_id: str, ns: str) -> _Items:
         """The source's tuples of one namespace, newest first: ``MongoDBSaver``'s, or our own parse (a plan
         per item, paged)."""
-        config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
         if self.reader is not None:
             items = self._iterate(self.reader, config)
-            while (item := _unwrap((yield Next(items)))) is not END:
+            while (item := _unwrap((yield from ask(Next(items))))) is not END:
                 yield item
             return
         after: str | None = None
@@ -298,35 +324,35 @@ class _Import:
                 return
             after = docs[-1]["checkpoint_id"]
 
-    def _verify_namespace(self, thread_id: str, ns: str) -> Plan:
+    def _verify_namespace(self, thread_id: str, ns: str) -> Plan[None]:
         """Walk the source's and the destination's tuples side by side, newest first."""
         actual = self._iterate(self.saver, {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}})
         expected = _Pull(self._expected(thread_id, ns))
         want = yield from expected.next()
-        got = _unwrap((yield Next(actual)))
+        got = _unwrap((yield from ask(Next(actual))))
         while want is not END or got is not END:
-            want_id = END if want is END else want.config["configurable"]["checkpoint_id"]
+            want_id = END if isinstance(want, End) else want.config["configurable"]["checkpoint_id"]
             got_id = END if got is END else got.config["configurable"]["checkpoint_id"]
-            if want is END or (got is not END and got_id > want_id):
+            if isinstance(want, End) or (got is not END and got_id > want_id):
                 self.report.mismatches.append(f"{thread_id} {ns!r} {got_id}: in the destination, not in the source")
-                got = _unwrap((yield Next(actual)))
+                got = _unwrap((yield from ask(Next(actual))))
                 continue
             if got is END or want_id > got_id:
                 self.report.mismatches.append(f"{thread_id} {ns!r} {want_id}: missing from the destination")
             else:
                 self.report.mismatches += [f"{thread_id} {ns!r} {want_id}: {p}" for p in _differences(want, got)]
                 self.report.verified += 1
-                got = _unwrap((yield Next(actual)))
+                got = _unwrap((yield from ask(Next(actual))))
             want = yield from expected.next()
 
-    def _verify_states(self, thread_id: str) -> Plan:
+    def _verify_states(self, thread_id: str) -> Plan[None]:
         config = {"configurable": {"thread_id": thread_id}}
         ours, theirs = (self.graph.copy(update={"checkpointer": c}) for c in (self.saver, self.reader))
         def read(g: Any) -> tuple[Any, list[Any]]:
             return g.get_state(config, subgraphs=True), list(g.get_state_history(config))
 
-        our_state, our_history = _unwrap((yield Invoke(lambda: read(ours))))
-        their_state, their_history = _unwrap((yield Invoke(lambda: read(theirs))))
+        our_state, our_history = _unwrap((yield from ask(Invoke(lambda: read(ours)))))
+        their_state, their_history = _unwrap((yield from ask(Invoke(lambda: read(theirs)))))
         if our_state != their_state:
             self.report.mismatches.append(f"{thread_id}: get_state differs")
         if our_history != their_history:
@@ -335,13 +361,15 @@ class _Import:
 
 
 def _collection_name(name: str, value: Any) -> str:
-    require_str(name, value, allow_empty=False)
-    if value.startswith("$") or "\x00" in value:
+    text = require_str(name, value, allow_empty=False)
+    if text.startswith("$") or "\x00" in text:
         raise InvalidInputError(f"{name} must be a MongoDB collection name (no leading '$', no NUL), got {value!r}")
-    return value
+    return text
 
 
-def _prepare(source_db: Any, saver: Any, checkpoints: Any, writes: Any, thread_ids: Any, batch_size: Any) -> tuple:
+def _prepare(
+    source_db: Any, saver: Any, checkpoints: Any, writes: Any, thread_ids: Any, batch_size: Any
+) -> tuple[str, str, list[str] | None]:
     if not isinstance(saver, MongoDBCheckpointer):
         raise InvalidInputError(f"saver must be a MongoDBCheckpointer, got {type(saver).__name__}")
     if source_db is None or not isinstance(getattr(source_db, "name", None), str):
@@ -423,7 +451,8 @@ def import_mongodbsaver(
             "create them (MongoDBSaver(client, source_db_name) does), or leave graph out"
         )
     steps = _Import(
-        saver, source_db.name, names, is_async=False, batch_size=batch_size, progress=progress, reader=reader, graph=graph
+        saver, source_db.name, names, is_async=False, batch_size=batch_size, progress=progress, reader=reader,
+        graph=graph,
     )
     return SyncInterpreter(source_db).run(steps.run())
 

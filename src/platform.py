@@ -34,23 +34,21 @@ import difflib
 import inspect
 import logging
 import threading
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Collection, Iterable, Iterator, Mapping
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from langchain_core.runnables.config import get_config_list
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.pregel import Pregel
 
-from ._lru import LRU
+from . import _langgraph
 from ._bson import DEFAULT_CHUNK_BYTES, require_db_name
-from .storage.connections import ClosesOpenedClients, ConnectionScope, database_name
+from ._lru import LRU
 from .checkpointer import MongoDBCheckpointer
 from .errors import InvalidInputError, TopologyError
-from .storage.schema import CollectionNames
 from .journal import ActivityJournal, EffectScope, ResolverLocator
-from . import _langgraph
 from .resolver import DurableSubgraphResolver, TaskTrace
 from .runs.run_lock import (
     LockedAsyncIterator,
@@ -61,17 +59,23 @@ from .runs.run_lock import (
     thread_id_of,
     thread_ids_of,
 )
+from .storage.connections import ClosesOpenedClients, ConnectionScope, database_name
+from .storage.plans.requests import Plan
+from .storage.schema import CollectionNames
+
+if TYPE_CHECKING:
+    from pymongo import MongoClient
 
 #: What a platform gives its checkpointer and journal itself: not options of theirs a caller may pass it.
 _GIVEN_BY_PLATFORM = ("client", "async_client", "db_name", "storage_format", "expiry", "run_fence")
 
 
-def _options_of(cls: type, given: Iterable[str]) -> frozenset[str]:
+def _options_of(cls: type[Any], given: Iterable[str]) -> frozenset[str]:
     """The keyword arguments ``cls`` takes, but ``given``."""
     return frozenset(inspect.signature(cls.__init__).parameters) - {"self", "checkpointer_options", *given}
 
 
-def check_options(entry: str, options: Mapping[str, Any], known: Iterable[str]) -> None:
+def check_options(entry: str, options: Mapping[str, Any], known: Collection[str]) -> None:
     """Refuse an option ``entry`` does not take, at the call the user made, suggesting the closest it does.
 
     Raises:
@@ -137,7 +141,8 @@ class DurablePlatform(ClosesOpenedClients):
         **checkpointer_options: Any,
     ) -> None:
         check_options("DurablePlatform", checkpointer_options, _options_of(MongoDBCheckpointer, _GIVEN_BY_PLATFORM))
-        check_options("DurablePlatform's journal_options", journal_options or {}, _options_of(ActivityJournal, _GIVEN_BY_PLATFORM))
+        journal_known = _options_of(ActivityJournal, _GIVEN_BY_PLATFORM)
+        check_options("DurablePlatform's journal_options", journal_options or {}, journal_known)
         fence = check_held if exclusive_runs else None
         self.checkpointer = MongoDBCheckpointer(
             client, async_client=async_client, db_name=db_name, run_fence=fence, **checkpointer_options
@@ -202,7 +207,9 @@ class DurablePlatform(ClosesOpenedClients):
         try:
             self.run_locks.wait_releases(RELEASES_AT_CLOSE_SECONDS)
         except TimeoutError as error:
-            _log.warning("closing with run locks still being released: %s; they free themselves when their lease expires", error)
+            _log.warning(
+                "closing with run locks still being released: %s; they free themselves when their lease expires", error
+            )
 
     @classmethod
     def embedded(cls, **options: Any) -> DurablePlatform:
@@ -222,10 +229,11 @@ class DurablePlatform(ClosesOpenedClients):
         from mongomock_motor import AsyncMongoMockClient
 
         platform_options = _options_of(cls, ("client", "async_client"))
-        check_options("DurablePlatform.embedded", options, platform_options | _options_of(MongoDBCheckpointer, _GIVEN_BY_PLATFORM))
+        saver_options = _options_of(MongoDBCheckpointer, _GIVEN_BY_PLATFORM)
+        check_options("DurablePlatform.embedded", options, platform_options | saver_options)
         journal_known = _options_of(ActivityJournal, _GIVEN_BY_PLATFORM)
         check_options("DurablePlatform.embedded's journal_options", options.get("journal_options") or {}, journal_known)
-        client = mongomock.MongoClient()
+        client: MongoClient[dict[str, Any]] = mongomock.MongoClient()
         return cls(client, async_client=AsyncMongoMockClient(mock_mongo_client=client), **options)
 
     @classmethod
@@ -282,7 +290,7 @@ class DurablePlatform(ClosesOpenedClients):
             raise InvalidInputError(f"uri must be a MongoDB URI string, got {uri!r}")
         journal_known = _options_of(ActivityJournal, _GIVEN_BY_PLATFORM)
         check_options("DurablePlatform.from_conn_string's journal_options", journal_options or {}, journal_known)
-        options = {
+        options: dict[str, Any] = {  # keyword arguments of every type, for DurablePlatform
             "db_name": require_db_name(database_name(uri, db_name)),
             "journal_options": journal_options,
             "exclusive_runs": exclusive_runs,
@@ -300,8 +308,9 @@ class DurablePlatform(ClosesOpenedClients):
         """Compile ``builder`` with the platform checkpointer and validate its topology.
 
         Compiled children must be compiled with ``checkpointer=None``: they inherit the platform's. A child that
-        does not is refused here, as the graph compiles; the plain ``builder.compile(checkpointer=platform.checkpointer)``
-        refuses it with the same ``TopologyError`` as each run starts, before any step.
+        does not is refused here, as the graph compiles; the plain
+        ``builder.compile(checkpointer=platform.checkpointer)`` refuses it with the same ``TopologyError`` as each run
+        starts, before any step.
 
         Args:
             builder: a ``StateGraph`` (anything whose ``compile(**compile_kwargs)`` returns a compiled graph).
@@ -324,7 +333,7 @@ class DurablePlatform(ClosesOpenedClients):
         compile_kwargs["checkpointer"] = self.checkpointer
         return self._durable(builder.compile(**compile_kwargs))
 
-    def attach(self, graph: Pregel) -> DurableGraph:
+    def attach(self, graph: Pregel[Any, Any, Any, Any]) -> DurableGraph:
         """Make a graph compiled without a checkpointer durable on this platform.
 
         Refuses a graph compiled with another saver: its history lives there.
@@ -342,8 +351,8 @@ class DurablePlatform(ClosesOpenedClients):
         """
         if not isinstance(graph, Pregel):
             raise InvalidInputError(
-                f"attach() takes a compiled graph (a Pregel, what builder.compile() returns), got {type(graph).__name__}; "
-                "for a builder, use platform.compile(builder)"
+                "attach() takes a compiled graph (a Pregel, what builder.compile() returns), got "
+                f"{type(graph).__name__}; for a builder, use platform.compile(builder)"
             )
         saver = graph.checkpointer
         if isinstance(saver, BaseCheckpointSaver) and getattr(saver, "base_saver", saver) is not self.checkpointer:
@@ -353,11 +362,12 @@ class DurablePlatform(ClosesOpenedClients):
             )
         if saver is False or saver is True:
             raise TopologyError(
-                f"the root graph was compiled with checkpointer={saver}; compile it with checkpointer=None and attach it"
+                f"the root graph was compiled with checkpointer={saver}; compile it with checkpointer=None and attach "
+                "it"
             )
         return self._durable(_langgraph.keep_allowlist(graph, graph.copy(update={"checkpointer": self.checkpointer})))
 
-    def _durable(self, graph: Pregel) -> DurableGraph:
+    def _durable(self, graph: Pregel[Any, Any, Any, Any]) -> DurableGraph:
         """``graph`` as a ``DurableGraph``, its topology validated now rather than at its first run."""
         self._resolver(graph)
         cls = type(graph)
@@ -367,11 +377,13 @@ class DurablePlatform(ClosesOpenedClients):
                 durable = self._classes[cls] = type(
                     f"Durable{cls.__name__}", (DurableGraph, cls), {"_platform": self, "__module__": __name__}
                 )
-        return _langgraph.keep_allowlist(graph, durable(**{k: v for k, v in graph.__dict__.items() if k != "__orig_class__"}))
+        copied = durable(**{k: v for k, v in graph.__dict__.items() if k != "__orig_class__"})
+        # an instance of the class just made, a subclass of DurableGraph's and the graph's: mypy sees only a Pregel
+        return cast(DurableGraph, _langgraph.keep_allowlist(graph, copied))
 
     # -- runs ------------------------------------------------------------------------
 
-    def _resolver(self, graph: Pregel) -> DurableSubgraphResolver:
+    def _resolver(self, graph: Pregel[Any, Any, Any, Any]) -> DurableSubgraphResolver:
         """The validated resolver of ``graph``, discovered once per compiled graph: its copies
         (``with_config``, Agent Server's ``copy``) share its node objects, and so its resolver."""
         nodes = tuple(graph.nodes.values())
@@ -386,13 +398,13 @@ class DurablePlatform(ClosesOpenedClients):
             self._resolvers.put(key, (nodes, resolver))  # the nodes kept alive keep their ids unique
         return resolver
 
-    def _validate_run(self, graph: Pregel) -> None:
+    def _validate_run(self, graph: Pregel[Any, Any, Any, Any]) -> None:
         """A root run starting on the platform checkpointer: ``graph``'s compiled children validated before any step,
         as ``compile`` validates them (once per compiled graph, ``_resolver``): the plain form refuses what
         ``compile`` refuses, with its message (``TopologyError``)."""
         self._resolver(graph)
 
-    def _forget_finished(self, thread_id: str, finished: list[str]) -> Any:
+    def _forget_finished(self, thread_id: str, finished: list[str]) -> Plan[None]:
         """A ``keep_latest`` TTL sweep pruned the thread (``observe_sweep_prunes``): drop the journal entries of its
         tasks that finished (keyed by the root checkpoints they were prepared from); the latest checkpoint's pending
         tasks keep theirs."""
@@ -439,12 +451,14 @@ class DurableGraph:
     that name one thread in rounds, one after the other. ``with_config`` and ``copy`` keep it durable.
     """
 
+    # mypy sees this class alone: the graph's own class (a Pregel) is its base only in the subclass ``_durable``
+    # makes at run time, so each use of Pregel's methods and attributes below is ignored, saying so.
     _platform: ClassVar[DurablePlatform]
 
     @property
     def resolver(self) -> DurableSubgraphResolver:
         """The graph's validated resolver (its compiled-child topology, discovered once)."""
-        return self._platform._resolver(self)  # type: ignore[arg-type]
+        return self._platform._resolver(self)  # type: ignore[arg-type]  # Pregel: a base at run time only
 
     def copy(self, update: dict[str, Any] | None = None) -> Any:
         """``Pregel.copy`` (``with_config`` uses it), keeping the graph's strict msgpack allowlist.
@@ -455,7 +469,8 @@ class DurableGraph:
         Returns:
             The copy, a ``DurableGraph``.
         """
-        return _langgraph.keep_allowlist(self, super().copy(update))  # type: ignore[misc, arg-type]
+        copied = super().copy(update)  # type: ignore[misc]  # Pregel: a base at run time only
+        return _langgraph.keep_allowlist(self, copied)  # type: ignore[arg-type]  # Pregel: a base at run time only
 
     def stream(self, input: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
         """``Pregel.stream`` under the thread's run lock, held from the first item to the last.
@@ -473,21 +488,29 @@ class DurableGraph:
             ClientConfigurationError: the platform has no sync client.
             RunLockLostError: the run lost its thread's run lock mid-run (its next effect stops).
         """
-        iterator = super().stream(input, config, **kwargs)  # type: ignore[misc]
+        iterator: Iterator[Any] = super().stream(  # type: ignore[misc]  # Pregel: a base at run time only
+            input, config, **kwargs
+        )
         locks = self._platform.run_locks
         if locks is None:
             return iterator
-        return LockedIterator(locks, thread_ids_of(config, self.config), iterator)  # type: ignore[attr-defined]
+        bound = self.config  # type: ignore[attr-defined]  # Pregel: a base at run time only
+        return LockedIterator(locks, thread_ids_of(config, bound), iterator)
 
     def astream(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
         """Async ``stream`` (``Pregel.astream``) under the run lock, on the async client: same errors."""
-        iterator = super().astream(input, config, **kwargs)  # type: ignore[misc]
+        iterator: AsyncIterator[Any] = super().astream(  # type: ignore[misc]  # Pregel: a base at run time only
+            input, config, **kwargs
+        )
         locks = self._platform.run_locks
         if locks is None:
             return iterator
-        return LockedAsyncIterator(locks, thread_ids_of(config, self.config), iterator)  # type: ignore[attr-defined]
+        bound = self.config  # type: ignore[attr-defined]  # Pregel: a base at run time only
+        return LockedAsyncIterator(locks, thread_ids_of(config, bound), iterator)
 
-    def batch(self, inputs: list[Any], config: Any = None, *, return_exceptions: bool = False, **kwargs: Any) -> list[Any]:
+    def batch(
+        self, inputs: list[Any], config: Any = None, *, return_exceptions: bool = False, **kwargs: Any
+    ) -> list[Any]:
         """``Pregel.batch`` with one run per thread at a time.
 
         Inputs on distinct threads run together, as in LangGraph; inputs that name one thread run in
@@ -509,15 +532,18 @@ class DurableGraph:
         """
         locks, configs = self._platform.run_locks, get_config_list(config, len(inputs))
         if locks is None:
-            return super().batch(inputs, config, return_exceptions=return_exceptions, **kwargs)  # type: ignore[misc]
+            return super().batch(  # type: ignore[misc, no-any-return]  # Pregel: a base at run time only
+                inputs, config, return_exceptions=return_exceptions, **kwargs
+            )
         outputs: list[Any] = [None] * len(inputs)
-        for positions in batch_rounds([thread_id_of(c, self.config) for c in configs]):  # type: ignore[attr-defined]
+        bound = self.config  # type: ignore[attr-defined]  # Pregel: a base at run time only
+        for positions in batch_rounds([thread_id_of(c, bound) for c in configs]):
             part = [configs[i] for i in positions]
-            with locks.hold(thread_ids_of(part, self.config)):  # type: ignore[attr-defined]
-                done = super().batch(  # type: ignore[misc]
+            with locks.hold(thread_ids_of(part, bound)):
+                done = super().batch(  # type: ignore[misc]  # Pregel: a base at run time only
                     [inputs[i] for i in positions], part, return_exceptions=return_exceptions, **kwargs
                 )
-            for i, output in zip(positions, done):
+            for i, output in zip(positions, done, strict=True):
                 outputs[i] = output
         return outputs
 
@@ -527,15 +553,18 @@ class DurableGraph:
         """Async ``batch`` (``Pregel.abatch``, in the same rounds): same arguments, return and errors."""
         locks, configs = self._platform.run_locks, get_config_list(config, len(inputs))
         if locks is None:
-            return await super().abatch(inputs, config, return_exceptions=return_exceptions, **kwargs)  # type: ignore[misc]
+            return await super().abatch(  # type: ignore[misc, no-any-return]  # Pregel: a base at run time only
+                inputs, config, return_exceptions=return_exceptions, **kwargs
+            )
         outputs: list[Any] = [None] * len(inputs)
-        for positions in batch_rounds([thread_id_of(c, self.config) for c in configs]):  # type: ignore[attr-defined]
+        bound = self.config  # type: ignore[attr-defined]  # Pregel: a base at run time only
+        for positions in batch_rounds([thread_id_of(c, bound) for c in configs]):
             part = [configs[i] for i in positions]
-            async with locks.ahold(thread_ids_of(part, self.config)):  # type: ignore[attr-defined]
-                done = await super().abatch(  # type: ignore[misc]
+            async with locks.ahold(thread_ids_of(part, bound)):
+                done = await super().abatch(  # type: ignore[misc]  # Pregel: a base at run time only
                     [inputs[i] for i in positions], part, return_exceptions=return_exceptions, **kwargs
                 )
-            for i, output in zip(positions, done):
+            for i, output in zip(positions, done, strict=True):
                 outputs[i] = output
         return outputs
 

@@ -48,15 +48,14 @@ import asyncio
 import json
 import os
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
 from contextlib import asynccontextmanager
-
+from typing import Any
 
 from .checkpointer import MongoDBCheckpointer
-from .storage.connections import database_name
 from .errors import ClientConfigurationError, InvalidInputError
-from .storage.liveness import identity
 from .platform import DurablePlatform
+from .storage.connections import database_name
+from .storage.liveness import identity
 
 __all__ = ["checkpointer", "database_of", "ttl_of"]
 
@@ -95,7 +94,9 @@ def ttl_of(environ: Mapping[str, str] | None = None) -> Any:
             ttl = json.loads(raw).get("ttl")
             return _minutes(ttl) if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) else ttl
     except (ValueError, AttributeError) as exc:
-        raise InvalidInputError(f"LANGGRAPH_THREAD_TTL or LANGGRAPH_CHECKPOINTER is not a TTL langgraph-api reads: {exc}") from exc
+        raise InvalidInputError(
+            f"LANGGRAPH_THREAD_TTL or LANGGRAPH_CHECKPOINTER is not a TTL langgraph-api reads: {exc}"
+        ) from exc
     return None
 
 

@@ -23,10 +23,18 @@ refused an operation;
 from __future__ import annotations
 
 from ..views.exits import (
-    EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNKNOWN_THREAD, EXIT_UNREACHABLE, EXIT_USAGE, EXIT_WARNING, CliError,
+    EXIT_AUTH,
+    EXIT_OK,
+    EXIT_PROBLEM,
+    EXIT_UNKNOWN_THREAD,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    EXIT_WARNING,
+    CliError,
 )
 from .main import main
 
 __all__ = [
-    "EXIT_AUTH", "EXIT_OK", "EXIT_PROBLEM", "EXIT_UNKNOWN_THREAD", "EXIT_UNREACHABLE", "EXIT_USAGE", "EXIT_WARNING", "CliError", "main",
+    "EXIT_AUTH", "EXIT_OK", "EXIT_PROBLEM", "EXIT_UNKNOWN_THREAD", "EXIT_UNREACHABLE", "EXIT_USAGE", "EXIT_WARNING",
+    "CliError", "main",
 ]

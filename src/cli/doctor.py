@@ -22,7 +22,9 @@ def fix_command(uri: str | None, db_name: str, option: str = "--fix") -> str:
     return " ".join([*words, "--db", shlex.quote(db_name), "doctor", option])
 
 
-def doctor(client: Any, db_name: str, names: CollectionNames, fix: bool, uri: str | None = None, repair: bool = False) -> dict[str, Any]:
+def doctor(
+    client: Any, db_name: str, names: CollectionNames, fix: bool, uri: str | None = None, repair: bool = False
+) -> dict[str, Any]:
     """``deployment.check_deployment``, and the commands that fix what it found (``fix_command``).
 
     Args:
@@ -65,7 +67,7 @@ def render_doctor(report: dict[str, Any], out: TextIO) -> None:
     out.write(f"format      {report['format']}\n")
     labels = [f"{row['collection']}.{row['index']}" for row in report["indexes"]]
     width = max(map(len, labels), default=0)
-    for label, row in zip(labels, report["indexes"]):
+    for label, row in zip(labels, report["indexes"], strict=True):
         out.write(f"index       {label:<{width}}  {_index_state(row)}\n")
     if report["summaries"] is not None:
         out.write(f"summaries   {_summaries_state(report['summaries'])}\n")
@@ -82,7 +84,8 @@ def _concern_lines(concerns: dict[str, Any], defaults: dict[str, Any] | None) ->
     read_default = f" (server default: {_concern(defaults['read'])})" if defaults and defaults.get("read") else ""
     return [
         f"write        {_concern(concerns['write']) or 'the server default'}{server}",
-        f"read         {_concern(concerns['read']) or 'the server default'}{read_default}, from {concerns['read_preference']}",
+        f"read         {_concern(concerns['read']) or 'the server default'}{read_default}, "
+        f"from {concerns['read_preference']}",
         f"majority     {', '.join(concerns['majority_written'])} (every write, whatever the client's)",
     ]
 
@@ -94,16 +97,21 @@ def _concern(document: dict[str, Any]) -> str:
 
 
 def _summaries_state(drift: dict[str, Any]) -> str:
-    checked = f"{drift['threads']} threads compared" + ("" if drift["complete"] else " (a sample: stopped at its time bound)")
+    checked = f"{drift['threads']} threads compared"
+    checked += "" if drift["complete"] else " (a sample: stopped at its time bound)"
     if not drift["missing"] and not drift["short"] and not drift["unsettled"]:
         return f"{checked}, none missing or short"
     found = [
-        f"{drift[kind]} {kind} ({', '.join(map(repr, drift['named_' + kind]))})" for kind in ("missing", "short") if drift[kind]
+        f"{drift[kind]} {kind} ({', '.join(map(repr, drift['named_' + kind]))})"
+        for kind in ("missing", "short") if drift[kind]
     ]
     if drift["repaired"]:
         found.append(f"{drift['repaired']} rebuilt")
     if drift["unsettled"]:
-        found.append(f"not settled (written on while counted, or naming a later checkpoint than any): {', '.join(map(repr, drift['unsettled']))}")
+        found.append(
+            "not settled (written on while counted, or naming a later checkpoint than any): "
+            f"{', '.join(map(repr, drift['unsettled']))}"
+        )
     return f"{checked}: {'; '.join(found)}"
 
 

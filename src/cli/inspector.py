@@ -1,4 +1,5 @@
-"""``ui``: the web inspector, served from the CLI (the ``ui`` extra: ``pip install 'langgraph-durable-mongodb[ui]'``)."""
+"""``ui``: the web inspector, served from the CLI (the ``ui`` extra:
+``pip install 'langgraph-durable-mongodb[ui]'``)."""
 
 from __future__ import annotations
 

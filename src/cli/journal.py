@@ -7,6 +7,7 @@ from typing import Any
 from ..views.commands import require_thread
 from ..views.stored import ThreadDocuments
 
+
 def journal_documents(stored: ThreadDocuments, thread_id: str, with_outcomes: bool) -> list[dict[str, Any]]:
     """The thread's raw journal documents, by path then creation (``views.stored.journal_documents_plan``).
 

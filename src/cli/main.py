@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import os
 import sys
@@ -13,14 +14,14 @@ from typing import Any, TextIO
 from bson import json_util
 
 from ..checkpointer import MongoDBCheckpointer
-from ..storage.connections import command_client, database_name
 from ..errors import AccessDeniedError, DurableMongoError, InvalidURIError, ServerUnreachableError
+from ..storage.connections import command_client, database_name
 from ..storage.schema import CollectionNames
 from ..storage.server_errors import typed_server_errors
 from ..views.commands import delete, discard, parse_outcome, parse_position, prune, resolve, sweep
-from ..views.stored import ThreadDocuments
 from ..views.exits import EXIT_AUTH, EXIT_OK, EXIT_PROBLEM, EXIT_UNREACHABLE, EXIT_USAGE, EXIT_WARNING, CliError
 from ..views.reader import ThreadViews
+from ..views.stored import ThreadDocuments
 from . import importer
 from .doctor import doctor, render_doctor
 from .inspector import ui
@@ -67,7 +68,7 @@ class Invocation:
         """``value`` as JSON (BSON types in relaxed Extended JSON)."""
         self.out.write(json_util.dumps(value, indent=2, json_options=json_util.RELAXED_JSON_OPTIONS) + "\n")
 
-    def show(self, report: Any, render: Callable[[Any, TextIO], None]) -> None:
+    def show(self, report: Any, render: Callable[[Any, TextIO], object]) -> None:
         """``report`` as JSON with ``--json``, else as ``render`` writes it for a person."""
         if self.args.json or getattr(self.args, "json_sub", False):
             self.dump(report)
@@ -215,10 +216,9 @@ def main(
 
 def _quiet(out: TextIO) -> None:
     """Send what is left of ``out`` nowhere, so that its flush at exit raises no ``BrokenPipeError`` again."""
-    try:
+    # not a file (a test's StringIO): nothing is flushed at exit
+    with contextlib.suppress(AttributeError, OSError, ValueError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
-    except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO): nothing is flushed at exit
-        pass
 
 
 def _fail(error: CliError) -> int:

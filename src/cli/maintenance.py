@@ -36,8 +36,10 @@ def render_maintenance(report: dict[str, Any], out: TextIO) -> None:
     """``delete``/``sweep``: the threads deleted; ``prune``: each thread's checkpoints before and after (escaped)."""
     report = escaped(report)
     if "pruned" in report:
-        pruned = [f"pruned {t}: {report['checkpoints'][t]['before']} -> {report['checkpoints'][t]['after']} checkpoints\n"
-                  for t in report["pruned"]]
+        pruned = [
+            f"pruned {t}: {report['checkpoints'][t]['before']} -> {report['checkpoints'][t]['after']} checkpoints\n"
+            for t in report["pruned"]
+        ]
         out.write("".join(pruned) or "nothing pruned\n")
         return
     out.write("".join(f"deleted {thread_id}\n" for thread_id in report["deleted"]) or "nothing deleted\n")

@@ -11,7 +11,7 @@ is written as it is.
 from __future__ import annotations
 
 import dataclasses
-from typing import TypeVar
+from typing import TypeVar, cast
 
 T = TypeVar("T")
 
@@ -41,12 +41,12 @@ def escaped(report: T) -> T:
         A copy of the same shape.
     """
     if isinstance(report, str):
-        return printable(report)  # type: ignore[return-value]
+        return cast(T, printable(report))
     if isinstance(report, dict):
-        return {escaped(key): escaped(value) for key, value in report.items()}  # type: ignore[return-value]
+        return cast(T, {escaped(key): escaped(value) for key, value in report.items()})
     if isinstance(report, (list, tuple)):
-        return type(report)(escaped(value) for value in report)  # type: ignore[return-value]
+        return type(report)(escaped(value) for value in report)
     if dataclasses.is_dataclass(report) and not isinstance(report, type):
         changes = {f.name: escaped(getattr(report, f.name)) for f in dataclasses.fields(report) if f.init}
-        return dataclasses.replace(report, **changes)  # type: ignore[return-value]
+        return dataclasses.replace(report, **changes)
     return report

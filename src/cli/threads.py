@@ -9,11 +9,11 @@ from typing import Any, TextIO
 
 from .._bson import OPTIONAL, document_problem
 from .._langgraph import NS_END, NS_SEP
+from ..storage.plans import lease
 from ..views import plans, tree
 from ..views.commands import unknown_thread
-from ..views.stored import ThreadDocuments
-from ..storage.plans import lease
 from ..views.states import effect_state
+from ..views.stored import ThreadDocuments
 from .terminal import escaped, printable
 
 #: What ``inspect`` reports as the web inspector says it (``ThreadViews.thread``).
@@ -30,8 +30,8 @@ CHECKPOINT_FIELDS = {
     "checkpoint_ns": (str,), "checkpoint_id": (str,), "metadata": (dict, OPTIONAL), "ts": (str, datetime, OPTIONAL)
 }
 ENTRY_FIELDS = {
-    "path": (str,), "node": (str,), "kind": (str,), "name": (str,), "status": (str,), "occurrence": (str, int, OPTIONAL),
-    "effect_key": (str, OPTIONAL), "attempts": (int, OPTIONAL),
+    "path": (str,), "node": (str,), "kind": (str,), "name": (str,), "status": (str,),
+    "occurrence": (str, int, OPTIONAL), "effect_key": (str, OPTIONAL), "attempts": (int, OPTIONAL),
     "duration_ms": (int, float, OPTIONAL), "started_at": (datetime, OPTIONAL), "error": (dict, str, OPTIONAL),
 }
 
@@ -63,11 +63,12 @@ def render_threads(rows: list[dict[str, Any]], found: dict[str, Any], out: TextI
     else:
         headers = {"thread_id": "THREAD", "state": "STATE", "latest_step": "STEP", "checkpoints": "CHECKPOINTS"}
         widths = {k: max(len(str(r[k])) for r in [{k: header}, *rows]) for k, header in headers.items()}
-        out.write(f"{'THREAD':<{widths['thread_id']}}  {'STATE':<{widths['state']}}  {'STEP':>{widths['latest_step']}}  "
-                  f"{'CHECKPOINTS':>{widths['checkpoints']}}  UPDATED  DUE\n")
+        out.write(f"{'THREAD':<{widths['thread_id']}}  {'STATE':<{widths['state']}}  "
+                  f"{'STEP':>{widths['latest_step']}}  {'CHECKPOINTS':>{widths['checkpoints']}}  UPDATED  DUE\n")
         for r in rows:
             out.write(f"{r['thread_id']:<{widths['thread_id']}}  {r['state']:<{widths['state']}}  "
-                      f"{str(r['latest_step']):>{widths['latest_step']}}  {str(r['checkpoints']):>{widths['checkpoints']}}  "
+                      f"{r['latest_step']!s:>{widths['latest_step']}}  "
+                      f"{r['checkpoints']!s:>{widths['checkpoints']}}  "
                       f"{r['updated'] or '-'}  {', '.join(r['due']) or '-'}\n")
     if found.get("more"):
         judged = f"judged {found['scanned']} threads; " if state else ""
@@ -102,8 +103,12 @@ def inspect_thread(stored: ThreadDocuments, thread_id: str) -> dict[str, Any]:
         entry = per_ns.setdefault(label, {"namespace": label, "checkpoints": 0, "occurrences": set()})
         entry["checkpoints"] += 1
         entry["occurrences"].add(doc["checkpoint_ns"])
-        entry.update(latest_id=doc["checkpoint_id"], latest_step=(doc.get("metadata") or {}).get("step"), updated=doc.get("ts"))
-    namespaces = [{**e, "occurrences": len(e["occurrences"])} for e in sorted(per_ns.values(), key=lambda e: e["namespace"])]
+        entry.update(
+            latest_id=doc["checkpoint_id"], latest_step=(doc.get("metadata") or {}).get("step"), updated=doc.get("ts")
+        )
+    namespaces = [
+        {**e, "occurrences": len(e["occurrences"])} for e in sorted(per_ns.values(), key=lambda e: e["namespace"])
+    ]
     operations = operation_tree(journal)
     return {"thread_id": thread_id, "namespaces": namespaces, "operations": operations, "problems": problems + more}
 
@@ -138,7 +143,8 @@ def mark_replayed(operations: list[dict[str, Any]], shown: list[dict[str, Any]])
         shown: the views' operation tree of the same thread.
     """
     proven = {
-        (op["path"], node["node"], e["effect_key"]) for op in shown for node in op["nodes"] for e in node["effects"] if e["replayed"]
+        (op["path"], node["node"], e["effect_key"])
+        for op in shown for node in op["nodes"] for e in node["effects"] if e["replayed"]
     }
     for op in operations:
         for node in op["nodes"]:
@@ -225,13 +231,18 @@ def _render_stopped(stopped: dict[str, Any], out: TextIO) -> None:
     for e in stopped.get("errors", []):
         when = e["at"] or "-"
         where = f"at {when}, attempt {e['attempts']}" if e["source"] == "journal" else f"in the step begun {when}"
-        at = f"{e['path']}{_call(e.get('tool_call'))}" if e["source"] != "journal" else f"{e['path']} {_task(e['node'], e.get('tool_call'))} {e['kind']} {e['name']}"
+        at = (
+            f"{e['path']}{_call(e.get('tool_call'))}" if e["source"] != "journal"
+            else f"{e['path']} {_task(e['node'], e.get('tool_call'))} {e['kind']} {e['name']}"
+        )
         out.write(f"  error      {at}: {e['type'] or 'error'} {e['message'] or ''} ({where})\n")
     for i in stopped.get("interrupts", []):
         asked = i["question"] if i.get("question") is not None else i["value"]["summary"]
         out.write(f"  interrupt  {i['path']}{_call(i.get('tool_call'))}: {asked}\n")
     for u in stopped.get("unknown", []):
-        out.write(f"  unknown    {u['kind']} {u['name']}: idempotency key {u['idempotency_key']}; settle it with one of\n")
+        out.write(
+            f"  unknown    {u['kind']} {u['name']}: idempotency key {u['idempotency_key']}; settle it with one of\n"
+        )
         for command in u.get("commands", []):
             out.write(f"               {command}\n")
 
@@ -240,12 +251,13 @@ def _render_runs(runs: list[dict[str, Any]], out: TextIO) -> None:
     """One line per run: its process, when it ran, how it ended, what it executed and replayed."""
     if not runs:
         return
-    out.write("\nruns" + (" (inferred from the processes that claimed effects: these runs took no lock)" if runs[0]["inferred"] else "") + "\n")
+    inferred = " (inferred from the processes that claimed effects: these runs took no lock)"
+    out.write("\nruns" + (inferred if runs[0]["inferred"] else "") + "\n")
     for run in runs:
         ended = run["ended_at"] or "now"
         mark = "  ✕" if run["ended"] in ("crashed", "lock lost") else ""
-        out.write(f"  run {run['n']}  pid {run['pid']} on {run['host']}  {run['started_at']} to {ended}  {run['ended']}{mark}"
-                  f"  executed {run['executed']}, replayed {run['replayed']}\n")
+        out.write(f"  run {run['n']}  pid {run['pid']} on {run['host']}  {run['started_at']} to {ended}  "
+                  f"{run['ended']}{mark}  executed {run['executed']}, replayed {run['replayed']}\n")
 
 
 def _render_branch(branch: dict[str, Any] | list[str], prefix: str, out: TextIO) -> None:
@@ -262,7 +274,8 @@ def _effect_line(effect: dict[str, Any], widths: dict[str, int]) -> str:
     duration = f"{effect['duration_ms']:.0f} ms" if isinstance(effect["duration_ms"], (int, float)) else "-"
     replay = "  replayed" if effect["replayed"] else ""
     call = f"  tool call {effect['tool_call_id']}" if effect.get("tool_call_id") else ""
-    odd = f"  status {effect['status']}" if effect["status"] not in ("started", "completed", "failed") else ""  # edited by hand
+    # any other status was edited by hand
+    odd = f"  status {effect['status']}" if effect["status"] not in ("started", "completed", "failed") else ""
     error = f"  {effect['error']}" if effect["error"] else ""
     return (
         f"{effect['kind']:<{widths['kind']}} {effect['name']:<{widths['name']}} {effect['state']:<{widths['state']}}"

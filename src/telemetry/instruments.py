@@ -18,7 +18,12 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import Counter, Histogram, Meter, UpDownCounter
+    from opentelemetry.trace import Tracer
 
 #: The instrumentation scope: the tracer's and the meter's name.
 SCOPE = "langgraph_durable_mongodb"
@@ -69,10 +74,10 @@ class Api:
     then taken, whose tracer and meter hand over to the real ones once configured (no-op spans until then).
     """
 
-    trace: Any
-    context: Any
-    metrics: Any
-    metrics_module: Any  # where the API keeps the meter provider it was given (``trace`` keeps the tracer's)
+    trace: ModuleType
+    context: ModuleType
+    metrics: ModuleType
+    metrics_module: ModuleType | None  # where the API keeps the meter provider it was given (``trace`` the tracer's)
     named_by_environment: bool  # a provider is named by the environment: ask the API every time until it is found
 
     def trace_set(self) -> bool:
@@ -87,8 +92,9 @@ def _imported() -> Api | None:
         from opentelemetry import context, metrics, trace
     except ImportError:
         return None
+    metrics_module: ModuleType | None
     try:
-        from opentelemetry.metrics import _internal as metrics_module  # noqa: PLC0415 - private, guarded
+        from opentelemetry.metrics import _internal as metrics_module
     except ImportError:  # another layout: take any provider for a configured one, asking the API each time
         metrics_module = None
     named = any(name in os.environ for name in ("OTEL_PYTHON_TRACER_PROVIDER", "OTEL_PYTHON_METER_PROVIDER"))
@@ -101,7 +107,7 @@ class _Found:
 
     api: Api | None = None
     missing = False
-    tracer: Any = None
+    tracer: Tracer | None = None
     metrics: Metrics | None = None
     lock = threading.Lock()
 
@@ -117,7 +123,7 @@ def api() -> Api | None:
 
 
 def _version() -> str | None:
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415 - once, with the first span
+    from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version("langgraph-durable-mongodb")
@@ -125,7 +131,7 @@ def _version() -> str | None:
         return None
 
 
-def tracer() -> Any:
+def tracer() -> Tracer | None:
     """The library's tracer, once the application configured a tracer provider; None before, and without the API."""
     if _Found.tracer is not None:
         return _Found.tracer
@@ -141,15 +147,18 @@ def tracer() -> Any:
 INSTRUMENTS = (
     ("executed", "counter", "effects.executed", "{effect}", "Effects run (not replayed), by kind"),
     ("replayed", "counter", "effects.replayed", "{effect}", "Effects whose recorded outcome was returned"),
-    ("unknown", "counter", "outcomes.unknown", "{outcome}", "At-most-once effects found with their outcome unknown (each once)"),
+    ("unknown", "counter", "outcomes.unknown", "{outcome}",
+     "At-most-once effects found with their outcome unknown (each once)"),
     ("resolved", "counter", "outcomes.resolved", "{outcome}", "Outcomes unknown that a person resolved or discarded"),
     ("awaiting", "up_down_counter", "outcomes.awaiting", "{outcome}", "Outcomes unknown that wait for a person"),
     ("taken_over", "counter", "run_locks.taken_over", "{lock}", "Run locks taken from a dead or expired run"),
     ("lost", "counter", "run_locks.lost", "{lock}", "Run locks a run lost (its lease ran out)"),
-    ("records_lost", "counter", "records.lost", "{record}", "Effect records fenced out: another worker held the position"),
+    ("records_lost", "counter", "records.lost", "{record}",
+     "Effect records fenced out: another worker held the position"),
     ("nondeterminism", "counter", "nondeterminism.detected", "{warning}", "Replays that met another effect or input"),
     ("effect_duration", "histogram", "effect.duration", "s", "How long an executed effect ran"),
-    ("journal_duration", "histogram", "journal.duration", "s", "The journal's own time per effect: its claim plus its record"),
+    ("journal_duration", "histogram", "journal.duration", "s",
+     "The journal's own time per effect: its claim plus its record"),
     ("lock_wait", "histogram", "run_lock.wait.duration", "s", "How long taking a run lock took"),
 )
 
@@ -157,20 +166,20 @@ INSTRUMENTS = (
 class Metrics:
     """The library's instruments (``INSTRUMENTS``), on the configured meter provider's meter (``metrics()``)."""
 
-    executed: Any
-    replayed: Any
-    unknown: Any
-    resolved: Any
-    awaiting: Any
-    taken_over: Any
-    lost: Any
-    records_lost: Any
-    nondeterminism: Any
-    effect_duration: Any
-    journal_duration: Any
-    lock_wait: Any
+    executed: Counter
+    replayed: Counter
+    unknown: Counter
+    resolved: Counter
+    awaiting: UpDownCounter
+    taken_over: Counter
+    lost: Counter
+    records_lost: Counter
+    nondeterminism: Counter
+    effect_duration: Histogram
+    journal_duration: Histogram
+    lock_wait: Histogram
 
-    def __init__(self, meter: Any) -> None:
+    def __init__(self, meter: Meter) -> None:
         for attribute, kind, name, unit, description in INSTRUMENTS:
             setattr(self, attribute, getattr(meter, f"create_{kind}")(_NS + name, unit, description))
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Generator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..errors import EffectOutcomeUnknownError
 from . import instruments as names
@@ -43,7 +43,7 @@ def outcome_of(error: BaseException | None) -> str:
 
 
 def _failed(span: Any, error: BaseException) -> None:
-    otel = names.api()
+    otel = cast(names.Api, names.api())  # a span was made: the API is imported
     span.set_attribute(names.ERROR_TYPE, error_type(error))
     span.set_status(otel.trace.Status(otel.trace.StatusCode.ERROR))
 
@@ -98,13 +98,13 @@ class _Span:
         self._token: Any = None
 
     def __enter__(self) -> _Span:
-        otel = names.api()
+        otel = cast(names.Api, names.api())
         self.span = self._tracer.start_span(self._name, attributes=self._attributes)
         self._token = otel.context.attach(otel.trace.set_span_in_context(self.span))
         return self
 
     def __exit__(self, kind: Any, error: BaseException | None, tb: Any) -> None:
-        names.api().context.detach(self._token)
+        cast(names.Api, names.api()).context.detach(self._token)
         if error is not None:
             _failed(self.span, error)
         self.span.end()
@@ -137,7 +137,8 @@ class EffectWatch:
     )
 
     def __init__(
-        self, tracer_: Any, metrics_: names.Metrics | None, kind: str, name: str, at_most_once: bool, tool_call_id: str | None
+        self, tracer_: Any, metrics_: names.Metrics | None, kind: str, name: str, at_most_once: bool,
+        tool_call_id: str | None,
     ) -> None:
         self._tracer, self._metrics = tracer_, metrics_
         self.kind, self.name, self.at_most_once, self.tool_call_id = kind, name, at_most_once, tool_call_id
@@ -153,7 +154,9 @@ class EffectWatch:
 
     def _start(self) -> None:
         if self._tracer is not None:
-            attributes: dict[str, Any] = {names.KIND: self.kind, names.NAME: self.name, names.AT_MOST_ONCE: self.at_most_once}
+            attributes: dict[str, Any] = {
+                names.KIND: self.kind, names.NAME: self.name, names.AT_MOST_ONCE: self.at_most_once,
+            }
             if self.tool_call_id is not None:
                 attributes[names.TOOL_CALL_ID] = self.tool_call_id
             self.span = self._tracer.start_span(f"{self.kind} {self.name}", attributes=attributes)
@@ -161,13 +164,13 @@ class EffectWatch:
     def __enter__(self) -> EffectWatch:
         self._start()
         if self.span is not None:
-            otel = names.api()
+            otel = cast(names.Api, names.api())
             self._token = otel.context.attach(otel.trace.set_span_in_context(self.span))
         return self
 
     def __exit__(self, kind: Any, error: BaseException | None, tb: Any) -> None:
         if self._token is not None:
-            names.api().context.detach(self._token)
+            cast(names.Api, names.api()).context.detach(self._token)
         self._end(error)
 
     def over(self, plan: Plan) -> Plan:
@@ -200,7 +203,8 @@ class EffectWatch:
         """The plan starts: the claim (or the wait for the task's earlier records, then the claim) begins."""
         self._placed_at = time.perf_counter()
         if self.span is not None:
-            self._claim = self._tracer.start_span(names.CLAIM_SPAN, context=names.api().trace.set_span_in_context(self.span))
+            claim_context = cast(names.Api, names.api()).trace.set_span_in_context(self.span)
+            self._claim = self._tracer.start_span(names.CLAIM_SPAN, context=claim_context)
 
     def _claim_ended(self, error: BaseException | None) -> None:
         if error is not None:
@@ -235,10 +239,12 @@ class EffectWatch:
         """``context`` (what a stream's calls run in), with this effect's span made current there too."""
         if self.span is None:
             return context
-        otel = names.api()
+        otel = cast(names.Api, names.api())
 
         def both() -> Any:
-            return _Both(context(), otel.trace.use_span(self.span, end_on_exit=False, record_exception=False, set_status_on_exception=False))
+            return _Both(context(), otel.trace.use_span(
+                self.span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+            ))
 
         return both
 
@@ -254,7 +260,7 @@ class EffectWatch:
 
     def _recorded_plan(self, plan: Plan, effect_error: BaseException | None) -> Plan:
         started = time.perf_counter()
-        otel = names.api()
+        otel = cast(names.Api, names.api())  # a watch was made: the API is imported
         span = token = None
         if self.span is not None:
             span = self._tracer.start_span(names.RECORD_SPAN, context=otel.trace.set_span_in_context(self.span))
@@ -359,7 +365,7 @@ class LockTakeWatch(_Span):
     def __enter__(self) -> LockTakeWatch:
         self._started = time.perf_counter()
         if self._tracer is not None:
-            self._parent = names.api().context.get_current()
+            self._parent = cast(names.Api, names.api()).context.get_current()
             super().__enter__()
         return self
 
@@ -399,7 +405,9 @@ def lock_lost(thread_id: str, fence: int, parent: Any) -> None:
         found.lost.add(1)
     found_tracer = tracer()
     if found_tracer is not None and parent is not None:
-        span = found_tracer.start_span(names.LOST_SPAN, context=parent, attributes={names.THREAD: thread_id, names.FENCE: fence})
+        span = found_tracer.start_span(
+            names.LOST_SPAN, context=parent, attributes={names.THREAD: thread_id, names.FENCE: fence}
+        )
         span.end()
 
 

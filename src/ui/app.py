@@ -13,8 +13,8 @@
 
 Every request passes ``Guard`` first (host and token); a write also needs ``--allow-writes`` (else 403) and
 the CSRF token, in its query or its ``X-CSRF-Token`` header (else 403, before a byte of its body is read), and a
-form of at most ``MAX_FORM_BYTES`` (else 413, no more read than that). A form post from a page is answered by a redirect back to the page; a script's
-(``Accept: application/json``) by JSON. Templates autoescape everything they show.
+form of at most ``MAX_FORM_BYTES`` (else 413, no more read than that). A form post from a page is answered by a
+redirect back to the page; a script's (``Accept: application/json``) by JSON. Templates autoescape everything they show.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp
 
 from ..errors import DurableMongoError, InvalidInputError
 from ..views.exits import EXIT_UNKNOWN_THREAD, CliError
@@ -88,7 +90,7 @@ def _environment() -> Environment:
 class _Guarded(BaseHTTPMiddleware):
     """Host and token first: nothing else runs for a request that fails them."""
 
-    def __init__(self, app: Any, guard: Guard) -> None:
+    def __init__(self, app: ASGIApp, guard: Guard) -> None:
         super().__init__(app)
         self.guard = guard
 
@@ -142,13 +144,15 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
             return page("missing.html", 404, thread_id=thread_id)
         live = found["state"] == "running" or found["claims"]
         poll = "/api/thread/status?id=" + quote(thread_id, safe="") if live else None
-        return page("thread.html", thread=found, refresh=REFRESH_SECONDS, poll=poll, done=request.query_params.get("done"),
-                    open_shown=OPEN_SHOWN)
+        return page("thread.html", thread=found, refresh=REFRESH_SECONDS, poll=poll,
+                    done=request.query_params.get("done"), open_shown=OPEN_SHOWN)
 
     def threads_api(request: Request) -> Response:
         return JSONResponse(_plain(views.threads(**_page_args(request))))
 
-    def one_thread(read: Any, missing: str, *, paged: bool = False) -> Any:
+    def one_thread(
+        read: Callable[..., dict[str, Any] | None], missing: str, *, paged: bool = False
+    ) -> Callable[[Request], Response]:
         """A JSON route of one thread (``?id=``, and ``?page=`` when ``paged``): what ``read`` answers, or 404
         saying ``missing``."""
         def endpoint(request: Request) -> Response:
@@ -177,10 +181,14 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
             return JSONResponse({"error": f"thread {thread_id!r} has no value {channel!r} in its latest state"}, 404)
         return JSONResponse(found)
 
-    def write(act: Any) -> Any:
+    def write(
+        act: Callable[[dict[str, str]], tuple[dict[str, Any], str]]
+    ) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             if not guard.allow_writes:
-                return JSONResponse({"error": "writes are off: start ui with --allow-writes to resolve, discard or delete"}, 403)
+                return JSONResponse(
+                    {"error": "writes are off: start ui with --allow-writes to resolve, discard or delete"}, 403
+                )
             # the token is in the query or a header, never in the body: a request without it reads nothing
             if not guard.csrf_valid(request.headers.get("x-csrf-token") or request.query_params.get("csrf")):
                 return JSONResponse({"error": "missing or wrong CSRF token: reload the page and try again"}, 403)
@@ -193,15 +201,15 @@ def create_app(views: ThreadViews, actions: Actions, guard: Guard) -> Starlette:
             return RedirectResponse(back + ("?done=" + quote(_said(done)) if back != "/" else ""), 303)
         return endpoint
 
-    def resolved(form: Any) -> tuple[dict[str, Any], str]:
+    def resolved(form: dict[str, str]) -> tuple[dict[str, Any], str]:
         done = actions.resolve(_field(form, "position"), _field(form, "outcome"))
         return done, _thread_url(done["position"]["thread_id"])
 
-    def discarded(form: Any) -> tuple[dict[str, Any], str]:
+    def discarded(form: dict[str, str]) -> tuple[dict[str, Any], str]:
         done = actions.discard(_field(form, "position"))
         return done, _thread_url(done["position"]["thread_id"])
 
-    def deleted(form: Any) -> tuple[dict[str, Any], str]:
+    def deleted(form: dict[str, str]) -> tuple[dict[str, Any], str]:
         return actions.delete(_field(form, "thread_id")), "/"
 
     routes = [
@@ -253,7 +261,7 @@ async def _form(request: Request) -> dict[str, str] | None:
     return {name: values[0] for name, values in parse_qs(body.decode("utf-8", "replace")).items()}
 
 
-def _field(form: Any, name: str) -> str:
+def _field(form: Mapping[str, str], name: str) -> str:
     value = form.get(name)
     if not isinstance(value, str) or not value:
         raise InvalidInputError(f"the form field {name!r} is missing")
@@ -271,7 +279,9 @@ def _said(done: dict[str, Any]) -> str:
 async def _failed(request: Request, error: Exception) -> Response:
     """Whatever else went wrong, said as JSON (500): the request and the error's type, not its message (it may
     quote a stored value, unscrubbed). Starlette still raises it after, for the server's log."""
-    return JSONResponse({"error": f"the inspector could not answer {request.url.path}: {type(error).__name__} (see its log)"}, 500)
+    return JSONResponse(
+        {"error": f"the inspector could not answer {request.url.path}: {type(error).__name__} (see its log)"}, 500
+    )
 
 
 async def _refused(request: Request, error: Exception) -> Response:

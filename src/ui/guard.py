@@ -51,7 +51,9 @@ class Guard:
         """Without a token, only a loopback ``Host`` is served (the port aside)."""
         if self.token is not None:
             return True
-        name = host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 or host_header.startswith("[") else host_header
+        name = (
+            host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 or host_header.startswith("[") else host_header
+        )
         return is_loopback(name)
 
     def token_valid(self, presented: str | None) -> bool:

@@ -14,8 +14,8 @@ from typing import Any
 from ..checkpointer import MongoDBCheckpointer
 from ..journal import ActivityJournal, EffectPosition
 from ..storage.schema import POSITION_FIELDS, CollectionNames
-from .stored import ThreadDocuments
 from .exits import EXIT_UNKNOWN_THREAD, EXIT_USAGE, CliError
+from .stored import ThreadDocuments
 
 _QUOTED = r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
 #: A position as ``EffectPosition.__str__`` prints it (in ``EffectOutcomeUnknownError`` and the other errors).
@@ -52,7 +52,8 @@ def parse_position(text: str) -> EffectPosition:
     found = _POSITION.search(text)
     if found is None:
         raise CliError(
-            f"cannot read a journal position from {text!r}: pass it as the error printed it, e.g. {_EXAMPLE}", EXIT_USAGE
+            f"cannot read a journal position from {text!r}: pass it as the error printed it, e.g. {_EXAMPLE}",
+            EXIT_USAGE,
         )
     thread_id, path, node, occurrence, effect_key = found.groups()
     literal = ast.literal_eval
@@ -69,7 +70,9 @@ def parse_outcome(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise CliError(f"the outcome must be JSON, e.g. '\"charged\"' or '{{\"id\": \"ch_1\"}}': {error}", EXIT_USAGE) from None
+        raise CliError(
+            f"the outcome must be JSON, e.g. '\"charged\"' or '{{\"id\": \"ch_1\"}}': {error}", EXIT_USAGE
+        ) from None
 
 
 
@@ -121,7 +124,9 @@ def _entry(stored: ThreadDocuments, pos: EffectPosition) -> dict[str, Any]:
     """The entry at ``pos``, written as stored (an error's position) or as its labels read (``inspect``'s)."""
     entry = stored.entry({field: getattr(pos, field) for field in POSITION_FIELDS})
     if entry is None:
-        raise CliError(f"no journal entry at {pos}: look at the thread with `journal {pos.thread_id}`", EXIT_UNKNOWN_THREAD)
+        raise CliError(
+            f"no journal entry at {pos}: look at the thread with `journal {pos.thread_id}`", EXIT_UNKNOWN_THREAD
+        )
     return {"position": entry["position"], "kind": entry["kind"], "name": entry["name"], "was": entry["status"]}
 
 
@@ -133,7 +138,9 @@ def _journal(client: Any, db_name: str, names: CollectionNames) -> ActivityJourn
 
 
 
-def delete(saver: MongoDBCheckpointer, names: CollectionNames, thread_ids: list[str], ask: Callable[[str], bool]) -> dict[str, Any]:
+def delete(
+    saver: MongoDBCheckpointer, names: CollectionNames, thread_ids: list[str], ask: Callable[[str], bool]
+) -> dict[str, Any]:
     """Delete the threads whole (``MongoDBCheckpointer.delete_thread``), if ``ask(question)`` agrees.
 
     Args:
@@ -151,7 +158,8 @@ def delete(saver: MongoDBCheckpointer, names: CollectionNames, thread_ids: list[
     """
     _known(saver, names, thread_ids)
     question = (
-        f"Delete {_threads(thread_ids)} from database {saver.db_name!r}: every checkpoint, write, journal entry and ordinal?"
+        f"Delete {_threads(thread_ids)} from database {saver.db_name!r}: "
+        "every checkpoint, write, journal entry and ordinal?"
     )
     if not ask(question):
         return {"deleted": []}
@@ -161,7 +169,9 @@ def delete(saver: MongoDBCheckpointer, names: CollectionNames, thread_ids: list[
 
 
 
-def prune(saver: MongoDBCheckpointer, names: CollectionNames, thread_ids: list[str], ask: Callable[[str], bool]) -> dict[str, Any]:
+def prune(
+    saver: MongoDBCheckpointer, names: CollectionNames, thread_ids: list[str], ask: Callable[[str], bool]
+) -> dict[str, Any]:
     """Keep each namespace's latest checkpoint of the threads (``MongoDBCheckpointer.prune``, ``keep_latest``),
     if ``ask(question)`` agrees. Arguments and errors as for ``delete``.
 
@@ -211,4 +221,6 @@ def _known(saver: MongoDBCheckpointer, names: CollectionNames, thread_ids: list[
 
 
 def _threads(thread_ids: list[str]) -> str:
-    return f"thread {thread_ids[0]!r}" if len(thread_ids) == 1 else f"{len(thread_ids)} threads ({', '.join(map(repr, thread_ids))})"
+    if len(thread_ids) == 1:
+        return f"thread {thread_ids[0]!r}"
+    return f"{len(thread_ids)} threads ({', '.join(map(repr, thread_ids))})"

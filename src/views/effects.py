@@ -67,7 +67,7 @@ def holder(doc: Mapping[str, Any], now: datetime) -> dict[str, Any]:
 def stored_position(entry: Mapping[str, Any]) -> str | None:
     """The position of the entry as stored (its keys, whatever its labels), as the errors print it and
     ``resolve``/``discard`` take it; None when a field of it is not text."""
-    fields = {f: entry.get(f) for f in POSITION}
+    fields: dict[str, Any] = {f: entry.get(f) for f in POSITION}
     fields.update({k: v for k, v in mapping(entry.get("visit")).items() if k in ("path", "occurrence")})
     if not all(isinstance(v, str) for v in fields.values()):
         return None
@@ -99,7 +99,8 @@ def effect_view(entry: Mapping[str, Any], now: datetime, secrets: frozenset[str]
         **{f: text(entry.get(f)) for f in POSITION},
         "position": stored_position(entry),
         "visit": visit_text(entry.get("occurrence")),
-        "kind": text(entry.get("kind")), "name": text(entry.get("name")), "tool_call_id": text(entry.get("tool_call_id")),
+        "kind": text(entry.get("kind")), "name": text(entry.get("name")),
+        "tool_call_id": text(entry.get("tool_call_id")),
         "status": text(entry.get("status")), "state": effect_state(entry, now),
         **{f: lease.naive(entry.get(f)) for f in ("started_at", "finished_at", "updated_at", "visited_at")},
         "attempts": number(entry.get("attempts")) or 0, "duration_ms": number(entry.get("duration_ms")),
@@ -107,6 +108,8 @@ def effect_view(entry: Mapping[str, Any], now: datetime, secrets: frozenset[str]
         "host": text(entry.get("owner_host")), "pid": number(entry.get("owner_pid")),
         "input_preview": shown_text(mapping(entry.get("input")).get("preview"), secrets),
         "outcome_preview": shown_text(mapping(entry.get("outcome")).get("preview"), secrets),
-        "error": {"type": text(error.get("type")), "message": shown_text(error.get("message"), secrets)} if error else None,
+        "error": (
+            {"type": text(error.get("type")), "message": shown_text(error.get("message"), secrets)} if error else None
+        ),
         "holder": holder(entry, now) if started and lease_live(entry, now) else None,
     }

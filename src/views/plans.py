@@ -20,15 +20,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._bson import document_problem, require_str
-from ..storage.plans.requests import Aggregate, Find, Gather, Plan
-from ..checkpointer.documents import STORED_CHANNELS_PROJECTION, key_id, stored_channels
+from .._bson import document_problem, key_id, require_str
+from .._langgraph import checkpoint_tasks
+from ..checkpointer.documents import STORED_CHANNELS_PROJECTION, stored_channels
 from ..errors import InvalidInputError
+from ..journal.labels import labelled
+from ..storage.plans.requests import Aggregate, Find, Gather, Plan, ask
 from ..storage.schema import CollectionNames
 from ..storage.summary_drift import unsummarized_plan
 from ..storage.thread_summaries import SUMMARY_NS, SUMMARY_PROJECTION
-from ..journal.labels import labelled
-from .._langgraph import checkpoint_tasks
 from .states import finished_state
 
 #: What the views read of a root checkpoint: never its serialized checkpoint or values, only channel names
@@ -102,12 +102,14 @@ def require_text(name: str, value: Any, *, allow_empty: bool = True) -> str:
     Raises:
         InvalidInputError: ``value`` is not a string, is empty (unless ``allow_empty``), or is not valid Unicode.
     """
-    require_str(name, value, allow_empty=allow_empty)
+    text = require_str(name, value, allow_empty=allow_empty)
     try:
-        value.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError as error:
-        raise InvalidInputError(f"{name} holds a lone surrogate at {error.start} ({value!r:.80}): not text MongoDB can store") from None
-    return value
+        raise InvalidInputError(
+            f"{name} holds a lone surrogate at {error.start} ({value!r:.80}): not text MongoDB can store"
+        ) from None
+    return text
 
 
 def past_prefix(prefix: str) -> str | None:
@@ -150,7 +152,9 @@ def _page_size(limit: Any) -> int:
     return limit
 
 
-def summaries_page_plan(names: CollectionNames, prefix: str = "", after: str | None = None, limit: int = 50) -> Plan:
+def summaries_page_plan(
+    names: CollectionNames, prefix: str = "", after: str | None = None, limit: int = 50
+) -> Plan[tuple[list[dict[str, Any]], bool]]:
     """One page of thread summaries (``thread_summaries.py``) in ``thread_id`` order: one ``find`` of one small
     document per listed thread, whatever the number of checkpoints, and one that finds the threads of the page's
     range with root checkpoints and no summary (``summary_drift.unsummarized_plan``), listed as if they had one.
@@ -173,7 +177,9 @@ def summaries_page_plan(names: CollectionNames, prefix: str = "", after: str | N
     # a prefix ending in U+10000 or above also holds ids of U+E000 to U+FFFF, which are left out below
     id_range = thread_id_range(prefix, after)
     query = {"checkpoint_ns": SUMMARY_NS, **id_range}
-    found = yield Find(names.checkpoints, query, SUMMARY_PROJECTION, sort=[("thread_id", 1)], limit=_page_size(limit) + 1)
+    found = yield from ask(
+        Find(names.checkpoints, query, SUMMARY_PROJECTION, sort=[("thread_id", 1)], limit=_page_size(limit) + 1)
+    )
     condition = dict(id_range.get("thread_id", {}))
     if len(found) > limit and isinstance(found[limit].get("thread_id"), str):
         condition["$lt"] = min(condition.get("$lt", found[limit]["thread_id"]), found[limit]["thread_id"])
@@ -191,15 +197,19 @@ def _in_id_order(summary: dict[str, Any]) -> tuple[int, str]:
     return (0, "") if isinstance(thread_id, (int, float)) and not isinstance(thread_id, bool) else (2, "")
 
 
-def thread_id_problem_plan(names: CollectionNames, thread_id: Any) -> Plan:
+def thread_id_problem_plan(names: CollectionNames, thread_id: Any) -> Plan[str]:
     """The problem of the thread summary stored under a ``thread_id`` that is not a string, naming it."""
     # $eq: a thread_id stored as a document such as {"$gt": ""} must not become an operator here
-    docs = yield Find(names.checkpoints, {"thread_id": {"$eq": thread_id}, "checkpoint_ns": SUMMARY_NS}, limit=1)
+    docs = yield from ask(
+        Find(names.checkpoints, {"thread_id": {"$eq": thread_id}, "checkpoint_ns": SUMMARY_NS}, limit=1)
+    )
     doc = docs[0] if docs else {"thread_id": thread_id}
     return str(document_problem(names.checkpoints, doc, {"thread_id": (str,)}))
 
 
-def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None = None, limit: int = 50) -> Plan:
+def thread_page_plan(
+    names: CollectionNames, prefix: str = "", after: str | None = None, limit: int = 50
+) -> Plan[dict[str, Any]]:
     """One page of threads in id order, with what their state is made of.
 
     Args:
@@ -221,15 +231,17 @@ def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None
     """
     summaries, more = yield from summaries_page_plan(names, prefix, after, limit)
     listed = [s for s in summaries if isinstance(s.get("thread_id"), str)]
-    page = {"summaries": summaries, "more": more, "latest": {}, "locks": {}, "entries": [], "finished": {}, "written": {},
-            "problems": []}
+    page: dict[str, Any] = {
+        "summaries": summaries, "more": more, "latest": {}, "locks": {}, "entries": [], "finished": {}, "written": {},
+        "problems": [],
+    }
     for unlisted in (s for s in summaries if s not in listed):
         page["problems"].append((yield from thread_id_problem_plan(names, unlisted.get("thread_id"))))
     if not listed:
         return page
     ids = [s["thread_id"] for s in listed]
     entries = {"thread_id": {"$in": ids}, "chunk": 0}
-    latest_docs, locks, finished, unfinished = yield Gather((
+    latest_docs, locks, finished, unfinished = yield from ask(Gather((
         Find(names.checkpoints, {"_id": {"$in": latest_keys(listed)}}, CHECKPOINT_PROJECTION),
         Find(names.runs, {"thread_id": {"$in": ids}}, {"_id": 0}),
         Aggregate(names.journal, [
@@ -237,7 +249,7 @@ def thread_page_plan(names: CollectionNames, prefix: str = "", after: str | None
             {"$group": {"_id": {"thread_id": "$thread_id", **FINISHED_GROUP}, "n": {"$sum": 1}}},
         ]),
         Find(names.journal, {**entries, "status": {"$nin": list(FINISHED)}}, ENTRY_STATE_PROJECTION),
-    ))
+    )))
     page["latest"] = by_thread(latest_docs)
     page["locks"] = {doc["thread_id"]: doc for doc in locks}
     page["entries"] = unfinished
@@ -270,27 +282,38 @@ def by_thread(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def latest_keys(summaries: list[dict[str, Any]]) -> list[str]:
     """The ``_id`` of the latest root checkpoint of each of ``summaries`` that names one."""
-    return [key_id(s["thread_id"], "", s["latest"]) for s in summaries if isinstance(s.get("latest"), str) and s["latest"]]
+    return [
+        key_id(s["thread_id"], "", s["latest"]) for s in summaries if isinstance(s.get("latest"), str) and s["latest"]
+    ]
 
 
-def _due_writes_plan(names: CollectionNames, ids: list[str], latest_docs: dict[str, dict[str, Any]]) -> Plan:
+def _due_writes_plan(
+    names: CollectionNames, ids: list[str], latest_docs: dict[str, dict[str, Any]]
+) -> Plan[dict[str, list[dict[str, Any]]]]:
     """``{thread_id: [write, ...]}``: the pending writes (who wrote which channel, never the value) of the latest
     checkpoint of each listed thread (``latest_docs``, by thread) that has tasks (``checkpoint_tasks``)."""
-    due = [doc.get("checkpoint_id") for doc in latest_docs.values() if checkpoint_tasks(stored_channels(doc, holding=True), None)]
+    due = [
+        doc.get("checkpoint_id")
+        for doc in latest_docs.values()
+        if checkpoint_tasks(stored_channels(doc, holding=True), None)
+    ]
     if not due:
         return {}
     span = {"thread_id": {"$gte": ids[0], "$lte": ids[-1]}}
-    writes = yield Find(names.writes, {**span, "checkpoint_ns": "", "checkpoint_id": {"$in": due}}, WRITE_PROJECTION)
+    writes = yield from ask(
+        Find(names.writes, {**span, "checkpoint_ns": "", "checkpoint_id": {"$in": due}}, WRITE_PROJECTION)
+    )
     written: dict[str, list[dict[str, Any]]] = {}
     for write in writes:
-        if latest_docs.get(write.get("thread_id"), {}).get("checkpoint_id") == write.get("checkpoint_id"):
+        thread_id: Any = write.get("thread_id")  # any stored value: one not a string has no latest checkpoint here
+        if latest_docs.get(thread_id, {}).get("checkpoint_id") == write.get("checkpoint_id"):
             written.setdefault(write["thread_id"], []).append(write)
     return written
 
 
 def thread_plan(
     names: CollectionNames, thread_id: str, *, with_outcomes: bool = False, limit: int = TIMELINE_LIMIT, page: int = 1,
-) -> Plan:
+) -> Plan[dict[str, Any] | None]:
     """What one thread is made of: its latest ``limit`` root checkpoints, their writes (paths and channels),
     one page of its journal entries (``ENTRIES_PAGE``, in the order they were claimed: ``_id``), its entries'
     counts by status (counted by the server), its latest entries not completed (unfinished or failed), and its
@@ -319,34 +342,35 @@ def thread_plan(
     skip = (require_entries_page(page) - 1) * ENTRIES_PAGE
     entry = {"thread_id": thread_id, "chunk": 0}
     shown = {"_id": 0} if with_outcomes else {"_id": 0, "outcome.data": 0}
-    checkpoints, entries, counted, open_entries, locks = yield Gather((
+    checkpoints, entries, counted, open_entries, locks = yield from ask(Gather((
         Find(names.checkpoints, {"thread_id": thread_id, "checkpoint_ns": ""}, CHECKPOINT_PROJECTION,
              sort=[("checkpoint_id", -1)], limit=limit + 1),
         Aggregate(names.journal, [
-            {"$match": entry}, {"$sort": {"_id": 1}}, {"$skip": skip}, {"$limit": ENTRIES_PAGE + 1}, {"$project": shown},
+            {"$match": entry}, {"$sort": {"_id": 1}}, {"$skip": skip}, {"$limit": ENTRIES_PAGE + 1},
+            {"$project": shown},
         ]),
         Aggregate(names.journal, [
-            {"$match": {**entry, "status": {"$in": list(FINISHED)}}}, {"$group": {"_id": FINISHED_GROUP, "n": {"$sum": 1}}},
+            {"$match": {**entry, "status": {"$in": list(FINISHED)}}},
+            {"$group": {"_id": FINISHED_GROUP, "n": {"$sum": 1}}},
         ]),
         Find(names.journal, {**entry, "status": {"$ne": "completed"}}, {"_id": 0, "outcome.data": 0},
              sort=[("_id", -1)], limit=OPEN_SHOWN + 1),
         Find(names.runs, {"thread_id": thread_id}, {"_id": 0}, limit=1),
-    ))
+    )))
     if not checkpoints and not entries and not skip:
-        subgraph_only = yield Find(names.checkpoints, {"thread_id": thread_id}, {"_id": 1}, limit=1)
+        subgraph_only = yield from ask(Find(names.checkpoints, {"thread_id": thread_id}, {"_id": 1}, limit=1))
         if not subgraph_only:
             return None
     ids = [doc["checkpoint_id"] for doc in checkpoints if isinstance(doc.get("checkpoint_id"), str)]
-    writes = (
-        (yield Find(names.writes, {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": {"$in": ids}}, WRITE_PROJECTION))
-        if ids else []
-    )
+    of_checkpoints = {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": {"$in": ids}}
+    writes = (yield from ask(Find(names.writes, of_checkpoints, WRITE_PROJECTION))) if ids else []
     latest = open_entries[:OPEN_SHOWN]
     failed = [e for e in latest if e.get("status") == "failed"][:FAILED_SHOWN]
     unfinished = [e for e in reversed(latest) if e.get("status") != "failed"]  # in the order claimed
     page_entries, unfinished, failed = page_labels(entries[:ENTRIES_PAGE], unfinished, failed, first_page=not skip)
     return {
-        "checkpoints": checkpoints, "writes": writes, "entries": page_entries, "labelled": _labelled(page_entries, not skip),
+        "checkpoints": checkpoints, "writes": writes, "entries": page_entries,
+        "labelled": _labelled(page_entries, not skip),
         "more_entries": len(entries) > ENTRIES_PAGE, "finished": _finished(counted),
         "unfinished": unfinished, "more_open": len(open_entries) > OPEN_SHOWN, "failed": failed,
         "lock": locks[0] if locks else None,

@@ -15,26 +15,25 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ..storage.plans import lease
-from ..storage.plans.interpreters import SyncInterpreter
+from .._langgraph import DUE_PREFIX, INTERRUPT, TASKS, ViewSerializer
+from .._lru import LRU
 from ..checkpointer import MongoDBCheckpointer
 from ..checkpointer.documents import stored_channels
 from ..errors import IncompatibleStorageError, InvalidInputError
-from ..storage.schema import CollectionNames
-from ..storage.format import FORMAT_VERSION, StorageFormat, read_format_plan
-from ..storage.thread_summaries import COUNT
-from .plans import MAX_PAGE, TIMELINE_LIMIT, require_text, thread_page_plan, thread_plan
-from .._langgraph import DUE_PREFIX, INTERRUPT, TASKS, ViewSerializer
-from .._lru import LRU
 from ..journal.redaction import credential_values
+from ..storage.format import FORMAT_VERSION, StorageFormat, read_format_plan
+from ..storage.plans import lease
+from ..storage.plans.interpreters import SyncInterpreter
+from ..storage.schema import CollectionNames
+from ..storage.thread_summaries import COUNT
 from ..storage.visit_keys import KEY, ROOT_PATH
 from .effects import effect_view, holder, mapping, number, text
+from .plans import MAX_PAGE, TIMELINE_LIMIT, require_text, thread_page_plan, thread_plan
 from .runs import thread_runs
 from .states import checkpoint_tasks_of, due_names, effect_counts, replayed, state_named, thread_state
 from .stops import Namer, settle_commands, stop_writes_plan, why_stopped
 from .tree import operation_tree
 from .values import MAX_FULL_CHARS, full_text, redacted_values, shown
-
 
 
 def require_our_format(db: Any, names: CollectionNames, *, upgrade: bool = True) -> None:
@@ -59,9 +58,9 @@ def require_our_format(db: Any, names: CollectionNames, *, upgrade: bool = True)
     if stored.foreign is None and stored.has_data and (stored.version or 0) < FORMAT_VERSION:  # older: upgrade it first
         if not upgrade:
             raise IncompatibleStorageError(
-                f"database {db.name!r} holds {stored.describe()}, older than version {FORMAT_VERSION}, and the read-only "
-                f"inspector writes nothing: upgrade it once with `{upgrade_command(db.name)}` (any run of the library "
-                "upgrades it too), then reload", db_name=db.name, found=stored.describe(),
+                f"database {db.name!r} holds {stored.describe()}, older than version {FORMAT_VERSION}, and the "
+                f"read-only inspector writes nothing: upgrade it once with `{upgrade_command(db.name)}` (any run of "
+                "the library upgrades it too), then reload", db_name=db.name, found=stored.describe(),
             )
         SyncInterpreter(db).run(StorageFormat(db.name, names).check_plan())
 
@@ -90,7 +89,10 @@ def _sent(entries: list[Mapping[str, Any]]) -> dict[tuple[str, int], str]:
     for entry in entries:
         visit = mapping(entry.get("visit")) or entry
         match = KEY.match(text(visit.get("occurrence")) or "")
-        if visit.get("path") == ROOT_PATH and match and match["index"] is not None and isinstance(entry.get("node"), str):
+        if (
+            visit.get("path") == ROOT_PATH and match and match["index"] is not None
+            and isinstance(entry.get("node"), str)
+        ):
             sent[(match["base"], int(match["index"]))] = entry["node"]
     return sent
 
@@ -115,7 +117,8 @@ class ThreadViews:
     """
 
     def __init__(
-        self, client: Any, db_name: str, names: CollectionNames | None = None, *, with_outcomes: bool = False, upgrade: bool = False,
+        self, client: Any, db_name: str, names: CollectionNames | None = None, *, with_outcomes: bool = False,
+        upgrade: bool = False,
     ) -> None:
         self.names = names or CollectionNames()
         self.db = client[db_name]
@@ -124,9 +127,13 @@ class ThreadViews:
         self._serde = ViewSerializer()  # shows what a document names, never constructs it
         self._states: LRU[tuple[str, Any], Any] = LRU(STATES_KEPT)
         self._lock = threading.Lock()
-        self._saver = MongoDBCheckpointer(client, db_name=db_name, collections=self.names, auto_setup=False, serde=self._serde)
+        self._saver = MongoDBCheckpointer(
+            client, db_name=db_name, collections=self.names, auto_setup=False, serde=self._serde
+        )
 
-    def threads(self, prefix: str = "", after: str | None = None, limit: int = 50, state: str | None = None) -> dict[str, Any]:
+    def threads(
+        self, prefix: str = "", after: str | None = None, limit: int = 50, state: str | None = None
+    ) -> dict[str, Any]:
         """One page of threads in id order, those in ``state`` only when it is given.
 
         Args:
@@ -162,7 +169,9 @@ class ThreadViews:
         found["next_after"] = cursor if found["more"] else None
         return found
 
-    def _judged(self, page: Mapping[str, Any], wanted: str | None, limit: int, found: dict[str, Any]) -> tuple[Any, bool]:
+    def _judged(
+        self, page: Mapping[str, Any], wanted: str | None, limit: int, found: dict[str, Any]
+    ) -> tuple[Any, bool]:
         """Add the rows of ``page`` in ``wanted`` (every row when None) to ``found``, until it holds ``limit``:
         ``(the last thread id judged, whether it is full with threads of the page left)``."""
         now, last = lease.utcnow(), None
@@ -199,10 +208,12 @@ class ThreadViews:
     def _row(thread_id: str, checkpoints: Any, page: Mapping[str, Any], now: datetime) -> dict[str, Any]:
         latest = page["latest"].get(thread_id, {})
         writes = page["written"].get(thread_id, [])
-        tasks = checkpoint_tasks_of(stored_channels(latest, holding=True), None, writes)  # a Send's node: on the thread's page
+        # a Send's node: on the thread's page
+        tasks = checkpoint_tasks_of(stored_channels(latest, holding=True), None, writes)
         lock = page["locks"].get(thread_id)
         counts = _with_finished(
-            effect_counts([e for e in page["entries"] if e.get("thread_id") == thread_id], now), page["finished"].get(thread_id, {})
+            effect_counts([e for e in page["entries"] if e.get("thread_id") == thread_id], now),
+            page["finished"].get(thread_id, {}),
         )
         state = thread_state(lock, tasks, [w.get("channel") for w in writes], counts, now)
         return {
@@ -230,10 +241,10 @@ class ThreadViews:
             "more_entries" (whether a next page exists), "labelled" (whether paths read as numbered labels, as on
             the first page, or as stored keys), "more_open" (whether more entries failed or never finished than
             ``plans.OPEN_SHOWN``: the unfinished among the latest are counted and shown), "claims", "effects"
-            (counts by state of all its entries,
-            as the thread list's), "replayed" (how many completed effects of this page a replay is proven of:
-            ``states.replayed``), "values", "values_error", "stopped"}`` (``stops.why_stopped``: its errors, interrupts, outcomes unknown
-            and crashed run), or None when the thread has no checkpoint and no journal entry.
+            (counts by state of all its entries, as the thread list's), "replayed" (how many completed effects of
+            this page a replay is proven of: ``states.replayed``), "values", "values_error", "stopped"}``
+            (``stops.why_stopped``: its errors, interrupts, outcomes unknown and crashed run), or None when the
+            thread has no checkpoint and no journal entry.
 
         Raises:
             InvalidInputError: ``thread_id`` is not a non-empty string, or ``page`` is not a page number.
@@ -255,10 +266,13 @@ class ThreadViews:
         state = thread_state(found["lock"], tasks, [w.get("channel") for w in latest_writes], counts, now)
         timeline = _timeline(checkpoints, found["writes"], namer)
         effects = self._effects(found, timeline, now, secrets)
-        stop_writes = self._io.run(stop_writes_plan(self.names, thread_id, latest.get("checkpoint_id"), found["writes"]))
+        stop_writes = self._io.run(
+            stop_writes_plan(self.names, thread_id, latest.get("checkpoint_id"), found["writes"])
+        )
         stopped = why_stopped(
             state, stop_writes, [*reversed([effect_view(e, now, secrets) for e in found["failed"]]), *unfinished],
-            found["lock"], self._decode, namer, secrets=secrets, step_at=_when(latest.get("ts")), settle=settle_commands(self.db.name),
+            found["lock"], self._decode, namer, secrets=secrets, step_at=_when(latest.get("ts")),
+            settle=settle_commands(self.db.name),
         )
         return {
             "thread_id": thread_id,
@@ -312,7 +326,7 @@ class ThreadViews:
             return {"text": note, "folded": False, "summary": note}
         try:
             return shown(self._serde.loads_typed((kind, outcome["data"])), secrets)
-        except Exception as error:  # noqa: BLE001 - whatever the serde raises for bytes it cannot read
+        except Exception as error:
             return {"text": f"unreadable ({type(error).__name__})", "folded": False, "summary": "unreadable"}
 
     def value(self, thread_id: str, channel: str) -> dict[str, Any] | None:
@@ -341,8 +355,8 @@ class ThreadViews:
         text = full_text(values, channel, redacted=not self.with_outcomes)
         if len(text) > MAX_FULL_CHARS:
             raise InvalidInputError(
-                f"the value of {channel!r} is {len(text)} characters, more than the inspector sends ({MAX_FULL_CHARS}): "
-                "read it with the library (graph.get_state(config).values)"
+                f"the value of {channel!r} is {len(text)} characters, more than the inspector sends "
+                f"({MAX_FULL_CHARS}): read it with the library (graph.get_state(config).values)"
             )
         return {"thread_id": thread_id, "channel": channel, "chars": len(text), "text": text}
 
@@ -351,12 +365,16 @@ class ThreadViews:
         left out), or why they cannot be read."""
         try:
             found = self._saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
-        except Exception as error:  # noqa: BLE001 - an encrypted or damaged checkpoint: say so, show the rest
-            return {}, f"the latest state cannot be read here ({type(error).__name__}): encrypted, or written by another serde"
+        except Exception as error:
+            return {}, (
+                f"the latest state cannot be read here ({type(error).__name__}): encrypted, or written by another serde"
+            )
         stored = found.checkpoint.get("channel_values", {}) if found else {}
         return {name: v for name, v in sorted(stored.items()) if name == TASKS or not _reserved(name)}, None
 
-    def _latest_state(self, thread_id: str, checkpoint_id: Any) -> tuple[dict[str, Any], str | None, frozenset[str] | None, dict[str, Any]]:
+    def _latest_state(
+        self, thread_id: str, checkpoint_id: Any
+    ) -> tuple[dict[str, Any], str | None, frozenset[str] | None, dict[str, Any]]:
         """``(values, why they cannot be read, the credential values to scrub, the values as shown)`` of the thread's
         latest root checkpoint (``checkpoint_id``), kept for the checkpoints read last: a checkpoint never changes,
         and a page polled or opened again costs no decoding, walking or redaction of its state."""
@@ -385,7 +403,9 @@ def _with_finished(counts: dict[str, int], finished: Mapping[str, int]) -> dict[
     return {state: n + finished.get(state, 0) for state, n in counts.items()}
 
 
-def _timeline(checkpoints: list[Mapping[str, Any]], writes: list[Mapping[str, Any]], namer: Namer) -> list[dict[str, Any]]:
+def _timeline(
+    checkpoints: list[Mapping[str, Any]], writes: list[Mapping[str, Any]], namer: Namer
+) -> list[dict[str, Any]]:
     """Root checkpoints, latest first: step, source, time, the nodes whose writes made it, what is due, whether it
     holds an interrupt, and whether it is a fork (its parent has more than one child)."""
     by_checkpoint: dict[Any, list[Mapping[str, Any]]] = {}

@@ -14,7 +14,7 @@ visit counted it (``visited_at``), else, proven by the checkpoints, by the lates
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -36,7 +36,7 @@ def _recorded(lock: Mapping[str, Any] | None, now: datetime) -> list[dict[str, A
     """The runs the lock keeps, oldest first, and the one holding it now."""
     if lock is None:
         return []
-    kept = lock.get("runs") if isinstance(lock.get("runs"), Mapping) else {}
+    kept = stored if isinstance(stored := lock.get("runs"), Mapping) else {}
     runs = [
         {"fence": r.get("fence"), "host": r.get("host"), "pid": r.get("pid"), "started_at": _date(r.get("started_at")),
          "ended_at": _date(r.get("ended_at")), "ended": r.get("ended") if r.get("ended") in RUN_ENDS else "finished"}
@@ -75,16 +75,19 @@ def _inferred(effects: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return sorted(by_process.values(), key=lambda r: r["started_at"])
 
 
-def _ends_at_interrupt(run: Mapping[str, Any], checkpoints: list[Mapping[str, Any]]) -> bool:
+def _ends_at_interrupt(run: Mapping[str, Any], checkpoints: Sequence[Mapping[str, Any]]) -> bool:
     """Whether the last root checkpoint a run wrote holds an interrupt."""
     start, end = run["started_at"], run["ended_at"]
-    written = [c for c in checkpoints if (at := _date(c.get("at"))) is not None and start <= at <= end] if start and end else []
+    written = (
+        [c for c in checkpoints if (at := _date(c.get("at"))) is not None and start <= at <= end]
+        if start and end else []
+    )
     return bool(written) and bool(max(written, key=lambda c: c["at"]).get("interrupted"))
 
 
 def thread_runs(
-    lock: Mapping[str, Any] | None, effects: list[Mapping[str, Any]], checkpoints: list[Mapping[str, Any]], state: str,
-    now: datetime,
+    lock: Mapping[str, Any] | None, effects: list[dict[str, Any]], checkpoints: Sequence[Mapping[str, Any]],
+    state: str, now: datetime,
 ) -> list[dict[str, Any]]:
     """The thread's runs, oldest first (see the module docstring), each with the effects it executed and replayed.
 
@@ -115,14 +118,23 @@ def thread_runs(
     return runs
 
 
-def _last_seen(runs: list[dict[str, Any]], effects: list[Mapping[str, Any]], checkpoints: list[Mapping[str, Any]]) -> None:
+def _last_seen(
+    runs: list[dict[str, Any]], effects: Sequence[Mapping[str, Any]], checkpoints: Sequence[Mapping[str, Any]]
+) -> None:
     """A run that died ends where it was last seen at work: its last effect, its last root checkpoint (a process is
     known dead only later, and its lease ran on past its death)."""
     for n, run in enumerate(runs):
         if run["ended"] in ("crashed", "lock lost") and run["started_at"] is not None:
             before = runs[n + 1]["started_at"] if n + 1 < len(runs) else None
-            seen = [_date(e.get(f)) for e in effects if e.get("executed_by") == run["n"] for f in ("updated_at", "finished_at")]
-            seen += [at for c in checkpoints if (at := _date(c.get("at"))) and run["started_at"] <= at and (before is None or at < before)]
+            seen = [
+                _date(e.get(f))
+                for e in effects if e.get("executed_by") == run["n"]
+                for f in ("updated_at", "finished_at")
+            ]
+            seen += [
+                at for c in checkpoints
+                if (at := _date(c.get("at"))) and run["started_at"] <= at and (before is None or at < before)
+            ]
             run["ended_at"] = max([t for t in (run["ended_at"], *seen) if t is not None], default=run["started_at"])
 
 

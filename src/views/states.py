@@ -34,8 +34,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..errors import InvalidInputError
 from .._langgraph import ERROR, INTERRUPT, checkpoint_tasks, interrupt_error, task_outcome, tool_call_of
+from ..errors import InvalidInputError
 from ..storage.liveness import owner_gone
 from ..storage.plans import lease
 
@@ -79,7 +79,7 @@ def effect_state(entry: Mapping[str, Any], now: datetime) -> str:
     """
     status = entry.get("status")
     if status in ("completed", "failed"):
-        error = entry.get("error") if isinstance(entry.get("error"), Mapping) else {}
+        error = stored if isinstance(stored := entry.get("error"), Mapping) else {}
         return finished_state(str(status), error.get("type"), error.get("module"))
     if lease_live(entry, now):
         return "in flight"
@@ -116,7 +116,7 @@ def checkpoint_tasks_of(
         ``status`` one of ``due``, ``done``, ``failed``, ``interrupted``; a ``Send`` whose node is unknown is named
         ``None``.
     """
-    written: dict[Any, set[str]] = {}
+    written: dict[Any, set[Any]] = {}
     task_ids: dict[Any, Any] = {}
     for write in writes:
         written.setdefault(write.get("task_path"), set()).add(write.get("channel"))
@@ -150,7 +150,7 @@ def lock_stalled(lock: Mapping[str, Any], now: datetime) -> bool:
 
 
 def thread_state(
-    lock: Mapping[str, Any] | None, tasks: list[Mapping[str, Any]], channels_written: Iterable[Any],
+    lock: Mapping[str, Any] | None, tasks: Iterable[Mapping[str, Any]], channels_written: Iterable[Any],
     effects: Mapping[str, int], now: datetime,
 ) -> str:
     """The state of a thread (one of ``THREAD_STATES``; see the module docstring).
@@ -174,7 +174,7 @@ def thread_state(
         return "failed"
     due, interrupted = "due" in statuses, INTERRUPT in written or "interrupted" in statuses
     left_held = lock is not None and lock.get("owner") is not None  # a run that stops releases its lock
-    if (due or interrupted) and left_held or due and not interrupted and effects.get("abandoned"):
+    if ((due or interrupted) and left_held) or (due and not interrupted and effects.get("abandoned")):
         return "crashed"  # its run died holding the lock, or (no lock) left an effect abandoned
     return "interrupted" if due or interrupted else "done"
 
@@ -214,10 +214,15 @@ def replayed(entry: Mapping[str, Any], lock: Mapping[str, Any] | None, roots: It
     if entry.get("status") != "completed":
         return False
     counted = entry.get("replays")
-    return (isinstance(counted, int) and not isinstance(counted, bool) and counted > 0) or replayed_on_resume(entry, lock, roots)
+    return (
+        (isinstance(counted, int) and not isinstance(counted, bool) and counted > 0)
+        or replayed_on_resume(entry, lock, roots)
+    )
 
 
-def replayed_on_resume(entry: Mapping[str, Any], lock: Mapping[str, Any] | None, roots: Iterable[Mapping[str, Any]]) -> bool:
+def replayed_on_resume(
+    entry: Mapping[str, Any], lock: Mapping[str, Any] | None, roots: Iterable[Mapping[str, Any]]
+) -> bool:
     """Whether the thread's latest run replayed this completed effect without counting it.
 
     A run that holds the thread's lock replays an effect from the entries it read, writing nothing (so
@@ -240,6 +245,9 @@ def replayed_on_resume(entry: Mapping[str, Any], lock: Mapping[str, Any] | None,
     node = segments[2]
     for root in roots:
         at = _when(root.get("ts"))
-        if at is not None and finished < run_started <= at and node in root.get("wrote", ()) and root.get("parent") == entry.get("root_key"):
+        if (
+            at is not None and finished < run_started <= at and node in root.get("wrote", ())
+            and root.get("parent") == entry.get("root_key")
+        ):
             return True
     return False

@@ -16,13 +16,13 @@ from __future__ import annotations
 import ast
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .._langgraph import ERROR, INTERRUPT, NS_END, NS_SEP, sent_index, task_node
 from ..journal.redaction import credential_values, redact, scrub
 from ..storage.plans import lease
-from ..storage.plans.requests import Find, Plan
+from ..storage.plans.requests import Find, Plan, ask
 from ..storage.schema import CollectionNames
 from .effects import mapping, text
 from .states import lease_live
@@ -30,7 +30,8 @@ from .values import shown
 
 #: What is read of an error or interrupt write: where, who, and its serialized value (one chunk).
 STOP_WRITE_PROJECTION = {
-    "_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "task_path": 1, "channel": 1, "type": 1, "data": 1, "n": 1,
+    "_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "task_path": 1, "channel": 1, "type": 1, "data": 1,
+    "n": 1,
 }
 #: The most error and interrupt writes read of one thread's latest step, every level included.
 MAX_STOP_WRITES = 50
@@ -43,7 +44,9 @@ _REPR = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.DOTALL)
 _SHELL = re.compile(r";?\s*from a shell \(with --uri and --db of this database\):.*$", re.DOTALL)
 
 
-def stop_writes_plan(names: CollectionNames, thread_id: str, latest_id: Any, root_writes: list[Mapping[str, Any]]) -> Plan:
+def stop_writes_plan(
+    names: CollectionNames, thread_id: str, latest_id: Any, root_writes: list[Mapping[str, Any]]
+) -> Plan[list[dict[str, Any]]]:
     """The error and interrupt writes of the latest root checkpoint, and those of the namespaces nested under its
     tasks that wrote one (where the node that raised or interrupted ran), values included.
 
@@ -57,15 +60,18 @@ def stop_writes_plan(names: CollectionNames, thread_id: str, latest_id: Any, roo
         The write documents (``STOP_WRITE_PROJECTION``), at most ``MAX_STOP_WRITES``; none read when the latest
         checkpoint has no error or interrupt write.
     """
-    stopping = [w for w in root_writes if w.get("checkpoint_id") == latest_id and w.get("channel") in (ERROR, INTERRUPT)]
+    stopping = [
+        w for w in root_writes if w.get("checkpoint_id") == latest_id and w.get("channel") in (ERROR, INTERRUPT)
+    ]
     if not stopping or not isinstance(latest_id, str):
         return []
     levels: list[dict[str, Any]] = [{"checkpoint_ns": "", "checkpoint_id": latest_id}]
     for task_id in sorted({w["task_id"] for w in stopping if isinstance(w.get("task_id"), str)}):
         # the task's namespace, whatever its node's name (a Send's is not in its path): "<node>:<task id>", then "|"
-        levels.append({"checkpoint_ns": {"$regex": f"^[^{re.escape(NS_SEP)}]*{re.escape(NS_END + task_id)}($|{re.escape(NS_SEP)})"}})
+        pattern = f"^[^{re.escape(NS_SEP)}]*{re.escape(NS_END + task_id)}($|{re.escape(NS_SEP)})"
+        levels.append({"checkpoint_ns": {"$regex": pattern}})
     query = {"thread_id": thread_id, "channel": {"$in": [ERROR, INTERRUPT]}, "chunk": 0, "$or": levels}
-    found = yield Find(names.writes, query, STOP_WRITE_PROJECTION, limit=MAX_STOP_WRITES)
+    found = yield from ask(Find(names.writes, query, STOP_WRITE_PROJECTION, limit=MAX_STOP_WRITES))
     return found
 
 
@@ -75,7 +81,7 @@ def _exception(message: str) -> tuple[str | None, str]:
     if match is None:
         return None, message
     try:
-        args = ast.literal_eval(match[2] + ",") if match[2] else ()
+        args: tuple[Any, ...] = ast.literal_eval(match[2] + ",") if match[2] else ()
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return match[1], match[2]
     return match[1], str(args[0]) if len(args) == 1 else ", ".join(map(str, args))
@@ -91,7 +97,7 @@ class Namer:
         sent: ``{(root checkpoint id, Send index): node}`` from the journal's entries.
     """
 
-    def __init__(self, tasks: list[Mapping[str, Any]], sent: Mapping[tuple[str, int], str] | None = None) -> None:
+    def __init__(self, tasks: Iterable[Mapping[str, Any]], sent: Mapping[tuple[str, int], str] | None = None) -> None:
         self.by_task_id = {t["task_id"]: t for t in tasks if t.get("task_id")}
         self.sent = sent or {}
 
@@ -108,7 +114,8 @@ class Namer:
         if not node.startswith("~"):
             return node, None
         index = sent_index(write.get("task_path"))
-        return self.sent.get((write.get("checkpoint_id"), index), "Send") if index is not None else "task", None
+        checkpoint_id: Any = write.get("checkpoint_id")  # any stored value: one not a string names no node
+        return self.sent.get((checkpoint_id, index), "Send") if index is not None else "task", None
 
 
 def _path(namespace: Any, node: str) -> str:
@@ -116,7 +123,7 @@ def _path(namespace: Any, node: str) -> str:
     return "/".join([part.split(NS_END)[0] for part in (text(namespace) or "").split(NS_SEP) if part] + [node])
 
 
-def _deepest(writes: list[Mapping[str, Any]], channel: str) -> list[Mapping[str, Any]]:
+def _deepest(writes: Iterable[Mapping[str, Any]], channel: str) -> list[Mapping[str, Any]]:
     """The writes of ``channel`` at the deepest level each root-level task reached (the node that raised)."""
     found = [w for w in writes if w.get("channel") == channel]
     deepest: dict[str, Mapping[str, Any]] = {}
@@ -128,7 +135,7 @@ def _deepest(writes: list[Mapping[str, Any]], channel: str) -> list[Mapping[str,
 
 
 def why_stopped(
-    state: str, writes: list[Mapping[str, Any]], effects: list[Mapping[str, Any]], lock: Mapping[str, Any] | None,
+    state: str, writes: Sequence[Mapping[str, Any]], effects: list[Mapping[str, Any]], lock: Mapping[str, Any] | None,
     decode: Callable[[Mapping[str, Any]], Any], namer: Namer, *, secrets: frozenset[str] | None, step_at: Any = None,
     settle: Callable[[str], list[str]] = lambda position: [],
 ) -> dict[str, Any]:
@@ -168,7 +175,9 @@ def why_stopped(
          "commands": settle(e["position"]) if e.get("position") else []}
         for e in effects if e.get("state") == "outcome unknown"
     ]
-    return {"state": state, "errors": errors, "interrupts": interrupts, "unknown": unknown, "crashed_run": _crashed(lock)}
+    return {
+        "state": state, "errors": errors, "interrupts": interrupts, "unknown": unknown, "crashed_run": _crashed(lock),
+    }
 
 
 def _crashed(lock: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -191,8 +200,9 @@ def _graph_error(
     node, call = namer.task(write)
     try:
         saved = decode(write)
-    except Exception as error:  # noqa: BLE001 - an encrypted or damaged value: say so, show the rest
-        kind, message = None, f"the error cannot be read here ({type(error).__name__}): encrypted, or written by another serde"
+    except Exception as error:
+        kind = None
+        message = f"the error cannot be read here ({type(error).__name__}): encrypted, or written by another serde"
     else:
         kind, message = _exception(saved if isinstance(saved, str) else repr(saved))
         message = _cleaned(message[: 4 * MESSAGE_CHARS], secrets)[:MESSAGE_CHARS]
@@ -207,7 +217,7 @@ def _interrupt(
     node, call = namer.task(write)
     try:
         value = decode(write)
-    except Exception as error:  # noqa: BLE001 - as for errors
+    except Exception as error:
         value = f"the question cannot be read here ({type(error).__name__}): encrypted, or written by another serde"
     asked = [getattr(v, "value", v) for v in (value if isinstance(value, (list, tuple)) else [value])]
     question = next((a for a in asked if isinstance(a, str)), None)

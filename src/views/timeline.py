@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 #: Pixels: the label column, the time axis, one row, the top margin.
@@ -29,7 +29,8 @@ LABEL_CHARS = 48
 STYLE = (
     "text{font:11px sans-serif;fill:#222}.axis{fill:#666}.bar{stroke:#333;stroke-width:.5}"
     ".state-completed{fill:#4caf50}.state-failed{fill:#e53935}.state-in-flight{fill:#1e88e5}"
-    ".state-outcome-unknown{fill:#fb8c00}.state-abandoned{fill:#9e9e9e}.state-interrupted{fill:#fdd835}.replayed{stroke:#6a1b9a;stroke-width:2}"
+    ".state-outcome-unknown{fill:#fb8c00}.state-abandoned{fill:#9e9e9e}.state-interrupted{fill:#fdd835}"
+    ".replayed{stroke:#6a1b9a;stroke-width:2}"
     ".replay{fill:#6a1b9a}.checkpoint{fill:#455a64}.stop{stroke-width:2}.stop-failed{stroke:#e53935;fill:#e53935}"
     ".stop-interrupted{stroke:#fb8c00;fill:#fb8c00}.stop-crashed{stroke:#6d4c41;fill:#6d4c41}"
     ".stop-outcome-unknown{stroke:#fb8c00;fill:#fb8c00}.stop-waiting-for-a-lock{stroke:#8e24aa;fill:#8e24aa}"
@@ -60,7 +61,7 @@ def _sub(parent: ET.Element, tag: str, attrs: Mapping[str, Any], body: Any = Non
 
 def _rows(operations: list[Mapping[str, Any]]) -> list[tuple[int, str, Mapping[str, Any]]]:
     """``(depth, label, effect)`` of every effect of the operation tree, in its order."""
-    rows = []
+    rows: list[tuple[int, str, Mapping[str, Any]]] = []
     for op in operations:
         depth = len(str(op.get("path", "")).split("/")) // 2 - 1
         for node in op.get("nodes", []):
@@ -79,7 +80,7 @@ def _utc(value: Any) -> datetime | None:
             return None
     if not isinstance(value, datetime):
         return None
-    return value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo else value
+    return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
 
 
 def _span(start: Any, *ends: Any) -> tuple[datetime, datetime] | None:
@@ -101,7 +102,9 @@ class _Axis:
 
     def x(self, at: datetime | None) -> float | None:
         """Where ``at`` is drawn (every time the picture holds is on its axis: ``_spans``), or None for no time."""
-        return None if at is None or self.first is None else LABEL_WIDTH + (at - self.first).total_seconds() * self.scale
+        if at is None or self.first is None:
+            return None
+        return LABEL_WIDTH + (at - self.first).total_seconds() * self.scale
 
     def width(self, span: tuple[datetime, datetime]) -> float:
         return max((span[1] - span[0]).total_seconds() * self.scale, 3.0)
@@ -112,7 +115,8 @@ def _run_lanes(svg: ET.Element, runs: Sequence[Mapping[str, Any]], axis: _Axis, 
     for n, run in enumerate(runs):
         y = TOP + n * ROW
         who = f"pid {run.get('pid')} on {run.get('host')}"
-        _sub(svg, "text", {"x": 4, "y": y + 12, "class": "label run-label"}, f"run {run.get('n')} · {who}"[:LABEL_CHARS])
+        label = f"run {run.get('n')} · {who}"[:LABEL_CHARS]
+        _sub(svg, "text", {"x": 4, "y": y + 12, "class": "label run-label"}, label)
         span = _span(run.get("started_at"), run.get("ended_at"), now)
         if span is None or axis.first is None:
             continue
@@ -157,11 +161,17 @@ def _effect_row(svg: ET.Element, y: int, depth: int, label: str, effect: Mapping
     span = _span(effect.get("started_at"), effect.get("finished_at"), effect.get("updated_at"))
     if span is None or axis.first is None:
         return
-    classes = f"bar state-{str(effect.get('state', '')).replace(' ', '-')}" + (" replayed" if effect.get("replayed") else "")
+    classes = f"bar state-{str(effect.get('state', '')).replace(' ', '-')}"
+    classes += " replayed" if effect.get("replayed") else ""
     x = LABEL_WIDTH + (span[0] - axis.first).total_seconds() * axis.scale
-    bar = _sub(svg, "rect", {"x": f"{x:.1f}", "y": y + 2, "width": f"{axis.width(span):.1f}", "height": ROW - 5, "class": classes})
+    bar = _sub(svg, "rect", {
+        "x": f"{x:.1f}", "y": y + 2, "width": f"{axis.width(span):.1f}", "height": ROW - 5, "class": classes,
+    })
     by = f", executed by run {effect['executed_by']}" if effect.get("executed_by") else ""
-    again = f", replayed by run {effect['replayed_by']}" if effect.get("replayed_by") else (", replayed" if effect.get("replayed") else "")
+    again = (
+        f", replayed by run {effect['replayed_by']}" if effect.get("replayed_by")
+        else (", replayed" if effect.get("replayed") else "")
+    )
     _sub(bar, "title", {}, f"{effect.get('path')} {label}: {effect.get('state')}{by}{again}")
     at = _utc(effect.get("visited_at")) or replayed_at.get(effect.get("replayed_by") or 0)
     mark = axis.x(at) if effect.get("replayed") else None
@@ -175,7 +185,9 @@ def _spans(
 ) -> list[tuple[datetime, datetime]]:
     """The times the picture shows: every effect's (and when a replayed one was visited), every run's, every root
     checkpoint's."""
-    spans = [s for s in (_span(e.get("started_at"), e.get("finished_at"), e.get("updated_at")) for _, _, e in rows) if s]
+    spans = [
+        s for s in (_span(e.get("started_at"), e.get("finished_at"), e.get("updated_at")) for _, _, e in rows) if s
+    ]
     spans += [(t, t) for t in (_utc(e.get("visited_at")) for _, _, e in rows if e.get("replayed")) if t is not None]
     spans += [s for s in (_span(r.get("started_at"), r.get("ended_at"), now) for r in runs) if s]
     return spans + [(t, t) for t in (_utc(c.get("ts")) for c in checkpoints) if t is not None]
@@ -200,14 +212,19 @@ def timeline_svg(
         ``bar state-<state>`` (and ``replayed``) and a ``text`` label per effect (an effect with no start time gets a
         label and no bar), and a ``line`` of class ``stop stop-<state>``.
     """
-    now = now or datetime.now(timezone.utc).replace(tzinfo=None)
+    now = now or datetime.now(UTC).replace(tzinfo=None)
     rows = _rows(operations)
     axis = _Axis(_spans(rows, checkpoints, runs, now))
     lanes = TOP + ROW * len(runs)
     height = lanes + ROW * (max(len(rows), 1) + 1) + 8
-    svg = ET.Element("svg", xmlns="http://www.w3.org/2000/svg", width=str(LABEL_WIDTH + AXIS_WIDTH + 60), height=str(height))
+    svg = ET.Element(
+        "svg", xmlns="http://www.w3.org/2000/svg", width=str(LABEL_WIDTH + AXIS_WIDTH + 60), height=str(height)
+    )
     ET.SubElement(svg, "style").text = STYLE
-    axis_text = f"0 s to {axis.total:.3f} s from {axis.first:%Y-%m-%d %H:%M:%S} UTC" if axis.first else "nothing here holds a time"
+    axis_text = (
+        f"0 s to {axis.total:.3f} s from {axis.first:%Y-%m-%d %H:%M:%S} UTC" if axis.first
+        else "nothing here holds a time"
+    )
     _sub(svg, "text", {"x": LABEL_WIDTH, "y": 14, "class": "axis"}, axis_text)
     _run_lanes(svg, runs, axis, now, height - 8)
     _checkpoint_lane(svg, lanes, checkpoints, axis)

@@ -20,7 +20,7 @@ def ordinal_key(ordinal: str) -> tuple[tuple[int, int, str], ...]:
 def path_key(path: str) -> tuple[tuple[str, tuple[tuple[int, int, str], ...]], ...]:
     """Orders operation paths (``agent/1/sub/10``) by each level's name, then its ordinal numerically."""
     segments = path.split("/")
-    return tuple((name, ordinal_key(ordinal)) for name, ordinal in zip(segments[::2], segments[1::2]))
+    return tuple((name, ordinal_key(ordinal)) for name, ordinal in zip(segments[::2], segments[1::2], strict=False))
 
 
 def sibling_key(label: str) -> tuple[str, tuple[tuple[int, int, str], ...], str]:
@@ -39,7 +39,9 @@ def _started(doc: dict[str, Any]) -> tuple[bool, datetime]:
     return (True, started) if isinstance(started, datetime) else (False, datetime.min)
 
 
-def operation_tree(journal: Iterable[dict[str, Any]], describe: Callable[[dict[str, Any]], dict[str, Any]]) -> list[dict[str, Any]]:
+def operation_tree(
+    journal: Iterable[dict[str, Any]], describe: Callable[[dict[str, Any]], dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Journal entries grouped by path, then node occurrence, in the order they ran: each path and each node
     occurrence where its first effect started (ties, and entries without ``started_at``, in ordinal order);
     effects in the order they started (entries without ``started_at``, written before it existed, first).

@@ -41,7 +41,8 @@ def shown(value: Any, secrets: frozenset[str] | None = None) -> dict[str, Any]:
         text = scrub(text[: MAX_SHOWN_CHARS + margin], secrets)
     cut = chars > MAX_SHOWN_CHARS
     return {
-        "text": text[:MAX_SHOWN_CHARS], "folded": len(text) > FOLD_CHARS, "summary": text[:FOLD_CHARS].replace("\n", " "),
+        "text": text[:MAX_SHOWN_CHARS], "folded": len(text) > FOLD_CHARS,
+        "summary": text[:FOLD_CHARS].replace("\n", " "),
         "chars": chars, "cut": cut,
     }
 

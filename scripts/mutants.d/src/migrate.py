@@ -3,8 +3,8 @@
 MUTANTS = (
     (
         "import-mongodbsaver accepts a $ collection name",
-        'if value.startswith("$") or "\\x00" in value:',
-        'if "\\x00" in value:',
+        'if text.startswith("$") or "\\x00" in text:',
+        'if "\\x00" in text:',
         ("tests/test_mongodbsaver_import.py", "-k", "bad_input"),
     ),
     (
@@ -45,8 +45,8 @@ MUTANTS = (
     ),
     (
         "import-mongodbsaver reads a namespace whole instead of in pages",
-        'docs = yield Find(self.checkpoints, query, {"_id": 0}, [("checkpoint_id", direction)], self.batch_size)',
-        'docs = yield Find(self.checkpoints, query, {"_id": 0}, [("checkpoint_id", direction)])',
+        'Find(self.checkpoints, query, {"_id": 0}, [("checkpoint_id", direction)], self.batch_size)',
+        'Find(self.checkpoints, query, {"_id": 0}, [("checkpoint_id", direction)])',
         ("tests/test_mongodbsaver_import.py", "-k", "pages"),
     ),
     (

@@ -46,8 +46,8 @@ MUTANTS = (
     ),
     (
         "a copy of a durable graph drops the strict msgpack allowlist",
-        "        return _langgraph.keep_allowlist(self, super().copy(update))",
-        "        return super().copy(update)",
+        '        return _langgraph.keep_allowlist(self, copied)',
+        '        return copied',
         ("tests/test_journal_serde_modes.py", "-m", "not server", "-k", "with_config"),
     ),
     (

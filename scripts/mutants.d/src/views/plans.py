@@ -24,7 +24,7 @@ MUTANTS = (
     # issue 33: the inspector never shows or does more than the CLI
     (
         "the views send a lone surrogate to the server",
-        '        value.encode("utf-8")\n',
+        '        text.encode("utf-8")\n',
         "        pass\n",
         ("tests/test_ui_guards.py", "-k", "surrogate"),
     ),
@@ -55,8 +55,8 @@ MUTANTS = (
     # issue 33: entries paged, whole values on request, the timeline
     (
         "a thread's page reads every journal entry after its start",
-        '{"$skip": skip}, {"$limit": ENTRIES_PAGE + 1}, ',
-        '{"$skip": skip}, ',
+        '{"$skip": skip}, {"$limit": ENTRIES_PAGE + 1},\n',
+        '{"$skip": skip},\n',
         ('tests/test_ui_bounds.py', '-k', 'page_of_entries and not server or paged'),
     ),
     (

@@ -50,8 +50,8 @@ MUTANTS = (
     # -- issue 45: the on-call view --
     (
         "the views' saver decodes state values with LangGraph's default serde",
-        'auto_setup=False, serde=self._serde)',
-        'auto_setup=False)',
+        'collections=self.names, auto_setup=False, serde=self._serde',
+        'collections=self.names, auto_setup=False',
         ('tests/test_ui_hostile.py', '-m', 'not server', '-k', 'crafted'),
     ),
     (

@@ -4,7 +4,7 @@ MUTANTS = (
     # issue 33: the inspector never shows or does more than the CLI
     (
         "a crashed run shows as interrupted",
-        "    if (due or interrupted) and left_held or due and not interrupted and effects.get(\"abandoned\"):",
+        '    if ((due or interrupted) and left_held) or (due and not interrupted and effects.get("abandoned")):',
         "    if False:",
         ("tests/test_ui_stops.py", "-k", "crashed"),
     ),

@@ -4,8 +4,8 @@ MUTANTS = (
     # issue 33: entries paged, whole values on request, the timeline
     (
         "the timeline's bars are not coloured by state",
-        'classes = f"bar state-{str(effect.get(\'state\', \'\')).replace(\' \', \'-\')}" + ',
-        'classes = "bar" + ',
+        'classes = f"bar state-{str(effect.get(\'state\', \'\')).replace(\' \', \'-\')}"\n',
+        'classes = "bar"\n',
         ('tests/test_ui_timeline.py',),
     ),
     (
@@ -16,8 +16,8 @@ MUTANTS = (
     ),
     (
         'the timeline does not mark a proven replay',
-        '(" replayed" if effect.get("replayed") else "")\n',
-        '""\n',
+        'classes += " replayed" if effect.get("replayed") else ""\n',
+        'classes += ""\n',
         ('tests/test_ui_browser.py', '-k', 'timeline'),
     ),
     (
@@ -28,7 +28,7 @@ MUTANTS = (
     ),
     (
         "the timeline places an aware checkpoint time as if it were UTC",
-        "    return value.astimezone(timezone.utc).replace(tzinfo=None) if value.tzinfo else value",
+        '    return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value',
         "    return value.replace(tzinfo=None)",
         ("tests/test_ui_timeline.py", "-m", "not server", "-k", "stopped"),
     ),
