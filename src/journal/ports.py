@@ -56,7 +56,8 @@ class JournalSaver(RootCheckpoints, Protocol):
     chunk_bytes: int
     storage_format: StorageFormat
     ttl: float | None
-    #: What refuses work on a thread whose run may have lost its lock (no I/O); None: nothing does.
-    run_fence: Callable[[str], object] | None
+    @property
+    def run_fence(self) -> Callable[[str], object] | None:
+        """What refuses work on a thread whose run may have lost its lock (no I/O); None: nothing does."""
 
     def expiry_fields(self, thread_id: str) -> Mapping[str, Any]: ...
