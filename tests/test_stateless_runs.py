@@ -138,3 +138,31 @@ async def test_a_run_on_a_saver_that_is_not_the_platform_s_is_still_refused(mode
         else:
             await graph.ainvoke({"notes": []}, config)
     assert (charges.n, lookups.n) == (0, 0)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_an_activity_journal_called_without_a_position_in_an_unjournaled_run_is_refused(mode: str) -> None:
+    """A journal the node calls itself, in a run that opted out of journaling: it has nowhere to record, and says
+    so with the typed error before running the effect (it crashed with an AttributeError on ``None``)."""
+    from langgraph_durable_mongodb import DurablePlatform
+    from langgraph_durable_mongodb.journal import ActivityJournal, EffectCall
+
+    journal = ActivityJournal.for_checkpointer(DurablePlatform.embedded(db_name="unjournaled_direct").checkpointer)
+    charges = Counter()
+
+    def work(state: State) -> State:
+        return {"notes": [journal.run(EffectCall("payment", "charge"), lambda: charges() or "charged")]}
+
+    async def awork(state: State) -> State:
+        return {"notes": [await journal.arun(EffectCall("payment", "charge"), lambda: charges() or "charged")]}
+
+    graph = StateGraph(State)
+    graph.add_node("work", work if mode == "sync" else awork)
+    graph.add_edge(START, "work")
+    compiled = graph.compile()
+    with pytest.raises(NoDurableScopeError, match="pass position="):
+        if mode == "sync":
+            compiled.invoke({"notes": []}, MEANT["opted in"])
+        else:
+            await compiled.ainvoke({"notes": []}, MEANT["opted in"])
+    assert charges.n == 0

@@ -267,14 +267,27 @@ def locate(scope: EffectScope, key: str | None = None, at_most_once: bool = Fals
     ``at_most_once`` one is refused where it could run twice (``ResolverLocator.confirm``)."""
     if (nested := _nested(key)) is not None:
         return nested
-    locator = scope.locator
-    assert locator is not None  # only the unjournaled scope has none, and its journal locates nothing
+    locator = _locator_of(scope)
     attempt = current_attempt(*locator.task())
     ordinal = attempt.next_ordinal() if key is None else 0
     node = attempt.node if attempt.node is not None else _bind_node(attempt, locator, locator.node())
     if at_most_once and node.unconfirmed:
         cast(ResolverLocator, locator).confirm(node)  # only ResolverLocator makes unconfirmed visits
     return _slot(scope, attempt, node, ordinal, key)
+
+
+def _locator_of(scope: EffectScope) -> NodeLocator:
+    """The scope's locator; only an unjournaled run's scope has none (its own journal locates nothing).
+
+    Raises:
+        NoDurableScopeError: an ``ActivityJournal`` was called here without a ``position``.
+    """
+    if scope.locator is None:
+        raise NoDurableScopeError(
+            "this graph runs without a checkpointer, so its effects run unjournaled and have no position: pass "
+            "position= to ActivityJournal.run, or compile the graph with a DurablePlatform's checkpointer"
+        )
+    return scope.locator
 
 
 def _bind_node(attempt: Attempt, locator: NodeLocator, found: NodePosition) -> NodePosition:
@@ -305,8 +318,7 @@ async def alocate(scope: EffectScope, key: str | None = None) -> EffectPosition 
     """``locate`` for async effects: the ordinal is taken before the (possibly I/O-bound) node lookup."""
     if (nested := _nested(key)) is not None:
         return nested
-    locator = scope.locator
-    assert locator is not None  # only the unjournaled scope has none, and its journal locates nothing
+    locator = _locator_of(scope)
     attempt = current_attempt(*locator.task())
     ordinal = attempt.next_ordinal() if key is None else 0
     node = attempt.node if attempt.node is not None else _bind_node(attempt, locator, await locator.anode())

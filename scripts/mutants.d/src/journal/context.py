@@ -14,4 +14,11 @@ MUTANTS = (
         "        if runs_without_checkpointer(config):",
         ("tests/test_stateless_runs.py", "-k", "does_not_say_so or bare_thread_pool"),
     ),
+    # -- issue 47: typed plans --
+    (
+        "an ActivityJournal called without a position in an unjournaled run is not refused with a typed error",
+        "    if scope.locator is None:\n        raise NoDurableScopeError(",
+        "    if False:\n        raise NoDurableScopeError(",
+        ("tests/test_stateless_runs.py", "-k", "without_a_position"),
+    ),
 )
