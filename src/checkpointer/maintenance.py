@@ -90,7 +90,7 @@ def _pruned_summaries(
 class ThreadMaintenance:
     """The plans that delete, copy, prune and sweep whole threads, in every per-thread collection.
 
-    The checkpointer's own collections are three of those; the others (the journal's, the allocator's) are
+    The checkpointer's own collections are three of those; the others (the journal's, formats 2 and 3's ordinals) are
     what the database declares (``thread_collections.py``), read again before a thread is deleted or copied.
 
     Args:

@@ -132,7 +132,7 @@ class MongoDBCheckpointer(TwoFaces, BaseCheckpointSaver[str]):
         #: What its owner hangs on it (``hooks.py``): the run fence, the child-run and sweep-prune observers, the
         #: effect scopes a platform serves. A ``with_allowlist`` clone shares it.
         self.hooks = SaverHooks(run_fence=run_fence)
-        #: The database's storage format check, shared with the journal, allocator and run locks beside it.
+        #: The database's storage format check, shared with the journal and the run locks beside it.
         self.storage_format = StorageFormat(db_name, self.collections)
         threads = self.storage_format.thread_collections
         for role in ("checkpoints", "blobs", "writes"):

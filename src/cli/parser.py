@@ -36,7 +36,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("outcome", help="the outcome as JSON, e.g. '\"charged\"' or '{\"id\": \"ch_1\"}'")
     p = _command(sub, "discard", "forget a position's entry, so its effect runs again on the next attempt")
     p.add_argument("position", help="as the error prints it: \"thread 't' path 'agent/1' node 'charge'#1 effect '1'\"")
-    p = _command(sub, "delete", "delete threads whole: checkpoints, writes, journal, ordinals")
+    p = _command(sub, "delete", "delete threads whole, in every per-thread collection (checkpoints, writes, journal)")
     p.add_argument("threads", nargs="+", metavar="thread")
     p.add_argument("--yes", action="store_true", help="do not ask first")
     p = _command(sub, "prune", "keep only each namespace's latest checkpoint of threads (the journal stays)")

@@ -310,8 +310,8 @@ class JournalPlans:
     def forget_entries_plan(self, thread_id: str, positions: Mapping[str, Any]) -> Plan[None]:
         """Delete the thread's entries (and outcome chunks) matching ``positions``, a filter on position fields.
 
-        A plan (run by a storage face, e.g. inside ``MongoDBCheckpointer``'s TTL sweep, with the filter
-        ``OrdinalAllocator.forget_root_occurrences_plan`` returns).
+        A plan (run by a storage face: the platform runs it after a ``keep_latest`` TTL sweep pruned the thread,
+        with a filter on the ``root_key`` of the tasks that finished, ``DurablePlatform._forget_finished``).
 
         Args:
             thread_id: the thread.

@@ -1,6 +1,6 @@
 """One way to give a storage class two faces: a sync one and a native async one, each set up on first use.
 
-The checkpointer, the journal, the ordinal allocator and the run locks each
+The checkpointer, the journal and the run locks each
 hold a ``SyncInterpreter`` for a sync client and an ``AsyncInterpreter`` for an
 async one (either may be missing, not both), and run their plans through
 ``_run``/``_arun``. A face whose kind of client is missing raises
