@@ -176,12 +176,11 @@ def measure() -> dict[str, Trace]:
     return {"effect": effect, "put": put}
 
 
-def table(traces: dict[str, Trace]) -> str:
-    """The figures as the Markdown table ARCHITECTURE.md shows."""
+def table_of(figures: dict[str, dict[str, int]]) -> str:
+    """The figures (``Trace.figures`` by path) as the Markdown table ARCHITECTURE.md shows."""
     names = ("calls", "functions", "modules", "hops", "entries")
     lines = ["| path | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
-    for path, trace in traces.items():
-        values = trace.figures()
+    for path, values in figures.items():
         lines.append(f"| {path} | " + " | ".join(str(values[n]) for n in names) + " |")
     return "\n".join(lines)
 
@@ -192,10 +191,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modules", action="store_true", help="also list the modules each path enters, with counts")
     args = parser.parse_args(argv)
     traces = measure()
+    figures = {name: trace.figures() for name, trace in traces.items()}
     if args.json:
-        print(json.dumps({name: trace.figures() for name, trace in traces.items()}, indent=2))
+        print(json.dumps(figures, indent=2))
         return 0
-    print(table(traces))
+    print(table_of(figures))
     if args.modules:
         for name, trace in traces.items():
             print(f"\n{name}: " + ", ".join(f"{m} {n}" for m, n in trace.modules.most_common()))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -23,10 +25,14 @@ def _reported() -> str:
 
 @pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="the figures are 3.11's: from 3.12 on, comprehensions make no call")
 def test_architecture_reports_the_paths_as_the_script_measures_them() -> None:
-    traces = effect_path.measure()
-    assert {"journal.llm", "journal.plans", "storage.plans.interpreters"} <= set(traces["effect"].modules)
-    assert {"checkpointer.saver", "checkpointer.store"} <= set(traces["put"].modules)
-    assert _reported() == effect_path.table(traces), "run scripts/effect-path and put its table in ARCHITECTURE.md"
+    # In a process of its own, as a user runs it: what earlier tests left in this one (a tracer provider, warm
+    # caches) changes the path.
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "effect_path.py"), "--json"], capture_output=True, text=True, check=True
+    )
+    figures = json.loads(done.stdout)
+    assert figures["effect"]["modules"] > 20 and figures["put"]["calls"] > 50  # both paths were traced
+    assert _reported() == effect_path.table_of(figures), "run scripts/effect-path and put its table in ARCHITECTURE.md"
 
 
 def test_a_traced_call_is_counted_with_its_module_and_hop() -> None:
