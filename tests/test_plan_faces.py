@@ -89,3 +89,16 @@ def test_a_started_plan_whose_face_cannot_be_set_up_is_closed_before_the_error_r
     with pytest.raises(asyncio.CancelledError):
         store._run(plan) if face == "sync" else asyncio.run(store._arun(plan))  # noqa: SLF001
     assert seen == ["finally"]
+
+
+def test_each_interpreter_executes_every_request_type_its_face_has() -> None:
+    """The dispatch tables come from one table of method names: a request type a face lacks a method for would be a
+    ``TypeError`` at run time, so both tables are checked against every ``Request`` subclass here."""
+    from langgraph_durable_mongodb.storage.plans import interpreters, requests
+
+    every = {t for t in vars(requests).values() if isinstance(t, type) and issubclass(t, requests.Request)}
+    every -= {requests.Request, requests.Emit}  # Emit goes to the caller of iterate(), never executed
+    assert set(interpreters.AsyncInterpreter._HANDLERS) == every
+    assert set(interpreters.SyncInterpreter._HANDLERS) == every - {requests.Detach, requests.Await}
+    with pytest.raises(TypeError, match="not a request this interpreter executes"):
+        interpreters.SyncInterpreter(mongomock.MongoClient()["dispatch"]).execute(requests.Detach(iter(())))

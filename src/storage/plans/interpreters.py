@@ -168,6 +168,8 @@ class _Collections(Generic[C]):
     db: Any  # pymongo's, motor's or mongomock's, sync or async as the interpreter is: its collections are ``C``
     _collections: dict[str, C]
     _majority: bool
+    #: The method that executes each type of request (``_handlers``).
+    _HANDLERS: ClassVar[dict[type[Request[Any]], Callable[..., Any]]]
 
     def _coll(self, name: str) -> C:
         found = self._collections.get(name)
@@ -382,31 +384,6 @@ class SyncInterpreter(_Collections[Collection[dict[str, Any]]]):
             except BaseException as exc:
                 return Raised(exc)
 
-    #: The method that executes each type of request.
-    _HANDLERS: ClassVar[dict[type[Request[Any]], Callable[..., Any]]] = {
-        Find: _find,
-        Aggregate: _aggregate,
-        Upsert: _upsert,
-        InsertMany: _insert_many,
-        InsertOne: _insert_one,
-        UpdateMany: _update_many,
-        FencedUpdate: _fenced_update,
-        FindOneAndUpdate: _find_one_and_update,
-        DeleteMany: _delete_many,
-        CreateIndexes: _create_indexes,
-        Command: _command,
-        ListCollections: _list_collections,
-        ListIndexes: _list_indexes,
-        Gather: _gather,
-        Sleep: _sleep,
-        WaitNotice: _wait_notice,
-        Defer: _defer,
-        Join: _join,
-        Heartbeat: _heartbeat,
-        Invoke: _invoke,
-        Try: _try,
-        Next: _next,
-    }
 
 
 _pool_lock = threading.Lock()
@@ -731,30 +708,41 @@ class AsyncInterpreter(_Collections[Any]):
             except BaseException as exc:
                 return Raised(exc)
 
-    #: The method that executes each type of request.
-    _HANDLERS: ClassVar[dict[type[Request[Any]], Callable[..., Any]]] = {
-        Find: _find,
-        Aggregate: _aggregate,
-        Upsert: _upsert,
-        InsertMany: _insert_many,
-        InsertOne: _insert_one,
-        UpdateMany: _update_many,
-        FencedUpdate: _fenced_update,
-        FindOneAndUpdate: _find_one_and_update,
-        DeleteMany: _delete_many,
-        CreateIndexes: _create_indexes,
-        Command: _command,
-        ListCollections: _list_collections,
-        ListIndexes: _list_indexes,
-        Gather: _gather,
-        Sleep: _sleep,
-        WaitNotice: _wait_notice,
-        Defer: _defer,
-        Join: _join,
-        Heartbeat: _heartbeat,
-        Invoke: _invoke,
-        Try: _try,
-        Next: _next,
-        Detach: _detach,
-        Await: _await,
-    }
+
+#: The method executing each type of request, by name: the same in both interpreters, which differ only where one
+#: awaits. ``Detach`` and ``Await`` are the async face's alone.
+HANDLER_NAMES: dict[type[Request[Any]], str] = {
+    Find: "_find",
+    Aggregate: "_aggregate",
+    Upsert: "_upsert",
+    InsertMany: "_insert_many",
+    InsertOne: "_insert_one",
+    UpdateMany: "_update_many",
+    FencedUpdate: "_fenced_update",
+    FindOneAndUpdate: "_find_one_and_update",
+    DeleteMany: "_delete_many",
+    CreateIndexes: "_create_indexes",
+    Command: "_command",
+    ListCollections: "_list_collections",
+    ListIndexes: "_list_indexes",
+    Gather: "_gather",
+    Sleep: "_sleep",
+    WaitNotice: "_wait_notice",
+    Defer: "_defer",
+    Join: "_join",
+    Heartbeat: "_heartbeat",
+    Invoke: "_invoke",
+    Try: "_try",
+    Next: "_next",
+    Detach: "_detach",
+    Await: "_await",
+}
+
+
+def _handlers(interpreter: type[_Collections[Any]]) -> dict[type[Request[Any]], Callable[..., Any]]:
+    """``interpreter``'s table: each request type it has a method for, to that method (looked up once, here)."""
+    return {r: getattr(interpreter, name) for r, name in HANDLER_NAMES.items() if hasattr(interpreter, name)}
+
+
+SyncInterpreter._HANDLERS = _handlers(SyncInterpreter)
+AsyncInterpreter._HANDLERS = _handlers(AsyncInterpreter)
