@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
+from typing import Any, ClassVar, Generic, TypeAlias, TypeVar, cast
 
 from pymongo import IndexModel, ReplaceOne, ReturnDocument, UpdateOne, WriteConcern
 from pymongo.collection import Collection
@@ -373,17 +373,14 @@ class SyncInterpreter(_Collections[Collection[dict[str, Any]]]):
             return Raised(exc)
 
     def _next(self, request: Next) -> Returned | Raised | End:
-        iterator = request.iterator
+        iterator = cast(Iterator[Any], request.iterator)  # a plan on the sync face streams a sync iterator
         with request.context():
             try:
-                if not isinstance(iterator, Iterator):  # an async iterator: only the async face pulls one
-                    raise TypeError(f"'{type(iterator).__name__}' object is not an iterator")
                 return Returned(next(iterator))
             except StopIteration:
                 return END
             except BaseException as exc:
                 return Raised(exc)
-
 
 
 _pool_lock = threading.Lock()
@@ -697,11 +694,9 @@ class AsyncInterpreter(_Collections[Any]):
             return Raised(exc)
 
     async def _next(self, request: Next) -> Returned | Raised | End:
-        iterator = request.iterator
+        iterator = cast(AsyncIterator[Any], request.iterator)  # a plan on the async face streams an async one
         with request.context():
             try:
-                if not isinstance(iterator, AsyncIterator):  # a sync iterator: only the sync face pulls one
-                    raise AttributeError(f"'{type(iterator).__name__}' object has no attribute '__anext__'")
                 return Returned(await iterator.__anext__())
             except StopAsyncIteration:
                 return END
